@@ -1,0 +1,23 @@
+package deps
+import (
+ _ "github.com/go-chi/chi/v5"
+ _ "github.com/mark3labs/mcp-go/server"
+ _ "github.com/mark3labs/mcp-go/client"
+ _ "github.com/modelcontextprotocol/go-sdk/mcp"
+ _ "github.com/prometheus/client_golang/prometheus"
+ _ "github.com/prometheus/client_golang/prometheus/testutil"
+ _ "go.opentelemetry.io/otel"
+ _ "go.opentelemetry.io/otel/sdk/trace"
+ _ "go.opentelemetry.io/otel/sdk/trace/tracetest"
+ _ "go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+ _ "go.opentelemetry.io/otel/propagation"
+ _ "github.com/rs/zerolog"
+ _ "github.com/santhosh-tekuri/jsonschema/v6"
+ _ "go.yaml.in/yaml/v3"
+ _ "github.com/aws/aws-sdk-go-v2/service/s3"
+ _ "github.com/aws/aws-sdk-go-v2/service/sagemaker"
+ _ "github.com/aws/aws-sdk-go-v2/config"
+ _ "github.com/getkin/kin-openapi/openapi3"
+ _ "go.uber.org/goleak"
+ _ "github.com/golang-jwt/jwt/v5"
+)
