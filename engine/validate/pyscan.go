@@ -1,0 +1,483 @@
+package validate
+
+import (
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// ScriptAnalysis is what a step script reads and declares, found without
+// running it. Every item carries the 1-based line it appears on.
+type ScriptAnalysis struct {
+	File string `json:"file"`
+	// Main is the module-level main() function, nil when absent.
+	Main *MainFunc `json:"main,omitempty"`
+	// EnvReads are environment variables the script reads.
+	EnvReads []EnvRead `json:"env_reads"`
+	// Arguments are argparse flags declared with add_argument.
+	Arguments []ArgDecl `json:"arguments"`
+	// DynamicArguments is true when some add_argument call has a
+	// non-literal flag, so the flag set is not fully known.
+	DynamicArguments bool `json:"dynamic_arguments"`
+	// UsesArgparse is true when the script constructs an ArgumentParser.
+	UsesArgparse bool `json:"uses_argparse"`
+	// JobArgReads are attributes read from main's job_args parameter.
+	JobArgReads []NameUse `json:"job_arg_reads"`
+	// ContainerPaths are string literals under /opt/ml/.
+	ContainerPaths []PathLiteral `json:"container_paths"`
+	// InputNames, OutputNames are the logical names read from main's
+	// input_paths / output_paths parameters (or variables of those names).
+	InputNames  []NameUse `json:"input_names"`
+	OutputNames []NameUse `json:"output_names"`
+	// EnvironNames are keys read from main's environ_vars parameter.
+	EnvironNames []NameUse `json:"environ_names"`
+}
+
+// MainFunc is the entry point signature.
+type MainFunc struct {
+	Line   int      `json:"line"`
+	Params []string `json:"params"`
+}
+
+// ExpectedMainParams is the entry point every Cursus step script exposes.
+var ExpectedMainParams = []string{"input_paths", "output_paths", "environ_vars", "job_args"}
+
+// HasExpectedSignature reports whether main takes exactly the four
+// conventional parameters in order.
+func (m *MainFunc) HasExpectedSignature() bool {
+	if m == nil || len(m.Params) != len(ExpectedMainParams) {
+		return false
+	}
+	for i, p := range m.Params {
+		if p != ExpectedMainParams[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// EnvRead is one read of an environment variable.
+type EnvRead struct {
+	Name string `json:"name"`
+	Line int    `json:"line"`
+	// Form is how it is read: os.environ[], os.environ.get, os.getenv,
+	// "in os.environ" or environ_vars.
+	Form string `json:"form"`
+	// HasDefault is true for .get / getenv calls with a second argument.
+	HasDefault bool `json:"has_default"`
+	// Harvested is true for a module-level read inside a dict literal (the
+	// `environ_vars = {...}` idiom): the value is collected, not consumed.
+	Harvested bool `json:"harvested"`
+}
+
+// ArgDecl is one add_argument call.
+type ArgDecl struct {
+	Flags []string `json:"flags"`
+	Line  int      `json:"line"`
+}
+
+// NameUse is a name read at a line.
+type NameUse struct {
+	Name string `json:"name"`
+	Line int    `json:"line"`
+}
+
+// PathLiteral is a container path literal; for an f-string, Path is the
+// literal text before the first replacement field.
+type PathLiteral struct {
+	Path string `json:"path"`
+	Line int    `json:"line"`
+}
+
+// NormalizeFlag strips leading dashes and maps '-' to '_' so that
+// "--job-type", "--job_type" and "job_type" compare equal.
+func NormalizeFlag(flag string) string {
+	return strings.ReplaceAll(strings.TrimLeft(flag, "-"), "-", "_")
+}
+
+// HasFlag reports whether an add_argument declares flag (normalised).
+func (a *ScriptAnalysis) HasFlag(flag string) bool {
+	want := NormalizeFlag(flag)
+	for _, d := range a.Arguments {
+		for _, f := range d.Flags {
+			if NormalizeFlag(f) == want {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// EnvNames returns the sorted set of environment variable names read
+// (harvested reads included).
+func (a *ScriptAnalysis) EnvNames() []string {
+	set := map[string]bool{}
+	for _, r := range a.EnvReads {
+		set[r.Name] = true
+	}
+	for _, r := range a.EnvironNames {
+		set[r.Name] = true
+	}
+	return sortedKeys(set)
+}
+
+func sortedKeys(set map[string]bool) []string {
+	out := make([]string, 0, len(set))
+	for k := range set {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// compoundKeywords start a statement that must carry a ':' at bracket
+// depth zero.
+var compoundKeywords = map[string]bool{
+	"def": true, "class": true, "if": true, "elif": true, "else": true, "while": true,
+	"for": true, "try": true, "except": true, "finally": true, "with": true,
+}
+
+// AnalyzeScript tokenizes Python source and extracts what a step script
+// reads. A source Python would refuse to parse is a *ScriptAnalysisError.
+func AnalyzeScript(file string, src []byte) (*ScriptAnalysis, error) {
+	lines, err := tokenize(file, src)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkStructure(file, lines); err != nil {
+		return nil, err
+	}
+	a := &ScriptAnalysis{File: file, EnvReads: []EnvRead{}, Arguments: []ArgDecl{}, JobArgReads: []NameUse{},
+		ContainerPaths: []PathLiteral{}, InputNames: []NameUse{}, OutputNames: []NameUse{}, EnvironNames: []NameUse{}}
+
+	// Find main first: its parameter names say which variables carry the
+	// logical names.
+	for _, ll := range lines {
+		if ll.Indent != 0 {
+			continue
+		}
+		t := ll.Tokens
+		if len(t) > 0 && t[0].is(tokName, "async") {
+			t = t[1:]
+		}
+		if len(t) >= 3 && t[0].is(tokName, "def") && t[1].is(tokName, "main") && t[2].is(tokOp, "(") {
+			a.Main = &MainFunc{Line: ll.Line, Params: paramNames(t[3:])}
+		}
+	}
+	roles := map[string]string{"input_paths": "input", "output_paths": "output", "environ_vars": "environ", "job_args": "job_args"}
+	if a.Main != nil {
+		for i, p := range a.Main.Params {
+			if i < len(ExpectedMainParams) {
+				roles[p] = map[int]string{0: "input", 1: "output", 2: "environ", 3: "job_args"}[i]
+			}
+		}
+	}
+
+	type funcScope struct {
+		indent int
+		name   string
+	}
+	var scopes []funcScope
+	for _, ll := range lines {
+		for len(scopes) > 0 && ll.Indent <= scopes[len(scopes)-1].indent {
+			scopes = scopes[:len(scopes)-1]
+		}
+		t := ll.Tokens
+		head := t
+		if len(head) > 0 && head[0].is(tokName, "async") {
+			head = head[1:]
+		}
+		if len(head) >= 2 && head[0].is(tokName, "def") {
+			scopes = append(scopes, funcScope{indent: ll.Indent, name: head[1].Text})
+		}
+		inFunction := len(scopes) > 0
+		a.scanLine(t, inFunction, roles)
+	}
+	return a, nil
+}
+
+// paramNames reads parameter names from the tokens after "def main(".
+func paramNames(t []token) []string {
+	var names []string
+	depth := 0
+	expectName := true
+	for _, tk := range t {
+		if tk.Kind == tokOp {
+			switch tk.Text {
+			case "(", "[", "{":
+				depth++
+			case ")", "]", "}":
+				if depth == 0 {
+					return names
+				}
+				depth--
+			case ",":
+				if depth == 0 {
+					expectName = true
+				}
+			}
+			continue
+		}
+		if depth == 0 && expectName && tk.Kind == tokName {
+			names = append(names, tk.Text)
+			expectName = false
+		}
+	}
+	return names
+}
+
+// scanLine extracts reads from one logical line.
+func (a *ScriptAnalysis) scanLine(t []token, inFunction bool, roles map[string]string) {
+	var brackets []string
+	at := func(i int, kind tokKind, text string) bool { return i < len(t) && t[i].is(kind, text) }
+	str := func(i int) (string, bool) {
+		if i < len(t) && t[i].Kind == tokString && !strings.Contains(t[i].Prefix, "f") && !strings.Contains(t[i].Prefix, "b") {
+			return t[i].Value, true
+		}
+		return "", false
+	}
+	// callHasSecondArg reports whether the call whose '(' is at open has a
+	// comma at its own depth.
+	callHasSecondArg := func(open int) bool {
+		depth := 0
+		for j := open; j < len(t); j++ {
+			if t[j].Kind != tokOp {
+				continue
+			}
+			switch t[j].Text {
+			case "(", "[", "{":
+				depth++
+			case ")", "]", "}":
+				depth--
+				if depth == 0 {
+					return false
+				}
+			case ",":
+				if depth == 1 {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	harvested := func() bool {
+		if inFunction {
+			return false
+		}
+		for _, b := range brackets {
+			if b == "{" {
+				return true
+			}
+		}
+		return false
+	}
+	addEnv := func(name string, line int, form string, def bool) {
+		a.EnvReads = append(a.EnvReads, EnvRead{Name: name, Line: line, Form: form, HasDefault: def, Harvested: harvested()})
+	}
+
+	for i := 0; i < len(t); i++ {
+		tk := t[i]
+		if tk.Kind == tokOp {
+			switch tk.Text {
+			case "(", "[", "{":
+				brackets = append(brackets, tk.Text)
+			case ")", "]", "}":
+				if len(brackets) > 0 {
+					brackets = brackets[:len(brackets)-1]
+				}
+			}
+			continue
+		}
+		if tk.Kind == tokString {
+			v := tk.Value
+			if strings.Contains(tk.Prefix, "f") {
+				if k := strings.Index(v, "{}"); k >= 0 {
+					v = v[:k]
+				}
+			}
+			if v == "/opt/ml" || strings.HasPrefix(v, "/opt/ml/") {
+				a.ContainerPaths = append(a.ContainerPaths, PathLiteral{Path: v, Line: tk.Line})
+			}
+			// "NAME" in os.environ
+			if name, ok := str(i); ok && at(i+1, tokName, "in") {
+				j := i + 2
+				if at(j, tokName, "os") && at(j+1, tokOp, ".") {
+					j += 2
+				}
+				if at(j, tokName, "environ") && !at(j+1, tokOp, ".") {
+					addEnv(name, tk.Line, "in os.environ", false)
+				}
+			}
+			continue
+		}
+		if tk.Kind != tokName {
+			continue
+		}
+		prevDot := i > 0 && t[i-1].is(tokOp, ".")
+		switch {
+		case tk.Text == "environ" && (!prevDot || (i >= 2 && t[i-2].is(tokName, "os"))):
+			// os.environ["X"] / os.environ.get("X"[, d]) / environ[...] after
+			// `from os import environ`.
+			if at(i+1, tokOp, "[") {
+				if name, ok := str(i + 2); ok && at(i+3, tokOp, "]") {
+					addEnv(name, tk.Line, "os.environ[]", false)
+				}
+			} else if at(i+1, tokOp, ".") && (at(i+2, tokName, "get") || at(i+2, tokName, "setdefault")) && at(i+3, tokOp, "(") {
+				if name, ok := str(i + 4); ok {
+					addEnv(name, tk.Line, "os.environ.get", callHasSecondArg(i+3))
+				}
+			}
+		case tk.Text == "getenv" && (!prevDot || (i >= 2 && t[i-2].is(tokName, "os"))):
+			if at(i+1, tokOp, "(") {
+				if name, ok := str(i + 2); ok {
+					addEnv(name, tk.Line, "os.getenv", callHasSecondArg(i+1))
+				}
+			}
+		case tk.Text == "add_argument" && prevDot && at(i+1, tokOp, "("):
+			var flags []string
+			j := i + 2
+			for {
+				s, ok := str(j)
+				if !ok || !strings.HasPrefix(s, "-") {
+					break
+				}
+				flags = append(flags, s)
+				if at(j+1, tokOp, ",") {
+					j += 2
+					continue
+				}
+				break
+			}
+			if len(flags) == 0 {
+				if _, ok := str(i + 2); !ok {
+					// A non-literal first argument: the flag is computed.
+					a.DynamicArguments = true
+				} else {
+					// A positional argument: record its name.
+					s, _ := str(i + 2)
+					flags = []string{s}
+				}
+			}
+			if len(flags) > 0 {
+				a.Arguments = append(a.Arguments, ArgDecl{Flags: flags, Line: tk.Line})
+			}
+		case tk.Text == "ArgumentParser" && at(i+1, tokOp, "("):
+			a.UsesArgparse = true
+		case !prevDot && roles[tk.Text] != "":
+			role := roles[tk.Text]
+			var name string
+			var ok bool
+			switch {
+			case role == "job_args" && at(i+1, tokOp, ".") && i+2 < len(t) && t[i+2].Kind == tokName:
+				a.JobArgReads = append(a.JobArgReads, NameUse{Name: t[i+2].Text, Line: tk.Line})
+				continue
+			case at(i+1, tokOp, "["):
+				name, ok = str(i + 2)
+				ok = ok && at(i+3, tokOp, "]")
+			case at(i+1, tokOp, ".") && at(i+2, tokName, "get") && at(i+3, tokOp, "("):
+				name, ok = str(i + 4)
+			}
+			if !ok {
+				continue
+			}
+			use := NameUse{Name: name, Line: tk.Line}
+			switch role {
+			case "input":
+				a.InputNames = append(a.InputNames, use)
+			case "output":
+				a.OutputNames = append(a.OutputNames, use)
+			case "environ":
+				a.EnvironNames = append(a.EnvironNames, use)
+			}
+		}
+	}
+}
+
+// checkStructure applies the indentation and compound-statement rules.
+func checkStructure(file string, lines []logicalLine) error {
+	fail := func(line int, msg string) error {
+		return &ScriptAnalysisError{File: file, Line: line, Message: msg}
+	}
+	stack := []int{0}
+	expectIndent := false
+	expectLine := 0
+	for _, ll := range lines {
+		top := stack[len(stack)-1]
+		switch {
+		case expectIndent:
+			if ll.Indent <= top {
+				return fail(ll.Line, "expected an indented block after the statement on line "+strconv.Itoa(expectLine))
+			}
+			stack = append(stack, ll.Indent)
+		case ll.Indent > top:
+			return fail(ll.Line, "unexpected indent")
+		case ll.Indent < top:
+			for len(stack) > 0 && stack[len(stack)-1] > ll.Indent {
+				stack = stack[:len(stack)-1]
+			}
+			if len(stack) == 0 || stack[len(stack)-1] != ll.Indent {
+				return fail(ll.Line, "unindent does not match any outer indentation level")
+			}
+		}
+		expectIndent = false
+
+		t := ll.Tokens
+		if len(t) > 0 && t[0].is(tokName, "async") {
+			t = t[1:]
+		}
+		if len(t) == 0 {
+			continue
+		}
+		kw := t[0]
+		if kw.Kind == tokName && compoundKeywords[kw.Text] {
+			colon := topLevelColon(t)
+			if colon < 0 {
+				return fail(kw.Line, "expected ':' in '"+kw.Text+"' statement")
+			}
+			if (kw.Text == "def" || kw.Text == "class") && (len(t) < 2 || t[1].Kind != tokName) {
+				return fail(kw.Line, "invalid syntax: '"+kw.Text+"' must be followed by a name")
+			}
+			if kw.Text == "def" && (len(t) < 3 || !t[2].is(tokOp, "(")) {
+				return fail(kw.Line, "invalid syntax: expected '(' after the function name")
+			}
+			if colon == len(t)-1 {
+				expectIndent = true
+				expectLine = kw.Line
+			}
+		}
+	}
+	if expectIndent {
+		return fail(expectLine, "expected an indented block at end of file")
+	}
+	return nil
+}
+
+// topLevelColon returns the index of the first ':' at bracket depth zero
+// that is not part of a lambda, or -1.
+func topLevelColon(t []token) int {
+	depth, lambdas := 0, 0
+	for i, tk := range t {
+		if tk.is(tokName, "lambda") && depth == 0 {
+			lambdas++
+			continue
+		}
+		if tk.Kind != tokOp {
+			continue
+		}
+		switch tk.Text {
+		case "(", "[", "{":
+			depth++
+		case ")", "]", "}":
+			depth--
+		case ":":
+			if depth == 0 {
+				if lambdas > 0 {
+					lambdas--
+					continue
+				}
+				return i
+			}
+		}
+	}
+	return -1
+}
