@@ -124,3 +124,7 @@ func (o Ordered[V]) MarshalYAML() (any, error) {
 	}
 	return node, nil
 }
+
+// IsZero reports an empty map, so `omitempty` works: the YAML encoder
+// cannot see the unexported fields and would otherwise drop every entry.
+func (o Ordered[V]) IsZero() bool { return len(o.keys) == 0 }

@@ -4,6 +4,8 @@
 // It knows nothing about HTTP, MCP or tool envelopes.
 package steps
 
+import "go.yaml.in/yaml/v3"
+
 // Node types (engine-core-spec §1.3).
 const (
 	NodeSource   = "source"
@@ -63,6 +65,14 @@ type Interface struct {
 	Source string `yaml:"-" json:"source,omitempty"`
 	// JobType is the variant applied to this copy ("" for the base).
 	JobType string `yaml:"-" json:"job_type,omitempty"`
+
+	// raw is the decoded document, kept for variant merges and unknown-key
+	// reports; nil for interfaces built in code.
+	raw *yaml.Node
+	// unknown lists key paths the loader ignored.
+	unknown []string
+	// missing lists required top-level keys absent from the file.
+	missing []string
 }
 
 // Registry is the registry row authored in the file.
@@ -72,6 +82,8 @@ type Registry struct {
 	Requires          string `yaml:"requires,omitempty" json:"requires,omitempty"`
 	ConfigClass       string `yaml:"config_class,omitempty" json:"config_class,omitempty"`
 	BuilderStepName   string `yaml:"builder_step_name,omitempty" json:"builder_step_name,omitempty"`
+	// StepAssembly is deprecated here; patterns.step_assembly wins.
+	StepAssembly string `yaml:"step_assembly,omitempty" json:"step_assembly,omitempty"`
 }
 
 // Compute describes how SageMaker runs the step (framework, SDK class, …).
@@ -94,6 +106,7 @@ type Compute struct {
 	SecurityGroupIDsField       string   `yaml:"security_group_ids_field,omitempty" json:"security_group_ids_field,omitempty"`
 	EnableNetworkIsolationField string   `yaml:"enable_network_isolation_field,omitempty" json:"enable_network_isolation_field,omitempty"`
 	InstanceSizeMode            string   `yaml:"instance_size_mode,omitempty" json:"instance_size_mode,omitempty"`
+	LockedRegion                string   `yaml:"locked_region,omitempty" json:"locked_region,omitempty"`
 }
 
 // Patterns are wiring knobs for the builder.
@@ -117,6 +130,14 @@ type Contract struct {
 	IncludeJobTypeInPath  bool                `yaml:"include_job_type_in_path,omitempty" json:"include_job_type_in_path,omitempty"`
 	SkipInputs            []string            `yaml:"skip_inputs,omitempty" json:"skip_inputs,omitempty"`
 	InputSourceOverrides  Ordered[string]     `yaml:"input_source_overrides,omitempty" json:"input_source_overrides,omitempty"`
+	CircularRefCheck      bool                `yaml:"circular_ref_check,omitempty" json:"circular_ref_check,omitempty"`
+	RuntimeRequires       []string            `yaml:"runtime_requires,omitempty" json:"runtime_requires,omitempty"`
+	ComputedEnvPaths      Ordered[[]string]   `yaml:"computed_env_paths,omitempty" json:"computed_env_paths,omitempty"`
+	// OutputPathToken replaces the per-output destinations with one flat
+	// token under the pipeline base.
+	OutputPathToken string `yaml:"output_path_token,omitempty" json:"output_path_token,omitempty"`
+	// Sink steps emit no processing outputs.
+	Sink bool `yaml:"sink,omitempty" json:"sink,omitempty"`
 }
 
 // InputPort is a container input path. Channels split a training input into

@@ -1,0 +1,498 @@
+package steps
+
+import (
+	"fmt"
+	"path"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+)
+
+// Closed value sets (engine-core-spec §1.3).
+var (
+	NodeTypes          = []string{NodeSource, NodeInternal, NodeSink, NodeSingular}
+	SageMakerStepTypes = []string{SMBase, SMCradleDataLoading, SMCreateModel, SMLambda, SMMimsModelRegistrationProcessing,
+		SMProcessing, SMRedshiftDataLoading, SMRegisterModel, SMTraining, SMTransform, SMTuning, SMUtility}
+	RegistryRequires  = []string{"none", "secure_ai_sandbox_workflow_python_sdk"}
+	ComputeKinds      = []string{"sklearn", "xgboost", "framework", "script", "estimator", "model", "transformer", "byo_container"}
+	SDKClasses        = []string{"PyTorch", "SKLearn", "XGBoost", "PyTorchModel", "XGBoostModel"}
+	NetworkModes      = []string{"none", "shared", "config"}
+	ComputeRequires   = []string{"none", "mods_workflow_core"}
+	InstanceSizeModes = []string{"large_or_small", "fixed"}
+	StepAssemblies    = []string{"code", "step_args", "delegation"}
+	DependencyTypes   = []string{TypeModelArtifacts, TypeProcessingOutput, TypeTrainingData, TypeHyperparameters,
+		TypePayloadSamples, TypeCustomProperty}
+	ConfigExtends = []string{"base", "processing", "training", "model", "transform", "tuning", "registration"}
+	FieldTypes    = []string{"string", "integer", "number", "boolean", "array", "object"}
+	FieldTiers    = []string{TierEssential, TierSystem, TierDerived}
+
+	InputPathPrefixes  = []string{"/opt/ml/processing/", "/opt/ml/input/data", "/opt/ml/input/config", "/opt/ml/code"}
+	OutputPathPrefixes = []string{"/opt/ml/processing/", "/opt/ml/model", "/opt/ml/output/data", "/opt/ml/checkpoints"}
+)
+
+var stepTypeName = regexp.MustCompile(`^[A-Z][A-Za-z0-9]*$`)
+
+// processingOutputPath is the property path of a Processing-family output;
+// the quoted name must be the output's own logical name.
+var processingOutputPath = regexp.MustCompile(`^properties\.ProcessingOutputConfig\.Outputs\['([^']*)'\]\.S3Output\.S3Uri$`)
+
+// Validate checks one interface against every rule of engine-core-spec
+// §1.4, the enumerations of §1.3 and the config section. Each variant is
+// merged and checked too; its findings carry a "variants.<job_type>: "
+// path prefix. Findings are sorted errors first, then by path.
+func Validate(iface *Interface) []Finding {
+	if iface == nil {
+		return []Finding{{Level: LevelError, Rule: "required", Message: "no interface"}}
+	}
+	v := &validator{file: iface.Source}
+	v.check(iface)
+	base := map[string]bool{}
+	for _, f := range v.out {
+		base[f.Rule+"|"+f.Path] = true
+	}
+	for _, jt := range iface.JobTypes() {
+		merged, _, err := iface.WithJobType(jt)
+		if err != nil {
+			v.add(LevelError, "variants."+jt, "variant_merge", "%s", err.Error())
+			continue
+		}
+		sub := &validator{file: iface.Source}
+		sub.check(merged)
+		for _, f := range sub.out {
+			if base[f.Rule+"|"+f.Path] || f.Rule == "unknown_key" || f.Rule == "file_name" {
+				continue
+			}
+			f.Path = "variants." + jt + ": " + f.Path
+			v.out = append(v.out, f)
+		}
+	}
+	sort.SliceStable(v.out, func(a, b int) bool {
+		if v.out[a].Level != v.out[b].Level {
+			return v.out[a].Level == LevelError
+		}
+		return v.out[a].Path < v.out[b].Path
+	})
+	return v.out
+}
+
+// HasErrors reports whether any finding is an error.
+func HasErrors(findings []Finding) bool {
+	return slices.ContainsFunc(findings, func(f Finding) bool { return f.Level == LevelError })
+}
+
+type validator struct {
+	file string
+	out  []Finding
+}
+
+func (v *validator) add(level, p, rule, format string, args ...any) {
+	v.out = append(v.out, Finding{Level: level, File: v.file, Path: p, Rule: rule, Message: fmt.Sprintf(format, args...)})
+}
+
+func (v *validator) errorf(p, rule, format string, args ...any) {
+	v.add(LevelError, p, rule, format, args...)
+}
+
+func (v *validator) warnf(p, rule, format string, args ...any) {
+	v.add(LevelWarning, p, rule, format, args...)
+}
+
+func (v *validator) enum(p, value string, allowed []string, rule string) {
+	if value != "" && !slices.Contains(allowed, value) {
+		v.errorf(p, rule, "%q is not one of %s", value, strings.Join(allowed, ", "))
+	}
+}
+
+func (v *validator) check(i *Interface) {
+	for _, k := range i.missing {
+		switch k {
+		case "step_type":
+			// reported below from the empty value
+		case "contract":
+			v.errorf("contract", "required", "the contract section is required (it may be empty: contract: {})")
+		}
+	}
+	for _, u := range i.unknown {
+		v.warnf(u, "unknown_key", "unknown key; it is ignored")
+	}
+	switch {
+	case i.StepType == "":
+		v.errorf("step_type", "required", "step_type is required")
+	case !stepTypeName.MatchString(i.StepType):
+		v.errorf("step_type", "step_type_format", "%q must be PascalCase letters and digits (no '_' or '-': they separate job types and pipeline step names)", i.StepType)
+	}
+	v.checkFileName(i)
+	v.enum("node_type", i.NodeType, NodeTypes, "enum")
+	v.checkRegistry(i)
+	v.checkCompute(i.Compute)
+	v.checkPatterns(i)
+	v.checkContract(i)
+	v.checkSpec(i)
+	v.checkConfig(i)
+}
+
+func (v *validator) checkFileName(i *Interface) {
+	if i.Source == "" || i.StepType == "" {
+		return
+	}
+	stem := strings.TrimSuffix(path.Base(strings.TrimPrefix(i.Source, "builtin:")), FileSuffix)
+	if stem != ConventionStem(i.StepType) && CanonicalKey(stem) != CanonicalKey(i.StepType) {
+		v.warnf("step_type", "file_name", "file stem %q does not name step %q; lookups by step name expect %s%s",
+			stem, i.StepType, ConventionStem(i.StepType), FileSuffix)
+	}
+}
+
+func (v *validator) checkRegistry(i *Interface) {
+	r := i.Registry
+	if r.SageMakerStepType == "" {
+		v.errorf("registry.sagemaker_step_type", "required", "cannot determine sagemaker_step_type: registry.sagemaker_step_type is required")
+	}
+	v.enum("registry.sagemaker_step_type", r.SageMakerStepType, SageMakerStepTypes, "enum")
+	v.enum("registry.requires", r.Requires, RegistryRequires, "enum")
+	if r.StepAssembly != "" {
+		v.warnf("registry.step_assembly", "deprecated", "registry.step_assembly is deprecated; use patterns.step_assembly")
+		v.enum("registry.step_assembly", r.StepAssembly, StepAssemblies, "enum")
+	}
+	if r.Description == "" {
+		v.warnf("registry.description", "description", "a one-line description helps catalog search")
+	}
+	if r.ConfigClass != "" && !stepTypeName.MatchString(r.ConfigClass) {
+		v.errorf("registry.config_class", "name_format", "%q is not a class name", r.ConfigClass)
+	}
+	if r.BuilderStepName != "" && !stepTypeName.MatchString(r.BuilderStepName) {
+		v.errorf("registry.builder_step_name", "name_format", "%q is not a class name", r.BuilderStepName)
+	}
+}
+
+// checkCompute applies the compute rules of engine-core-spec §1.4.
+func (v *validator) checkCompute(c *Compute) {
+	if c == nil {
+		return
+	}
+	const p = "compute."
+	v.enum(p+"kind", c.Kind, ComputeKinds, "enum")
+	v.enum(p+"sdk_class", c.SDKClass, SDKClasses, "enum")
+	v.enum(p+"network_mode", c.NetworkMode, NetworkModes, "enum")
+	v.enum(p+"requires", c.Requires, ComputeRequires, "enum")
+	v.enum(p+"instance_size_mode", c.InstanceSizeMode, InstanceSizeModes, "enum")
+	kind := c.Kind
+	if kind == "" {
+		if c.Requires != "" && c.Requires != "none" {
+			v.errorf(p+"requires", "compute_requires", "without compute.kind, requires must be none")
+		}
+		return
+	}
+	if (c.Requires == "mods_workflow_core") != c.KMSNetwork {
+		v.errorf(p+"requires", "compute_requires", "requires must be mods_workflow_core exactly when kms_network is true")
+	}
+	if kind == "byo_container" {
+		if c.ImageURIField == "" {
+			v.errorf(p+"image_uri_field", "compute_byo_image", "byo_container needs image_uri_field")
+		}
+		for _, f := range []struct{ name, val string }{
+			{"sdk_class", c.SDKClass}, {"framework_version_field", c.FrameworkVersionField},
+			{"py_version_field", c.PyVersionField}, {"framework_name", c.FrameworkName},
+			{"retrieve_framework", c.RetrieveFramework}, {"retrieve_image", c.RetrieveImage},
+		} {
+			if f.val != "" {
+				v.errorf(p+f.name, "compute_byo_forbidden", "byo_container must not set %s", f.name)
+			}
+		}
+		if c.KMSNetwork {
+			v.errorf(p+"kms_network", "compute_byo_forbidden", "byo_container must not set kms_network")
+		}
+	} else {
+		if c.ImageURIField != "" {
+			v.errorf(p+"image_uri_field", "compute_image_only_byo", "image_uri_field is only for kind byo_container")
+		}
+		if len(c.ContainerEntrypoint) > 0 {
+			v.errorf(p+"container_entrypoint", "compute_image_only_byo", "container_entrypoint is only for kind byo_container")
+		}
+	}
+	needsSDK := kind == "framework" || kind == "estimator" || kind == "model"
+	switch {
+	case needsSDK && c.SDKClass == "":
+		v.errorf(p+"sdk_class", "compute_sdk_class", "kind %s needs sdk_class", kind)
+	case !needsSDK && c.SDKClass != "" && kind != "byo_container":
+		v.errorf(p+"sdk_class", "compute_sdk_class", "kind %s must not set sdk_class", kind)
+	}
+	switch kind {
+	case "sklearn", "xgboost", "framework", "estimator", "model":
+		if c.FrameworkVersionField == "" {
+			v.errorf(p+"framework_version_field", "compute_framework_version", "kind %s needs framework_version_field", kind)
+		}
+	}
+	if c.PyVersionField != "" && !needsSDK {
+		v.errorf(p+"py_version_field", "compute_py_version", "py_version_field is only for kinds framework, estimator and model")
+	}
+	switch {
+	case kind == "model" && c.FrameworkName == "":
+		v.errorf(p+"framework_name", "compute_framework_name", "kind model needs framework_name")
+	case kind != "model" && c.FrameworkName != "" && kind != "byo_container":
+		v.errorf(p+"framework_name", "compute_framework_name", "framework_name is only for kind model")
+	}
+	if c.KMSNetwork && kind != "script" && kind != "byo_container" {
+		v.errorf(p+"kms_network", "compute_kms_network", "kms_network is only for kind script")
+	}
+	if c.RetrieveFramework != "" && kind != "estimator" && kind != "byo_container" {
+		v.errorf(p+"retrieve_framework", "compute_retrieve_framework", "retrieve_framework is only for kind estimator")
+	}
+	if c.NetworkMode == "config" && kind != "byo_container" && kind != "estimator" {
+		v.errorf(p+"network_mode", "compute_network_mode", "network_mode config is only for kinds byo_container and estimator")
+	}
+	if c.EnableNetworkIsolationField != "" && c.NetworkMode != "config" {
+		v.errorf(p+"enable_network_isolation_field", "compute_network_mode", "enable_network_isolation_field needs network_mode config")
+	}
+}
+
+func (v *validator) checkPatterns(i *Interface) {
+	v.enum("patterns.step_assembly", i.Patterns.StepAssembly, StepAssemblies, "enum")
+	if i.Patterns.StepAssembly != "" && i.Registry.SageMakerStepType != "" && i.Registry.SageMakerStepType != SMProcessing {
+		v.warnf("patterns.step_assembly", "step_assembly_processing_only",
+			"step_assembly only routes Processing steps; %s steps route by their SageMaker step type", i.Registry.SageMakerStepType)
+	}
+	for n, k := range i.Patterns.DirectInputKeys {
+		if _, ok := i.Spec.Dependencies.Get(k); !ok {
+			v.warnf(fmt.Sprintf("patterns.direct_input_keys[%d]", n), "direct_input_key", "%q is not a spec dependency", k)
+		}
+	}
+}
+
+func hasPrefix(p string, prefixes []string) bool {
+	for _, pre := range prefixes {
+		if strings.HasPrefix(p, pre) {
+			return true
+		}
+	}
+	return false
+}
+
+func (v *validator) checkContract(i *Interface) {
+	c := i.Contract
+	if ep := c.EntryPoint; ep != "" {
+		if !strings.HasSuffix(ep, ".py") {
+			v.errorf("contract.entry_point", "entry_point_py", "%q must end with .py", ep)
+		}
+		if strings.HasPrefix(ep, "/") || strings.Contains(ep, "..") {
+			v.errorf("contract.entry_point", "entry_point_relative", "%q must be a relative path inside the source directory", ep)
+		}
+	}
+	for _, name := range c.Inputs.Keys() {
+		p := "contract.inputs." + name
+		in, _ := c.Inputs.Get(name)
+		if _, ok := i.Spec.Dependencies.Get(name); !ok {
+			v.errorf(p, "contract_input_in_spec", "contract input %q has no spec dependency of that name", name)
+		}
+		if in.Path != "" && !hasPrefix(in.Path, InputPathPrefixes) {
+			v.errorf(p+".path", "input_path_prefix", "%q must start with one of %s", in.Path, strings.Join(InputPathPrefixes, ", "))
+		}
+		if len(in.Channels) > 0 && i.Registry.SageMakerStepType != SMTraining && i.Registry.SageMakerStepType != SMTuning {
+			v.warnf(p+".channels", "channels_training_only", "channels only apply to Training and Tuning steps")
+		}
+	}
+	for _, name := range c.Outputs.Keys() {
+		p := "contract.outputs." + name
+		out, _ := c.Outputs.Get(name)
+		if !specHasOutput(i.Spec, name) {
+			v.errorf(p, "contract_output_in_spec", "contract output %q matches no spec output by name or alias", name)
+		}
+		if out.Path != "" && !hasPrefix(out.Path, OutputPathPrefixes) {
+			v.errorf(p+".path", "output_path_prefix", "%q must start with one of %s", out.Path, strings.Join(OutputPathPrefixes, ", "))
+		}
+	}
+	for n, a := range c.JobArguments {
+		p := fmt.Sprintf("contract.job_arguments[%d]", n)
+		if !strings.HasPrefix(a.Flag, "--") {
+			v.errorf(p+".flag", "job_argument_flag", "flag %q must start with --", a.Flag)
+		}
+		if a.Source == "" {
+			v.errorf(p+".source", "required", "source (the config field the value comes from) is required")
+		}
+	}
+	for n, k := range c.SkipInputs {
+		if _, ok := i.Spec.Dependencies.Get(k); !ok {
+			v.warnf(fmt.Sprintf("contract.skip_inputs[%d]", n), "skip_input", "%q is not a spec dependency", k)
+		}
+	}
+	for _, k := range c.InputSourceOverrides.Keys() {
+		if _, ok := i.Spec.Dependencies.Get(k); !ok {
+			v.warnf("contract.input_source_overrides."+k, "input_source_override", "%q is not a spec dependency", k)
+		}
+	}
+}
+
+func specHasOutput(s Spec, name string) bool {
+	if _, ok := s.Outputs.Get(name); ok {
+		return true
+	}
+	for _, k := range s.Outputs.Keys() {
+		o, _ := s.Outputs.Get(k)
+		for _, a := range o.Aliases {
+			if strings.EqualFold(a, name) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func (v *validator) checkSpec(i *Interface) {
+	s := i.Spec
+	if s.Dependencies.Len() == 0 && s.Outputs.Len() == 0 && i.NodeType != NodeSingular {
+		v.errorf("spec", "spec_registration", "a spec needs at least one dependency or output unless node_type is singular")
+	}
+	if i.NodeType == NodeSource && s.Dependencies.Len() > 0 {
+		v.warnf("spec.dependencies", "source_dependencies", "a source node has no parents, so its dependencies can only come from config")
+	}
+	if i.NodeType == NodeSink && s.Outputs.Len() > 0 {
+		v.warnf("spec.outputs", "sink_outputs", "a sink node has no children to consume its outputs")
+	}
+	for _, name := range s.Dependencies.Keys() {
+		d, _ := s.Dependencies.Get(name)
+		v.enum("spec.dependencies."+name+".type", d.Type, DependencyTypes, "enum")
+	}
+	aliasOwner := map[string]string{}
+	for _, name := range s.Outputs.Keys() {
+		o, _ := s.Outputs.Get(name)
+		p := "spec.outputs." + name
+		v.enum(p+".type", o.Type, DependencyTypes, "enum")
+		v.checkPropertyPath(i, p+".property_path", name, o.PropertyPath)
+		for _, a := range o.Aliases {
+			if prev, ok := aliasOwner[strings.ToLower(a)]; ok && prev != name {
+				v.errorf(p+".aliases", "alias_unique", "alias %q is also used by output %q", a, prev)
+			}
+			aliasOwner[strings.ToLower(a)] = name
+		}
+	}
+	for _, name := range s.Outputs.Keys() {
+		if prev, ok := aliasOwner[strings.ToLower(name)]; ok && prev != name {
+			v.errorf("spec.outputs."+prev+".aliases", "alias_unique", "alias %q is the name of another output", name)
+		}
+	}
+}
+
+// checkPropertyPath applies engine-core-spec §1.6.
+func (v *validator) checkPropertyPath(i *Interface, p, name, pp string) {
+	if pp == "" {
+		v.warnf(p, "property_path", "no property_path: consumers cannot reference this output at run time")
+		return
+	}
+	if !strings.HasPrefix(pp, "properties.") {
+		v.errorf(p, "property_path", "%q must start with properties.", pp)
+		return
+	}
+	if m := processingOutputPath.FindStringSubmatch(pp); m != nil && m[1] != name {
+		v.errorf(p, "property_path_name", "the output is named %q but its property path names %q", name, m[1])
+	}
+	if i.Registry.SageMakerStepType == SMProcessing && !processingOutputPath.MatchString(pp) {
+		v.warnf(p, "property_path", "Processing outputs are read as properties.ProcessingOutputConfig.Outputs['%s'].S3Output.S3Uri", name)
+	}
+}
+
+func (v *validator) checkConfig(i *Interface) {
+	c := i.Config
+	v.enum("config.extends", c.Extends, ConfigExtends, "config_extends")
+	for _, name := range c.Fields.Keys() {
+		f, _ := c.Fields.Get(name)
+		p := "config.fields." + name
+		if f.Type == "" {
+			v.errorf(p+".type", "required", "field type is required (%s)", strings.Join(FieldTypes, ", "))
+		} else {
+			v.enum(p+".type", f.Type, FieldTypes, "config_field_type")
+		}
+		if f.Tier == "" {
+			v.errorf(p+".tier", "required", "field tier is required (%s)", strings.Join(FieldTiers, ", "))
+		} else {
+			v.enum(p+".tier", f.Tier, FieldTiers, "config_field_tier")
+		}
+		if f.Tier == TierDerived && f.Rule == "" {
+			v.warnf(p+".rule", "config_derived_rule", "a derived field should name its derivation rule")
+		}
+		if f.Tier == TierEssential && f.Default != nil {
+			v.warnf(p+".default", "config_essential_default", "an essential field is user-supplied; its default is ignored")
+		}
+		if f.Items != "" {
+			v.enum(p+".items", f.Items, FieldTypes, "config_field_type")
+		}
+		if f.Default != nil && f.Type != "" && !valueHasType(f.Default, f.Type) {
+			v.errorf(p+".default", "config_default_type", "default %v is not of type %s", f.Default, f.Type)
+		}
+		for n, a := range f.Allowed {
+			if f.Type != "" && !valueHasType(a, f.Type) {
+				v.errorf(fmt.Sprintf("%s.allowed[%d]", p, n), "config_allowed_type", "allowed value %v is not of type %s", a, f.Type)
+			}
+		}
+		if f.Default != nil && len(f.Allowed) > 0 && !slices.ContainsFunc(f.Allowed, func(a any) bool { return fmt.Sprint(a) == fmt.Sprint(f.Default) }) {
+			v.errorf(p+".default", "config_default_allowed", "default %v is not an allowed value", f.Default)
+		}
+		if f.Pattern != "" {
+			re, err := regexp.Compile(f.Pattern)
+			switch {
+			case err != nil:
+				v.errorf(p+".pattern", "config_pattern", "pattern does not compile: %v", err)
+			case f.Type != "" && f.Type != "string":
+				v.errorf(p+".pattern", "config_pattern", "pattern only applies to string fields")
+			default:
+				if s, ok := f.Default.(string); ok && !re.MatchString(s) {
+					v.errorf(p+".default", "config_default_pattern", "default %q does not match the pattern", s)
+				}
+			}
+		}
+		if f.Minimum != nil || f.Maximum != nil {
+			if f.Type != "integer" && f.Type != "number" {
+				v.errorf(p, "config_range", "minimum/maximum only apply to integer and number fields")
+			} else if f.Minimum != nil && f.Maximum != nil && *f.Minimum > *f.Maximum {
+				v.errorf(p, "config_range", "minimum %v is above maximum %v", *f.Minimum, *f.Maximum)
+			} else if d, ok := toFloat(f.Default); ok {
+				if (f.Minimum != nil && d < *f.Minimum) || (f.Maximum != nil && d > *f.Maximum) {
+					v.errorf(p+".default", "config_default_range", "default %v is outside the range", f.Default)
+				}
+			}
+		}
+	}
+}
+
+func toFloat(v any) (float64, bool) {
+	switch n := v.(type) {
+	case int:
+		return float64(n), true
+	case int64:
+		return float64(n), true
+	case uint64:
+		return float64(n), true
+	case float64:
+		return n, true
+	}
+	return 0, false
+}
+
+// valueHasType reports whether a YAML-decoded value fits a field type.
+func valueHasType(v any, typ string) bool {
+	switch typ {
+	case "string":
+		_, ok := v.(string)
+		return ok
+	case "integer":
+		switch n := v.(type) {
+		case int, int64, uint64:
+			return true
+		case float64:
+			return n == float64(int64(n))
+		}
+		return false
+	case "number":
+		_, ok := toFloat(v)
+		return ok
+	case "boolean":
+		_, ok := v.(bool)
+		return ok
+	case "array":
+		_, ok := v.([]any)
+		return ok
+	case "object":
+		_, ok := v.(map[string]any)
+		return ok
+	}
+	return true
+}
