@@ -1,0 +1,363 @@
+package config
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+)
+
+// config.json in the Cursus layout (engine-aux §2.3):
+//
+//	{"configuration": {"shared": {field: value},
+//	                   "specific": {key: {"__model_type__": class, field: value}}},
+//	 "metadata": {"config_types": {key: class}, "created_at": "…",
+//	              "field_sources": {field: [key, …]}}}
+//
+// Written with sorted keys and a 2-space indent, so equal configs give equal
+// bytes.
+
+const (
+	modelTypeKey = "__model_type__"
+	typeInfoKey  = "__type_info__"
+	// MaxFileSize bounds a config.json read from disk.
+	MaxFileSize = 16 << 20
+)
+
+// Marshal writes configs as a config.json document. createdAt is stored
+// verbatim in metadata.created_at (callers pin it for reproducible output).
+// A field goes to "shared" when there are at least two configs and every
+// config has it with the same value; everything else, and every derived
+// value, goes to the config's "specific" entry.
+func Marshal(configs []Config, createdAt string) ([]byte, error) {
+	sorted := append([]Config(nil), configs...)
+	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Key < sorted[j].Key })
+	for i, c := range sorted {
+		if c.Key == "" || c.ConfigClass == "" {
+			return nil, fmt.Errorf("config %d (%s) has no save key or config class", i, c.StepType)
+		}
+		if i > 0 && sorted[i-1].Key == c.Key {
+			return nil, fmt.Errorf("duplicate config key %q: two configs would overwrite each other", c.Key)
+		}
+	}
+	shared := map[string]any{}
+	if len(sorted) >= 2 {
+		for name, v := range sorted[0].Values {
+			if v == nil {
+				continue
+			}
+			key := canonical(v)
+			same := true
+			for _, c := range sorted[1:] {
+				if w, ok := c.Values[name]; !ok || w == nil || canonical(w) != key {
+					same = false
+					break
+				}
+			}
+			if same {
+				shared[name] = v
+			}
+		}
+	}
+	specific := map[string]any{}
+	types := map[string]string{}
+	sources := map[string][]string{}
+	for _, c := range sorted {
+		entry := map[string]any{modelTypeKey: c.ConfigClass}
+		for name, v := range c.Values {
+			if v == nil {
+				continue
+			}
+			sources[name] = append(sources[name], c.Key)
+			if _, ok := shared[name]; !ok {
+				entry[name] = v
+			}
+		}
+		for name, v := range c.Derived {
+			if v == nil {
+				continue
+			}
+			if _, dup := c.Values[name]; dup {
+				continue
+			}
+			sources[name] = append(sources[name], c.Key)
+			entry[name] = v
+		}
+		specific[c.Key] = entry
+		types[c.Key] = c.ConfigClass
+	}
+	doc := map[string]any{
+		"configuration": map[string]any{"shared": shared, "specific": specific},
+		"metadata":      map[string]any{"config_types": types, "created_at": createdAt, "field_sources": sources},
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(doc); err != nil {
+		return nil, fmt.Errorf("encode config.json: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
+// File is a loaded config.json.
+type File struct {
+	// Configs are validated, sorted by key, with defaults filled in and
+	// derived values recomputed.
+	Configs   []Config `json:"configs"`
+	CreatedAt string   `json:"created_at,omitempty"`
+	// SharedFields and SpecificFields list the keys as written in the file
+	// (without __model_type__), for summaries.
+	SharedFields   []string            `json:"shared_fields"`
+	SpecificFields map[string][]string `json:"specific_fields"`
+	// Warnings: unknown keys (ignored), keys that do not match the config's
+	// job type, entries missing from metadata.config_types.
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// Get returns the config saved under key.
+func (f *File) Get(key string) (Config, bool) {
+	for _, c := range f.Configs {
+		if c.Key == key {
+			return c, true
+		}
+	}
+	return Config{}, false
+}
+
+// Keys lists the config keys, sorted.
+func (f *File) Keys() []string {
+	out := make([]string, len(f.Configs))
+	for i, c := range f.Configs {
+		out[i] = c.Key
+	}
+	return out
+}
+
+// LoadError reports why a config.json could not be loaded; Problems lists
+// every invalid value (Problem.Node is the config key).
+type LoadError struct {
+	File     string
+	Msg      string
+	Problems []Problem
+}
+
+func (e *LoadError) Error() string {
+	prefix := "config.json"
+	if e.File != "" {
+		prefix = e.File
+	}
+	if len(e.Problems) == 0 {
+		return prefix + ": " + e.Msg
+	}
+	lines := make([]string, 0, len(e.Problems))
+	for _, p := range e.Problems {
+		lines = append(lines, p.String())
+	}
+	return fmt.Sprintf("%s: %s: %s", prefix, e.Msg, strings.Join(lines, "; "))
+}
+
+// ReadFile reads and loads a config.json from disk.
+func ReadFile(path string, s *Schemas) (*File, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > MaxFileSize {
+		return nil, &LoadError{File: path, Msg: fmt.Sprintf("file is larger than %d bytes", MaxFileSize)}
+	}
+	file, err := Parse(data, s)
+	if le, ok := err.(*LoadError); ok {
+		le.File = path
+	}
+	return file, err
+}
+
+// Parse loads a config.json document: for every config, shared values then
+// its specific values (specific wins) are validated against the schema of
+// its config class. Derived keys are ignored (recomputed), unknown keys
+// become warnings, and any invalid value fails the whole load with every
+// problem listed — an invalid config is never accepted.
+func Parse(data []byte, s *Schemas) (*File, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var top any
+	if err := dec.Decode(&top); err != nil {
+		return nil, &LoadError{Msg: "not valid JSON: " + err.Error()}
+	}
+	if dec.More() {
+		return nil, &LoadError{Msg: "trailing data after the JSON document"}
+	}
+	root, ok := top.(map[string]any)
+	if !ok {
+		return nil, &LoadError{Msg: "top level must be a JSON object"}
+	}
+	cfgRoot := root
+	if c, present := root["configuration"]; present {
+		if cfgRoot, ok = c.(map[string]any); !ok {
+			return nil, &LoadError{Msg: "configuration must be an object"}
+		}
+	}
+	shared, err := objectAt(cfgRoot, "shared", "configuration.shared")
+	if err != nil {
+		return nil, err
+	}
+	specificRaw, err := objectAt(cfgRoot, "specific", "configuration.specific")
+	if err != nil {
+		return nil, err
+	}
+	meta, err := objectAt(root, "metadata", "metadata")
+	if err != nil {
+		return nil, err
+	}
+	typesRaw, err := objectAt(meta, "config_types", "metadata.config_types")
+	if err != nil {
+		return nil, err
+	}
+	out := &File{SpecificFields: map[string][]string{}}
+	if ca, ok := meta["created_at"].(string); ok {
+		out.CreatedAt = ca
+	}
+
+	specific := map[string]map[string]any{}
+	for key, v := range specificRaw {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil, &LoadError{Msg: fmt.Sprintf("configuration.specific.%s must be an object", key)}
+		}
+		specific[key] = m
+	}
+	classes := map[string]string{}
+	for key, v := range typesRaw {
+		c, ok := v.(string)
+		if !ok || c == "" {
+			return nil, &LoadError{Msg: fmt.Sprintf("metadata.config_types.%s must be a class name", key)}
+		}
+		classes[key] = c
+	}
+	for key, m := range specific {
+		mt, _ := m[modelTypeKey].(string)
+		if _, listed := classes[key]; !listed {
+			if mt == "" {
+				return nil, &LoadError{Msg: fmt.Sprintf("configuration.specific.%s has no __model_type__ and is not in metadata.config_types", key)}
+			}
+			classes[key] = mt
+			out.Warnings = append(out.Warnings, fmt.Sprintf("configuration.specific.%s is not listed in metadata.config_types; loaded as %s", key, mt))
+		} else if mt != "" && mt != classes[key] {
+			out.Warnings = append(out.Warnings, fmt.Sprintf("configuration.specific.%s: __model_type__ %s differs from metadata.config_types (%s); using the latter", key, mt, classes[key]))
+		}
+	}
+	if len(classes) == 0 {
+		return nil, &LoadError{Msg: "no configs: metadata.config_types and configuration.specific are empty"}
+	}
+
+	sharedVals := unwrapMap(shared)
+	out.SharedFields = sortedKeys(shared)
+	var probs []Problem
+	sharedUnknown := map[string][]string{}
+	for _, key := range sortedKeys(classes) {
+		sc, err := s.ForConfigClass(classes[key])
+		if err != nil {
+			probs = append(probs, Problem{Node: key, Field: modelTypeKey, Kind: KindUnknown, Message: err.Error()})
+			continue
+		}
+		spec := unwrapMap(specific[key])
+		delete(spec, modelTypeKey)
+		fields := sortedKeys(specific[key])
+		out.SpecificFields[key] = removeString(fields, modelTypeKey)
+		for k := range sharedVals {
+			if _, ok := sc.index[k]; !ok {
+				sharedUnknown[k] = append(sharedUnknown[k], key)
+			}
+		}
+		cfg, ps, warns := sc.build(sharedVals, spec, true)
+		for _, w := range warns {
+			out.Warnings = append(out.Warnings, "configuration.specific."+key+": "+w)
+		}
+		for i := range ps {
+			ps[i].Node = key
+		}
+		probs = append(probs, ps...)
+		if want := SaveKey(sc.StepType, cfg.JobType); want != key && !strings.EqualFold(want, key) {
+			out.Warnings = append(out.Warnings, fmt.Sprintf("configuration.specific.%s: key does not match step type %s with job_type %q (expected %s)", key, sc.StepType, cfg.JobType, want))
+		}
+		cfg.Key = key
+		out.Configs = append(out.Configs, cfg)
+	}
+	for _, k := range sortedKeys(sharedUnknown) {
+		out.Warnings = append(out.Warnings, fmt.Sprintf("configuration.shared.%s is not a field of %s; ignored there", k, strings.Join(sharedUnknown[k], ", ")))
+	}
+	if len(probs) > 0 {
+		return nil, &LoadError{Msg: fmt.Sprintf("%d invalid value(s)", len(probs)), Problems: probs}
+	}
+	return out, nil
+}
+
+func objectAt(m map[string]any, key, path string) (map[string]any, error) {
+	v, ok := m[key]
+	if !ok || v == nil {
+		return map[string]any{}, nil
+	}
+	o, ok := v.(map[string]any)
+	if !ok {
+		return nil, &LoadError{Msg: path + " must be an object"}
+	}
+	return o, nil
+}
+
+func removeString(list []string, s string) []string {
+	out := list[:0]
+	for _, x := range list {
+		if x != s {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+func unwrapMap(m map[string]any) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = unwrap(v, 0)
+	}
+	return out
+}
+
+// unwrap undoes Cursus' typed wrappers: {"__type_info__": …, "value": v}
+// becomes v, and nested model objects lose their __model_type__ tag.
+func unwrap(v any, depth int) any {
+	if depth > MaxDepth {
+		return v // the validator reports the depth
+	}
+	switch x := v.(type) {
+	case map[string]any:
+		if _, ok := x[typeInfoKey]; ok {
+			if inner, ok := x["value"]; ok {
+				return unwrap(inner, depth+1)
+			}
+		}
+		out := make(map[string]any, len(x))
+		for k, el := range x {
+			if k == modelTypeKey {
+				continue
+			}
+			out[k] = unwrap(el, depth+1)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, el := range x {
+			out[i] = unwrap(el, depth+1)
+		}
+		return out
+	}
+	return v
+}
