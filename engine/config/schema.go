@@ -183,8 +183,8 @@ func (e *UnknownStepError) Error() string {
 
 type baseLayer struct {
 	Name        string
-	Description string                      `yaml:"description"`
-	Extends     string                      `yaml:"extends"`
+	Description string                     `yaml:"description"`
+	Extends     string                     `yaml:"extends"`
 	Fields      steps.Ordered[steps.Field] `yaml:"fields"`
 }
 
