@@ -1,0 +1,134 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/rs/zerolog"
+
+	"github.com/cursus-dev/cursus/handlers"
+	"github.com/cursus-dev/cursus/registry"
+	"github.com/cursus-dev/cursus/server"
+)
+
+// settings are the flags shared by every command that builds the registry.
+type settings struct {
+	configFile        string
+	addr              string
+	workspaceRoot     string
+	stepDirs          multiFlag
+	pipelineDirs      multiFlag
+	enableDestructive optionalBool
+	allowScriptExec   optionalBool
+	logLevel          string
+}
+
+func (s *settings) register(fs *flag.FlagSet, withAddr bool) {
+	fs.StringVar(&s.configFile, "config", "", "deployment config file (YAML)")
+	if withAddr {
+		fs.StringVar(&s.addr, "addr", "", "listen address (default 127.0.0.1:8080)")
+	}
+	fs.StringVar(&s.workspaceRoot, "workspace-root", "", "directory every file argument must stay inside (default: working directory)")
+	fs.Var(&s.stepDirs, "step-dir", "extra step-interface directory (repeatable)")
+	fs.Var(&s.pipelineDirs, "pipeline-dir", "extra shared-DAG directory (repeatable)")
+	fs.Var(&s.enableDestructive, "enable-destructive", "let remote callers run destructive and file-writing tools")
+	fs.Var(&s.allowScriptExec, "allow-script-exec", "let remote callers run tools that execute scripts")
+	fs.StringVar(&s.logLevel, "log-level", "", "debug, info, warn or error")
+}
+
+// config is defaults < file < environment < flags.
+func (s *settings) config(env func(string) (string, bool)) (server.Config, error) {
+	cfg, err := server.LoadConfig(s.configFile, env)
+	if err != nil {
+		return cfg, err
+	}
+	if s.addr != "" {
+		cfg.Listen.Addr = s.addr
+	}
+	if s.workspaceRoot != "" {
+		cfg.Workspace.Root = s.workspaceRoot
+	}
+	cfg.Workspace.StepDirs = append(cfg.Workspace.StepDirs, s.stepDirs...)
+	cfg.Workspace.PipelineDirs = append(cfg.Workspace.PipelineDirs, s.pipelineDirs...)
+	if s.enableDestructive.set {
+		cfg.Gates.EnableDestructive = s.enableDestructive.value
+	}
+	if s.allowScriptExec.set {
+		cfg.Gates.AllowScriptExec = s.allowScriptExec.value
+	}
+	if s.logLevel != "" {
+		cfg.Telemetry.LogLevel = s.logLevel
+	}
+	return cfg, cfg.Validate()
+}
+
+// app is everything a command needs once the config is known.
+type app struct {
+	cfg      server.Config
+	registry *registry.Registry
+	logger   zerolog.Logger
+}
+
+func newApp(cfg server.Config, stderr io.Writer) (*app, error) {
+	level, _ := zerolog.ParseLevel(strings.ToLower(cfg.Telemetry.LogLevel))
+	logger := zerolog.New(stderr).Level(level).With().Timestamp().Logger()
+	deps, err := handlers.NewDeps(handlers.Options{
+		WorkspaceRoot: cfg.Workspace.Root,
+		StepDirs:      cfg.Workspace.StepDirs,
+		PipelineDirs:  cfg.Workspace.PipelineDirs,
+		Python:        cfg.Workspace.Python,
+		AWSEndpoint:   cfg.AWS.Endpoint,
+		AWSRegion:     cfg.AWS.Region,
+	})
+	if err != nil {
+		return nil, err
+	}
+	reg, err := registry.New(registry.Options{Policy: cfg.Policy(), Timeout: cfg.Limits.ToolTimeout}, handlers.Namespaces(deps)...)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range reg.Skipped() {
+		logger.Error().Err(e).Msg("tool namespace skipped")
+	}
+	return &app{cfg: cfg, registry: reg, logger: logger}, nil
+}
+
+type multiFlag []string
+
+func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
+func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
+
+// optionalBool is a boolean flag that remembers whether it was given, so an
+// absent flag does not override the config file or environment.
+type optionalBool struct{ set, value bool }
+
+func (b *optionalBool) String() string   { return fmt.Sprint(b.value) }
+func (b *optionalBool) IsBoolFlag() bool { return true }
+func (b *optionalBool) Set(v string) error {
+	parsed, err := server.ParseBool(v)
+	if err != nil {
+		return err
+	}
+	b.set, b.value = true, parsed
+	return nil
+}
+
+func newFlagSet(name string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	return fs
+}
+
+func readArgs(arg string, stdin io.Reader) ([]byte, error) {
+	switch {
+	case arg == "-":
+		return io.ReadAll(stdin)
+	case strings.HasPrefix(arg, "@"):
+		return os.ReadFile(arg[1:])
+	default:
+		return []byte(arg), nil
+	}
+}

@@ -1,0 +1,335 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	mcpserver "github.com/mark3labs/mcp-go/server"
+	"go.yaml.in/yaml/v3"
+
+	"github.com/cursus-dev/cursus"
+	"github.com/cursus-dev/cursus/handlers"
+	"github.com/cursus-dev/cursus/registry"
+	"github.com/cursus-dev/cursus/server"
+)
+
+func parse(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	return nil
+}
+
+func cmdServe(ctx context.Context, args []string, stderr io.Writer, env func(string) (string, bool)) error {
+	var s settings
+	fs := newFlagSet("serve", stderr)
+	s.register(fs, true)
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	cfg, err := s.config(env)
+	if err != nil {
+		return err
+	}
+	a, err := newApp(cfg, stderr)
+	if err != nil {
+		return err
+	}
+	srv := server.NewServer(server.Deps{Config: cfg, Registry: a.registry, Prompts: handlers.Prompts(), Logger: a.logger})
+	return srv.ListenAndServe(ctx, nil)
+}
+
+func cmdMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, env func(string) (string, bool)) (int, error) {
+	if len(args) == 0 {
+		return 0, fmt.Errorf("%w: mcp needs a subcommand: serve, help or list-tools", errUsage)
+	}
+	switch args[0] {
+	case "serve":
+		return 0, cmdMCPServe(ctx, args[1:], stdin, stdout, stderr, env)
+	case "help":
+		return cmdMCPHelp(ctx, args[1:], stdout, stderr, env)
+	case "list-tools":
+		return 0, cmdListTools(args[1:], stdout, stderr, env)
+	}
+	return 0, fmt.Errorf("%w: unknown mcp subcommand %q", errUsage, args[0])
+}
+
+// cmdMCPServe serves MCP over stdio. Logs go to stderr; stdout carries only
+// JSON-RPC. Gates apply as for remote callers.
+func cmdMCPServe(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, env func(string) (string, bool)) error {
+	var s settings
+	fs := newFlagSet("mcp serve", stderr)
+	s.register(fs, false)
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	cfg, err := s.config(env)
+	if err != nil {
+		return err
+	}
+	a, err := newApp(cfg, stderr)
+	if err != nil {
+		return err
+	}
+	mcp := server.NewMCPServer(a.registry, handlers.Prompts(), nil)
+	stdio := mcpserver.NewStdioServer(mcp)
+	stdio.SetErrorLogger(newStdLogger(stderr))
+	return stdio.Listen(ctx, stdin, stdout)
+}
+
+func cmdMCPHelp(ctx context.Context, args []string, stdout, stderr io.Writer, env func(string) (string, bool)) (int, error) {
+	var s settings
+	var namespace, phase, format string
+	var schema, examples bool
+	fs := newFlagSet("mcp help", stderr)
+	s.register(fs, false)
+	fs.StringVar(&namespace, "namespace", "", "only this namespace")
+	fs.StringVar(&phase, "phase", "", "only this phase: planner, validator or programmer")
+	fs.BoolVar(&schema, "schema", false, "include each tool's JSON input schema")
+	fs.BoolVar(&examples, "examples", false, "print examples (always on with --namespace)")
+	fs.StringVar(&format, "format", "text", "text or json")
+	if err := parse(fs, args); err != nil {
+		return 0, err
+	}
+	if format != "text" && format != "json" {
+		return 0, fmt.Errorf("%w: --format must be text or json", errUsage)
+	}
+	cfg, err := s.config(env)
+	if err != nil {
+		return 0, err
+	}
+	a, err := newApp(cfg, stderr)
+	if err != nil {
+		return 0, err
+	}
+	helpArgs := map[string]any{"include_schema": schema}
+	if namespace != "" {
+		helpArgs["namespace"] = namespace
+	}
+	if phase != "" {
+		helpArgs["phase"] = strings.ToLower(phase)
+	}
+	// The help text is the tools.help result itself, so it cannot drift
+	// from what agents see.
+	res := a.registry.Call(ctx, "tools.help", helpArgs)
+	if !res.OK {
+		fmt.Fprintf(stderr, "cursus: %s\n", res.Error)
+		return 1, nil
+	}
+	if format == "json" {
+		return 0, writeIndented(stdout, res.Data)
+	}
+	writeHelpText(stdout, res.Data.(map[string]any), examples || namespace != "")
+	return 0, nil
+}
+
+func writeHelpText(w io.Writer, data map[string]any, withExamples bool) {
+	// Round-trip through JSON to read the payload generically.
+	var help struct {
+		Overview   string `json:"overview"`
+		TotalTools int    `json:"total_tools"`
+		Shown      int    `json:"shown"`
+		Phases     map[string]struct {
+			Description string `json:"description"`
+			Count       int    `json:"count"`
+		} `json:"phases"`
+		Namespaces []struct {
+			Namespace   string `json:"namespace"`
+			Description string `json:"description"`
+			Count       int    `json:"count"`
+			Tools       []struct {
+				Name        string   `json:"name"`
+				Description string   `json:"description"`
+				Tags        []string `json:"tags"`
+				Flags       []string `json:"flags"`
+				When        string   `json:"when"`
+				Examples    []string `json:"examples"`
+			} `json:"tools"`
+		} `json:"namespaces"`
+	}
+	b, _ := json.Marshal(data)
+	_ = json.Unmarshal(b, &help)
+	fmt.Fprintf(w, "%s\n\n%d of %d tool(s) shown.\n\nPhases:\n", help.Overview, help.Shown, help.TotalTools)
+	for _, p := range registry.Phases {
+		fmt.Fprintf(w, "  %-10s (%2d)  %s\n", p.Name, help.Phases[p.Name].Count, p.Description)
+	}
+	fmt.Fprintln(w)
+	for _, ns := range help.Namespaces {
+		fmt.Fprintf(w, "%s (%d) — %s\n", ns.Namespace, ns.Count, ns.Description)
+		for _, t := range ns.Tools {
+			line := "  " + t.Name
+			for _, f := range t.Flags {
+				line += " [" + f + "]"
+			}
+			if len(t.Tags) > 0 {
+				line += "  [" + strings.Join(t.Tags, ", ") + "]"
+			}
+			fmt.Fprintln(w, line)
+			fmt.Fprintf(w, "      %s\n", t.Description)
+			if t.When != "" {
+				fmt.Fprintf(w, "      When: %s\n", t.When)
+			}
+			if withExamples && len(t.Examples) > 0 {
+				fmt.Fprintln(w, "      Examples:")
+				for _, ex := range t.Examples {
+					fmt.Fprintf(w, "        %s\n", ex)
+				}
+			}
+		}
+		fmt.Fprintln(w)
+	}
+}
+
+func cmdListTools(args []string, stdout, stderr io.Writer, env func(string) (string, bool)) error {
+	var s settings
+	var namespace, format string
+	fs := newFlagSet("mcp list-tools", stderr)
+	s.register(fs, false)
+	fs.StringVar(&namespace, "namespace", "", "only this namespace")
+	fs.StringVar(&format, "format", "text", "text or json")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if format != "text" && format != "json" {
+		return fmt.Errorf("%w: --format must be text or json", errUsage)
+	}
+	cfg, err := s.config(env)
+	if err != nil {
+		return err
+	}
+	a, err := newApp(cfg, stderr)
+	if err != nil {
+		return err
+	}
+	tools := a.registry.Tools(namespace)
+	if format == "json" {
+		type row struct {
+			Name        string   `json:"name"`
+			WireName    string   `json:"wire_name"`
+			Description string   `json:"description"`
+			Tags        []string `json:"tags"`
+			Flags       []string `json:"flags"`
+			Destructive bool     `json:"destructive"`
+		}
+		rows := []row{}
+		for _, t := range tools {
+			tags := t.Tags
+			if tags == nil {
+				tags = []string{}
+			}
+			rows = append(rows, row{t.Name, t.WireName(), t.Description, tags, t.Flags(), t.Destructive})
+		}
+		return writeIndented(stdout, rows)
+	}
+	if len(tools) == 0 {
+		if namespace != "" {
+			fmt.Fprintf(stdout, "No tools registered in namespace '%s'.\n", namespace)
+		} else {
+			fmt.Fprintln(stdout, "No tools registered.")
+		}
+		return nil
+	}
+	fmt.Fprintf(stdout, "%d tool(s):\n\n", len(tools))
+	for _, t := range tools {
+		line := "  " + t.Name
+		for _, f := range t.Flags() {
+			line += " [" + f + "]"
+		}
+		fmt.Fprintln(stdout, line)
+		fmt.Fprintf(stdout, "      %s\n", t.Description)
+	}
+	return nil
+}
+
+// cmdCall runs one tool in-process as the trusted local user and prints
+// the envelope. Progress of long tools goes to stderr.
+func cmdCall(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, env func(string) (string, bool)) (int, error) {
+	var s settings
+	fs := newFlagSet("call", stderr)
+	s.register(fs, false)
+	if err := parse(fs, args); err != nil {
+		return 0, err
+	}
+	if fs.NArg() < 1 || fs.NArg() > 2 {
+		return 0, fmt.Errorf("%w: call needs a tool name and optional arguments (JSON, @file or -)", errUsage)
+	}
+	raw := []byte("{}")
+	if fs.NArg() == 2 {
+		var err error
+		if raw, err = readArgs(fs.Arg(1), stdin); err != nil {
+			return 0, err
+		}
+	}
+	cfg, err := s.config(env)
+	if err != nil {
+		return 0, err
+	}
+	a, err := newApp(cfg, stderr)
+	if err != nil {
+		return 0, err
+	}
+	ctx = registry.WithCaller(ctx, registry.Caller{Transport: "cli"})
+	ctx = registry.WithProgress(ctx, func(done, total float64, message string) {
+		if total > 0 {
+			fmt.Fprintf(stderr, "progress: %.0f/%.0f %s\n", done, total, message)
+		} else {
+			fmt.Fprintf(stderr, "progress: %.0f %s\n", done, message)
+		}
+	})
+	args2, bad := registry.DecodeArgs(raw)
+	res := bad
+	if bad == nil {
+		res = a.registry.Call(ctx, fs.Arg(0), args2)
+	}
+	// Indent the wire bytes rather than re-encoding them, which would
+	// lose the envelope's field order.
+	var pretty bytes.Buffer
+	if err := json.Indent(&pretty, res.Encode(), "", "  "); err != nil {
+		return 1, err
+	}
+	pretty.WriteByte('\n')
+	if _, err := stdout.Write(pretty.Bytes()); err != nil {
+		return 1, err
+	}
+	if !res.OK {
+		return 1, nil
+	}
+	return 0, nil
+}
+
+func cmdConfig(args []string, stdout io.Writer, env func(string) (string, bool)) error {
+	if len(args) == 0 || args[0] != "print" {
+		return fmt.Errorf("%w: config needs the subcommand print", errUsage)
+	}
+	var s settings
+	fs := newFlagSet("config print", os.Stderr)
+	s.register(fs, true)
+	if err := parse(fs, args[1:]); err != nil {
+		return err
+	}
+	cfg, err := s.config(env)
+	if err != nil {
+		return err
+	}
+	enc := yaml.NewEncoder(stdout)
+	enc.SetIndent(2)
+	return enc.Encode(cfg.Redacted())
+}
+
+func cmdVersion(stdout io.Writer) error {
+	_, err := fmt.Fprintf(stdout, "cursus %s\n", cursus.Version)
+	return err
+}
+
+func writeIndented(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}

@@ -1,0 +1,74 @@
+// Command cursus serves the cursus tool registry over HTTP (MCP + REST),
+// over MCP stdio, and runs tools from the command line.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+const usage = `cursus builds Amazon SageMaker pipelines from DAGs of step types, as tools for AI agents.
+
+Usage:
+  cursus serve [--addr HOST:PORT] [--config FILE] [flags]   serve MCP (/mcp, /sse) and REST (/call, /tools) over HTTP
+  cursus mcp serve [--config FILE]                          serve MCP over stdio (stdout carries only JSON-RPC)
+  cursus mcp help [--namespace NS] [--phase P] [--schema] [--examples] [--format text|json]
+  cursus mcp list-tools [--namespace NS] [--format text|json]
+  cursus call TOOL [JSON | @FILE | -]                       run one tool in-process and print its envelope
+  cursus config print [--config FILE]                       print the effective configuration
+  cursus version
+
+'cursus call' runs in-process as the trusted local user: the gates that keep remote
+callers read-only do not apply to it. Exit status: 0 when the envelope is ok, 1 when not,
+2 for usage errors.
+`
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.LookupEnv)
+	stop()
+	os.Exit(code)
+}
+
+// errUsage marks errors that should print the usage text.
+var errUsage = errors.New("usage")
+
+// run is main without the process: tests call it directly.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, env func(string) (string, bool)) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	var err error
+	var code int
+	switch args[0] {
+	case "serve":
+		err = cmdServe(ctx, args[1:], stderr, env)
+	case "mcp":
+		code, err = cmdMCP(ctx, args[1:], stdin, stdout, stderr, env)
+	case "call":
+		code, err = cmdCall(ctx, args[1:], stdin, stdout, stderr, env)
+	case "config":
+		err = cmdConfig(args[1:], stdout, env)
+	case "version":
+		err = cmdVersion(stdout)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+	default:
+		err = fmt.Errorf("%w: unknown command %q", errUsage, args[0])
+	}
+	switch {
+	case errors.Is(err, errUsage):
+		fmt.Fprintf(stderr, "cursus: %v\n\n%s", err, usage)
+		return 2
+	case err != nil:
+		fmt.Fprintf(stderr, "cursus: %v\n", err)
+		return 1
+	}
+	return code
+}

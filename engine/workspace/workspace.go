@@ -1,0 +1,190 @@
+// Package workspace confines file access to one directory tree. Every tool
+// argument that names a file goes through a Root, so a remote caller can
+// neither read nor write outside the workspace the operator configured.
+package workspace
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+)
+
+// EscapeError means a path would leave the workspace.
+type EscapeError struct {
+	Path   string
+	Reason string
+}
+
+func (e *EscapeError) Error() string {
+	return fmt.Sprintf("path %q is outside the workspace: %s", e.Path, e.Reason)
+}
+
+// ExistsError means a write would overwrite an existing file.
+type ExistsError struct{ Path string }
+
+func (e *ExistsError) Error() string {
+	return fmt.Sprintf("%s already exists; pass overwrite to replace it", e.Path)
+}
+
+// Root is a workspace directory.
+type Root struct{ dir string }
+
+// New returns a Root at dir (made absolute, symlinks resolved).
+func New(dir string) (*Root, error) {
+	if dir == "" {
+		dir = "."
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return nil, fmt.Errorf("workspace root %s: %w", dir, err)
+	}
+	info, err := os.Stat(real)
+	if err != nil {
+		return nil, err
+	}
+	if !info.IsDir() {
+		return nil, fmt.Errorf("workspace root %s is not a directory", dir)
+	}
+	return &Root{dir: real}, nil
+}
+
+// Dir is the absolute root directory.
+func (r *Root) Dir() string { return r.dir }
+
+// Rel returns p relative to the root, for messages that must not leak the
+// server's directory layout.
+func (r *Root) Rel(abs string) string {
+	rel, err := filepath.Rel(r.dir, abs)
+	if err != nil {
+		return abs
+	}
+	return filepath.ToSlash(rel)
+}
+
+// Resolve maps a caller's path (relative to the root, or absolute inside
+// it) to an absolute path inside the root. It refuses `..` escapes,
+// absolute paths elsewhere and symlinks that lead out of the root. The
+// path itself need not exist yet.
+func (r *Root) Resolve(p string) (string, error) {
+	if p == "" {
+		return "", &EscapeError{Path: p, Reason: "empty path"}
+	}
+	if strings.ContainsRune(p, 0) {
+		return "", &EscapeError{Path: p, Reason: "NUL byte in path"}
+	}
+	var abs string
+	if filepath.IsAbs(p) {
+		abs = filepath.Clean(p)
+	} else {
+		abs = filepath.Join(r.dir, p)
+	}
+	if !r.contains(abs) {
+		return "", &EscapeError{Path: p, Reason: "it resolves outside " + "the workspace root"}
+	}
+	// Resolve symlinks on the longest existing prefix: a link anywhere on
+	// the way may point out of the root.
+	existing, rest := abs, ""
+	for {
+		if _, err := os.Lstat(existing); err == nil {
+			break
+		}
+		parent := filepath.Dir(existing)
+		if parent == existing {
+			break
+		}
+		rest = filepath.Join(filepath.Base(existing), rest)
+		existing = parent
+	}
+	real, err := filepath.EvalSymlinks(existing)
+	if err != nil {
+		return "", &EscapeError{Path: p, Reason: "cannot resolve: " + err.Error()}
+	}
+	final := filepath.Join(real, rest)
+	if !r.contains(final) {
+		return "", &EscapeError{Path: p, Reason: "a symlink on the path leads outside the workspace root"}
+	}
+	return final, nil
+}
+
+func (r *Root) contains(abs string) bool {
+	return abs == r.dir || strings.HasPrefix(abs, r.dir+string(filepath.Separator))
+}
+
+// ReadFile reads a file inside the root.
+func (r *Root) ReadFile(p string) ([]byte, error) {
+	abs, err := r.Resolve(p)
+	if err != nil {
+		return nil, err
+	}
+	return os.ReadFile(abs)
+}
+
+// Stat stats a path inside the root.
+func (r *Root) Stat(p string) (fs.FileInfo, error) {
+	abs, err := r.Resolve(p)
+	if err != nil {
+		return nil, err
+	}
+	return os.Stat(abs)
+}
+
+// MkdirAll creates a directory (and parents) inside the root.
+func (r *Root) MkdirAll(p string) (string, error) {
+	abs, err := r.Resolve(p)
+	if err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(abs, 0o755); err != nil {
+		return "", err
+	}
+	// Re-check: a concurrent symlink swap must not redirect later writes.
+	if _, err := r.Resolve(p); err != nil {
+		return "", err
+	}
+	return abs, nil
+}
+
+// WriteFile writes data to a file inside the root, creating parent
+// directories. It never follows a symlink at the final component and
+// refuses to replace an existing file unless overwrite is set.
+func (r *Root) WriteFile(p string, data []byte, overwrite bool) error {
+	if _, err := r.Resolve(p); err != nil {
+		return err
+	}
+	// Resolve only the directory: the final component is opened with
+	// O_NOFOLLOW so a symlink there is refused, never written through.
+	dir, err := r.MkdirAll(filepath.Dir(filepath.Clean(p)))
+	if err != nil {
+		return err
+	}
+	abs := filepath.Join(dir, filepath.Base(filepath.Clean(p)))
+	flags := os.O_WRONLY | os.O_CREATE | syscall.O_NOFOLLOW
+	if overwrite {
+		flags |= os.O_TRUNC
+	} else {
+		flags |= os.O_EXCL
+	}
+	f, err := os.OpenFile(abs, flags, 0o644)
+	if err != nil {
+		if errors.Is(err, syscall.ELOOP) {
+			return &EscapeError{Path: p, Reason: "refusing to write through a symlink"}
+		}
+		if errors.Is(err, fs.ErrExist) {
+			return &ExistsError{Path: r.Rel(abs)}
+		}
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}

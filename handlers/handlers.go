@@ -1,0 +1,63 @@
+// Package handlers holds the tool namespaces: thin adapters from JSON
+// arguments to engine calls and back to envelopes. One file per namespace.
+package handlers
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+
+	"github.com/cursus-dev/cursus/engine/workspace"
+	"github.com/cursus-dev/cursus/registry"
+)
+
+// Deps is what the namespaces need from the outside world. Build it with
+// NewDeps; it is read-only afterwards and shared by concurrent calls.
+type Deps struct {
+	Root *workspace.Root // every file argument is resolved inside it
+	Opts Options
+}
+
+// Options are the operator's settings the engine needs.
+type Options struct {
+	WorkspaceRoot string   // default: the working directory
+	StepDirs      []string // extra step-interface directories
+	PipelineDirs  []string // extra shared-DAG directories
+	Python        string   // interpreter for validate.run_scripts (default: python3 on PATH)
+	AWSEndpoint   string   // override for S3 and SageMaker (tests use a local fake)
+	AWSRegion     string
+}
+
+// NewDeps loads the engine's catalogs once.
+func NewDeps(opts Options) (*Deps, error) {
+	root, err := workspace.New(opts.WorkspaceRoot)
+	if err != nil {
+		return nil, fmt.Errorf("workspace root: %w", err)
+	}
+	return &Deps{Root: root, Opts: opts}, nil
+}
+
+// Namespaces lists the namespaces in their fixed registration order.
+func Namespaces(d *Deps) []registry.NamespaceFunc {
+	return []registry.NamespaceFunc{
+		func() (registry.Namespace, error) { return toolsNamespace(), nil },
+	}
+}
+
+// pathError converts a workspace error into the tool error a caller sees.
+func pathError(arg string, err error) error {
+	var esc *workspace.EscapeError
+	if errors.As(err, &esc) {
+		return registry.Errorf(registry.CodeInvalidInput, "'%s': %s", arg, esc.Error()).
+			WithDetails(map[string]any{"argument": arg, "path": esc.Path})
+	}
+	var exists *workspace.ExistsError
+	if errors.As(err, &exists) {
+		return registry.Errorf(registry.CodeAlreadyExists, "'%s': %s", arg, exists.Error()).
+			Suggest("Pass overwrite: true to replace it, or choose another path.")
+	}
+	if errors.Is(err, fs.ErrNotExist) {
+		return registry.Errorf(registry.CodeNotFound, "'%s': file not found", arg)
+	}
+	return err
+}

@@ -1,0 +1,415 @@
+// Package registry is the one tool registry every front end calls through:
+// tool definitions, the envelope, argument validation, gates and exporters.
+package registry
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Namespace is one group of tools with a one-line description.
+type Namespace struct {
+	Name        string
+	Description string
+	Tools       []ToolDef
+}
+
+// NamespaceFunc builds a namespace. A failing namespace is skipped and
+// reported; the others still serve.
+type NamespaceFunc func() (Namespace, error)
+
+// CallRecord describes one finished call, for metrics, logs and audit.
+type CallRecord struct {
+	Tool     string // dotted name ("" for unknown_tool)
+	Caller   Caller
+	Code     string // "" when ok
+	Duration time.Duration
+	Gated    bool   // the tool is behind a gate (destructive, writes, exec_code)
+	Panic    any    // recovered panic value, if any
+	Stack    []byte // stack of the panic
+	Err      error  // internal error hidden from the client
+}
+
+// Observer is told about every call (metrics, logs, audit).
+type Observer interface {
+	CallStarted(ctx context.Context, tool string, caller Caller) context.Context
+	CallFinished(ctx context.Context, rec CallRecord)
+}
+
+// Options configure a registry.
+type Options struct {
+	Policy Policy
+	// Timeout bounds every call (0 = no limit); PerToolTimeout overrides it
+	// by dotted name.
+	Timeout        time.Duration
+	PerToolTimeout map[string]time.Duration
+	Observer       Observer
+}
+
+// Registry holds the tools. It is immutable after New and safe for
+// concurrent use.
+type Registry struct {
+	opts       Options
+	tools      map[string]*entry
+	sorted     []*ToolDef
+	namespaces map[string]string
+	skipped    []error
+}
+
+type entry struct {
+	def       ToolDef
+	validator *validator
+}
+
+// NoAutoHelp lists namespaces that get no generated <ns>.help tool.
+var noAutoHelp = map[string]bool{"tools": true}
+
+// New assembles a registry from namespaces in the given order.
+func New(opts Options, namespaces ...NamespaceFunc) (*Registry, error) {
+	r := &Registry{opts: opts, tools: map[string]*entry{}, namespaces: map[string]string{}}
+	for _, build := range namespaces {
+		ns, err := safeBuild(build)
+		if err != nil {
+			r.skipped = append(r.skipped, err)
+			continue
+		}
+		if err := r.addNamespace(ns); err != nil {
+			r.skipped = append(r.skipped, err)
+		}
+	}
+	nsNames := make([]string, 0, len(r.namespaces))
+	for ns := range r.namespaces {
+		nsNames = append(nsNames, ns)
+	}
+	sort.Strings(nsNames)
+	for _, ns := range nsNames {
+		if noAutoHelp[ns] || r.tools[ns+".help"] != nil {
+			continue
+		}
+		if err := r.add(r.namespaceHelp(ns)); err != nil {
+			return nil, err
+		}
+	}
+	for _, e := range r.tools {
+		r.sorted = append(r.sorted, &e.def)
+	}
+	sort.Slice(r.sorted, func(i, j int) bool { return r.sorted[i].Name < r.sorted[j].Name })
+	if len(r.sorted) == 0 {
+		return nil, errors.New("registry: no tools registered")
+	}
+	return r, nil
+}
+
+func safeBuild(build NamespaceFunc) (ns Namespace, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("namespace panicked during set-up: %v", v)
+		}
+	}()
+	ns, err = build()
+	if err != nil {
+		name := ns.Name
+		if name == "" {
+			name = "?"
+		}
+		return ns, fmt.Errorf("skipping tool namespace %q: %w", name, err)
+	}
+	return ns, nil
+}
+
+func (r *Registry) addNamespace(ns Namespace) error {
+	if ns.Name == "" || len(ns.Tools) == 0 {
+		return fmt.Errorf("skipping tool namespace %q: no tools", ns.Name)
+	}
+	for _, t := range ns.Tools {
+		if t.Namespace() != ns.Name {
+			return fmt.Errorf("skipping tool namespace %q: tool %q belongs elsewhere", ns.Name, t.Name)
+		}
+	}
+	// Validate every tool before adding any, so a namespace is all or nothing.
+	for i := range ns.Tools {
+		if err := ns.Tools[i].check(); err != nil {
+			return fmt.Errorf("skipping tool namespace %q: %w", ns.Name, err)
+		}
+		if _, dup := r.tools[ns.Tools[i].Name]; dup {
+			return fmt.Errorf("skipping tool namespace %q: duplicate tool %q", ns.Name, ns.Tools[i].Name)
+		}
+	}
+	for _, t := range ns.Tools {
+		if err := r.add(t); err != nil {
+			return fmt.Errorf("skipping tool namespace %q: %w", ns.Name, err)
+		}
+	}
+	r.namespaces[ns.Name] = ns.Description
+	return nil
+}
+
+func (r *Registry) add(t ToolDef) error {
+	if err := t.check(); err != nil {
+		return err
+	}
+	v, err := compileSchema(t.Name, t.Schema)
+	if err != nil {
+		return err
+	}
+	r.tools[t.Name] = &entry{def: t, validator: v}
+	return nil
+}
+
+// Skipped lists the namespaces that failed to initialise.
+func (r *Registry) Skipped() []error { return slices.Clone(r.skipped) }
+
+// Policy is the gate policy for remote callers.
+func (r *Registry) Policy() Policy { return r.opts.Policy }
+
+// Tools returns every tool sorted by dotted name (optionally one namespace).
+func (r *Registry) Tools(namespace string) []*ToolDef {
+	if namespace == "" {
+		return slices.Clone(r.sorted)
+	}
+	var out []*ToolDef
+	for _, t := range r.sorted {
+		if t.Namespace() == namespace {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// Namespaces maps namespace → description.
+func (r *Registry) Namespaces() map[string]string {
+	out := make(map[string]string, len(r.namespaces))
+	for k, v := range r.namespaces {
+		out[k] = v
+	}
+	return out
+}
+
+// Lookup finds a tool by dotted or wire name.
+func (r *Registry) Lookup(name string) (*ToolDef, bool) {
+	if e, ok := r.tools[name]; ok {
+		return &e.def, true
+	}
+	if strings.Contains(name, "__") {
+		if e, ok := r.tools[strings.ReplaceAll(name, "__", ".")]; ok {
+			return &e.def, true
+		}
+	}
+	return nil, false
+}
+
+// Enabled reports whether caller may use t, and if not, the setting that
+// would enable it. Trusted (non-remote) callers may use every tool.
+func (r *Registry) Enabled(caller Caller, t *ToolDef) (bool, string) {
+	if !caller.Remote {
+		return true, ""
+	}
+	return r.opts.Policy.Gate(t)
+}
+
+// Visible lists the tools caller may call, sorted, optionally one namespace.
+func (r *Registry) Visible(caller Caller, namespace string) []*ToolDef {
+	var out []*ToolDef
+	for _, t := range r.Tools(namespace) {
+		if ok, _ := r.Enabled(caller, t); ok {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// Gated reports whether t sits behind a gate at all.
+func Gated(t *ToolDef) bool { return t.Destructive || t.Writes || t.ExecCode }
+
+// Call runs a tool for the caller attached to ctx, in the order of SPEC §2:
+// look up, gate, scope, validate arguments, run under the deadline.
+func (r *Registry) Call(ctx context.Context, name string, args map[string]any) *Result {
+	caller := CallerFrom(ctx)
+	start := time.Now()
+	t, ok := r.Lookup(name)
+	if !ok {
+		res := Fail(CodeUnknownTool, fmt.Sprintf("unknown tool: '%s'", name)).
+			WithDetails(map[string]any{"available": r.names()}).
+			Suggest("Call tools.help to list the available tools.", "tools.help")
+		r.finish(ctx, CallRecord{Caller: caller, Code: res.Code, Duration: time.Since(start)})
+		return res
+	}
+	if r.opts.Observer != nil {
+		ctx = r.opts.Observer.CallStarted(ctx, t.Name, caller)
+	}
+	rec := CallRecord{Tool: t.Name, Caller: caller, Gated: Gated(t)}
+	res := r.run(ctx, t, caller, args, &rec)
+	rec.Code = ""
+	if !res.OK {
+		rec.Code = res.Code
+	}
+	rec.Duration = time.Since(start)
+	res.WithMeta("tool", t.Name).WithMeta("duration_ms", float64(rec.Duration.Microseconds())/1000)
+	r.finish(ctx, rec)
+	return res
+}
+
+func (r *Registry) finish(ctx context.Context, rec CallRecord) {
+	if r.opts.Observer != nil {
+		r.opts.Observer.CallFinished(ctx, rec)
+	}
+}
+
+func (r *Registry) run(ctx context.Context, t *ToolDef, caller Caller, args map[string]any, rec *CallRecord) *Result {
+	if enabled, setting := r.Enabled(caller, t); !enabled {
+		return Fail(CodeToolDisabled, fmt.Sprintf("tool '%s' is disabled on this server; enable it with %s", t.Name, setting)).
+			WithDetails(map[string]any{"setting": setting})
+	}
+	if caller.Remote && caller.Scopes != nil {
+		if need := RequiredScope(t); !slices.Contains(caller.Scopes, need) {
+			return Fail(CodeForbidden, fmt.Sprintf("tool '%s' needs the '%s' scope, which this credential lacks", t.Name, need)).
+				WithDetails(map[string]any{"required_scope": need})
+		}
+	}
+	if args == nil {
+		args = map[string]any{}
+	}
+	if errs := r.tools[t.Name].validator.validate(args); len(errs) > 0 {
+		msgs := make([]string, len(errs))
+		list := make([]any, len(errs))
+		for i, e := range errs {
+			msgs[i] = e.Message
+			list[i] = map[string]any{"pointer": e.Pointer, "message": e.Message}
+		}
+		return Fail(CodeInvalidInput, fmt.Sprintf("invalid arguments for '%s': %s", t.Name, strings.Join(msgs, "; "))).
+			WithDetails(map[string]any{"errors": list}).
+			Suggest("Fix the arguments; tools.describe_tool shows the full input schema.", "tools.describe_tool")
+	}
+	timeout := r.opts.Timeout
+	if d, ok := r.opts.PerToolTimeout[t.Name]; ok {
+		timeout = d
+	}
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+	return r.invoke(ctx, t, args, rec)
+}
+
+// invoke runs the handler in its own goroutine so a deadline is honoured
+// even by a handler that ignores its context, and so a panic is contained.
+func (r *Registry) invoke(ctx context.Context, t *ToolDef, args map[string]any, rec *CallRecord) *Result {
+	type outcome struct {
+		res   *Result
+		err   error
+		panic any
+		stack []byte
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		defer func() {
+			if v := recover(); v != nil {
+				done <- outcome{panic: v, stack: debug.Stack()}
+			}
+		}()
+		res, err := t.Handler(ctx, Request{Tool: t.Name, Args: args, Registry: r})
+		done <- outcome{res: res, err: err}
+	}()
+	select {
+	case o := <-done:
+		switch {
+		case o.panic != nil:
+			rec.Panic, rec.Stack = o.panic, o.stack
+			return internalError(t.Name)
+		case o.err != nil:
+			var te *ToolError
+			if errors.As(o.err, &te) {
+				return te.result()
+			}
+			if errors.Is(o.err, context.DeadlineExceeded) {
+				return timeoutError(t.Name)
+			}
+			rec.Err = o.err
+			return internalError(t.Name)
+		case o.res == nil:
+			return OK(nil)
+		default:
+			return o.res
+		}
+	case <-ctx.Done():
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return timeoutError(t.Name)
+		}
+		return Fail(CodeToolError, fmt.Sprintf("tool '%s' was cancelled by the caller", t.Name))
+	}
+}
+
+func internalError(tool string) *Result {
+	return Fail(CodeInternal, fmt.Sprintf("tool '%s' failed unexpectedly; the server log has the details", tool))
+}
+
+func timeoutError(tool string) *Result {
+	return Fail(CodeTimeout, fmt.Sprintf("tool '%s' did not finish before its deadline", tool)).
+		Suggest("Retry with a smaller input, or ask the operator to raise limits.tool_timeout.")
+}
+
+func (r *Registry) names() []string {
+	out := make([]string, len(r.sorted))
+	for i, t := range r.sorted {
+		out[i] = t.Name
+	}
+	return out
+}
+
+// DecodeArgs parses a JSON arguments body. An empty body means {}.
+func DecodeArgs(body []byte) (map[string]any, *Result) {
+	if len(strings.TrimSpace(string(body))) == 0 {
+		return map[string]any{}, nil
+	}
+	var v any
+	dec := json.NewDecoder(strings.NewReader(string(body)))
+	if err := dec.Decode(&v); err != nil {
+		return nil, Fail(CodeInvalidInput, "arguments must be a JSON object: "+err.Error())
+	}
+	if dec.More() {
+		return nil, Fail(CodeInvalidInput, "arguments must be a single JSON object")
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, Fail(CodeInvalidInput, "arguments must be a JSON object")
+	}
+	return m, nil
+}
+
+func (r *Registry) namespaceHelp(ns string) ToolDef {
+	desc := r.namespaces[ns]
+	return ToolDef{
+		Name: ns + ".help",
+		Description: fmt.Sprintf("Overview of the '%s' tools: %s Lists each %s.* tool with its description, when to use it and examples. Set include_schema for the JSON input schemas. Start here before using %s tools.",
+			ns, desc, ns, ns),
+		When: fmt.Sprintf("You are about to work with %s tools and want that namespace's overview and examples.", ns),
+		Examples: []string{
+			ns + ".help {}  # every " + ns + ".* tool with when and examples",
+			ns + `.help {"include_schema": true}  # the same, plus JSON input schemas`,
+		},
+		Tags: []string{PhasePlanner},
+		Schema: Object(map[string]any{
+			"phase":          Enum("Restrict to one lifecycle phase.", PhasePlanner, PhaseValidator, PhaseProgrammer),
+			"include_schema": Boolean("Attach each tool's JSON input schema (default false)."),
+		}),
+		Handler: func(ctx context.Context, req Request) (*Result, error) {
+			args := map[string]any{"namespace": ns}
+			for k, v := range req.Args {
+				args[k] = v
+			}
+			help, ok := r.tools["tools.help"]
+			if !ok {
+				return nil, Errorf(CodeNotFound, "tools.help is not registered")
+			}
+			return help.def.Handler(ctx, Request{Tool: req.Tool, Args: args, Registry: r})
+		},
+	}
+}

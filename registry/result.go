@@ -1,0 +1,228 @@
+package registry
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+)
+
+// Error codes: machine-readable and stable. Add one only with a test.
+const (
+	CodeUnknownTool         = "unknown_tool"
+	CodeInvalidInput        = "invalid_input"
+	CodeNotFound            = "not_found"
+	CodeToolDisabled        = "tool_disabled"
+	CodeForbidden           = "forbidden"
+	CodeInternal            = "internal_error"
+	CodeToolError           = "tool_error"
+	CodeTimeout             = "timeout"
+	CodeValidationFailed    = "validation_failed"
+	CodeNotConstructible    = "not_constructible"
+	CodeConfigInvalid       = "config_invalid"
+	CodeScriptAnalysisError = "script_analysis_error"
+	CodeScriptCheckFailed   = "script_check_failed"
+	CodeAlreadyExists       = "already_exists"
+	CodeUnsupported         = "unsupported"
+	CodeUpsertFailed        = "upsert_failed"
+	CodeRuntimeUnavailable  = "runtime_unavailable"
+)
+
+// Codes lists every error code, for documentation and tests.
+var Codes = []string{
+	CodeUnknownTool, CodeInvalidInput, CodeNotFound, CodeToolDisabled, CodeForbidden,
+	CodeInternal, CodeToolError, CodeTimeout, CodeValidationFailed, CodeNotConstructible,
+	CodeConfigInvalid, CodeScriptAnalysisError, CodeScriptCheckFailed, CodeAlreadyExists,
+	CodeUnsupported, CodeUpsertFailed, CodeRuntimeUnavailable,
+}
+
+// NextStep suggests the tool an agent should call after a success.
+type NextStep struct {
+	Tool     string         `json:"tool"`
+	When     string         `json:"when"`
+	Why      string         `json:"why"`
+	ArgsHint map[string]any `json:"args_hint,omitempty"`
+}
+
+// Remedy tells an agent how to recover from a failure.
+type Remedy struct {
+	SuggestedTools []string `json:"suggested_tools"`
+	FixAction      string   `json:"fix_action"`
+}
+
+// Result is the envelope every tool returns. Build one with OK or Fail.
+type Result struct {
+	OK        bool
+	Data      any
+	Error     string
+	Code      string
+	NextSteps []NextStep
+	Remedy    *Remedy
+	Warnings  []string
+	Meta      map[string]any
+}
+
+// OK is a successful result carrying data.
+func OK(data any) *Result { return &Result{OK: true, Data: data} }
+
+// Fail is a failed result with a code and a message.
+func Fail(code, message string) *Result {
+	return &Result{OK: false, Code: code, Error: message}
+}
+
+// Next appends next-step suggestions (successes only; ignored on failure).
+func (r *Result) Next(steps ...NextStep) *Result {
+	r.NextSteps = append(r.NextSteps, steps...)
+	return r
+}
+
+// Warn appends warnings.
+func (r *Result) Warn(msgs ...string) *Result {
+	r.Warnings = append(r.Warnings, msgs...)
+	return r
+}
+
+// WithMeta sets one meta key.
+func (r *Result) WithMeta(key string, v any) *Result {
+	if r.Meta == nil {
+		r.Meta = map[string]any{}
+	}
+	r.Meta[key] = v
+	return r
+}
+
+// WithDetails puts a failure report into meta.details. An empty map is
+// dropped so the wire form stays minimal.
+func (r *Result) WithDetails(details map[string]any) *Result {
+	if len(details) == 0 {
+		return r
+	}
+	return r.WithMeta("details", details)
+}
+
+// Suggest attaches a remedy (failures only).
+func (r *Result) Suggest(fixAction string, tools ...string) *Result {
+	r.Remedy = &Remedy{SuggestedTools: nonNil(tools), FixAction: fixAction}
+	return r
+}
+
+// MarshalJSON writes the wire form with the field order of SPEC §2:
+// success {ok,data,next_steps,warnings,meta}; failure {ok,error,code,remedy,
+// warnings,meta}; empty optional fields dropped.
+func (r *Result) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	buf.WriteString(`{"ok":`)
+	if r.OK {
+		buf.WriteString("true")
+		if err := writeField(&buf, "data", r.Data); err != nil {
+			return nil, err
+		}
+		if len(r.NextSteps) > 0 {
+			if err := writeField(&buf, "next_steps", r.NextSteps); err != nil {
+				return nil, err
+			}
+		}
+	} else {
+		buf.WriteString("false")
+		code := r.Code
+		if code == "" {
+			code = CodeToolError
+		}
+		if err := writeField(&buf, "error", r.Error); err != nil {
+			return nil, err
+		}
+		if err := writeField(&buf, "code", code); err != nil {
+			return nil, err
+		}
+		if r.Remedy != nil {
+			if err := writeField(&buf, "remedy", r.Remedy); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if len(r.Warnings) > 0 {
+		if err := writeField(&buf, "warnings", r.Warnings); err != nil {
+			return nil, err
+		}
+	}
+	if len(r.Meta) > 0 {
+		if err := writeField(&buf, "meta", r.Meta); err != nil {
+			return nil, err
+		}
+	}
+	buf.WriteByte('}')
+	return buf.Bytes(), nil
+}
+
+func writeField(buf *bytes.Buffer, name string, v any) error {
+	b, err := marshalNoEscape(v)
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", name, err)
+	}
+	buf.WriteString(`,"` + name + `":`)
+	buf.Write(b)
+	return nil
+}
+
+// marshalNoEscape encodes like json.Marshal but leaves <, > and & alone:
+// envelopes carry scripts and S3 paths, and agents read them verbatim.
+func marshalNoEscape(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n"), nil
+}
+
+// Encode returns the envelope's wire bytes.
+func (r *Result) Encode() []byte {
+	b, err := r.MarshalJSON()
+	if err != nil {
+		// Data that cannot be encoded is a handler bug; report it as such
+		// rather than sending half an envelope.
+		b, _ = Fail(CodeInternal, "tool result could not be encoded").WithMeta("tool", r.Meta["tool"]).MarshalJSON()
+	}
+	return b
+}
+
+// ToolError is an error a handler returns to fail with a specific code,
+// details and remedy.
+type ToolError struct {
+	Code    string
+	Message string
+	Details map[string]any
+	Remedy  *Remedy
+}
+
+func (e *ToolError) Error() string { return e.Message }
+
+// Errorf builds a ToolError with a formatted message.
+func Errorf(code, format string, a ...any) *ToolError {
+	return &ToolError{Code: code, Message: fmt.Sprintf(format, a...)}
+}
+
+// WithDetails attaches details (shown in meta.details).
+func (e *ToolError) WithDetails(d map[string]any) *ToolError {
+	e.Details = d
+	return e
+}
+
+// Suggest attaches a remedy.
+func (e *ToolError) Suggest(fixAction string, tools ...string) *ToolError {
+	e.Remedy = &Remedy{SuggestedTools: nonNil(tools), FixAction: fixAction}
+	return e
+}
+
+func (e *ToolError) result() *Result {
+	r := Fail(e.Code, e.Message).WithDetails(e.Details)
+	r.Remedy = e.Remedy
+	return r
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}

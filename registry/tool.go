@@ -1,0 +1,217 @@
+package registry
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// Phase tags.
+const (
+	PhasePlanner    = "planner"
+	PhaseValidator  = "validator"
+	PhaseProgrammer = "programmer"
+)
+
+// Phases lists the phases in their fixed order with a one-line description.
+var Phases = []struct{ Name, Description string }{
+	{PhasePlanner, "Discover, select and assemble: explore steps, configs and DAGs and plan the pipeline."},
+	{PhaseValidator, "Check before building: alignment, dependencies, config and DAG integrity, scripts."},
+	{PhaseProgrammer, "Compile and generate: turn a resolved DAG into a pipeline definition and execution document."},
+}
+
+// Handler runs one tool. It returns a Result, or an error: a *ToolError keeps
+// its code, details and remedy; any other error becomes internal_error.
+type Handler func(ctx context.Context, req Request) (*Result, error)
+
+// Request is what a handler receives.
+type Request struct {
+	// Tool is the dotted tool name.
+	Tool string
+	// Args has already been validated against the tool's schema.
+	Args map[string]any
+	// Registry is the registry running the call (for meta tools).
+	Registry *Registry
+}
+
+// Bind decodes the arguments into v (a pointer to a struct with json tags).
+// The schema has already rejected unknown keys and wrong types, so an error
+// here means the struct and the schema disagree.
+func (r Request) Bind(v any) error {
+	b, err := json.Marshal(r.Args)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return Errorf(CodeInvalidInput, "invalid arguments for '%s': %v", r.Tool, err)
+	}
+	return nil
+}
+
+// ToolDef declares one tool.
+type ToolDef struct {
+	Name        string   // dotted: <namespace>.<verb>
+	Description string   // what it does
+	When        string   // one-line trigger cue
+	Examples    []string // `name {json}  # note`
+	Tags        []string // phases
+	// Schema is the JSON Schema of the arguments: an object schema with
+	// additionalProperties false. Build it with Object.
+	Schema       map[string]any
+	OutputSchema map[string]any
+	Handler      Handler
+
+	Destructive bool // mutates external state (e.g. a SageMaker upsert)
+	Writes      bool // writes the local filesystem
+	ExecCode    bool // runs user code
+	Network     bool // reaches AWS or the network
+}
+
+var wireNamePattern = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
+
+// Namespace is the text before the first dot.
+func (t *ToolDef) Namespace() string {
+	ns, _, _ := strings.Cut(t.Name, ".")
+	return ns
+}
+
+// WireName is the name external clients see: dots become "__".
+func (t *ToolDef) WireName() string { return WireName(t.Name) }
+
+// WireName converts a dotted name to its wire form.
+func WireName(dotted string) string { return strings.ReplaceAll(dotted, ".", "__") }
+
+// ReadOnly reports whether the tool changes nothing outside its reply.
+func (t *ToolDef) ReadOnly() bool { return !(t.Destructive || t.Writes || t.ExecCode) }
+
+// Annotations are the MCP tool hints, every one set explicitly (mcp-go's
+// defaults would mark every tool destructive).
+type Annotations struct {
+	Title           string `json:"title"`
+	ReadOnlyHint    bool   `json:"readOnlyHint"`
+	DestructiveHint bool   `json:"destructiveHint"`
+	IdempotentHint  bool   `json:"idempotentHint"`
+	OpenWorldHint   bool   `json:"openWorldHint"`
+}
+
+// Annotations derives the MCP hints from the capability flags.
+func (t *ToolDef) Annotations() Annotations {
+	return Annotations{
+		Title:           t.Name,
+		ReadOnlyHint:    t.ReadOnly(),
+		DestructiveHint: t.Destructive,
+		IdempotentHint:  t.ReadOnly(),
+		OpenWorldHint:   t.Network || t.ExecCode,
+	}
+}
+
+// Flags lists the capability flags that are set, in a fixed order.
+func (t *ToolDef) Flags() []string {
+	flags := []string{}
+	for _, f := range []struct {
+		on   bool
+		name string
+	}{{t.Destructive, "destructive"}, {t.Writes, "writes"}, {t.ExecCode, "exec_code"}, {t.Network, "network"}} {
+		if f.on {
+			flags = append(flags, f.name)
+		}
+	}
+	return flags
+}
+
+func (t *ToolDef) check() error {
+	if !strings.Contains(t.Name, ".") || strings.Contains(t.Name, "__") {
+		return fmt.Errorf("tool %q: name must be <namespace>.<verb> without \"__\"", t.Name)
+	}
+	if !wireNamePattern.MatchString(t.WireName()) {
+		return fmt.Errorf("tool %q: wire name %q must match %s", t.Name, t.WireName(), wireNamePattern)
+	}
+	if t.Description == "" || t.When == "" || len(t.Examples) == 0 {
+		return fmt.Errorf("tool %q: description, when and examples are required", t.Name)
+	}
+	if t.Handler == nil {
+		return fmt.Errorf("tool %q: no handler", t.Name)
+	}
+	if t.Schema["type"] != "object" || t.Schema["additionalProperties"] != false {
+		return fmt.Errorf("tool %q: schema must be an object with additionalProperties false", t.Name)
+	}
+	for _, tag := range t.Tags {
+		if tag != PhasePlanner && tag != PhaseValidator && tag != PhaseProgrammer {
+			return fmt.Errorf("tool %q: unknown phase tag %q", t.Name, tag)
+		}
+	}
+	return nil
+}
+
+// RenderDescription folds when and examples into one description for
+// external clients.
+func (t *ToolDef) RenderDescription() string {
+	parts := []string{t.Description}
+	if t.When != "" {
+		parts = append(parts, "When: "+t.When)
+	}
+	if len(t.Examples) > 0 {
+		var b strings.Builder
+		b.WriteString("Examples:")
+		for _, ex := range t.Examples {
+			b.WriteString("\n  - " + ex)
+		}
+		parts = append(parts, b.String())
+	}
+	return strings.Join(parts, "\n\n")
+}
+
+// Object builds an argument schema: an object with the given properties,
+// required keys, and no other keys allowed.
+func Object(props map[string]any, required ...string) map[string]any {
+	if props == nil {
+		props = map[string]any{}
+	}
+	s := map[string]any{"type": "object", "properties": props, "additionalProperties": false}
+	if len(required) > 0 {
+		s["required"] = required
+	}
+	return s
+}
+
+// String is a string property.
+func String(description string) map[string]any {
+	return map[string]any{"type": "string", "description": description}
+}
+
+// Enum is a string property restricted to values.
+func Enum(description string, values ...string) map[string]any {
+	return map[string]any{"type": "string", "description": description, "enum": values}
+}
+
+// Boolean is a boolean property.
+func Boolean(description string) map[string]any {
+	return map[string]any{"type": "boolean", "description": description}
+}
+
+// Integer is an integer property.
+func Integer(description string) map[string]any {
+	return map[string]any{"type": "integer", "description": description}
+}
+
+// Number is a number property.
+func Number(description string) map[string]any {
+	return map[string]any{"type": "number", "description": description}
+}
+
+// Array is an array property with items of the given schema.
+func Array(description string, items map[string]any) map[string]any {
+	return map[string]any{"type": "array", "description": description, "items": items}
+}
+
+// StringArray is an array of strings.
+func StringArray(description string) map[string]any {
+	return Array(description, map[string]any{"type": "string"})
+}
+
+// AnyObject is a free-form JSON object property.
+func AnyObject(description string) map[string]any {
+	return map[string]any{"type": "object", "description": description}
+}

@@ -1,0 +1,174 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	mcpserver "github.com/mark3labs/mcp-go/server"
+
+	"github.com/cursus-dev/cursus"
+	"github.com/cursus-dev/cursus/registry"
+)
+
+const serverInstructions = "cursus builds Amazon SageMaker pipelines from a DAG of step types. " +
+	"Call tools__help first; every tool returns an envelope {ok, data | error, code, remedy, next_steps}."
+
+// NewMCPServer exposes the registry as MCP tools. Every tools/call goes
+// through registry.Call, so gates, validation and envelopes are the same as
+// over REST. Gated tools are left out of tools/list but still registered,
+// so a call to one gets the tool_disabled envelope instead of a bare
+// "tool not found".
+func NewMCPServer(reg *registry.Registry, prompts []registry.Prompt, logger *slog.Logger) *mcpserver.MCPServer {
+	hooks := &mcpserver.Hooks{}
+	hooks.AddAfterListTools(func(ctx context.Context, _ any, _ *mcp.ListToolsRequest, result *mcp.ListToolsResult) {
+		caller := callerForMCP(ctx)
+		kept := result.Tools[:0]
+		for _, t := range result.Tools {
+			if def, ok := reg.Lookup(t.Name); ok {
+				if enabled, _ := reg.Enabled(caller, def); enabled {
+					kept = append(kept, t)
+				}
+			}
+		}
+		result.Tools = kept
+	})
+	opts := []mcpserver.ServerOption{
+		mcpserver.WithToolCapabilities(false),
+		mcpserver.WithRecovery(),
+		mcpserver.WithHooks(hooks),
+		mcpserver.WithInstructions(serverInstructions),
+	}
+	if logger != nil {
+		opts = append(opts, mcpserver.WithLogger(logger))
+	}
+	if len(prompts) > 0 {
+		opts = append(opts, mcpserver.WithPromptCapabilities(false))
+	}
+	s := mcpserver.NewMCPServer("cursus", cursus.Version, opts...)
+	for _, t := range reg.Tools("") {
+		s.AddTool(mcpTool(t), toolHandler(reg, s, t.Name))
+	}
+	for _, p := range prompts {
+		s.AddPrompt(mcpPrompt(p), promptHandler(p))
+	}
+	return s
+}
+
+func mcpTool(t *registry.ToolDef) mcp.Tool {
+	schema, _ := json.Marshal(t.Schema)
+	a := t.Annotations()
+	tool := mcp.Tool{
+		Name:           t.WireName(),
+		Description:    t.RenderDescription(),
+		RawInputSchema: schema,
+		Annotations: mcp.ToolAnnotation{
+			Title:           a.Title,
+			ReadOnlyHint:    mcp.ToBoolPtr(a.ReadOnlyHint),
+			DestructiveHint: mcp.ToBoolPtr(a.DestructiveHint),
+			IdempotentHint:  mcp.ToBoolPtr(a.IdempotentHint),
+			OpenWorldHint:   mcp.ToBoolPtr(a.OpenWorldHint),
+		},
+	}
+	if t.OutputSchema != nil {
+		tool.RawOutputSchema, _ = json.Marshal(t.OutputSchema)
+	}
+	return tool
+}
+
+func toolHandler(reg *registry.Registry, s *mcpserver.MCPServer, name string) mcpserver.ToolHandlerFunc {
+	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		ctx = registry.WithCaller(ctx, callerForMCP(ctx))
+		if req.Params.Meta != nil && req.Params.Meta.ProgressToken != nil {
+			token := req.Params.Meta.ProgressToken
+			ctx = registry.WithProgress(ctx, func(done, total float64, message string) {
+				params := map[string]any{"progressToken": token, "progress": done}
+				if total > 0 {
+					params["total"] = total
+				}
+				if message != "" {
+					params["message"] = message
+				}
+				// A client that went away cannot be told; the call goes on.
+				_ = s.SendNotificationToClient(ctx, "notifications/progress", params)
+			})
+		}
+		args, bad := mcpArguments(req.Params.Arguments)
+		var res *registry.Result
+		if bad != nil {
+			res = bad.WithMeta("tool", name)
+		} else {
+			res = reg.Call(ctx, name, args)
+		}
+		body := res.Encode()
+		return &mcp.CallToolResult{
+			Content:           []mcp.Content{mcp.NewTextContent(string(body))},
+			StructuredContent: json.RawMessage(body),
+			IsError:           !res.OK,
+		}, nil
+	}
+}
+
+// mcpArguments accepts the arguments object a client sent; anything but an
+// object (or nothing) is invalid input.
+func mcpArguments(raw any) (map[string]any, *registry.Result) {
+	switch v := raw.(type) {
+	case nil:
+		return map[string]any{}, nil
+	case map[string]any:
+		return v, nil
+	default:
+		b, err := json.Marshal(v)
+		if err != nil {
+			return nil, registry.Fail(registry.CodeInvalidInput, "arguments must be a JSON object")
+		}
+		return registry.DecodeArgs(b)
+	}
+}
+
+type mcpCallerKey struct{}
+
+// withMCPCaller stores the caller of an HTTP request for the MCP handlers;
+// mcp-go hands our context function the request, and the hooks only the
+// context.
+func withMCPCaller(ctx context.Context, r *http.Request) context.Context {
+	return context.WithValue(ctx, mcpCallerKey{}, registry.CallerFrom(r.Context()))
+}
+
+// callerForMCP is the remote caller of an MCP request. Without an HTTP
+// request (stdio) the caller is remote too: gates apply to every MCP
+// surface, only the in-process CLI is trusted.
+func callerForMCP(ctx context.Context) registry.Caller {
+	if c, ok := ctx.Value(mcpCallerKey{}).(registry.Caller); ok {
+		return c
+	}
+	c := registry.CallerFrom(ctx)
+	c.Remote = true
+	if c.Transport == "" {
+		c.Transport = "stdio"
+	}
+	return c
+}
+
+func mcpPrompt(p registry.Prompt) mcp.Prompt {
+	opts := []mcp.PromptOption{mcp.WithPromptDescription(p.Description)}
+	for _, a := range p.Arguments {
+		argOpts := []mcp.ArgumentOption{mcp.ArgumentDescription(a.Description)}
+		if a.Required {
+			argOpts = append(argOpts, mcp.RequiredArgument())
+		}
+		opts = append(opts, mcp.WithArgument(a.Name, argOpts...))
+	}
+	return mcp.NewPrompt(p.Name, opts...)
+}
+
+func promptHandler(p registry.Prompt) mcpserver.PromptHandlerFunc {
+	return func(_ context.Context, req mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		text := p.Render(req.Params.Arguments)
+		return mcp.NewGetPromptResult(p.Description, []mcp.PromptMessage{
+			mcp.NewPromptMessage(mcp.RoleUser, mcp.NewTextContent(text)),
+		}), nil
+	}
+}

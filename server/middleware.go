@@ -1,0 +1,103 @@
+package server
+
+import (
+	"net/http"
+	"net/url"
+	"runtime/debug"
+	"slices"
+	"strings"
+
+	"github.com/go-chi/chi/v5/middleware"
+	"github.com/rs/zerolog"
+
+	"github.com/cursus-dev/cursus/registry"
+)
+
+// remoteCaller marks requests as coming from a remote caller on the given
+// transport, so gates apply. Authentication, when configured, adds the
+// principal and scopes.
+func remoteCaller(transport string) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			c := registry.CallerFrom(r.Context())
+			c.Remote = true
+			c.Transport = transport
+			c.RequestID = middleware.GetReqID(r.Context())
+			next.ServeHTTP(w, r.WithContext(registry.WithCaller(r.Context(), c)))
+		})
+	}
+}
+
+// checkOrigin refuses a request whose Origin header is present and not on
+// the allow-list (DNS-rebinding protection). Requests without an Origin
+// (curl, SDK clients) pass. An allow-list entry matches scheme and host;
+// the port is ignored so local tools on any port work.
+func checkOrigin(allowed []string) func(http.Handler) http.Handler {
+	type origin struct{ scheme, host string }
+	var list []origin
+	wildcard := false
+	for _, a := range allowed {
+		if a == "*" {
+			wildcard = true
+			continue
+		}
+		if u, err := url.Parse(a); err == nil {
+			list = append(list, origin{u.Scheme, u.Hostname()})
+		}
+	}
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			o := r.Header.Get("Origin")
+			if o == "" || wildcard {
+				next.ServeHTTP(w, r)
+				return
+			}
+			u, err := url.Parse(o)
+			if err == nil && slices.Contains(list, origin{u.Scheme, u.Hostname()}) {
+				next.ServeHTTP(w, r)
+				return
+			}
+			writeJSON(w, http.StatusForbidden, registry.Fail(registry.CodeForbidden, "origin "+strings.ReplaceAll(o, "\n", "")+" is not allowed").Encode())
+		})
+	}
+}
+
+// limitBody caps request bodies; a larger one gets 413 when it is read.
+func limitBody(max int64) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.ContentLength > max {
+				writeJSON(w, http.StatusRequestEntityTooLarge, registry.Fail(registry.CodeInvalidInput, "request body too large").Encode())
+				return
+			}
+			r.Body = http.MaxBytesReader(w, r.Body, max)
+			next.ServeHTTP(w, r)
+		})
+	}
+}
+
+// recoverer turns a panic outside a tool (tool panics are contained by the
+// registry) into a 500 and a logged stack.
+func recoverer(log zerolog.Logger) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			defer func() {
+				if v := recover(); v != nil {
+					if v == http.ErrAbortHandler {
+						panic(v)
+					}
+					log.Error().Interface("panic", v).Bytes("stack", debug.Stack()).Str("path", r.URL.Path).Msg("http handler panicked")
+					writeJSON(w, http.StatusInternalServerError, registry.Fail(registry.CodeInternal, "internal error").Encode())
+				}
+			}()
+			next.ServeHTTP(w, r)
+		})
+	}
+}
+
+func writeJSON(w http.ResponseWriter, status int, body []byte) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+	_, _ = w.Write([]byte("\n"))
+}

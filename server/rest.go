@@ -1,0 +1,108 @@
+package server
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/cursus-dev/cursus"
+	"github.com/cursus-dev/cursus/registry"
+)
+
+// statusFor maps an envelope to its HTTP status (SPEC §5).
+func statusFor(res *registry.Result) int {
+	if res.OK {
+		return http.StatusOK
+	}
+	switch res.Code {
+	case registry.CodeInvalidInput:
+		return http.StatusBadRequest
+	case registry.CodeUnknownTool, registry.CodeNotFound:
+		return http.StatusNotFound
+	case registry.CodeToolDisabled, registry.CodeForbidden:
+		return http.StatusForbidden
+	case registry.CodeTimeout:
+		return http.StatusGatewayTimeout
+	case registry.CodeInternal:
+		return http.StatusInternalServerError
+	default:
+		return http.StatusUnprocessableEntity
+	}
+}
+
+// handleCall runs POST /call/{tool}: body = arguments, response = envelope.
+func (s *Server) handleCall() http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		name := chi.URLParam(r, "tool")
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			var tooBig *http.MaxBytesError
+			if errors.As(err, &tooBig) {
+				writeJSON(w, http.StatusRequestEntityTooLarge, registry.Fail(registry.CodeInvalidInput, "request body too large").WithMeta("tool", name).Encode())
+				return
+			}
+			writeJSON(w, http.StatusBadRequest, registry.Fail(registry.CodeInvalidInput, "could not read request body").Encode())
+			return
+		}
+		args, bad := registry.DecodeArgs(body)
+		res := bad
+		if bad == nil {
+			res = s.deps.Registry.Call(r.Context(), name, args)
+		}
+		writeJSON(w, statusFor(res), res.Encode())
+	}
+}
+
+// handleListTools serves GET /tools: the tools this caller may call, in
+// the OpenAI function shape, or the MCP shape with ?format=mcp.
+func (s *Server) handleListTools() http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		tools := s.deps.Registry.Visible(registry.CallerFrom(r.Context()), q.Get("namespace"))
+		var out any
+		switch q.Get("format") {
+		case "", "openai":
+			out = registry.ExportOpenAI(tools)
+		case "mcp":
+			out = registry.ExportMCP(tools)
+		default:
+			writeJSON(w, http.StatusBadRequest, registry.Fail(registry.CodeInvalidInput, "format must be openai or mcp").Encode())
+			return
+		}
+		body, err := json.Marshal(out)
+		if err != nil {
+			writeJSON(w, http.StatusInternalServerError, registry.Fail(registry.CodeInternal, "could not encode tools").Encode())
+			return
+		}
+		writeJSON(w, http.StatusOK, body)
+	}
+}
+
+func (s *Server) handleHealthz() http.HandlerFunc {
+	return func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, []byte(`{"status":"ok"}`))
+	}
+}
+
+// handleReadyz is ready once the registry is built and until shutdown
+// starts, so a draining replica leaves the load balancer first.
+func (s *Server) handleReadyz() http.HandlerFunc {
+	return func(w http.ResponseWriter, _ *http.Request) {
+		if !s.ready.Load() {
+			writeJSON(w, http.StatusServiceUnavailable, []byte(`{"status":"shutting down"}`))
+			return
+		}
+		body, _ := json.Marshal(map[string]any{"status": "ready", "tools": len(s.deps.Registry.Tools(""))})
+		writeJSON(w, http.StatusOK, body)
+	}
+}
+
+func handleOpenAPI() http.HandlerFunc {
+	return func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/yaml")
+		_, _ = w.Write(cursus.OpenAPI)
+	}
+}

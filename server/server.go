@@ -1,0 +1,119 @@
+// Package server is the HTTP front end: chi router, middleware, the MCP
+// mount (streamable HTTP and legacy SSE), REST handlers, health and the
+// OpenAPI document. Tools run only through registry.Call.
+package server
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	mcpserver "github.com/mark3labs/mcp-go/server"
+	"github.com/rs/zerolog"
+
+	"github.com/cursus-dev/cursus/registry"
+)
+
+// Deps is what the HTTP server needs.
+type Deps struct {
+	Config   Config
+	Registry *registry.Registry
+	Prompts  []registry.Prompt
+	Logger   zerolog.Logger
+}
+
+// Server is the HTTP handler plus the pieces that need shutting down.
+type Server struct {
+	deps    Deps
+	handler http.Handler
+	mcp     *mcpserver.MCPServer
+	stream  *mcpserver.StreamableHTTPServer
+	sse     *mcpserver.SSEServer
+	ready   atomic.Bool
+}
+
+// NewServer builds the HTTP handler for the given dependencies.
+func NewServer(deps Deps) *Server {
+	s := &Server{deps: deps}
+	logger := slog.New(zerolog.NewSlogHandler(deps.Logger))
+	s.mcp = NewMCPServer(deps.Registry, deps.Prompts, logger)
+	streamOpts := []mcpserver.StreamableHTTPOption{
+		mcpserver.WithHTTPContextFunc(withMCPCaller),
+		mcpserver.WithStreamableHTTPLogger(logger),
+		mcpserver.WithHeartbeatInterval(deps.Config.MCP.HeartbeatPeriod),
+		// Our own Origin/Host middleware guards /mcp; mcp-go's loopback
+		// Host check would also refuse a same-pod proxy forwarding the
+		// original Host.
+		mcpserver.WithDisableLocalhostProtection(true),
+	}
+	if deps.Config.MCP.Stateful {
+		streamOpts = append(streamOpts, mcpserver.WithStateful(true), mcpserver.WithSessionIdleTTL(deps.Config.MCP.SessionIdleTTL))
+	} else {
+		streamOpts = append(streamOpts, mcpserver.WithStateLess(true))
+	}
+	s.stream = mcpserver.NewStreamableHTTPServer(s.mcp, streamOpts...)
+	if deps.Config.MCP.LegacySSE {
+		sseOpts := []mcpserver.SSEOption{
+			mcpserver.WithSSEContextFunc(withMCPCaller),
+			mcpserver.WithKeepAlive(true),
+		}
+		if deps.Config.MCP.BaseURL != "" {
+			sseOpts = append(sseOpts, mcpserver.WithBaseURL(deps.Config.MCP.BaseURL))
+		}
+		s.sse = mcpserver.NewSSEServer(s.mcp, sseOpts...)
+	}
+	s.handler = s.routes()
+	s.ready.Store(true)
+	return s
+}
+
+// ServeHTTP makes Server an http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
+
+// MCP is the underlying MCP server (for the stdio transport).
+func (s *Server) MCP() *mcpserver.MCPServer { return s.mcp }
+
+// ListenAndServe serves on cfg.Listen.Addr until ctx is cancelled, then
+// drains in-flight requests for up to the shutdown timeout. ready, if not
+// nil, receives the bound address once the listener is open.
+func (s *Server) ListenAndServe(ctx context.Context, ready chan<- net.Addr) error {
+	cfg := s.deps.Config
+	ln, err := net.Listen("tcp", cfg.Listen.Addr)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{
+		Handler: s,
+		// No WriteTimeout: it would cut SSE streams. Slow clients are
+		// bounded by the header and idle timeouts instead.
+		ReadHeaderTimeout: cfg.Limits.ReadHeaderTimout,
+		IdleTimeout:       2 * time.Minute,
+	}
+	if ready != nil {
+		ready <- ln.Addr()
+	}
+	s.deps.Logger.Info().Str("addr", ln.Addr().String()).Msg("listening")
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	s.ready.Store(false)
+	s.deps.Logger.Info().Msg("shutting down: draining in-flight requests")
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), cfg.Listen.ShutdownTimeout)
+	defer cancel()
+	if s.sse != nil {
+		_ = s.sse.Shutdown(shutdownCtx)
+	}
+	_ = s.stream.Shutdown(shutdownCtx)
+	if err := srv.Shutdown(shutdownCtx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return nil
+}
