@@ -1,0 +1,173 @@
+package sagemaker
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	sm "github.com/aws/aws-sdk-go-v2/service/sagemaker"
+	smtypes "github.com/aws/aws-sdk-go-v2/service/sagemaker/types"
+	"github.com/aws/smithy-go"
+)
+
+// ClientOptions configure the AWS client. Endpoints are for tests and
+// private endpoints; empty means the AWS default for the region.
+type ClientOptions struct {
+	Region            string
+	S3Endpoint        string
+	SageMakerEndpoint string
+	// Credentials overrides the default credential chain (environment,
+	// shared config, instance role).
+	Credentials aws.CredentialsProvider
+	// MaxAttempts bounds retries of throttled or failed calls (0: SDK default).
+	MaxAttempts int
+}
+
+// Client uploads code artifacts to S3 and creates or updates pipelines.
+type Client struct {
+	s3 *s3.Client
+	sm *sm.Client
+}
+
+// NewClient loads the AWS configuration and builds the S3 and SageMaker
+// clients.
+func NewClient(ctx context.Context, o ClientOptions) (*Client, error) {
+	opts := []func(*awsconfig.LoadOptions) error{awsconfig.WithRegion(o.Region)}
+	if o.Credentials != nil {
+		opts = append(opts, awsconfig.WithCredentialsProvider(o.Credentials))
+	}
+	if o.MaxAttempts > 0 {
+		opts = append(opts, awsconfig.WithRetryMaxAttempts(o.MaxAttempts))
+	}
+	cfg, err := awsconfig.LoadDefaultConfig(ctx, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("load AWS configuration: %w", err)
+	}
+	s3c := s3.NewFromConfig(cfg, func(so *s3.Options) {
+		if o.S3Endpoint != "" {
+			so.BaseEndpoint = aws.String(o.S3Endpoint)
+			so.UsePathStyle = true
+		}
+	})
+	smc := sm.NewFromConfig(cfg, func(so *sm.Options) {
+		if o.SageMakerEndpoint != "" {
+			so.BaseEndpoint = aws.String(o.SageMakerEndpoint)
+		}
+	})
+	return &Client{s3: s3c, sm: smc}, nil
+}
+
+// AWSError is a failed AWS call with its error code (e.g. AccessDenied,
+// ValidationException).
+type AWSError struct {
+	Op      string
+	Code    string
+	Message string
+}
+
+func (e *AWSError) Error() string {
+	return fmt.Sprintf("%s: %s: %s", e.Op, e.Code, e.Message)
+}
+
+func wrapAWS(op string, err error) error {
+	var api smithy.APIError
+	if errors.As(err, &api) {
+		return &AWSError{Op: op, Code: api.ErrorCode(), Message: api.ErrorMessage()}
+	}
+	return fmt.Errorf("%s: %w", op, err)
+}
+
+// Upload puts data at s3://bucket/key unless an object is already there.
+// Keys are content-addressed, so an existing object has the same bytes.
+// It reports whether it uploaded.
+func (c *Client) Upload(ctx context.Context, bucket, key string, data []byte) (bool, error) {
+	_, err := c.s3.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(bucket), Key: aws.String(key)})
+	if err == nil {
+		return false, nil
+	}
+	var api smithy.APIError
+	if !errors.As(err, &api) || (api.ErrorCode() != "NotFound" && api.ErrorCode() != "NoSuchKey") {
+		return false, wrapAWS("S3 HeadObject s3://"+bucket+"/"+key, err)
+	}
+	_, err = c.s3.PutObject(ctx, &s3.PutObjectInput{
+		Bucket: aws.String(bucket), Key: aws.String(key), Body: bytes.NewReader(data),
+		ContentLength: aws.Int64(int64(len(data))),
+	})
+	if err != nil {
+		return false, wrapAWS("S3 PutObject s3://"+bucket+"/"+key, err)
+	}
+	return true, nil
+}
+
+// PipelineRequest is what CreatePipeline / UpdatePipeline need.
+type PipelineRequest struct {
+	Name        string
+	Definition  []byte
+	RoleARN     string
+	Description string
+	// DefinitionS3 (bucket and key), when set, is sent instead of the
+	// definition body: SageMaker caps inline definitions at 100 KB.
+	DefinitionS3Bucket, DefinitionS3Key string
+}
+
+// UpsertResult tells what happened.
+type UpsertResult struct {
+	PipelineARN string
+	Created     bool // false: an existing pipeline was updated
+}
+
+// UpsertPipeline creates the pipeline, or updates it when it already exists.
+func (c *Client) UpsertPipeline(ctx context.Context, r PipelineRequest) (UpsertResult, error) {
+	var body *string
+	var s3loc *smtypes.PipelineDefinitionS3Location
+	if r.DefinitionS3Key != "" {
+		s3loc = &smtypes.PipelineDefinitionS3Location{Bucket: aws.String(r.DefinitionS3Bucket), ObjectKey: aws.String(r.DefinitionS3Key)}
+	} else {
+		body = aws.String(string(r.Definition))
+	}
+	var desc *string
+	if r.Description != "" {
+		desc = aws.String(r.Description)
+	}
+	_, err := c.sm.DescribePipeline(ctx, &sm.DescribePipelineInput{PipelineName: aws.String(r.Name)})
+	if err != nil {
+		var api smithy.APIError
+		if !errors.As(err, &api) || api.ErrorCode() != "ResourceNotFound" {
+			return UpsertResult{}, wrapAWS("SageMaker DescribePipeline", err)
+		}
+		out, err := c.sm.CreatePipeline(ctx, &sm.CreatePipelineInput{
+			PipelineName: aws.String(r.Name), PipelineDefinition: body, PipelineDefinitionS3Location: s3loc,
+			RoleArn: aws.String(r.RoleARN), PipelineDescription: desc,
+			ClientRequestToken: aws.String(requestToken(r)),
+		})
+		if err != nil {
+			return UpsertResult{}, wrapAWS("SageMaker CreatePipeline", err)
+		}
+		return UpsertResult{PipelineARN: aws.ToString(out.PipelineArn), Created: true}, nil
+	}
+	out, err := c.sm.UpdatePipeline(ctx, &sm.UpdatePipelineInput{
+		PipelineName: aws.String(r.Name), PipelineDefinition: body, PipelineDefinitionS3Location: s3loc,
+		RoleArn: aws.String(r.RoleARN), PipelineDescription: desc,
+	})
+	if err != nil {
+		return UpsertResult{}, wrapAWS("SageMaker UpdatePipeline", err)
+	}
+	return UpsertResult{PipelineARN: aws.ToString(out.PipelineArn)}, nil
+}
+
+// requestToken makes CreatePipeline idempotent for one name and definition:
+// a retried call does not create a second pipeline.
+func requestToken(r PipelineRequest) string {
+	h := sha256.New()
+	h.Write([]byte(r.Name))
+	h.Write([]byte{0})
+	h.Write(r.Definition)
+	h.Write([]byte(r.DefinitionS3Key))
+	return hex.EncodeToString(h.Sum(nil))
+}

@@ -1,0 +1,97 @@
+package sagemaker
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/credentials"
+
+	"github.com/cursus-dev/cursus/engine/sagemaker/sagemakertest"
+)
+
+func fakeClient(t *testing.T, f *sagemakertest.FakeAWS) *Client {
+	t.Helper()
+	c, err := NewClient(context.Background(), ClientOptions{
+		Region: "us-east-1", S3Endpoint: f.URL(), SageMakerEndpoint: f.URL(), MaxAttempts: 1,
+		Credentials: credentials.NewStaticCredentialsProvider("AKIDEXAMPLE", "secret", ""),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func TestUploadSkipsExisting(t *testing.T) {
+	f := sagemakertest.NewFakeAWS(t)
+	c := fakeClient(t, f)
+	ctx := context.Background()
+	up, err := c.Upload(ctx, "bucket", "p/code/abc/x.py", []byte("print(1)\n"))
+	if err != nil || !up {
+		t.Fatalf("first upload: %v %v", up, err)
+	}
+	if got, ok := f.Object("bucket", "p/code/abc/x.py"); !ok || string(got) != "print(1)\n" {
+		t.Fatalf("stored %q %v", got, ok)
+	}
+	up, err = c.Upload(ctx, "bucket", "p/code/abc/x.py", []byte("print(1)\n"))
+	if err != nil || up {
+		t.Fatalf("second upload should be skipped: %v %v", up, err)
+	}
+	if n := f.Count("PutObject"); n != 1 {
+		t.Fatalf("PutObject called %d times", n)
+	}
+}
+
+func TestUpsertCreatesThenUpdates(t *testing.T) {
+	f := sagemakertest.NewFakeAWS(t)
+	c := fakeClient(t, f)
+	ctx := context.Background()
+	def, err := Encode(sampleDefinition())
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := PipelineRequest{Name: "p-1-0-pipeline", Definition: def, RoleARN: testRole}
+	res, err := c.UpsertPipeline(ctx, req)
+	if err != nil || !res.Created || res.PipelineARN == "" {
+		t.Fatalf("create: %+v %v", res, err)
+	}
+	res, err = c.UpsertPipeline(ctx, req)
+	if err != nil || res.Created {
+		t.Fatalf("update: %+v %v", res, err)
+	}
+	if f.Count("CreatePipeline") != 1 || f.Count("UpdatePipeline") != 1 {
+		t.Fatalf("calls: %+v", f.Calls())
+	}
+	for _, call := range f.Calls() {
+		if call.Operation != "CreatePipeline" {
+			continue
+		}
+		var body map[string]any
+		if err := json.Unmarshal(call.Body, &body); err != nil {
+			t.Fatal(err)
+		}
+		if body["RoleArn"] != testRole || body["PipelineDefinition"] != string(def) || body["ClientRequestToken"] == "" {
+			t.Fatalf("CreatePipeline body: %v", body)
+		}
+	}
+	stored, _ := f.Pipeline("p-1-0-pipeline")
+	sagemakertest.MustValidate(t, []byte(stored))
+}
+
+func TestAWSErrorCodeSurfaces(t *testing.T) {
+	f := sagemakertest.NewFakeAWS(t)
+	f.Fail("DescribePipeline", "AccessDeniedException")
+	c := fakeClient(t, f)
+	_, err := c.UpsertPipeline(context.Background(), PipelineRequest{Name: "p", Definition: []byte("{}"), RoleARN: testRole})
+	var ae *AWSError
+	if !errors.As(err, &ae) || ae.Code != "AccessDeniedException" {
+		t.Fatalf("want AWSError AccessDeniedException, got %v", err)
+	}
+	f2 := sagemakertest.NewFakeAWS(t)
+	f2.Fail("PutObject", "AccessDenied")
+	_, err = fakeClient(t, f2).Upload(context.Background(), "b", "k", []byte("x"))
+	if !errors.As(err, &ae) || ae.Code != "AccessDenied" {
+		t.Fatalf("want AWSError AccessDenied, got %v", err)
+	}
+}

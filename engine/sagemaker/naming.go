@@ -1,0 +1,81 @@
+package sagemaker
+
+import (
+	"regexp"
+	"strings"
+)
+
+// MaxPipelineNameLength is SageMaker's limit on a pipeline name.
+const MaxPipelineNameLength = 255
+
+// MaxStepNameLength is the limit the definition schema puts on step names.
+const MaxStepNameLength = 64
+
+var (
+	pipelineNameRe = regexp.MustCompile(`^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,254}$`)
+	stepNameRe     = regexp.MustCompile(`^[A-Za-z0-9\-_]{1,64}$`)
+)
+
+// SanitizePipelineName turns any text into a valid pipeline name: "." and
+// "_" become "-", other characters outside [a-zA-Z0-9-] are dropped, a
+// leading non-alphanumeric gets a "p" prefix, runs of "-" collapse, the
+// result is cut to 255 characters and trailing "-" removed. Text that
+// sanitises to nothing becomes "pipeline"; empty text stays empty.
+func SanitizePipelineName(name string) string {
+	if name == "" {
+		return ""
+	}
+	var b strings.Builder
+	for _, r := range name {
+		switch {
+		case r == '.' || r == '_' || r == '-':
+			b.WriteByte('-')
+		case r < 128 && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9'):
+			b.WriteRune(r)
+		}
+	}
+	s := b.String()
+	if s != "" && s[0] == '-' {
+		s = "p" + s
+	}
+	s = collapseDashes(s)
+	if len(s) > MaxPipelineNameLength {
+		s = s[:MaxPipelineNameLength]
+	}
+	s = strings.TrimRight(s, "-")
+	if s == "" {
+		return "pipeline"
+	}
+	return s
+}
+
+func collapseDashes(s string) string {
+	var b strings.Builder
+	prev := false
+	for i := 0; i < len(s); i++ {
+		if s[i] == '-' {
+			if prev {
+				continue
+			}
+			prev = true
+		} else {
+			prev = false
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// GeneratePipelineName is the Cursus default name: the sanitised
+// "<base>-<version>-pipeline".
+func GeneratePipelineName(base, version string) string {
+	return SanitizePipelineName(base + "-" + version + "-pipeline")
+}
+
+// ValidPipelineName reports whether SageMaker accepts name.
+func ValidPipelineName(name string) bool {
+	return len(name) >= 1 && len(name) <= MaxPipelineNameLength && pipelineNameRe.MatchString(name)
+}
+
+// ValidStepName reports whether name is a valid definition step name.
+func ValidStepName(name string) bool { return stepNameRe.MatchString(name) }
