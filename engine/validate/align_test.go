@@ -1,0 +1,253 @@
+package validate
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/cursus-dev/cursus/engine/steps"
+)
+
+const prepInterface = `
+step_type: ToyPreprocessing
+node_type: internal
+registry: {sagemaker_step_type: Processing, description: toy}
+compute: {kind: sklearn, framework_version_field: framework_version}
+contract:
+  entry_point: toy_preprocessing.py
+  inputs:
+    input_data: {path: /opt/ml/processing/input/data, required: true}
+    signature: {path: /opt/ml/processing/input/signature, required: false}
+  outputs:
+    processed_data: {path: /opt/ml/processing/output}
+  env_vars:
+    required: [LABEL_FIELD]
+    optional: {TRAIN_RATIO: "0.7"}
+  job_arguments:
+    - {flag: --job_type, source: job_type}
+spec:
+  dependencies:
+    input_data: {type: processing_output, compatible_sources: [ToySource]}
+    signature: {type: processing_output, required: false, compatible_sources: [ToySource]}
+  outputs:
+    processed_data:
+      type: processing_output
+      property_path: "properties.ProcessingOutputConfig.Outputs['processed_data'].S3Output.S3Uri"
+`
+
+// goodScript satisfies prepInterface exactly.
+const goodScript = `import argparse
+import os
+
+
+def main(input_paths, output_paths, environ_vars, job_args):
+    src = input_paths["input_data"]
+    sig = input_paths.get("signature")
+    label = environ_vars["LABEL_FIELD"]
+    ratio = float(environ_vars.get("TRAIN_RATIO", "0.7"))
+    out = output_paths["processed_data"]
+    return {"job_type": job_args.job_type}
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--job_type", required=True)
+    args = parser.parse_args()
+    main(
+        {"input_data": "/opt/ml/processing/input/data", "signature": "/opt/ml/processing/input/signature"},
+        {"processed_data": "/opt/ml/processing/output"},
+        {"LABEL_FIELD": os.environ["LABEL_FIELD"], "TRAIN_RATIO": os.environ.get("TRAIN_RATIO", "0.7")},
+        args,
+    )
+`
+
+func mustInterface(t *testing.T, src string) *steps.Interface {
+	t.Helper()
+	iface, err := steps.Parse("toy.step.yaml", []byte(src))
+	if err != nil {
+		t.Fatalf("parse interface: %v", err)
+	}
+	return iface
+}
+
+func findRule(fs []Finding, rule string) (Finding, bool) {
+	for _, f := range fs {
+		if f.Rule == rule {
+			return f, true
+		}
+	}
+	return Finding{}, false
+}
+
+func TestCheckScriptCleanScriptHasNoBlockingFindings(t *testing.T) {
+	iface := mustInterface(t, prepInterface)
+	fs, a := CheckScriptSource(iface, "scripts/toy_preprocessing.py", []byte(goodScript))
+	if a == nil {
+		t.Fatal("no analysis")
+	}
+	if len(fs) != 0 {
+		t.Errorf("clean script got findings: %+v", fs)
+	}
+}
+
+// One test per rule: mutate the good script and expect exactly that rule
+// at the right level and location.
+func TestCheckScriptRules(t *testing.T) {
+	iface := mustInterface(t, prepInterface)
+	cases := []struct {
+		name     string
+		script   string
+		rule     string
+		level    Level
+		location string
+	}{
+		{"env var the contract lacks",
+			strings.Replace(goodScript, `    out = output_paths`, "    debug = os.environ.get(\"DEBUG_MODE\")\n    out = output_paths", 1),
+			"undeclared_env_var", Warning, "scripts/toy_preprocessing.py:10"},
+		{"output the script never writes",
+			strings.Replace(goodScript, `    out = output_paths["processed_data"]`, `    out = None`, 1),
+			"unwritten_output_path", Error, "contract.outputs.processed_data"},
+		{"syntax error",
+			strings.Replace(goodScript, `    label = environ_vars["LABEL_FIELD"]`, `    label = environ_vars["LABEL_FIELD"`, 1),
+			"script_syntax_error", Critical, "scripts/toy_preprocessing.py:8"},
+		{"no main",
+			strings.Replace(strings.Replace(goodScript, "def main(", "def run(", 1), "    main(\n", "    run(\n", 1),
+			"missing_main_function", Critical, "scripts/toy_preprocessing.py"},
+		{"wrong main signature",
+			strings.Replace(goodScript, "def main(input_paths, output_paths, environ_vars, job_args):", "def main(input_paths, output_paths):", 1),
+			"invalid_main_signature", Error, "scripts/toy_preprocessing.py:5"},
+		{"undeclared input",
+			strings.Replace(goodScript, `    sig = input_paths.get("signature")`, "    sig = input_paths.get(\"signature\")\n    extra = input_paths[\"lookup_table\"]", 1),
+			"undeclared_input_path", Error, "scripts/toy_preprocessing.py:8"},
+		{"undeclared output",
+			strings.Replace(goodScript, `    out = output_paths["processed_data"]`, "    out = output_paths[\"processed_data\"]\n    rep = output_paths[\"report\"]", 1),
+			"undeclared_output_path", Error, "scripts/toy_preprocessing.py:11"},
+		{"undeclared job arg",
+			strings.Replace(goodScript, `{"job_type": job_args.job_type}`, `{"job_type": job_args.job_type, "seed": job_args.seed}`, 1),
+			"undeclared_job_arg", Warning, "scripts/toy_preprocessing.py:11"},
+		{"declared flag not parsed",
+			strings.Replace(goodScript, `parser.add_argument("--job_type", required=True)`, `parser.add_argument("--mode")`, 1),
+			"unparsed_declared_arg", Error, "contract.job_arguments[0]"},
+		{"required env var never read",
+			strings.Replace(goodScript, `    label = environ_vars["LABEL_FIELD"]`, `    label = "label"`, 1),
+			"unread_required_env_var", Error, "contract.env_vars.required"},
+		{"required input never read",
+			strings.Replace(goodScript, `    src = input_paths["input_data"]`, `    src = None`, 1),
+			"unread_input_path", Warning, "contract.inputs.input_data"},
+		{"undeclared container path",
+			strings.Replace(goodScript, `    out = output_paths`, "    cache = \"/opt/ml/processing/cache\"\n    out = output_paths", 1),
+			"undeclared_container_path", Warning, "scripts/toy_preprocessing.py:10"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			fs, _ := CheckScriptSource(iface, "scripts/toy_preprocessing.py", []byte(c.script))
+			f, ok := findRule(fs, c.rule)
+			if !ok {
+				t.Fatalf("rule %s not reported; got %+v", c.rule, fs)
+			}
+			if f.Level != c.level || f.Location != c.location || f.Category != CatScriptContract || f.Fix == "" || f.Message == "" {
+				t.Errorf("got %+v, want level %s at %s with a fix", f, c.level, c.location)
+			}
+			if c.rule != "script_syntax_error" && len(fs) != 1 {
+				t.Errorf("expected only %s, got %+v", c.rule, fs)
+			}
+		})
+	}
+}
+
+func TestDynamicArgparseDowngrades(t *testing.T) {
+	iface := mustInterface(t, prepInterface)
+	src := strings.Replace(goodScript, `parser.add_argument("--job_type", required=True)`, `parser.add_argument(FLAG_NAME)`, 1)
+	fs, _ := CheckScriptSource(iface, "s.py", []byte(src))
+	f, ok := findRule(fs, "unparsed_declared_arg")
+	if !ok || f.Level != Warning {
+		t.Errorf("want warning-level unparsed_declared_arg, got %+v", fs)
+	}
+}
+
+func TestNonProcessingSkipsReverseArgCheck(t *testing.T) {
+	iface := mustInterface(t, strings.Replace(prepInterface, "sagemaker_step_type: Processing", "sagemaker_step_type: Training", 1))
+	src := strings.Replace(goodScript, `parser.add_argument("--job_type", required=True)`, `parser.add_argument("--mode")`, 1)
+	fs, _ := CheckScriptSource(iface, "s.py", []byte(src))
+	if _, ok := findRule(fs, "unparsed_declared_arg"); ok {
+		t.Errorf("Training step got the Processing-only argparse check: %+v", fs)
+	}
+	if f, ok := findRule(fs, "reverse_arg_check_skipped_non_processing"); !ok || f.Level != Info {
+		t.Errorf("want the info finding, got %+v", fs)
+	}
+}
+
+func TestCheckStepRulesets(t *testing.T) {
+	iface := mustInterface(t, prepInterface)
+	source := mustInterface(t, `
+step_type: ToySource
+node_type: source
+registry: {sagemaker_step_type: Processing, description: src}
+compute: {kind: sklearn, framework_version_field: framework_version}
+contract:
+  entry_point: toy_source.py
+  outputs:
+    data_output: {path: /opt/ml/processing/output/data}
+spec:
+  outputs:
+    data_output:
+      type: processing_output
+      property_path: "properties.ProcessingOutputConfig.Outputs['data_output'].S3Output.S3Uri"
+      aliases: [input_data]
+`)
+	score := func(dep steps.Dependency, depName string, out steps.Output, outName, provider string) float64 {
+		for _, s := range dep.CompatibleSources {
+			if s == provider {
+				return 0.9
+			}
+		}
+		return 0.1
+	}
+	fields := map[string]any{"framework_version": "1.2-1", "job_type": "training", "label_field": nil, "processing_entry_point": "toy_preprocessing.py"}
+	rep := CheckStep(StepCheck{Interface: iface, ScriptFile: "s.py", Script: []byte(goodScript), ConfigFields: fields,
+		Providers: []*steps.Interface{iface, source}, Score: score})
+	if rep.Status != StatusPassed || rep.Ruleset.Name != "script_based" {
+		t.Fatalf("report = %+v", rep)
+	}
+
+	// Config ↔ contract: a compute field the config lacks, a job arg
+	// source the config lacks, an entry point that disagrees.
+	bad := map[string]any{"processing_entry_point": "other.py"}
+	rep = CheckStep(StepCheck{Interface: iface, ScriptFile: "s.py", Script: []byte(goodScript), ConfigFields: bad})
+	for rule, level := range map[string]Level{"config_field_missing": Error, "job_argument_source_missing": Warning,
+		"entry_point_mismatch": Warning, "env_var_unsourced": Info, "dependency_check_skipped": Info} {
+		if f, ok := findRule(rep.Findings, rule); !ok || f.Level != level {
+			t.Errorf("rule %s: got %+v (ok=%v), want level %s", rule, f, ok, level)
+		}
+	}
+	if rep.Status != StatusFailed {
+		t.Errorf("status = %s, want FAILED", rep.Status)
+	}
+
+	// A required dependency nothing provides.
+	lonely := func(steps.Dependency, string, steps.Output, string, string) float64 { return 0.1 }
+	rep = CheckStep(StepCheck{Interface: iface, ConfigFields: fields, Providers: []*steps.Interface{source}, Score: lonely})
+	if f, ok := findRule(rep.Findings, "dependency_resolution"); !ok || f.Level != Error || f.Location != "spec.dependencies.input_data" {
+		t.Errorf("want error dependency_resolution on input_data, got %+v", rep.Findings)
+	}
+	if f, ok := findRule(rep.Findings, "script_not_found"); !ok || f.Level != Info {
+		t.Errorf("missing script should be an info finding, got %+v", rep.Findings)
+	}
+
+	// Amazon-internal kinds are unsupported with the replacement named.
+	cradle := mustInterface(t, `
+step_type: CradleDataLoading
+node_type: source
+registry: {sagemaker_step_type: CradleDataLoading, description: internal, requires: secure_ai_sandbox_workflow_python_sdk}
+contract: {entry_point: null}
+spec:
+  outputs:
+    DATA: {type: processing_output, property_path: properties.DATA}
+`)
+	rep = CheckStep(StepCheck{Interface: cradle, Replacement: func(string) (string, bool) { return "DummyDataLoading", true }})
+	if f, ok := findRule(rep.Findings, "unsupported_step_type"); !ok || !strings.Contains(f.Fix, "DummyDataLoading") {
+		t.Errorf("want unsupported_step_type naming the replacement, got %+v", rep.Findings)
+	}
+	if RulesetFor(steps.SMBase).Excluded != true || CheckStep(StepCheck{Interface: &steps.Interface{StepType: "B", Registry: steps.Registry{SageMakerStepType: "Base"}}}).Status != StatusExcluded {
+		t.Errorf("Base should be excluded")
+	}
+}
