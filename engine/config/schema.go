@@ -167,9 +167,13 @@ type UnknownStepError struct {
 	StepType    string
 	Class       bool
 	Suggestions []string
+	msg         string
 }
 
 func (e *UnknownStepError) Error() string {
+	if e.msg != "" {
+		return e.msg
+	}
 	what := "step type"
 	if e.Class {
 		what = "config class"
@@ -293,7 +297,7 @@ func buildSchema(bases map[string]*baseLayer, iface *steps.Interface) (*Schema, 
 		return nil, []SchemaProblem{{StepType: iface.StepType, Layer: LayerStep, Field: "extends",
 			Message: fmt.Sprintf("config.extends %q is not a base (known: %s)", layer, strings.Join(sortedKeys(bases), ", "))}}
 	}
-	return assemble(bases, layer, iface.StepType, iface, iface.Registry.ConfigClass)
+	return assemble(bases, layer, iface.StepType, iface, iface.ConfigClass())
 }
 
 // assemble merges the base chain of layer with the step's own fields.
@@ -302,10 +306,7 @@ func assemble(bases map[string]*baseLayer, layer, stepType string, iface *steps.
 	if err != nil {
 		return nil, []SchemaProblem{{StepType: stepType, Layer: layer, Message: err.Error()}}
 	}
-	if class == "" && stepType != "" {
-		class = stepType + "Config"
-	}
-	sc := &Schema{StepType: stepType, ConfigClass: class, Chain: chain, index: map[string]*Field{}, snake: snakeName(stepType)}
+	sc := &Schema{StepType: stepType, ConfigClass: class, Chain: chain, index: map[string]*Field{}, snake: steps.CanonicalToSnake(stepType)}
 	var probs []SchemaProblem
 	add := func(layerName string, fields *steps.Ordered[steps.Field]) {
 		for _, name := range fields.Keys() {
