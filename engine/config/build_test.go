@@ -44,9 +44,9 @@ func TestSchemaChainAndRefinement(t *testing.T) {
 func TestFiveMistakesAllReported(t *testing.T) {
 	s := fixtureSchemas(t)
 	base := validBase()
-	delete(base, "author")                      // missing
-	base["region"] = "XX"                       // enum
-	base["bucket"] = "Bad_Bucket"               // pattern
+	delete(base, "author")        // missing
+	base["region"] = "XX"         // enum
+	base["bucket"] = "Bad_Bucket" // pattern
 	specific := map[string]any{
 		"job_type":                  "training",
 		"label_name":                "y",
