@@ -1,0 +1,239 @@
+package registry
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+func tool(name string, h Handler) ToolDef {
+	return ToolDef{
+		Name: name, Description: "test tool", When: "in tests", Examples: []string{name + " {}"},
+		Tags: []string{PhasePlanner}, Handler: h,
+		Schema: Object(map[string]any{
+			"name":  String("a name"),
+			"count": map[string]any{"type": "integer", "minimum": 1},
+			"mode":  Enum("a mode", "fast", "slow"),
+		}, "name"),
+	}
+}
+
+func okHandler(_ context.Context, req Request) (*Result, error) {
+	return OK(map[string]any{"echo": req.Args["name"]}), nil
+}
+
+func newReg(t *testing.T, opts Options, tools ...ToolDef) *Registry {
+	t.Helper()
+	r, err := New(opts, func() (Namespace, error) {
+		return Namespace{Name: "t", Description: "test namespace", Tools: tools}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func TestEnvelopeWireForm(t *testing.T) {
+	for _, tc := range []struct {
+		res  *Result
+		want string
+	}{
+		{OK(nil), `{"ok":true,"data":null}`},
+		{OK(map[string]any{"a": 1}).Next(NextStep{Tool: "x.y", When: "w", Why: "y"}).Warn("careful").WithMeta("tool", "t.x"),
+			`{"ok":true,"data":{"a":1},"next_steps":[{"tool":"x.y","when":"w","why":"y"}],"warnings":["careful"],"meta":{"tool":"t.x"}}`},
+		{Fail(CodeNotFound, "gone").Suggest("look", "a.b").WithDetails(map[string]any{"k": "<v>"}),
+			`{"ok":false,"error":"gone","code":"not_found","remedy":{"suggested_tools":["a.b"],"fix_action":"look"},"meta":{"details":{"k":"<v>"}}}`},
+		{Fail("", "x").Next(NextStep{Tool: "ignored"}), `{"ok":false,"error":"x","code":"tool_error"}`},
+	} {
+		if got := string(tc.res.Encode()); got != tc.want {
+			t.Errorf("wire form\n got %s\nwant %s", got, tc.want)
+		}
+	}
+}
+
+func TestCallStampsMetaAndValidates(t *testing.T) {
+	r := newReg(t, Options{}, tool("t.echo", okHandler))
+	res := r.Call(context.Background(), "t__echo", map[string]any{"name": "x"})
+	if !res.OK || res.Meta["tool"] != "t.echo" || res.Meta["duration_ms"] == nil {
+		t.Fatalf("res = %s", res.Encode())
+	}
+	res = r.Call(context.Background(), "t.echo", map[string]any{"count": "three", "extra": true, "mode": "medium"})
+	if res.Code != CodeInvalidInput {
+		t.Fatalf("code = %s", res.Code)
+	}
+	var details struct {
+		Errors []ArgError `json:"errors"`
+	}
+	b, _ := json.Marshal(res.Meta["details"])
+	_ = json.Unmarshal(b, &details)
+	var got []string
+	for _, e := range details.Errors {
+		got = append(got, e.Pointer)
+	}
+	if want := "/count /extra /mode /name"; strings.Join(got, " ") != want {
+		t.Fatalf("pointers = %v, want %s (errors: %s)", got, want, res.Error)
+	}
+	if !strings.Contains(res.Error, "missing required argument 'name'") || !strings.Contains(res.Error, "unknown argument 'extra'") {
+		t.Fatalf("message = %s", res.Error)
+	}
+}
+
+func TestCallUnknownTool(t *testing.T) {
+	r := newReg(t, Options{}, tool("t.echo", okHandler))
+	res := r.Call(context.Background(), "t.nope", nil)
+	if res.Code != CodeUnknownTool {
+		t.Fatalf("code = %s", res.Code)
+	}
+	if avail := res.Meta["details"].(map[string]any)["available"].([]string); len(avail) != 2 {
+		t.Fatalf("available = %v", avail)
+	}
+}
+
+func TestCallContainsPanicsAndErrors(t *testing.T) {
+	var rec CallRecord
+	obs := observerFunc(func(r CallRecord) { rec = r })
+	r := newReg(t, Options{Observer: obs},
+		tool("t.panics", func(context.Context, Request) (*Result, error) { panic("boom: secret detail") }),
+		tool("t.fails", func(context.Context, Request) (*Result, error) { return nil, errors.New("db password wrong") }),
+		tool("t.domain", func(context.Context, Request) (*Result, error) {
+			return nil, Errorf(CodeValidationFailed, "bad").WithDetails(map[string]any{"n": 1}).Suggest("fix", "t.echo")
+		}),
+	)
+	res := r.Call(context.Background(), "t.panics", map[string]any{"name": "x"})
+	if res.Code != CodeInternal || strings.Contains(res.Error, "secret") {
+		t.Fatalf("panic → %s", res.Encode())
+	}
+	if rec.Panic == nil || len(rec.Stack) == 0 {
+		t.Fatal("observer did not get the panic and stack")
+	}
+	res = r.Call(context.Background(), "t.fails", map[string]any{"name": "x"})
+	if res.Code != CodeInternal || strings.Contains(res.Error, "password") || rec.Err == nil {
+		t.Fatalf("error → %s (rec.Err=%v)", res.Encode(), rec.Err)
+	}
+	res = r.Call(context.Background(), "t.domain", map[string]any{"name": "x"})
+	if res.Code != CodeValidationFailed || res.Remedy == nil || res.Meta["details"] == nil {
+		t.Fatalf("tool error → %s", res.Encode())
+	}
+}
+
+func TestCallTimeout(t *testing.T) {
+	block := make(chan struct{})
+	defer close(block)
+	r := newReg(t, Options{PerToolTimeout: map[string]time.Duration{"t.slow": 20 * time.Millisecond}},
+		tool("t.slow", func(ctx context.Context, _ Request) (*Result, error) { <-block; return OK(nil), nil }))
+	if res := r.Call(context.Background(), "t.slow", map[string]any{"name": "x"}); res.Code != CodeTimeout {
+		t.Fatalf("code = %s", res.Code)
+	}
+}
+
+func TestGatesAndScopes(t *testing.T) {
+	w := tool("t.write", okHandler)
+	w.Writes = true
+	x := tool("t.exec", okHandler)
+	x.ExecCode = true
+	d := tool("t.destroy", okHandler)
+	d.Destructive = true
+	args := map[string]any{"name": "x"}
+	remote := WithCaller(context.Background(), Caller{Remote: true})
+
+	r := newReg(t, Options{}, tool("t.read", okHandler), w, x, d)
+	for _, name := range []string{"t.write", "t.exec", "t.destroy"} {
+		if res := r.Call(remote, name, args); res.Code != CodeToolDisabled {
+			t.Errorf("%s remote default = %s", name, res.Code)
+		}
+		if res := r.Call(context.Background(), name, args); !res.OK {
+			t.Errorf("%s trusted = %s", name, res.Code)
+		}
+	}
+	if got := len(r.Visible(Caller{Remote: true}, "t")); got != 2 { // t.read + t.help
+		t.Errorf("visible = %d", got)
+	}
+	// Gate closed wins over bad arguments: nothing about the tool leaks.
+	if res := r.Call(remote, "t.write", map[string]any{"bogus": 1}); res.Code != CodeToolDisabled {
+		t.Errorf("gate before validation: %s", res.Code)
+	}
+
+	r = newReg(t, Options{Policy: Policy{EnableDestructive: true, Deny: []string{"t.destroy"}}}, tool("t.read", okHandler), w, x, d)
+	if res := r.Call(remote, "t.write", args); !res.OK {
+		t.Errorf("enabled write = %s", res.Code)
+	}
+	if res := r.Call(remote, "t.exec", args); res.Code != CodeToolDisabled {
+		t.Errorf("exec needs its own gate: %s", res.Code)
+	}
+	if res := r.Call(remote, "t.destroy", args); res.Code != CodeToolDisabled {
+		t.Errorf("deny list: %s", res.Code)
+	}
+	readOnly := WithCaller(context.Background(), Caller{Remote: true, Scopes: []string{ScopeRead}})
+	if res := r.Call(readOnly, "t.write", args); res.Code != CodeForbidden {
+		t.Errorf("read scope on write tool = %s", res.Code)
+	}
+	if res := r.Call(readOnly, "t.read", args); !res.OK {
+		t.Errorf("read scope on read tool = %s", res.Code)
+	}
+}
+
+func TestFailingNamespaceIsSkipped(t *testing.T) {
+	r, err := New(Options{},
+		func() (Namespace, error) { return Namespace{Name: "bad"}, errors.New("catalog missing") },
+		func() (Namespace, error) { panic("bad init") },
+		func() (Namespace, error) {
+			return Namespace{Name: "t", Tools: []ToolDef{tool("t.echo", okHandler)}}, nil
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Skipped()) != 2 {
+		t.Fatalf("skipped = %v", r.Skipped())
+	}
+	if _, ok := r.Lookup("t.echo"); !ok {
+		t.Fatal("healthy namespace missing")
+	}
+}
+
+func TestToolChecks(t *testing.T) {
+	bad := []ToolDef{
+		{Name: "nodot"},
+		{Name: "a.b__c"},
+		{Name: "a.b", Description: "d", When: "w", Examples: []string{"x"}, Handler: okHandler, Schema: map[string]any{"type": "object"}},
+		{Name: "a." + strings.Repeat("x", 70), Description: "d", When: "w", Examples: []string{"x"}, Handler: okHandler, Schema: Object(nil)},
+	}
+	for _, td := range bad {
+		if err := td.check(); err == nil {
+			t.Errorf("%q passed checks", td.Name)
+		}
+	}
+}
+
+func TestRenderDescriptionAndAnnotations(t *testing.T) {
+	td := tool("t.echo", okHandler)
+	if got, want := td.RenderDescription(), "test tool\n\nWhen: in tests\n\nExamples:\n  - t.echo {}"; got != want {
+		t.Fatalf("render = %q", got)
+	}
+	td.Destructive, td.Network = true, true
+	a := td.Annotations()
+	if a.ReadOnlyHint || !a.DestructiveHint || a.IdempotentHint || !a.OpenWorldHint || a.Title != "t.echo" {
+		t.Fatalf("annotations = %+v", a)
+	}
+	mcp := ExportMCP([]*ToolDef{&td})
+	oa := ExportOpenAI([]*ToolDef{&td})
+	if mcp[0].Name != "t__echo" || oa[0].Function.Name != "t__echo" || oa[0].Function.Metadata.Tags[0] != PhasePlanner {
+		t.Fatalf("exports = %+v %+v", mcp, oa)
+	}
+}
+
+func TestDecodeArgs(t *testing.T) {
+	for body, ok := range map[string]bool{"": true, "  ": true, "{}": true, `{"a":1}`: true, "[]": false, "3": false, "{": false, "{} {}": false} {
+		_, bad := DecodeArgs([]byte(body))
+		if (bad == nil) != ok {
+			t.Errorf("DecodeArgs(%q) ok=%v", body, bad == nil)
+		}
+	}
+}
+
+type observerFunc func(CallRecord)
+
+func (f observerFunc) CallStarted(ctx context.Context, _ string, _ Caller) context.Context { return ctx }
+func (f observerFunc) CallFinished(_ context.Context, r CallRecord)                      { f(r) }
