@@ -1,6 +1,7 @@
 package deps
 
 import (
+	"errors"
 	"math"
 	"os"
 	"strings"
@@ -8,6 +9,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/cursus-dev/cursus/engine/dag"
 	"github.com/cursus-dev/cursus/engine/steps"
 )
 
@@ -238,5 +240,183 @@ func TestScoreCapAndSources(t *testing.T) {
 	}
 	if u := Score(steps.Dependency{DataType: "Custom"}, "n", steps.Output{DataType: "S3Uri"}, "n", "X"); u.DataType != 0 {
 		t.Errorf("unknown data type compat = %v", u.DataType)
+	}
+}
+
+// fixtureLookup resolves "<StepType>[_<job>]" against the fixture specs.
+func fixtureLookup(specs map[string]*steps.Spec) SpecLookup {
+	return func(node string) (NodeSpec, error) {
+		st, job, _ := strings.Cut(node, "_")
+		spec, ok := specs[st]
+		if !ok {
+			return NodeSpec{}, &unknownFixture{node}
+		}
+		return NodeSpec{StepType: st, JobType: job, PipelineStepName: steps.PipelineStepName(st, job), Spec: spec}, nil
+	}
+}
+
+type unknownFixture struct{ node string }
+
+func (e *unknownFixture) Error() string { return "unknown step for node " + e.node }
+
+// The wiring of engine-core-spec §3.5 (xgboost complete_e2e), Path A.
+func TestResolveWorkedWiring(t *testing.T) {
+	specs := loadFixtures(t)
+	d := dag.New([]string{"CradleDataLoading_training", "TabularPreprocessing_training", "XGBoostTraining",
+		"CradleDataLoading_calibration", "TabularPreprocessing_calibration", "XGBoostModelEval_calibration",
+		"ModelCalibration_calibration", "Package", "Payload", "Registration"},
+		[][2]string{
+			{"CradleDataLoading_training", "TabularPreprocessing_training"},
+			{"TabularPreprocessing_training", "XGBoostTraining"},
+			{"XGBoostTraining", "XGBoostModelEval_calibration"},
+			{"CradleDataLoading_calibration", "TabularPreprocessing_calibration"},
+			{"TabularPreprocessing_calibration", "XGBoostModelEval_calibration"},
+			{"XGBoostModelEval_calibration", "ModelCalibration_calibration"},
+			{"ModelCalibration_calibration", "Package"},
+			{"XGBoostTraining", "Package"},
+			{"XGBoostTraining", "Payload"},
+			{"Package", "Registration"},
+			{"Payload", "Registration"},
+		})
+	plan, err := ResolveWith(d, fixtureLookup(specs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	type want struct {
+		from  string
+		score float64
+	}
+	expect := map[string]map[string]want{
+		"TabularPreprocessing_training": {
+			"DATA":           {"CradleDataLoading_training.DATA", 1.0},
+			"DATA_SECONDARY": {"CradleDataLoading_training.METADATA", 0.7648}, // dual-uniqueness quirk
+			"SIGNATURE":      {"CradleDataLoading_training.SIGNATURE", 1.0},
+		},
+		"XGBoostTraining":              {"input_path": {"TabularPreprocessing_training.processed_data", 0.8125}},
+		"XGBoostModelEval_calibration": {"model_input": {"XGBoostTraining.model_output", 1.0}, "processed_data": {"TabularPreprocessing_calibration.processed_data", 1.0}},
+		"ModelCalibration_calibration": {"evaluation_data": {"XGBoostModelEval_calibration.eval_output", 1.0}},
+		"Package":                      {"model_input": {"XGBoostTraining.model_output", 1.0}, "calibration_model": {"ModelCalibration_calibration.calibration_output", 1.0}},
+		"Payload":                      {"model_input": {"XGBoostTraining.model_output", 1.0}, "custom_payload_input": {"XGBoostTraining.evaluation_output", 0.5374}},
+		"Registration":                 {"PackagedModel": {"Package.packaged_model", 1.0}, "GeneratedPayloadSamples": {"Payload.payload_sample", 0.81}},
+	}
+	for node, wantDeps := range expect {
+		got := map[string]Binding{}
+		for _, b := range plan.Bindings[node] {
+			got[b.Dependency] = b
+		}
+		if len(got) != len(wantDeps) {
+			t.Errorf("%s: bindings %v, want %d", node, plan.Bindings[node], len(wantDeps))
+		}
+		for dep, w := range wantDeps {
+			b, ok := got[dep]
+			if !ok {
+				t.Errorf("%s.%s unbound", node, dep)
+				continue
+			}
+			if b.FromNode+"."+b.FromOutput != w.from || math.Abs(b.Score-w.score) > 5e-5 {
+				t.Errorf("%s.%s <- %s.%s (%.4f), want %s (%.4f)", node, dep, b.FromNode, b.FromOutput, b.Score, w.from, w.score)
+			}
+		}
+	}
+	if len(plan.Unresolved) != 0 {
+		t.Errorf("unresolved: %+v", plan.Unresolved)
+	}
+	x := plan.Bindings["XGBoostTraining"][0]
+	if x.Reference != "Steps.TabularPreprocessing-Training.ProcessingOutputConfig.Outputs['processed_data'].S3Output.S3Uri" ||
+		x.Property != "ProcessingOutputConfig.Outputs['processed_data'].S3Output.S3Uri" || x.FromStep != "TabularPreprocessing-Training" {
+		t.Errorf("reference = %+v", x)
+	}
+	// model_artifacts_input lost processed_data to input_path (each output feeds one dependency).
+	if got := plan.OptionalUnbound["XGBoostTraining"]; strings.Join(got, ",") != "hyperparameters_s3_uri,model_artifacts_input" {
+		t.Errorf("optional unbound = %v", got)
+	}
+	if plan.Steps["ModelCalibration_calibration"].PipelineStepName != "ModelCalibration-Calibration" {
+		t.Errorf("steps = %+v", plan.Steps)
+	}
+	if plan.Order[0] != "CradleDataLoading_training" || len(plan.Order) != 10 {
+		t.Errorf("order = %v", plan.Order)
+	}
+}
+
+func TestResolveReportsUnresolved(t *testing.T) {
+	specs := loadFixtures(t)
+	// Registration fed only by Payload: PackagedModel (model_artifacts) has
+	// no compatible output; XGBoostModelEval with no parents at all.
+	d := dag.New([]string{"Payload", "Registration", "XGBoostModelEval"}, [][2]string{{"Payload", "Registration"}})
+	plan, err := ResolveWith(d, fixtureLookup(specs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	byKey := map[string]Unresolved{}
+	for _, u := range plan.Unresolved {
+		byKey[u.Node+"."+u.Dependency] = u
+	}
+	// Payload.model_input has no parent either.
+	for _, k := range []string{"Payload.model_input", "Registration.PackagedModel", "XGBoostModelEval.model_input", "XGBoostModelEval.processed_data"} {
+		if _, ok := byKey[k]; !ok {
+			t.Errorf("%s not reported unresolved (got %+v)", k, plan.Unresolved)
+		}
+	}
+	reg := byKey["Registration.PackagedModel"]
+	if len(reg.Candidates) != 0 || !strings.Contains(reg.Reason, "compatible type") {
+		t.Errorf("Registration.PackagedModel = %+v", reg)
+	}
+	if !strings.Contains(byKey["XGBoostModelEval.model_input"].Reason, "no upstream nodes") {
+		t.Errorf("reason = %q", byKey["XGBoostModelEval.model_input"].Reason)
+	}
+
+	// A viable candidate that lost to another dependency is still shown,
+	// with the reason and its breakdown.
+	var consumer steps.Spec
+	consumer.Dependencies.Set("eval_data", steps.Dependency{})
+	consumer.Dependencies.Set("evaluation_data", steps.Dependency{})
+	var producer steps.Spec
+	producer.Outputs.Set("eval_data", steps.Output{PropertyPath: "properties.X"})
+	local := map[string]*steps.Spec{"Consumer": &consumer, "Producer": &producer}
+	plan2, err := ResolveWith(dag.New([]string{"Producer", "Consumer"}, [][2]string{{"Producer", "Consumer"}}), fixtureLookup(local))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(plan2.Bindings["Consumer"]) != 1 || plan2.Bindings["Consumer"][0].Dependency != "eval_data" {
+		t.Fatalf("bindings = %+v", plan2.Bindings)
+	}
+	if len(plan2.Unresolved) != 1 {
+		t.Fatalf("unresolved = %+v", plan2.Unresolved)
+	}
+	lost := plan2.Unresolved[0]
+	if lost.Dependency != "evaluation_data" || len(lost.Candidates) != 1 || !lost.Candidates[0].Breakdown.Viable ||
+		!strings.Contains(lost.Reason, "already bound") {
+		t.Errorf("lost dependency = %+v", lost)
+	}
+}
+
+func TestResolveErrors(t *testing.T) {
+	specs := loadFixtures(t)
+	_, err := ResolveWith(dag.New([]string{"Package", "Nope_x"}, [][2]string{{"Package", "Nope_x"}}), fixtureLookup(specs))
+	var ue *UnknownNodesError
+	if !errors.As(err, &ue) || ue.Nodes[0] != "Nope_x" {
+		t.Errorf("unknown node: %v", err)
+	}
+	_, err = ResolveWith(dag.New([]string{"Package", "Payload"}, [][2]string{{"Package", "Payload"}, {"Payload", "Package"}}), fixtureLookup(specs))
+	var ce *dag.CycleError
+	if !errors.As(err, &ce) {
+		t.Errorf("cycle: %v", err)
+	}
+}
+
+func TestResolveTieBreakDeterministic(t *testing.T) {
+	// Two identical producers feeding one consumer: the first edge wins,
+	// every run.
+	specs := loadFixtures(t)
+	d := dag.New([]string{"XGBoostTraining_a", "XGBoostTraining_b", "Package"},
+		[][2]string{{"XGBoostTraining_b", "Package"}, {"XGBoostTraining_a", "Package"}})
+	for i := 0; i < 10; i++ {
+		plan, err := ResolveWith(d, fixtureLookup(specs))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := plan.Bindings["Package"][0].FromNode; got != "XGBoostTraining_b" {
+			t.Fatalf("run %d: model_input from %s, want the first edge's producer", i, got)
+		}
 	}
 }

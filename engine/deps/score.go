@@ -52,15 +52,6 @@ var compatibleDataTypes = map[string][]string{
 	"Boolean": {"Boolean"},
 }
 
-// legacyAliases are old step names that still appear in compatible_sources.
-var legacyAliases = map[string]string{
-	"MIMSPackaging":     "Package",
-	"MIMSPayload":       "Payload",
-	"ModelRegistration": "Registration",
-	"PytorchTraining":   "PyTorchTraining",
-	"PytorchModel":      "PyTorchModel",
-}
-
 // Breakdown is a compatibility score with every component, so a wiring
 // decision (or the lack of one) can be explained.
 type Breakdown struct {
@@ -182,15 +173,12 @@ func providerInSources(provider string, sources []string) bool {
 	if slices.Contains(sources, p) {
 		return true
 	}
-	equivalents := map[string]bool{p: true, p + "Step": true}
-	for legacy, target := range legacyAliases {
-		if target == p {
-			equivalents[legacy] = true
-		}
-	}
 	pBase := strings.TrimSuffix(p, "Step")
 	for _, t := range sources {
-		if equivalents[t] || strings.TrimSuffix(t, "Step") == pBase {
+		if t == p+"Step" || strings.TrimSuffix(t, "Step") == pBase {
+			return true
+		}
+		if current, ok := steps.LegacyAlias(t); ok && current == p {
 			return true
 		}
 	}
