@@ -1,0 +1,218 @@
+package validate
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func needPython(t *testing.T) *Runner {
+	t.Helper()
+	r := NewRunner(2)
+	if err := r.Available(); err != nil {
+		t.Skipf("python3 unavailable: %v", err)
+	}
+	return r
+}
+
+func writeScript(t *testing.T, src string) string {
+	t.Helper()
+	dir := t.TempDir()
+	p := filepath.Join(dir, "toy_preprocessing.py")
+	if err := os.WriteFile(p, []byte(src), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+const producingScript = `import os
+
+
+def main(input_paths, output_paths, environ_vars, job_args):
+    src = input_paths["input_data"]
+    rows = []
+    for name in sorted(os.listdir(src)):
+        with open(os.path.join(src, name)) as f:
+            rows.extend(f.read().splitlines())
+    out = output_paths["processed_data"]
+    with open(os.path.join(out, "data.csv"), "w") as f:
+        f.write("\n".join(rows) + "\n")
+        f.write(environ_vars["LABEL_FIELD"] + "," + os.environ["TRAIN_RATIO"] + "," + job_args.job_type + "\n")
+    # A hard-coded container path lands in the sandbox too.
+    with open("/opt/ml/processing/output/literal.txt", "w") as f:
+        f.write(os.getcwd())
+    return {"rows": len(rows)}
+`
+
+func TestRunProducesContractOutputs(t *testing.T) {
+	r := needPython(t)
+	iface := mustInterface(t, prepInterface)
+	sample := filepath.Join(t.TempDir(), "train.csv")
+	if err := os.WriteFile(sample, []byte("a,b\n1,2\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	res, err := r.Run(context.Background(), RunRequest{Interface: iface, Script: writeScript(t, producingScript),
+		SampleInputs: map[string]string{"input_data": sample}, Env: map[string]string{"LABEL_FIELD": "y"},
+		JobArgs: map[string]string{"job_type": "validation"}, KeepSandbox: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(res.Sandbox)
+	if !res.Success || res.TimedOut || len(res.MissingOutputs) != 0 {
+		t.Fatalf("run failed: %+v", res)
+	}
+	if len(res.Outputs) != 1 || !res.Outputs[0].Produced || strings.Join(res.Outputs[0].Files, ",") != "data.csv,literal.txt" {
+		t.Fatalf("outputs = %+v", res.Outputs)
+	}
+	data, err := os.ReadFile(filepath.Join(res.Outputs[0].Dir, "data.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(data) != "a,b\n1,2\ny,0.7,validation\n" {
+		t.Errorf("data.csv = %q", data)
+	}
+	cwd, _ := os.ReadFile(filepath.Join(res.Outputs[0].Dir, "literal.txt"))
+	if !strings.HasPrefix(string(cwd), res.Sandbox) {
+		t.Errorf("script cwd %q is not inside the sandbox %q", cwd, res.Sandbox)
+	}
+	if res.Result != `{"rows": 2}` {
+		t.Errorf("main result = %q", res.Result)
+	}
+}
+
+func TestRunReportsMissingOutput(t *testing.T) {
+	r := needPython(t)
+	iface := mustInterface(t, prepInterface)
+	script := "def main(input_paths, output_paths, environ_vars, job_args):\n    return None\n"
+	res, err := r.Run(context.Background(), RunRequest{Interface: iface, Script: writeScript(t, script)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Success || strings.Join(res.MissingOutputs, ",") != "processed_data" || res.ExitCode != 0 {
+		t.Errorf("want a clean exit with processed_data missing, got %+v", res)
+	}
+}
+
+func TestRunKillsAnInfiniteLoop(t *testing.T) {
+	r := needPython(t)
+	iface := mustInterface(t, prepInterface)
+	script := "import time\n\ndef main(input_paths, output_paths, environ_vars, job_args):\n    while True:\n        time.sleep(0.01)\n"
+	res, err := r.Run(context.Background(), RunRequest{Interface: iface, Script: writeScript(t, script),
+		Limits: Limits{Timeout: 500 * time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.TimedOut || res.Success || !strings.Contains(res.ErrorMessage, "time limit") {
+		t.Errorf("want a timed-out failure, got %+v", res)
+	}
+}
+
+func TestRunCannotWriteOutsideTheSandbox(t *testing.T) {
+	r := needPython(t)
+	iface := mustInterface(t, prepInterface)
+	outside := t.TempDir()
+	victim := filepath.Join(outside, "escaped.txt")
+	script := `import os, subprocess, shutil
+
+
+def attempt(label, fn):
+    try:
+        fn()
+        print(label, "ALLOWED")
+    except PermissionError as e:
+        print(label, "DENIED", e)
+
+
+def main(input_paths, output_paths, environ_vars, job_args):
+    attempt("open", lambda: open(` + "`" + `VICTIM` + "`" + `, "w").write("x"))
+    attempt("os.open", lambda: os.open(` + "`" + `VICTIM` + "`" + `, os.O_WRONLY | os.O_CREAT))
+    attempt("relative", lambda: open("../../../../../../../.." + ` + "`" + `VICTIM` + "`" + `, "w"))
+    attempt("mkdir", lambda: os.mkdir(` + "`" + `VICTIM` + "`" + ` + ".d"))
+    attempt("subprocess", lambda: subprocess.run(["touch", ` + "`" + `VICTIM` + "`" + `]))
+    attempt("system", lambda: os.system("touch " + ` + "`" + `VICTIM` + "`" + `))
+    open(os.path.join(output_paths["processed_data"], "ok.txt"), "w").write("inside")
+`
+	script = strings.ReplaceAll(script, "`VICTIM`", "'"+victim+"'")
+	res, err := r.Run(context.Background(), RunRequest{Interface: iface, Script: writeScript(t, script)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Success {
+		t.Fatalf("run failed: %+v", res)
+	}
+	for _, label := range []string{"open", "os.open", "relative", "mkdir", "subprocess", "system"} {
+		if !strings.Contains(res.Stdout, label+" DENIED") {
+			t.Errorf("%s was not denied; stdout:\n%s", label, res.Stdout)
+		}
+	}
+	entries, _ := os.ReadDir(outside)
+	if len(entries) != 0 {
+		t.Errorf("the script wrote outside its sandbox: %v", entries)
+	}
+}
+
+func TestRunEnvironmentIsNotInherited(t *testing.T) {
+	r := needPython(t)
+	t.Setenv("CURSUS_TEST_SECRET", "leak")
+	iface := mustInterface(t, prepInterface)
+	script := "import os\n\ndef main(input_paths, output_paths, environ_vars, job_args):\n    open(output_paths['processed_data'] + '/env.txt', 'w').write(os.environ.get('CURSUS_TEST_SECRET', 'absent') + ' ' + os.environ['HOME'])\n"
+	res, err := r.Run(context.Background(), RunRequest{Interface: iface, Script: writeScript(t, script), KeepSandbox: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(res.Sandbox)
+	got, _ := os.ReadFile(filepath.Join(res.Outputs[0].Dir, "env.txt"))
+	if !strings.HasPrefix(string(got), "absent "+res.Sandbox) {
+		t.Errorf("env.txt = %q", got)
+	}
+}
+
+func TestRunOutputIsCapped(t *testing.T) {
+	r := needPython(t)
+	iface := mustInterface(t, prepInterface)
+	script := "def main(input_paths, output_paths, environ_vars, job_args):\n    print('x' * 100000)\n    open(output_paths['processed_data'] + '/o', 'w').write('1')\n"
+	res, err := r.Run(context.Background(), RunRequest{Interface: iface, Script: writeScript(t, script), Limits: Limits{MaxOutputBytes: 1000}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.OutputTruncated || len(res.Stdout) > 1000 {
+		t.Errorf("stdout not capped: truncated=%v len=%d", res.OutputTruncated, len(res.Stdout))
+	}
+}
+
+func TestRunRuntimeUnavailable(t *testing.T) {
+	r := NewRunner(1)
+	r.LookPath = func(string) (string, error) { return "", exec.ErrNotFound }
+	_, err := r.Run(context.Background(), RunRequest{Interface: mustInterface(t, prepInterface), Script: "/nonexistent.py"})
+	if !errors.Is(err, ErrRuntimeUnavailable) {
+		t.Errorf("err = %v, want ErrRuntimeUnavailable", err)
+	}
+}
+
+func TestRunWaitsForASlotAndHonoursCancellation(t *testing.T) {
+	r := needPython(t)
+	r.sem <- struct{}{}
+	r.sem <- struct{}{} // both slots taken
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := r.Run(ctx, RunRequest{Interface: mustInterface(t, prepInterface), Script: writeScript(t, goodScript)})
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("err = %v, want context.Canceled while the cap is reached", err)
+	}
+}
+
+func TestRunRejectsUnknownSampleInput(t *testing.T) {
+	r := needPython(t)
+	sample := filepath.Join(t.TempDir(), "x.csv")
+	_ = os.WriteFile(sample, []byte("1"), 0o600)
+	_, err := r.Run(context.Background(), RunRequest{Interface: mustInterface(t, prepInterface), Script: writeScript(t, goodScript),
+		SampleInputs: map[string]string{"nope": sample}})
+	if err == nil || !strings.Contains(err.Error(), `"nope"`) {
+		t.Errorf("err = %v", err)
+	}
+}
