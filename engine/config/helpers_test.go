@@ -78,3 +78,7 @@ func kinds(ps []Problem) map[string]string {
 	}
 	return out
 }
+
+func fieldOf(typ string, lo, hi *float64) steps.Field {
+	return steps.Field{Type: typ, Tier: steps.TierEssential, Minimum: lo, Maximum: hi}
+}
