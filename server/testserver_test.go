@@ -1,0 +1,74 @@
+package server
+
+import (
+	"context"
+	"io"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/rs/zerolog"
+
+	"github.com/cursus-dev/cursus/handlers"
+	"github.com/cursus-dev/cursus/registry"
+)
+
+// gatedTestTool is a test-only tool behind the destructive gate.
+func gatedTestNamespace() (registry.Namespace, error) {
+	return registry.Namespace{
+		Name: "testonly", Description: "Tools that exist only in tests.",
+		Tools: []registry.ToolDef{
+			{
+				Name: "testonly.write", Description: "Pretends to write a file.", When: "In gate tests.",
+				Examples: []string{`testonly.write {}  # does nothing`}, Schema: registry.Object(nil), Writes: true,
+				Handler: func(context.Context, registry.Request) (*registry.Result, error) {
+					return registry.OK(map[string]any{"wrote": true}), nil
+				},
+			},
+			{
+				Name: "testonly.panic", Description: "Panics.", When: "In recovery tests.",
+				Examples: []string{`testonly.panic {}  # panics`}, Schema: registry.Object(nil),
+				Handler: func(context.Context, registry.Request) (*registry.Result, error) { panic("test panic") },
+			},
+			{
+				Name: "testonly.progress", Description: "Reports progress three times.", When: "In progress tests.",
+				Examples: []string{`testonly.progress {}  # three notifications`}, Schema: registry.Object(nil),
+				Handler: func(ctx context.Context, _ registry.Request) (*registry.Result, error) {
+					for i := 1; i <= 3; i++ {
+						registry.Progress(ctx, float64(i), 3, "step")
+					}
+					return registry.OK(map[string]any{"steps": 3}), nil
+				},
+			},
+		},
+	}, nil
+}
+
+// testEnv starts the real router on a loopback httptest server.
+type testEnv struct {
+	srv *Server
+	ts  *httptest.Server
+	cfg Config
+}
+
+func newTestEnv(t *testing.T, env map[string]string) *testEnv {
+	t.Helper()
+	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	cfg, err := LoadConfig("", lookup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Workspace.Root = t.TempDir()
+	deps, err := handlers.NewDeps(handlers.Options{WorkspaceRoot: cfg.Workspace.Root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nss := append(handlers.Namespaces(deps), gatedTestNamespace)
+	reg, err := registry.New(registry.Options{Policy: cfg.Policy(), Timeout: cfg.Limits.ToolTimeout}, nss...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := NewServer(Deps{Config: cfg, Registry: reg, Prompts: handlers.Prompts(), Logger: zerolog.New(io.Discard)})
+	ts := httptest.NewServer(srv)
+	t.Cleanup(ts.Close)
+	return &testEnv{srv: srv, ts: ts, cfg: cfg}
+}
