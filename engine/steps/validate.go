@@ -342,8 +342,14 @@ func (v *validator) checkSpec(i *Interface) {
 	if s.Dependencies.Len() == 0 && s.Outputs.Len() == 0 && i.NodeType != NodeSingular {
 		v.errorf("spec", "spec_registration", "a spec needs at least one dependency or output unless node_type is singular")
 	}
-	if i.NodeType == NodeSource && s.Dependencies.Len() > 0 {
-		v.warnf("spec.dependencies", "source_dependencies", "a source node has no parents, so its dependencies can only come from config")
+	if i.NodeType == NodeSource {
+		for _, name := range s.Dependencies.Keys() {
+			_, fromConfig := i.Contract.InputSourceOverrides.Get(name)
+			if !fromConfig && !slices.Contains(i.Contract.SkipInputs, name) {
+				v.warnf("spec.dependencies."+name, "source_dependencies",
+					"a source node has no parents; feed %q from config with contract.input_source_overrides", name)
+			}
+		}
 	}
 	if i.NodeType == NodeSink && s.Outputs.Len() > 0 {
 		v.warnf("spec.outputs", "sink_outputs", "a sink node has no children to consume its outputs")
