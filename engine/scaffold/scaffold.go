@@ -1,0 +1,339 @@
+package scaffold
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"unicode"
+
+	"github.com/cursus-dev/cursus/engine/config"
+	"github.com/cursus-dev/cursus/engine/dag"
+	"github.com/cursus-dev/cursus/engine/steps"
+	"github.com/cursus-dev/cursus/engine/validate"
+	"github.com/cursus-dev/cursus/engine/workspace"
+)
+
+// Catalog is the part of the step catalog scaffolding reads;
+// *steps.Catalog satisfies it.
+type Catalog interface {
+	Names() []string
+	Get(stepType string) (*steps.Interface, bool)
+}
+
+// Frameworks are the project kinds project.init knows (sorted).
+var Frameworks = []string{"bedrock", "lightgbmmt", "pytorch", "xgboost"}
+
+// DefaultTargetDir is where projects go when no target_dir is given.
+const DefaultTargetDir = "projects"
+
+// Options describe the project to scaffold.
+type Options struct {
+	Name      string
+	Framework string
+	TargetDir string // relative to the workspace root (or absolute inside it)
+	Overwrite bool
+	// DAG is the pipeline; nil uses the framework's starter DAG.
+	DAG *dag.DAG
+	// CreatedAt is stored in the config template's metadata.
+	CreatedAt string
+}
+
+// InputError is an argument that cannot be used.
+type InputError struct {
+	Arg     string
+	Message string
+}
+
+func (e *InputError) Error() string { return fmt.Sprintf("'%s': %s", e.Arg, e.Message) }
+
+// Stub is one scaffolded script.
+type Stub struct {
+	StepType string   `json:"step_type"`
+	Nodes    []string `json:"nodes"`
+	File     string   `json:"file"`
+	// Aligned is true when the stub passes the script↔contract check.
+	Aligned  bool               `json:"aligned"`
+	Findings []validate.Finding `json:"findings,omitempty"`
+}
+
+// Result describes the scaffolded project.
+type Result struct {
+	Project        string   `json:"project"`
+	TargetPath     string   `json:"target_path"` // workspace-relative
+	Framework      string   `json:"framework"`
+	PipelineClass  string   `json:"pipeline_class"`
+	DAGNodes       []string `json:"dag_nodes"`
+	DAGFile        string   `json:"dag_file"`
+	ConfigTemplate string   `json:"config_template,omitempty"`
+	// ToFill lists the config values the user must supply
+	// ("configuration.shared.author", "configuration.specific.<key>.<field>").
+	ToFill       []string `json:"to_fill"`
+	Scripts      []Stub   `json:"scripts"`
+	FilesWritten []string `json:"files_written"`
+	Notes        []string `json:"notes,omitempty"`
+	Ready        bool     `json:"ready"`
+}
+
+var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
+
+// Check validates name, framework and target_dir without touching disk.
+func Check(opts Options) (Options, error) {
+	opts.Name = strings.TrimSpace(opts.Name)
+	opts.Framework = strings.ToLower(strings.TrimSpace(opts.Framework))
+	switch {
+	case opts.Name == "":
+		return opts, &InputError{"name", "must be a non-empty string"}
+	case opts.Name == "." || opts.Name == ".." || strings.ContainsAny(opts.Name, `/\`):
+		return opts, &InputError{"name", "must not contain a path separator or be '.' or '..'"}
+	case !nameRE.MatchString(opts.Name):
+		return opts, &InputError{"name", "must be 1-64 letters, digits, '_', '-' or '.', starting with a letter or digit"}
+	case !slices.Contains(Frameworks, opts.Framework):
+		return opts, &InputError{"framework", "must be one of [" + strings.Join(Frameworks, ", ") + "]"}
+	}
+	if opts.TargetDir == "" {
+		opts.TargetDir = DefaultTargetDir
+	}
+	if strings.ContainsRune(opts.TargetDir, 0) {
+		return opts, &InputError{"target_dir", "contains a NUL byte"}
+	}
+	for _, part := range strings.FieldsFunc(opts.TargetDir, func(r rune) bool { return r == '/' || r == '\\' }) {
+		if part == ".." {
+			return opts, &InputError{"target_dir", "must not contain a '..' component"}
+		}
+	}
+	return opts, nil
+}
+
+// PipelineClass is PascalCase(name) + "Pipeline".
+func PipelineClass(name string) string {
+	var b strings.Builder
+	up := true
+	for _, r := range name {
+		if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
+			up = true
+			continue
+		}
+		if up {
+			b.WriteRune(unicode.ToUpper(r))
+			up = false
+		} else {
+			b.WriteRune(r)
+		}
+	}
+	return b.String() + "Pipeline"
+}
+
+// StarterDAG is the framework's default pipeline: load → preprocess →
+// train, and a calibration branch that evaluates the trained model. Nodes
+// whose step type the catalog lacks make the starter empty (with a note).
+func StarterDAG(framework string, cat Catalog) (*dag.DAG, string) {
+	pair := map[string][2]string{
+		"xgboost":    {"XGBoostTraining", "XGBoostModelEval"},
+		"pytorch":    {"PyTorchTraining", "PyTorchModelEval"},
+		"lightgbmmt": {"LightGBMTraining", "LightGBMModelEval"},
+	}[framework]
+	train, eval := pair[0], pair[1]
+	if train == "" {
+		return dag.New(nil, nil), "no public starter pipeline exists for " + framework + "; author the DAG yourself (pipeline_catalog.recommend can suggest one)"
+	}
+	for _, st := range []string{"DummyDataLoading", "TabularPreprocessing", train, eval} {
+		if _, ok := cat.Get(st); !ok {
+			return dag.New(nil, nil), "the catalog has no " + st + " step, so no starter DAG was written"
+		}
+	}
+	nodes := []string{"DummyDataLoading_training", "TabularPreprocessing_training", train,
+		"DummyDataLoading_calibration", "TabularPreprocessing_calibration", eval + "_calibration"}
+	edges := [][2]string{
+		{"DummyDataLoading_training", "TabularPreprocessing_training"},
+		{"TabularPreprocessing_training", train},
+		{"DummyDataLoading_calibration", "TabularPreprocessing_calibration"},
+		{train, eval + "_calibration"},
+		{"TabularPreprocessing_calibration", eval + "_calibration"},
+	}
+	note := ""
+	if framework == "lightgbmmt" {
+		note = "the built-in catalog has no multi-task LightGBM steps; the starter DAG uses LightGBMTraining"
+	}
+	return dag.New(nodes, edges), note
+}
+
+type file struct {
+	rel  string // relative to the project directory
+	data []byte
+}
+
+// Init scaffolds the project inside root. Every file is rendered before
+// anything is written, so a bad argument writes nothing.
+func Init(root *workspace.Root, cat Catalog, schemas *config.Schemas, opts Options) (*Result, error) {
+	opts, err := Check(opts)
+	if err != nil {
+		return nil, err
+	}
+	project := opts.Name + "_" + opts.Framework
+	projRel := filepath.Join(opts.TargetDir, project)
+	projAbs, err := root.Resolve(projRel)
+	if err != nil {
+		return nil, err
+	}
+	projRel = root.Rel(projAbs)
+	if _, err := root.Stat(projRel); err == nil && !opts.Overwrite {
+		return nil, &workspace.ExistsError{Path: projRel}
+	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+
+	res := &Result{Project: project, TargetPath: projRel, Framework: opts.Framework, PipelineClass: PipelineClass(opts.Name),
+		DAGFile: path.Join(projRel, "pipeline_config/dag.json"), ToFill: []string{}, Scripts: []Stub{}, FilesWritten: []string{}}
+	d := opts.DAG
+	if d == nil {
+		var note string
+		d, note = StarterDAG(opts.Framework, cat)
+		if note != "" {
+			res.Notes = append(res.Notes, note)
+		}
+	}
+	res.DAGNodes = append([]string{}, d.Nodes...)
+
+	known := func(s string) bool { _, ok := cat.Get(s); return ok }
+	type nodeStep struct {
+		node  string
+		iface *steps.Interface
+	}
+	var resolved []nodeStep
+	for _, n := range d.Nodes {
+		st, _, ok := steps.SplitJobType(n, known)
+		if !ok {
+			return nil, &InputError{"dag", fmt.Sprintf("node %q names no known step type", n)}
+		}
+		iface, _ := cat.Get(st)
+		resolved = append(resolved, nodeStep{n, iface})
+	}
+
+	var files []file
+	dagJSON, err := dag.Marshal(d, map[string]any{"name": project, "framework": opts.Framework, "created_by": "cursus project.init"})
+	if err != nil {
+		return nil, fmt.Errorf("render dag.json: %w", err)
+	}
+	files = append(files, file{"pipeline_config/dag.json", dagJSON})
+
+	scriptsRel := path.Join(projRel, "scripts")
+	if len(d.Nodes) > 0 && schemas != nil {
+		tmpl, toFill, err := configTemplate(d, schemas, scriptsRel, opts.CreatedAt)
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, file{"pipeline_config/config.json", tmpl})
+		res.ConfigTemplate = path.Join(projRel, "pipeline_config/config.json")
+		res.ToFill = toFill
+	}
+
+	byType := map[string]*Stub{}
+	var order []string
+	var modelSteps []string
+	for _, ns := range resolved {
+		if !NeedsScript(ns.iface) {
+			if ns.iface.Registry.SageMakerStepType == steps.SMCreateModel {
+				modelSteps = append(modelSteps, ns.node)
+			}
+			continue
+		}
+		st := ns.iface.StepType
+		if s, ok := byType[st]; ok {
+			s.Nodes = append(s.Nodes, ns.node)
+			continue
+		}
+		rel := "scripts/" + ns.iface.Contract.EntryPoint
+		src := ScriptStub(ns.iface)
+		fs, _ := validate.CheckScriptSource(ns.iface, path.Join(projRel, rel), []byte(src))
+		stub := &Stub{StepType: st, Nodes: []string{ns.node}, File: path.Join(projRel, rel), Aligned: true}
+		for _, f := range fs {
+			if f.Blocking() {
+				stub.Aligned = false
+				stub.Findings = append(stub.Findings, f)
+			}
+		}
+		byType[st] = stub
+		order = append(order, st)
+		files = append(files, file{rel, []byte(src)})
+	}
+	sort.Strings(order)
+	for _, st := range order {
+		res.Scripts = append(res.Scripts, *byType[st])
+	}
+	files = append(files, file{"README.md", []byte(readme(res, modelSteps))})
+
+	for _, f := range files {
+		rel := path.Join(projRel, f.rel)
+		if err := root.WriteFile(rel, f.data, opts.Overwrite); err != nil {
+			return res, &WriteError{Err: err, Written: res.FilesWritten}
+		}
+		res.FilesWritten = append(res.FilesWritten, rel)
+	}
+	res.Ready = true
+	for _, s := range res.Scripts {
+		res.Ready = res.Ready && s.Aligned
+	}
+	return res, nil
+}
+
+// WriteError is a failure after some files were written.
+type WriteError struct {
+	Err     error
+	Written []string
+}
+
+func (e *WriteError) Error() string {
+	return fmt.Sprintf("%v (after writing %d file(s))", e.Err, len(e.Written))
+}
+
+func (e *WriteError) Unwrap() error { return e.Err }
+
+// configTemplate renders a config.json in the Cursus layout with every
+// required value set to null (to fill), job types prefilled from node
+// names, and source_dir pointing at the scaffolded scripts.
+func configTemplate(d *dag.DAG, schemas *config.Schemas, scriptsDir, createdAt string) ([]byte, []string, error) {
+	req, err := config.Requirements(d, schemas)
+	if err != nil {
+		return nil, nil, fmt.Errorf("config requirements: %w", err)
+	}
+	if len(req.Unresolved) > 0 {
+		return nil, nil, &InputError{"dag", fmt.Sprintf("node %q: %s", req.Unresolved[0].Node, req.Unresolved[0].Message)}
+	}
+	var toFill []string
+	shared := map[string]any{"source_dir": scriptsDir}
+	for _, f := range req.Shared.Required() {
+		shared[f] = nil
+		toFill = append(toFill, "configuration.shared."+f)
+	}
+	specific := map[string]any{}
+	types := map[string]string{}
+	for _, n := range req.Nodes {
+		entry := map[string]any{"__model_type__": n.ConfigClass}
+		for k, v := range n.Prefilled {
+			entry[k] = v
+		}
+		for _, f := range n.Fields.Required() {
+			entry[f] = nil
+			toFill = append(toFill, "configuration.specific."+n.ConfigKey+"."+f)
+		}
+		specific[n.ConfigKey] = entry
+		types[n.ConfigKey] = n.ConfigClass
+	}
+	doc := map[string]any{
+		"configuration": map[string]any{"shared": shared, "specific": specific},
+		"metadata":      map[string]any{"config_types": types, "created_at": createdAt},
+	}
+	out, err := json.MarshalIndent(doc, "", "  ")
+	if err != nil {
+		return nil, nil, err
+	}
+	sort.Strings(toFill)
+	return append(out, '\n'), toFill, nil
+}

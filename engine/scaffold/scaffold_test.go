@@ -1,0 +1,234 @@
+package scaffold
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/cursus-dev/cursus/engine/config"
+	"github.com/cursus-dev/cursus/engine/dag"
+	"github.com/cursus-dev/cursus/engine/steps"
+	"github.com/cursus-dev/cursus/engine/validate"
+	"github.com/cursus-dev/cursus/engine/workspace"
+)
+
+// testCatalog reads the built-in interface files directly.
+type testCatalog map[string]*steps.Interface
+
+func (c testCatalog) Names() []string {
+	var out []string
+	for k := range c {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func (c testCatalog) Get(s string) (*steps.Interface, bool) { i, ok := c[s]; return i, ok }
+
+func loadCatalog(t *testing.T) testCatalog {
+	t.Helper()
+	fsys := os.DirFS("../steps/catalog")
+	names, err := filepath.Glob("../steps/catalog/*.step.yaml")
+	if err != nil || len(names) == 0 {
+		t.Skipf("no built-in catalog files: %v", err)
+	}
+	cat := testCatalog{}
+	for _, n := range names {
+		iface, err := steps.ParseFile(fsys, filepath.Base(n))
+		if err != nil {
+			t.Fatalf("%s: %v", n, err)
+		}
+		cat[iface.StepType] = iface
+	}
+	return cat
+}
+
+func newRoot(t *testing.T) *workspace.Root {
+	t.Helper()
+	root, err := workspace.New(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
+func TestEveryBuiltinScriptStubIsAligned(t *testing.T) {
+	cat := loadCatalog(t)
+	runner := validate.NewRunner(2)
+	canRun := runner.Available() == nil
+	n := 0
+	for _, name := range cat.Names() {
+		iface := cat[name]
+		if !NeedsScript(iface) {
+			continue
+		}
+		n++
+		src := ScriptStub(iface)
+		fs, a := validate.CheckScriptSource(iface, iface.Contract.EntryPoint, []byte(src))
+		if a == nil || !a.Main.HasExpectedSignature() {
+			t.Errorf("%s: stub has no proper main: %+v", name, fs)
+		}
+		for _, f := range fs {
+			if f.Level != validate.Info {
+				t.Errorf("%s: stub finding %+v", name, f)
+			}
+		}
+		if !canRun {
+			continue
+		}
+		dir := t.TempDir()
+		script := filepath.Join(dir, iface.Contract.EntryPoint)
+		if err := os.WriteFile(script, []byte(src), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		env := map[string]string{}
+		for _, r := range iface.Contract.EnvVars.Required {
+			env[r] = "x"
+		}
+		res, err := runner.Run(t.Context(), validate.RunRequest{Interface: iface, Script: script, Env: env})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if !res.Success {
+			t.Errorf("%s: stub run failed: %s %s missing=%v", name, res.ErrorMessage, res.Stderr, res.MissingOutputs)
+		}
+	}
+	if n == 0 {
+		t.Fatal("no script steps in the catalog")
+	}
+}
+
+func TestInitWritesAnAlignedProject(t *testing.T) {
+	cat := loadCatalog(t)
+	schemas, err := config.LoadSchemas(cat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := newRoot(t)
+	res, err := Init(root, cat, schemas, Options{Name: "fraud", Framework: "XGBoost", CreatedAt: "2026-01-01T00:00:00Z"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.TargetPath != "projects/fraud_xgboost" || res.PipelineClass != "FraudPipeline" || !res.Ready {
+		t.Errorf("result = %+v", res)
+	}
+	want := []string{"DummyDataLoading", "TabularPreprocessing", "XGBoostModelEval", "XGBoostTraining"}
+	var got []string
+	for _, s := range res.Scripts {
+		got = append(got, s.StepType)
+		if !s.Aligned {
+			t.Errorf("%s stub not aligned: %+v", s.StepType, s.Findings)
+		}
+		if _, err := root.Stat(s.File); err != nil {
+			t.Errorf("%s: %v", s.File, err)
+		}
+	}
+	if strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Errorf("scripts for %v, want %v", got, want)
+	}
+	data, err := root.ReadFile(res.DAGFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := dag.Parse(data)
+	if err != nil || len(d.Nodes) != 6 {
+		t.Fatalf("dag.json: %v %+v", err, d)
+	}
+	tmpl, err := root.ReadFile(res.ConfigTemplate)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(tmpl, &doc); err != nil {
+		t.Fatalf("config template is not JSON: %v", err)
+	}
+	if len(res.ToFill) == 0 || !strings.Contains(strings.Join(res.ToFill, " "), "configuration.shared.author") {
+		t.Errorf("to_fill = %v", res.ToFill)
+	}
+	readme, _ := root.ReadFile("projects/fraud_xgboost/README.md")
+	for _, s := range []string{"## Action items (remaining)", "- [ ] **1. Review the DAG", "## What is already done", "- [x]"} {
+		if !strings.Contains(string(readme), s) {
+			t.Errorf("README lacks %q:\n%s", s, readme)
+		}
+	}
+	// The unfilled template is refused for exactly the values to fill.
+	if _, err := config.Parse(tmpl, schemas); err == nil {
+		t.Error("an unfilled template loaded without problems")
+	}
+
+	// A second init without overwrite is refused and changes nothing.
+	before, _ := root.ReadFile("projects/fraud_xgboost/README.md")
+	_, err = Init(root, cat, schemas, Options{Name: "fraud", Framework: "xgboost"})
+	var exists *workspace.ExistsError
+	if !errors.As(err, &exists) {
+		t.Errorf("err = %v, want ExistsError", err)
+	}
+	after, _ := root.ReadFile("projects/fraud_xgboost/README.md")
+	if string(before) != string(after) {
+		t.Error("a refused init changed files")
+	}
+	if _, err := Init(root, cat, schemas, Options{Name: "fraud", Framework: "xgboost", Overwrite: true}); err != nil {
+		t.Errorf("overwrite: %v", err)
+	}
+}
+
+func TestInitRefusesEscapes(t *testing.T) {
+	cat := loadCatalog(t)
+	root := newRoot(t)
+	outside := t.TempDir()
+	if err := os.Symlink(outside, filepath.Join(root.Dir(), "link")); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name string
+		opts Options
+		want any
+	}{
+		{"dotdot name", Options{Name: "../x", Framework: "xgboost"}, &InputError{}},
+		{"dot name", Options{Name: "..", Framework: "xgboost"}, &InputError{}},
+		{"bad framework", Options{Name: "x", Framework: "sklearn"}, &InputError{}},
+		{"dotdot target", Options{Name: "x", Framework: "xgboost", TargetDir: "a/../../b"}, &InputError{}},
+		{"absolute outside", Options{Name: "x", Framework: "xgboost", TargetDir: outside}, &workspace.EscapeError{}},
+		{"symlink escape", Options{Name: "x", Framework: "xgboost", TargetDir: "link/projects"}, &workspace.EscapeError{}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Init(root, cat, nil, c.opts)
+			switch c.want.(type) {
+			case *InputError:
+				var ie *InputError
+				if !errors.As(err, &ie) {
+					t.Errorf("err = %v, want InputError", err)
+				}
+			case *workspace.EscapeError:
+				var ee *workspace.EscapeError
+				if !errors.As(err, &ee) {
+					t.Errorf("err = %v, want EscapeError", err)
+				}
+			}
+		})
+	}
+	for _, dir := range []string{outside, root.Dir()} {
+		entries, _ := os.ReadDir(dir)
+		if dir == root.Dir() && len(entries) != 1 || dir == outside && len(entries) != 0 {
+			t.Errorf("%s changed: %v", dir, entries)
+		}
+	}
+	// An absolute target inside the root is fine.
+	res, err := Init(root, cat, nil, Options{Name: "abs", Framework: "pytorch", TargetDir: filepath.Join(root.Dir(), "inside")})
+	if err != nil || res.TargetPath != "inside/abs_pytorch" {
+		t.Errorf("absolute inside: %v %+v", err, res)
+	}
+}
+
+func TestStarterDAGForBedrockIsEmpty(t *testing.T) {
+	d, note := StarterDAG("bedrock", loadCatalog(t))
+	if len(d.Nodes) != 0 || note == "" {
+		t.Errorf("bedrock starter = %+v %q", d, note)
+	}
+}
