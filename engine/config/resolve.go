@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -14,9 +15,25 @@ type Node struct {
 	JobType  string `json:"job_type,omitempty"`
 }
 
-// nodeResolver is satisfied by a catalog that resolves node names itself.
-type nodeResolver interface {
-	resolveNode(node string) (Node, error)
+// catalogResolver is a catalog that resolves node names itself
+// (*steps.Catalog does); Schemas use it so that config and catalog agree on
+// what every node means.
+type catalogResolver interface {
+	Resolve(name string) (steps.Resolution, error)
+}
+
+func resolveWith(r catalogResolver) func(string) (Node, error) {
+	return func(node string) (Node, error) {
+		res, err := r.Resolve(node)
+		if err != nil {
+			var nf *steps.NotFoundError
+			if errors.As(err, &nf) {
+				return Node{}, &UnknownStepError{StepType: node, Suggestions: nf.Suggestions, msg: err.Error()}
+			}
+			return Node{}, err
+		}
+		return Node{Name: node, StepType: res.StepType, JobType: res.JobType}, nil
+	}
 }
 
 // ResolveNode maps a DAG node name (<StepType> or <StepType>_<job_type>)

@@ -230,8 +230,8 @@ func LoadSchemas(cat Catalog) (*Schemas, error) {
 	}
 	sort.Strings(s.names)
 	s.resolve = s.resolveByPrefix
-	if r, ok := cat.(nodeResolver); ok {
-		s.resolve = r.resolveNode
+	if r, ok := cat.(catalogResolver); ok {
+		s.resolve = resolveWith(r)
 	}
 	return s, nil
 }

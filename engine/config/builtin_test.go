@@ -1,0 +1,80 @@
+package config
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/cursus-dev/cursus/engine/dag"
+	"github.com/cursus-dev/cursus/engine/steps"
+)
+
+func builtinSchemas(t testing.TB) *Schemas {
+	t.Helper()
+	cat, probs, err := steps.LoadCatalog()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(probs) > 0 {
+		t.Fatalf("built-in catalog problems: %v", probs)
+	}
+	s, err := LoadSchemas(cat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range s.Problems() {
+		t.Errorf("built-in config section: %s", p)
+	}
+	if len(s.Names()) != len(cat.Names()) {
+		t.Errorf("%d schemas for %d step types", len(s.Names()), len(cat.Names()))
+	}
+	return s
+}
+
+// Every built-in step type gets a valid config from sample essentials, and
+// the config survives a save/load round trip byte for byte.
+func TestBuiltinStepsSampleConfigs(t *testing.T) {
+	s := builtinSchemas(t)
+	for _, name := range s.Names() {
+		d := dag.New([]string{name}, nil)
+		rep, err := Requirements(d, s)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		base, perNode, missing := SampleValues(rep)
+		if len(missing) > 0 {
+			t.Errorf("%s: no sample for %v", name, missing)
+			continue
+		}
+		configs, probs := s.BuildDAG(d, base, perNode)
+		if len(probs) > 0 {
+			t.Errorf("%s: %v", name, probs)
+			continue
+		}
+		out, err := Marshal(configs, "2025-01-01T00:00:00Z")
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		f, err := Parse(out, s)
+		if err != nil {
+			t.Errorf("%s: reload: %v", name, err)
+			continue
+		}
+		again, _ := Marshal(f.Configs, "2025-01-01T00:00:00Z")
+		if !bytes.Equal(out, again) {
+			t.Errorf("%s: not byte-stable", name)
+		}
+	}
+}
+
+// Resolution goes through the catalog: node names with job types resolve
+// the way the compiler will resolve them.
+func TestBuiltinNodeResolution(t *testing.T) {
+	s := builtinSchemas(t)
+	n, err := s.ResolveNode("TabularPreprocessing_training")
+	if err != nil || n.StepType != "TabularPreprocessing" || n.JobType != "training" {
+		t.Errorf("got %+v, %v", n, err)
+	}
+	if _, err := s.ResolveNode("TabularPreprocesing"); err == nil {
+		t.Error("typo resolved")
+	}
+}
