@@ -413,3 +413,13 @@ func (r *Registry) namespaceHelp(ns string) ToolDef {
 		},
 	}
 }
+
+// ValidateArgs checks arguments against a tool's schema without running
+// it (examples, dry runs).
+func (r *Registry) ValidateArgs(name string, args map[string]any) ([]ArgError, bool) {
+	t, ok := r.Lookup(name)
+	if !ok {
+		return nil, false
+	}
+	return r.tools[t.Name].validator.validate(args), true
+}

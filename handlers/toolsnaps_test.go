@@ -1,0 +1,58 @@
+package handlers
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cursus-dev/cursus/registry"
+)
+
+// TestToolSnapshots pins every tool's exported MCP shape (name, rendered
+// description, input schema, annotations) in __toolsnaps__/<wire>.snap, so
+// any schema change shows up in review. Regenerate with
+// UPDATE_TOOLSNAPS=true go test ./handlers -run TestToolSnapshots.
+// Outside CI a missing snapshot is written; in CI it fails.
+func TestToolSnapshots(t *testing.T) {
+	reg, _ := newTestRegistry(t)
+	update := os.Getenv("UPDATE_TOOLSNAPS") == "true"
+	inCI := os.Getenv("CI") != ""
+	dir := "__toolsnaps__"
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{}
+	for _, mt := range registry.ExportMCP(reg.Tools("")) {
+		file := filepath.Join(dir, mt.Name+".snap")
+		want[filepath.Base(file)] = true
+		got, err := json.MarshalIndent(mt, "", "  ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, '\n')
+		old, err := os.ReadFile(file)
+		switch {
+		case update || (os.IsNotExist(err) && !inCI):
+			if err := os.WriteFile(file, got, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		case err != nil:
+			t.Errorf("%s: no snapshot (run with UPDATE_TOOLSNAPS=true): %v", mt.Name, err)
+		case !bytes.Equal(old, got):
+			t.Errorf("%s: exported tool changed; review and run with UPDATE_TOOLSNAPS=true\n--- snapshot\n%s\n--- now\n%s", mt.Name, old, got)
+		}
+	}
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), ".snap") && !want[e.Name()] {
+			if update {
+				_ = os.Remove(filepath.Join(dir, e.Name()))
+				continue
+			}
+			t.Errorf("stale snapshot %s: the tool no longer exists (UPDATE_TOOLSNAPS=true removes it)", e.Name())
+		}
+	}
+}
