@@ -1,0 +1,309 @@
+// Package pipelines is the catalog of ready-made pipeline DAGs ("shared
+// DAGs"): the built-in set embedded here plus operator directories in the
+// Cursus layout (<framework>/<name>.dag.json, optional catalog_index.json).
+// It ranks them for a request and explains the ranking.
+package pipelines
+
+import (
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"sort"
+	"strings"
+
+	"github.com/cursus-dev/cursus/engine/dag"
+)
+
+//go:embed shared_dags
+var builtin embed.FS
+
+// IndexFile is the optional index beside the framework directories.
+const IndexFile = "catalog_index.json"
+
+// Entry is one shared DAG with its index metadata.
+type Entry struct {
+	ID                string         `json:"id"`
+	Path              string         `json:"path"` // <framework>/<name>.dag.json, relative to its directory
+	Description       string         `json:"description"`
+	Framework         string         `json:"framework"`
+	Complexity        string         `json:"complexity"`
+	TaskType          string         `json:"task_type"`
+	NodeCount         int            `json:"node_count"`
+	EdgeCount         int            `json:"edge_count"`
+	Features          []string       `json:"features"`
+	InputRequirements map[string]any `json:"input_requirements"`
+	Constraints       map[string]any `json:"constraints"`
+	Cost              map[string]any `json:"cost"`
+	UsedByProjects    []string       `json:"used_by_projects"`
+	AgentContext      AgentContext   `json:"agent_context"`
+	// Source is "builtin" or the directory the entry came from.
+	Source string `json:"source"`
+
+	dag *dag.DAG
+}
+
+// DAG returns a copy of the entry's graph.
+func (e *Entry) DAG() *dag.DAG { return dag.New(e.dag.Nodes, e.dag.Edges) }
+
+// AgentContext tells an agent when and how to use a DAG.
+type AgentContext struct {
+	WhenToUse       string                       `json:"when_to_use"`
+	WhenNotToUse    string                       `json:"when_not_to_use"`
+	Differentiators []string                     `json:"differentiators"`
+	Prerequisites   []Prerequisite               `json:"prerequisites"`
+	ConfigGuidance  ConfigGuidance               `json:"config_guidance"`
+	DecisionTree    map[string]map[string]string `json:"decision_tree"`
+}
+
+// Prerequisite is one thing to check before running a DAG, and how.
+type Prerequisite struct {
+	Check string `json:"check"`
+	How   string `json:"how"`
+}
+
+// ConfigGuidance summarises the configuration a DAG needs.
+type ConfigGuidance struct {
+	UserMustProvide []string `json:"user_must_provide"`
+	SafeDefaults    []string `json:"safe_defaults"`
+	CommonPitfalls  []string `json:"common_pitfalls"`
+}
+
+// Problem is a file that could not be used; the rest of the catalog loads.
+type Problem struct {
+	File    string `json:"file"`
+	Path    string `json:"path,omitempty"` // key path inside the file
+	Rule    string `json:"rule"`
+	Message string `json:"message"`
+}
+
+func (p Problem) String() string {
+	loc := p.File
+	if p.Path != "" {
+		loc += ": " + p.Path
+	}
+	return fmt.Sprintf("%s: %s (%s)", loc, p.Message, p.Rule)
+}
+
+// Catalog is an immutable set of entries, sorted by id.
+type Catalog struct {
+	entries []*Entry
+	byID    map[string]*Entry
+}
+
+// Load reads the built-in DAGs, then each extra directory in order; an entry
+// whose id already exists replaces it. Broken files become problems. The
+// error is non-nil only if the built-in set itself cannot be read.
+func Load(extraDirs ...string) (*Catalog, []Problem, error) {
+	sub, err := fs.Sub(builtin, "shared_dags")
+	if err != nil {
+		return nil, nil, err
+	}
+	entries, problems := LoadFS(sub, "builtin")
+	if len(entries) == 0 {
+		return nil, problems, errors.New("built-in pipeline catalog is empty")
+	}
+	c := &Catalog{byID: map[string]*Entry{}}
+	c.add(entries)
+	for _, dir := range extraDirs {
+		info, err := os.Stat(dir)
+		if err != nil || !info.IsDir() {
+			problems = append(problems, Problem{File: dir, Rule: "directory", Message: "extra pipeline directory is missing or not a directory"})
+			continue
+		}
+		more, ps := LoadFS(os.DirFS(dir), dir)
+		problems = append(problems, ps...)
+		c.add(more)
+	}
+	return c, problems, nil
+}
+
+func (c *Catalog) add(entries []*Entry) {
+	for _, e := range entries {
+		if _, ok := c.byID[e.ID]; !ok {
+			c.entries = append(c.entries, e)
+		} else {
+			for i, old := range c.entries {
+				if old.ID == e.ID {
+					c.entries[i] = e
+				}
+			}
+		}
+		c.byID[e.ID] = e
+	}
+	sort.Slice(c.entries, func(i, j int) bool { return c.entries[i].ID < c.entries[j].ID })
+}
+
+// List returns every entry sorted by id.
+func (c *Catalog) List() []*Entry { return append([]*Entry(nil), c.entries...) }
+
+// Get returns the entry with the given id.
+func (c *Catalog) Get(id string) (*Entry, bool) {
+	e, ok := c.byID[id]
+	return e, ok
+}
+
+// IDs returns every id, sorted.
+func (c *Catalog) IDs() []string {
+	out := make([]string, len(c.entries))
+	for i, e := range c.entries {
+		out[i] = e.ID
+	}
+	return out
+}
+
+// indexDoc is the Cursus catalog_index.json layout.
+type indexDoc struct {
+	Version    string   `json:"version"`
+	TotalDAGs  int      `json:"total_dags"`
+	Frameworks []string `json:"frameworks"`
+	DAGs       []*Entry `json:"dags"`
+}
+
+// fileDoc is a shared DAG file: the graph plus metadata mirroring the index.
+type fileDoc struct {
+	Metadata *fileMeta `json:"metadata"`
+}
+
+type fileMeta struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+	Entry
+}
+
+// LoadFS reads one catalog directory: every <framework>/<name>.dag.json,
+// with metadata from catalog_index.json when it lists the file, else from
+// the file's own "metadata". Node and edge counts are always recomputed;
+// a stated count that disagrees is reported.
+func LoadFS(fsys fs.FS, source string) ([]*Entry, []Problem) {
+	var problems []Problem
+	indexed := map[string]*Entry{}
+	if data, err := fs.ReadFile(fsys, IndexFile); err == nil {
+		var idx indexDoc
+		if err := json.Unmarshal(data, &idx); err != nil {
+			problems = append(problems, Problem{File: path.Join(source, IndexFile), Rule: "json", Message: err.Error()})
+		} else {
+			for i, e := range idx.DAGs {
+				if e == nil || e.ID == "" || e.Path == "" {
+					problems = append(problems, Problem{File: path.Join(source, IndexFile), Path: fmt.Sprintf("dags[%d]", i), Rule: "required", Message: "index entry needs id and path"})
+					continue
+				}
+				indexed[path.Clean(e.Path)] = e
+			}
+		}
+	}
+	files, _ := fs.Glob(fsys, "*/*.dag.json")
+	sort.Strings(files)
+	var entries []*Entry
+	seen := map[string]string{}
+	for _, f := range files {
+		e, ps := loadFile(fsys, f, source, indexed[f])
+		problems = append(problems, ps...)
+		if e == nil {
+			continue
+		}
+		if prev, dup := seen[e.ID]; dup {
+			problems = append(problems, Problem{File: path.Join(source, f), Rule: "unique_id", Message: fmt.Sprintf("id %q is also used by %s; this file is skipped", e.ID, prev)})
+			continue
+		}
+		seen[e.ID] = f
+		entries = append(entries, e)
+	}
+	for p := range indexed {
+		if !slicesContains(files, p) {
+			problems = append(problems, Problem{File: path.Join(source, IndexFile), Path: p, Rule: "missing_file", Message: "index lists a DAG file that does not exist"})
+		}
+	}
+	sort.Slice(problems, func(i, j int) bool { return problems[i].String() < problems[j].String() })
+	return entries, problems
+}
+
+func loadFile(fsys fs.FS, f, source string, fromIndex *Entry) (*Entry, []Problem) {
+	where := path.Join(source, f)
+	data, err := fs.ReadFile(fsys, f)
+	if err != nil {
+		return nil, []Problem{{File: where, Rule: "read", Message: err.Error()}}
+	}
+	d, err := dag.Parse(data)
+	if err != nil {
+		return nil, []Problem{{File: where, Rule: "dag", Message: err.Error()}}
+	}
+	var e Entry
+	if fromIndex != nil {
+		e = *fromIndex
+	} else {
+		var doc fileDoc
+		if err := json.Unmarshal(data, &doc); err != nil {
+			return nil, []Problem{{File: where, Path: "metadata", Rule: "metadata", Message: err.Error()}}
+		}
+		if doc.Metadata != nil {
+			e = doc.Metadata.Entry
+			e.ID = doc.Metadata.ID
+			if e.ID == "" {
+				e.ID = doc.Metadata.Name
+			}
+		}
+	}
+	framework, file := path.Split(f)
+	framework = strings.TrimSuffix(framework, "/")
+	if e.ID == "" {
+		e.ID = framework + "_" + strings.TrimSuffix(file, ".dag.json")
+	}
+	if e.Framework == "" {
+		e.Framework = framework
+	}
+	if e.Complexity == "" {
+		e.Complexity = "standard"
+	}
+	e.Path, e.Source, e.dag = f, source, d
+	var problems []Problem
+	if integrity := d.Check(); !integrity.Valid {
+		for _, is := range integrity.Issues {
+			problems = append(problems, Problem{File: where, Path: "dag", Rule: is.Category, Message: is.Message})
+		}
+		return nil, problems
+	}
+	stats := d.Stats()
+	if e.NodeCount != 0 && e.NodeCount != stats.NodeCount {
+		problems = append(problems, Problem{File: where, Path: "metadata.node_count", Rule: "count", Message: fmt.Sprintf("says %d, the DAG has %d nodes", e.NodeCount, stats.NodeCount)})
+	}
+	if e.EdgeCount != 0 && e.EdgeCount != stats.EdgeCount {
+		problems = append(problems, Problem{File: where, Path: "metadata.edge_count", Rule: "count", Message: fmt.Sprintf("says %d, the DAG has %d edges", e.EdgeCount, stats.EdgeCount)})
+	}
+	e.NodeCount, e.EdgeCount = stats.NodeCount, stats.EdgeCount
+	if e.Features == nil {
+		e.Features = []string{}
+	}
+	if e.UsedByProjects == nil {
+		e.UsedByProjects = []string{}
+	}
+	return &e, problems
+}
+
+func slicesContains(list []string, s string) bool {
+	i := sort.SearchStrings(list, s)
+	return i < len(list) && list[i] == s
+}
+
+// Index renders the catalog in the catalog_index.json layout (without a
+// timestamp, so it is reproducible).
+func (c *Catalog) Index() ([]byte, error) {
+	fw := map[string]bool{}
+	var frameworks []string
+	for _, e := range c.entries {
+		if !fw[e.Framework] {
+			fw[e.Framework] = true
+			frameworks = append(frameworks, e.Framework)
+		}
+	}
+	sort.Strings(frameworks)
+	doc := indexDoc{Version: "3.1", TotalDAGs: len(c.entries), Frameworks: frameworks, DAGs: c.entries}
+	out, err := json.MarshalIndent(doc, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(out, '\n'), nil
+}
