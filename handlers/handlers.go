@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io/fs"
 
+	"github.com/cursus-dev/cursus/engine/config"
+	"github.com/cursus-dev/cursus/engine/steps"
 	"github.com/cursus-dev/cursus/engine/workspace"
 	"github.com/cursus-dev/cursus/registry"
 )
@@ -14,8 +16,13 @@ import (
 // Deps is what the namespaces need from the outside world. Build it with
 // NewDeps; it is read-only afterwards and shared by concurrent calls.
 type Deps struct {
-	Root *workspace.Root // every file argument is resolved inside it
-	Opts Options
+	Root  *workspace.Root // every file argument is resolved inside it
+	Opts  Options
+	Steps *steps.Catalog // built-in step types plus Opts.StepDirs
+	// StepProblems are step files that could not join the catalog; schema
+	// defects are in Config.Problems().
+	StepProblems []steps.Problem
+	Config       *config.Schemas // config schema of every step type in Steps
 }
 
 // Options are the operator's settings the engine needs.
@@ -34,12 +41,21 @@ func NewDeps(opts Options) (*Deps, error) {
 	if err != nil {
 		return nil, fmt.Errorf("workspace root: %w", err)
 	}
-	return &Deps{Root: root, Opts: opts}, nil
+	cat, problems, err := steps.LoadCatalog(opts.StepDirs...)
+	if err != nil {
+		return nil, fmt.Errorf("step catalog: %w", err)
+	}
+	schemas, err := config.LoadSchemas(cat)
+	if err != nil {
+		return nil, fmt.Errorf("config schemas: %w", err)
+	}
+	return &Deps{Root: root, Opts: opts, Steps: cat, StepProblems: problems, Config: schemas}, nil
 }
 
 // Namespaces lists the namespaces in their fixed registration order.
 func Namespaces(d *Deps) []registry.NamespaceFunc {
 	return []registry.NamespaceFunc{
+		func() (registry.Namespace, error) { return configNamespace(d) },
 		func() (registry.Namespace, error) { return toolsNamespace(), nil },
 	}
 }
