@@ -127,7 +127,8 @@ type StoppingCondition struct {
 
 // ---- Training (CreateTrainingJob) ----
 
-// TrainingArgs is the CreateTrainingJob request without the job name.
+// TrainingArgs is the CreateTrainingJob request without the job name. It
+// has no Environment: the definition schema does not accept one there.
 type TrainingArgs struct {
 	AlgorithmSpecification AlgorithmSpecification `json:"AlgorithmSpecification"`
 	OutputDataConfig       OutputDataConfig       `json:"OutputDataConfig"`
@@ -136,7 +137,6 @@ type TrainingArgs struct {
 	RoleArn                any                    `json:"RoleArn"`
 	InputDataConfig        []Channel              `json:"InputDataConfig"`
 	HyperParameters        map[string]any         `json:"HyperParameters,omitempty"`
-	Environment            map[string]any         `json:"Environment,omitempty"`
 }
 
 // AlgorithmSpecification names the training image.

@@ -1,0 +1,759 @@
+package compiler
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"strings"
+
+	"github.com/cursus-dev/cursus/engine/config"
+	"github.com/cursus-dev/cursus/engine/sagemaker"
+	"github.com/cursus-dev/cursus/engine/steps"
+)
+
+type builder struct {
+	sources  fs.FS
+	arts     *artifactSet
+	prefix   sagemaker.Get
+	pipeline string
+}
+
+// boundInput is one dependency with its value: a property reference, a
+// config-supplied URI or a manual input.
+type boundInput struct {
+	dep   string
+	spec  steps.Dependency
+	port  steps.InputPort
+	hasPt bool
+	value any
+}
+
+// build makes one step.
+func (b *builder) build(n *node, in map[string]any, parents []string) (sagemaker.Step, StepReport, []string, error) {
+	report := StepReport{Node: n.name, StepName: n.stepName, StepType: n.cfg.StepType, JobType: n.cfg.JobType,
+		ConfigKey: n.cfg.Key, ConfigClass: n.cfg.ConfigClass, Builder: n.iface.BuilderName(), Handler: n.handler,
+		Confidence: n.res.Confidence, Method: n.res.Method, Reasons: n.res.Reasons, Inputs: map[string]string{},
+		DependsOn: parents}
+	inputs, err := b.inputs(n, in)
+	if err != nil {
+		return sagemaker.Step{}, report, nil, err
+	}
+	for _, bi := range inputs {
+		report.Inputs[bi.dep] = describe(bi.value)
+	}
+	step := sagemaker.Step{Name: n.stepName, DependsOn: parents}
+	cache := &sagemaker.CacheConfig{Enabled: getBool(n.cfg, "enable_caching"), ExpireAfter: sagemaker.DefaultCacheExpiry}
+	var warns []string
+	switch n.handler {
+	case HandlerProcessing:
+		step.Type, step.CacheConfig = sagemaker.TypeProcessing, cache
+		step.Arguments, warns, err = b.processing(n, inputs)
+	case HandlerTraining:
+		step.Type, step.CacheConfig = sagemaker.TypeTraining, cache
+		step.Arguments, warns, err = b.training(n, inputs)
+	case HandlerTuning:
+		step.Type, step.CacheConfig = sagemaker.TypeTuning, cache
+		step.Arguments, warns, err = b.tuning(n, inputs)
+	case HandlerModel:
+		// CreateModel steps take no cache config.
+		step.Type = sagemaker.TypeModel
+		step.Arguments, warns, err = b.model(n, inputs)
+	case HandlerTransform:
+		step.Type = sagemaker.TypeTransform
+		if cache.Enabled { // the SDK writes a transform's cache config only when caching is on
+			step.CacheConfig = cache
+		}
+		step.Arguments, err = b.transform(n, inputs)
+	case HandlerRegisterModel:
+		step.Type = sagemaker.TypeRegisterModel
+		step.Arguments, err = b.register(n, inputs)
+	default:
+		err = fmt.Errorf("no handler %q", n.handler)
+	}
+	report.SageMakerType = step.Type
+	if err != nil {
+		return sagemaker.Step{}, report, nil, err
+	}
+	for i, w := range warns {
+		warns[i] = fmt.Sprintf("node %q: %s", n.name, w)
+	}
+	return step, report, warns, nil
+}
+
+func describe(v any) string {
+	switch t := v.(type) {
+	case sagemaker.Get:
+		return t.Path
+	case string:
+		return t
+	}
+	s, _ := formatEnv(v)
+	return s
+}
+
+// inputs lists the step's dependencies that have a value, in spec order.
+// A dependency named in contract.input_source_overrides takes its value
+// from that config field unless an upstream output or manual input feeds
+// it. Missing required inputs are errors.
+func (b *builder) inputs(n *node, in map[string]any) ([]boundInput, error) {
+	skip := map[string]bool{}
+	for _, s := range n.iface.Contract.SkipInputs {
+		skip[s] = true
+	}
+	var out []boundInput
+	var missing []string
+	for _, dep := range n.iface.Spec.Dependencies.Keys() {
+		if skip[dep] {
+			continue
+		}
+		spec, _ := n.iface.Spec.Dependencies.Get(dep)
+		port, hasPt := n.iface.Contract.Inputs.Get(dep)
+		value, ok := in[dep]
+		if !ok {
+			if attr, has := n.iface.Contract.InputSourceOverrides.Get(dep); has {
+				if s := getString(n.cfg, attr); s != "" {
+					value, ok = s, true
+				}
+			}
+		}
+		if !ok {
+			if spec.IsRequired() {
+				missing = append(missing, dep)
+			}
+			continue
+		}
+		out = append(out, boundInput{dep: dep, spec: spec, port: port, hasPt: hasPt, value: value})
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("required input(s) %s not provided (no upstream output matched and no config source)", strings.Join(missing, ", "))
+	}
+	return out, nil
+}
+
+// outputPath is where a step output goes: <prefix>/<steptype>[/<job_type>]/<output>.
+func (b *builder) outputPath(n *node, output string) sagemaker.Join {
+	parts := []any{b.prefix, strings.ToLower(n.cfg.StepType)}
+	if n.cfg.JobType != "" {
+		parts = append(parts, n.cfg.JobType)
+	}
+	return sagemaker.JoinPath(append(parts, output)...)
+}
+
+// ---- images ----
+
+var frameworkOfClass = map[string]string{
+	"SKLearn": "sklearn", "XGBoost": "xgboost", "PyTorch": "pytorch",
+	"SKLearnModel": "sklearn", "XGBoostModel": "xgboost", "PyTorchModel": "pytorch",
+}
+
+// image picks the container: the config's image_uri (or the field the
+// interface names) wins; otherwise the public framework image.
+func (b *builder) image(n *node, scope, instanceType string) (string, error) {
+	c := n.iface.Compute
+	field := "image_uri"
+	if c != nil && c.ImageURIField != "" {
+		field = c.ImageURIField
+	}
+	if uri := getString(n.cfg, field); uri != "" {
+		return uri, nil
+	}
+	if field != "image_uri" {
+		if uri := getString(n.cfg, "image_uri"); uri != "" {
+			return uri, nil
+		}
+	}
+	if c == nil {
+		return "", fmt.Errorf("the step interface has no compute section; set %s in the config", field)
+	}
+	var framework string
+	switch c.Kind {
+	case "sklearn", "xgboost":
+		framework = c.Kind
+	case "framework", "estimator", "model":
+		framework = frameworkOfClass[c.SDKClass]
+		if c.FrameworkName != "" {
+			framework = strings.ToLower(c.FrameworkName)
+		}
+	case "byo_container", "script":
+		return "", fmt.Errorf("compute kind %s runs a custom image: set %s in the config", c.Kind, field)
+	}
+	if framework == "" {
+		return "", fmt.Errorf("cannot tell the framework image of compute kind %q (sdk_class %q): set %s in the config", c.Kind, c.SDKClass, field)
+	}
+	version := ""
+	if c.FrameworkVersionField != "" {
+		version = getString(n.cfg, c.FrameworkVersionField)
+	}
+	if version == "" {
+		version = c.FrameworkVersionDefault
+	}
+	if version == "" {
+		version = getString(n.cfg, "framework_version")
+	}
+	py := ""
+	if c.PyVersionField != "" {
+		py = getString(n.cfg, c.PyVersionField)
+	}
+	region := getString(n.cfg, "aws_region")
+	if c.LockTrainingRegion {
+		region = "us-east-1"
+	}
+	uri, err := sagemaker.ImageURI(sagemaker.ImageRequest{Framework: framework, Version: version, Region: region,
+		Scope: scope, PyVersion: py, InstanceType: instanceType})
+	if err != nil {
+		return "", err
+	}
+	return uri, nil
+}
+
+// ---- environment and arguments ----
+
+// environment fills the contract's variables from the config: a field
+// named like the variable in lower case, else a hyperparameter of that
+// name, else (optional variables) the contract default.
+func environment(n *node) (map[string]any, []string) {
+	env := map[string]any{}
+	var warns []string
+	lookup := func(name string) (string, bool) {
+		if v, ok := n.cfg.Get(strings.ToLower(name)); ok && v != nil {
+			return formatEnv(v)
+		}
+		if hp := getMap(n.cfg, "hyperparameters"); hp != nil {
+			if v, ok := hp[strings.ToLower(name)]; ok && v != nil {
+				return formatEnv(v)
+			}
+		}
+		return "", false
+	}
+	for _, name := range n.iface.Contract.EnvVars.Required {
+		if v, ok := lookup(name); ok {
+			env[name] = v
+			continue
+		}
+		warns = append(warns, fmt.Sprintf("required environment variable %s has no value (set config field %s)", name, strings.ToLower(name)))
+	}
+	for _, name := range n.iface.Contract.EnvVars.Optional.Keys() {
+		if v, ok := lookup(name); ok {
+			env[name] = v
+			continue
+		}
+		def, _ := n.iface.Contract.EnvVars.Optional.Get(name)
+		env[name] = def
+	}
+	return env, warns
+}
+
+// jobArguments renders contract.job_arguments from their config fields;
+// unset fields are left out.
+func jobArguments(n *node) []any {
+	var args []any
+	for _, ja := range n.iface.Contract.JobArguments {
+		v, ok := n.cfg.Get(ja.Source)
+		if !ok || v == nil {
+			continue
+		}
+		s, ok := formatEnv(v)
+		if !ok || s == "" {
+			continue
+		}
+		args = append(args, ja.Flag, s)
+	}
+	return args
+}
+
+// ---- code ----
+
+func sourceDir(c *config.Config, fields ...string) string {
+	for _, f := range fields {
+		if s := getString(c, f); s != "" {
+			return s
+		}
+	}
+	return "."
+}
+
+func isS3(p string) bool { return strings.HasPrefix(p, "s3://") }
+
+// scriptArtifact registers one script file and returns its S3 URI.
+func (b *builder) scriptArtifact(n *node, dir, entry string) (string, error) {
+	if isS3(dir) {
+		return strings.TrimSuffix(dir, "/") + "/" + entry, nil
+	}
+	local := path.Join(dir, entry)
+	data, missing, err := readSource(b.sources, local)
+	if err != nil {
+		return "", err
+	}
+	return b.arts.add(KindScript, cleanRel(local), path.Base(entry), data, missing, n.stepName), nil
+}
+
+// sourceDirArtifact packs dir (plus extra generated files) and returns the
+// tarball's S3 URI.
+func (b *builder) sourceDirArtifact(n *node, dir string, extra map[string][]byte) (string, error) {
+	if isS3(dir) {
+		return dir, nil // already packed by the user
+	}
+	data, missing, err := packSourceDir(b.sources, dir, extra)
+	if err != nil {
+		return "", err
+	}
+	return b.arts.add(KindSourceDir, cleanRel(dir), sagemaker.SourceDirTarball, data, missing, n.stepName), nil
+}
+
+func entryPoint(n *node, field string) string {
+	if s := getString(n.cfg, field); s != "" {
+		return s
+	}
+	if n.iface.Contract.EntryPoint != "" {
+		return n.iface.Contract.EntryPoint
+	}
+	return steps.CanonicalToSnake(n.cfg.StepType) + ".py"
+}
+
+// ---- Processing ----
+
+func (b *builder) processing(n *node, inputs []boundInput) (sagemaker.ProcessingArgs, []string, error) {
+	c := n.iface.Compute
+	instanceType := getString(n.cfg, "effective_instance_type")
+	if instanceType == "" {
+		instanceType = getString(n.cfg, "processing_instance_type_small")
+	}
+	if c != nil && c.InstanceSizeMode == "fixed" {
+		if s := getString(n.cfg, "processing_instance_type"); s != "" {
+			instanceType = s
+		}
+	}
+	image, err := b.image(n, sagemaker.ScopeTraining, instanceType)
+	if err != nil {
+		return sagemaker.ProcessingArgs{}, nil, err
+	}
+	env, warns := environment(n)
+	args := sagemaker.ProcessingArgs{
+		ProcessingResources: sagemaker.ProcessingResources{ClusterConfig: sagemaker.ClusterConfig{
+			InstanceType: instanceType, InstanceCount: getInt(n.cfg, "processing_instance_count", 1),
+			VolumeSizeInGB: getInt(n.cfg, "processing_volume_size", 30),
+		}},
+		AppSpecification: sagemaker.AppSpecification{ImageURI: image, ContainerArguments: jobArguments(n)},
+		RoleArn:          getString(n.cfg, "role"),
+		Environment:      env,
+	}
+	// Cursus leaves max_runtime_seconds unwired; a user who sets it expects
+	// the job to be bounded by it.
+	if secs := getInt(n.cfg, "max_runtime_seconds", 0); secs > 0 {
+		args.StoppingCondition = &sagemaker.StoppingCondition{MaxRuntimeInSeconds: secs}
+	}
+	for _, bi := range inputs {
+		if !bi.hasPt || bi.port.Path == "" {
+			return args, nil, fmt.Errorf("no container path for input %q in the contract", bi.dep)
+		}
+		args.ProcessingInputs = append(args.ProcessingInputs, sagemaker.NewProcessingInput(bi.dep, bi.value, bi.port.Path))
+	}
+	var outs []sagemaker.ProcessingOutput
+	for _, name := range n.iface.Spec.Outputs.Keys() {
+		port, ok := n.iface.Contract.Outputs.Get(name)
+		if !ok || port.Path == "" {
+			continue // SDK-managed output without a container path
+		}
+		outs = append(outs, sagemaker.NewProcessingOutput(name, port.Path, b.outputPath(n, name)))
+	}
+	if len(outs) > 0 {
+		args.ProcessingOutputConfig = &sagemaker.ProcessingOutputConfig{Outputs: outs}
+	}
+	entry := entryPoint(n, "processing_entry_point")
+	dir := sourceDir(n.cfg, "effective_source_dir", "processing_source_dir", "source_dir")
+	kind := ""
+	if c != nil {
+		kind = c.Kind
+	}
+	switch {
+	case kind == "byo_container" && c != nil && len(c.ContainerEntrypoint) > 0:
+		for _, e := range c.ContainerEntrypoint {
+			args.AppSpecification.ContainerEntrypoint = append(args.AppSpecification.ContainerEntrypoint, e)
+		}
+	case kind == "xgboost" || kind == "framework":
+		// A framework processor ships the whole source directory and a
+		// runproc.sh that unpacks it and runs the script.
+		tarURI, err := b.sourceDirArtifact(n, dir, nil)
+		if err != nil {
+			return args, nil, err
+		}
+		runproc := runProc(entry)
+		procURI := b.arts.add(KindGenerated, "", sagemaker.RunProcScript, runproc, false, n.stepName)
+		args.ProcessingInputs = append(args.ProcessingInputs,
+			sagemaker.NewProcessingInput("code", tarURI, sagemaker.ProcessingCodeDir+"/"),
+			sagemaker.NewProcessingInput("entrypoint", procURI, sagemaker.ProcessingEntrypointDir))
+		args.AppSpecification.ContainerEntrypoint = []any{"/bin/bash", sagemaker.ProcessingEntrypointDir + "/" + sagemaker.RunProcScript}
+	default:
+		// A script processor ships the one script.
+		uri, err := b.scriptArtifact(n, dir, entry)
+		if err != nil {
+			return args, nil, err
+		}
+		args.ProcessingInputs = append(args.ProcessingInputs, sagemaker.NewProcessingInput("code", uri, sagemaker.ProcessingCodeDir))
+		args.AppSpecification.ContainerEntrypoint = []any{"python3", sagemaker.ProcessingCodeDir + "/" + path.Base(entry)}
+	}
+	return args, warns, nil
+}
+
+// ---- Training ----
+
+// channels turns the inputs into training channels. A port with declared
+// channels (or the conventional input_path) fans out into one channel per
+// split, each reading <value>/<split>/.
+func channels(inputs []boundInput) ([]sagemaker.Channel, error) {
+	var out []sagemaker.Channel
+	for _, bi := range inputs {
+		split := bi.port.Channels
+		if len(split) == 0 && bi.dep == "input_path" {
+			split = []string{"train", "val", "test"}
+		}
+		if len(split) > 0 {
+			for _, ch := range split {
+				out = append(out, sagemaker.NewChannel(ch, sagemaker.JoinPath(bi.value, ch+"/")))
+			}
+			continue
+		}
+		name := bi.dep
+		if parts := strings.Split(bi.port.Path, "/"); strings.HasPrefix(bi.port.Path, "/opt/ml/input/data/") && len(parts) > 5 && parts[5] != "" {
+			name = parts[5]
+		}
+		out = append(out, sagemaker.NewChannel(name, bi.value))
+	}
+	if len(out) == 0 {
+		return nil, errors.New("no training inputs available: wire an upstream output to one of the step's dependencies")
+	}
+	return out, nil
+}
+
+type trainingParts struct {
+	image     string
+	channels  []sagemaker.Channel
+	static    map[string]any
+	output    any
+	resources sagemaker.ResourceConfig
+	stopping  sagemaker.StoppingCondition
+	warns     []string
+}
+
+func (b *builder) trainingParts(n *node, inputs []boundInput) (trainingParts, error) {
+	var p trainingParts
+	instanceType := getString(n.cfg, "training_instance_type")
+	var err error
+	if p.image, err = b.image(n, sagemaker.ScopeTraining, instanceType); err != nil {
+		return p, err
+	}
+	if p.channels, err = channels(inputs); err != nil {
+		return p, err
+	}
+	// The definition schema has no Environment for training jobs, so the
+	// contract's variables cannot be delivered; say so when one is required.
+	if req := n.iface.Contract.EnvVars.Required; len(req) > 0 {
+		p.warns = append(p.warns, fmt.Sprintf("training jobs take no environment in a pipeline definition; required variables %s are not set (read them from hyperparameters instead)",
+			strings.Join(req, ", ")))
+	}
+	p.resources = sagemaker.ResourceConfig{InstanceCount: getInt(n.cfg, "training_instance_count", 1), InstanceType: instanceType,
+		VolumeSizeInGB: getInt(n.cfg, "training_volume_size", sagemaker.DefaultTrainingVolumeGB)}
+	p.stopping = sagemaker.StoppingCondition{MaxRuntimeInSeconds: getInt(n.cfg, "max_runtime_seconds", sagemaker.DefaultTrainingRuntime)}
+	if s := getString(n.cfg, "output_path"); s != "" && n.cfg.Explicit["output_path"] {
+		p.output = s
+	} else {
+		p.output = sagemaker.JoinPath(b.prefix, steps.CanonicalToSnake(n.cfg.StepType))
+	}
+	c := n.iface.Compute
+	if c != nil && c.Kind == "byo_container" && len(c.ContainerEntrypoint) > 0 {
+		return p, nil // the image runs itself; no script mode
+	}
+	// Script mode: the source directory ships as sourcedir.tar.gz with the
+	// hyperparameters at hyperparams/hyperparameters.json (where the
+	// contract's hyperparameters input expects them under /opt/ml/code);
+	// they are not passed as SageMaker hyperparameters, which script mode
+	// would turn into command-line flags the script does not declare.
+	var extra map[string][]byte
+	if hp := getMap(n.cfg, "hyperparameters"); hp != nil {
+		extra = map[string][]byte{"hyperparams/hyperparameters.json": []byte(jsonString(hp) + "\n")}
+	}
+	dir := sourceDir(n.cfg, "effective_source_dir", "source_dir")
+	tarURI, err := b.sourceDirArtifact(n, dir, extra)
+	if err != nil {
+		return p, err
+	}
+	p.static = map[string]any{
+		"sagemaker_program":             jsonString(path.Base(entryPoint(n, "training_entry_point"))),
+		"sagemaker_submit_directory":    jsonString(tarURI),
+		"sagemaker_container_log_level": "20",
+		"sagemaker_region":              jsonString(getString(n.cfg, "aws_region")),
+	}
+	return p, nil
+}
+
+func (b *builder) training(n *node, inputs []boundInput) (sagemaker.TrainingArgs, []string, error) {
+	p, err := b.trainingParts(n, inputs)
+	if err != nil {
+		return sagemaker.TrainingArgs{}, nil, err
+	}
+	return sagemaker.TrainingArgs{
+		AlgorithmSpecification: sagemaker.AlgorithmSpecification{TrainingImage: p.image, TrainingInputMode: "File"},
+		OutputDataConfig:       sagemaker.OutputDataConfig{S3OutputPath: p.output},
+		StoppingCondition:      p.stopping,
+		ResourceConfig:         p.resources,
+		RoleArn:                getString(n.cfg, "role"),
+		InputDataConfig:        p.channels,
+		HyperParameters:        p.static,
+	}, p.warns, nil
+}
+
+// ---- Tuning ----
+
+func (b *builder) tuning(n *node, inputs []boundInput) (sagemaker.TuningArgs, []string, error) {
+	p, err := b.trainingParts(n, inputs)
+	if err != nil {
+		return sagemaker.TuningArgs{}, nil, err
+	}
+	ranges, err := parameterRanges(getMap(n.cfg, "search_space"))
+	if err != nil {
+		return sagemaker.TuningArgs{}, nil, err
+	}
+	metric := getString(n.cfg, "objective_metric_name")
+	if metric == "" {
+		return sagemaker.TuningArgs{}, nil, errors.New("objective_metric_name is required for a tuning step")
+	}
+	static := p.static
+	if static == nil {
+		static = map[string]any{}
+	}
+	var metrics []sagemaker.MetricDefinition
+	if v, ok := n.cfg.Get("metric_definitions"); ok {
+		list, _ := v.([]any)
+		for i, el := range list {
+			m, _ := el.(map[string]any)
+			name, _ := firstOf(m, "Name", "name").(string)
+			regex, _ := firstOf(m, "Regex", "regex").(string)
+			if name == "" || regex == "" {
+				return sagemaker.TuningArgs{}, nil, fmt.Errorf("metric_definitions[%d] needs a name and a regex", i)
+			}
+			metrics = append(metrics, sagemaker.MetricDefinition{Name: name, Regex: regex})
+		}
+	}
+	return sagemaker.TuningArgs{
+		HyperParameterTuningJobConfig: sagemaker.TuningJobConfig{
+			Strategy:                         orDefault(getString(n.cfg, "tuning_strategy"), "Bayesian"),
+			HyperParameterTuningJobObjective: sagemaker.TuningObjective{Type: orDefault(getString(n.cfg, "objective_type"), "Maximize"), MetricName: metric},
+			ResourceLimits:                   sagemaker.ResourceLimits{MaxNumberOfTrainingJobs: getInt(n.cfg, "max_jobs", 20), MaxParallelTrainingJobs: getInt(n.cfg, "max_parallel_jobs", 1)},
+			ParameterRanges:                  ranges,
+			TrainingJobEarlyStoppingType:     orDefault(getString(n.cfg, "early_stopping_type"), "Off"),
+		},
+		TrainingJobDefinition: sagemaker.TrainingJobDefinition{
+			StaticHyperParameters:  static,
+			RoleArn:                getString(n.cfg, "role"),
+			OutputDataConfig:       sagemaker.OutputDataConfig{S3OutputPath: p.output},
+			StoppingCondition:      p.stopping,
+			ResourceConfig:         p.resources,
+			AlgorithmSpecification: sagemaker.AlgorithmSpecification{TrainingImage: p.image, TrainingInputMode: "File", MetricDefinitions: metrics},
+			InputDataConfig:        p.channels,
+		},
+	}, p.warns, nil
+}
+
+func firstOf(m map[string]any, keys ...string) any {
+	for _, k := range keys {
+		if v, ok := m[k]; ok {
+			return v
+		}
+	}
+	return nil
+}
+
+// parameterRanges converts search_space {continuous: [{name, min, max,
+// scaling}], integer: [...], categorical: [{name, values}]}. Bounds are
+// strings in the request.
+func parameterRanges(ss map[string]any) (sagemaker.ParameterRanges, error) {
+	r := sagemaker.ParameterRanges{ContinuousParameterRanges: []sagemaker.NumericRange{},
+		CategoricalParameterRanges: []sagemaker.CategoricalRange{}, IntegerParameterRanges: []sagemaker.NumericRange{}}
+	if len(ss) == 0 {
+		return r, errors.New("search_space needs at least one range")
+	}
+	numeric := func(kind string) ([]sagemaker.NumericRange, error) {
+		list, _ := ss[kind].([]any)
+		out := []sagemaker.NumericRange{}
+		for i, el := range list {
+			m, _ := el.(map[string]any)
+			name, _ := m["name"].(string)
+			lo, okLo := formatEnv(m["min"])
+			hi, okHi := formatEnv(m["max"])
+			if name == "" || !okLo || !okHi {
+				return nil, fmt.Errorf("search_space.%s[%d] needs name, min and max", kind, i)
+			}
+			scaling, _ := m["scaling"].(string)
+			out = append(out, sagemaker.NumericRange{Name: name, MinValue: lo, MaxValue: hi, ScalingType: orDefault(scaling, "Auto")})
+		}
+		return out, nil
+	}
+	var err error
+	if r.ContinuousParameterRanges, err = numeric("continuous"); err != nil {
+		return r, err
+	}
+	if r.IntegerParameterRanges, err = numeric("integer"); err != nil {
+		return r, err
+	}
+	list, _ := ss["categorical"].([]any)
+	for i, el := range list {
+		m, _ := el.(map[string]any)
+		name, _ := m["name"].(string)
+		vals, _ := m["values"].([]any)
+		if name == "" || len(vals) == 0 {
+			return r, fmt.Errorf("search_space.categorical[%d] needs name and values", i)
+		}
+		cr := sagemaker.CategoricalRange{Name: name}
+		for _, v := range vals {
+			s, _ := formatEnv(v)
+			cr.Values = append(cr.Values, s)
+		}
+		r.CategoricalParameterRanges = append(r.CategoricalParameterRanges, cr)
+	}
+	return r, nil
+}
+
+// ---- Model ----
+
+func (b *builder) model(n *node, inputs []boundInput) (sagemaker.ModelArgs, []string, error) {
+	var modelData any
+	for _, bi := range inputs {
+		if bi.spec.Type == steps.TypeModelArtifacts || modelData == nil {
+			modelData = bi.value
+			if bi.spec.Type == steps.TypeModelArtifacts {
+				break
+			}
+		}
+	}
+	if modelData == nil {
+		return sagemaker.ModelArgs{}, nil, errors.New("required input model_data not provided: wire a training step's model artifacts")
+	}
+	image, err := b.image(n, sagemaker.ScopeInference, getString(n.cfg, "instance_type"))
+	if err != nil {
+		return sagemaker.ModelArgs{}, nil, err
+	}
+	env := map[string]any{}
+	for k, v := range getMap(n.cfg, "model_environment") {
+		if s, ok := formatEnv(v); ok {
+			env[k] = s
+		}
+	}
+	entry := entryPoint(n, "entry_point")
+	tarURI, err := b.sourceDirArtifact(n, sourceDir(n.cfg, "effective_source_dir", "source_dir"), nil)
+	if err != nil {
+		return sagemaker.ModelArgs{}, nil, err
+	}
+	env["SAGEMAKER_PROGRAM"] = path.Base(entry)
+	env["SAGEMAKER_SUBMIT_DIRECTORY"] = tarURI
+	env["SAGEMAKER_CONTAINER_LOG_LEVEL"] = "20"
+	env["SAGEMAKER_REGION"] = getString(n.cfg, "aws_region")
+	return sagemaker.ModelArgs{
+		ExecutionRoleArn: getString(n.cfg, "role"),
+		PrimaryContainer: sagemaker.ContainerDefinition{Image: image, Environment: env, ModelDataURL: modelData},
+	}, nil, nil
+}
+
+// ---- Transform ----
+
+func (b *builder) transform(n *node, inputs []boundInput) (sagemaker.TransformArgs, error) {
+	var modelName, data any
+	for _, bi := range inputs {
+		isModel := strings.Contains(strings.ToLower(bi.dep), "model")
+		if g, ok := bi.value.(sagemaker.Get); ok && strings.HasSuffix(g.Path, ".ModelName") {
+			isModel = true
+		}
+		if isModel && modelName == nil {
+			modelName = bi.value
+		} else if data == nil {
+			data = bi.value
+		}
+	}
+	if modelName == nil {
+		return sagemaker.TransformArgs{}, errors.New("required input model_name not provided: wire a model (CreateModel) step")
+	}
+	if data == nil {
+		return sagemaker.TransformArgs{}, errors.New("required input processed_data not provided: wire a preprocessing step's output")
+	}
+	out := "transform_output"
+	if keys := n.iface.Spec.Outputs.Keys(); len(keys) > 0 {
+		out = keys[0]
+	}
+	return sagemaker.TransformArgs{
+		ModelName: modelName,
+		TransformInput: sagemaker.TransformInput{
+			DataSource:  sagemaker.TransformDataSource{S3DataSource: sagemaker.TransformS3DataSource{S3DataType: "S3Prefix", S3URI: data}},
+			ContentType: getString(n.cfg, "content_type"), SplitType: getString(n.cfg, "split_type"),
+		},
+		TransformOutput: sagemaker.TransformOutput{S3OutputPath: b.outputPath(n, out),
+			Accept: getString(n.cfg, "accept"), AssembleWith: getString(n.cfg, "assemble_with")},
+		TransformResources: sagemaker.TransformResources{InstanceCount: getInt(n.cfg, "transform_instance_count", 1),
+			InstanceType: orDefault(getString(n.cfg, "transform_instance_type"), "ml.m5.large")},
+	}, nil
+}
+
+// ---- RegisterModel ----
+
+func (b *builder) register(n *node, inputs []boundInput) (sagemaker.RegisterModelArgs, error) {
+	var modelData, payload any
+	for _, bi := range inputs {
+		switch {
+		case bi.spec.Type == steps.TypePayloadSamples || strings.Contains(strings.ToLower(bi.dep), "payload"):
+			if payload == nil {
+				payload = bi.value
+			}
+		case modelData == nil:
+			modelData = bi.value
+		}
+	}
+	if modelData == nil {
+		return sagemaker.RegisterModelArgs{}, errors.New("required input model not provided: wire a packaged model or training artifacts")
+	}
+	group := getString(n.cfg, "model_package_group_name")
+	if group == "" {
+		return sagemaker.RegisterModelArgs{}, errors.New("model_package_group_name is required for a registration step")
+	}
+	instances := getStrings(n.cfg, "inference_instance_types")
+	itype := "ml.m5.large"
+	if len(instances) > 0 {
+		itype = instances[0]
+	}
+	image, err := b.registrationImage(n, itype)
+	if err != nil {
+		return sagemaker.RegisterModelArgs{}, err
+	}
+	return sagemaker.RegisterModelArgs{
+		ModelPackageGroupName:   group,
+		ModelPackageDescription: getString(n.cfg, "pipeline_description"),
+		InferenceSpecification: sagemaker.InferenceSpecification{
+			Containers:                              []sagemaker.PackageContainer{{Image: image, ModelDataURL: modelData}},
+			SupportedContentTypes:                   getStrings(n.cfg, "content_types"),
+			SupportedResponseMIMETypes:              getStrings(n.cfg, "response_types"),
+			SupportedRealtimeInferenceInstanceTypes: instances,
+			SupportedTransformInstanceTypes:         getStrings(n.cfg, "transform_instance_types"),
+		},
+		ModelApprovalStatus: orDefault(getString(n.cfg, "model_approval_status"), "PendingManualApproval"),
+		SamplePayloadURL:    payload,
+		SkipModelValidation: "None",
+	}, nil
+}
+
+// registrationImage is the inference image of the model family
+// (model_class) unless the interface's compute section or image_uri says
+// otherwise.
+func (b *builder) registrationImage(n *node, instanceType string) (string, error) {
+	if n.iface.Compute != nil && n.iface.Compute.Kind != "" {
+		return b.image(n, sagemaker.ScopeInference, instanceType)
+	}
+	if uri := getString(n.cfg, "image_uri"); uri != "" {
+		return uri, nil
+	}
+	framework := strings.ToLower(getString(n.cfg, "model_class"))
+	version := getString(n.cfg, "framework_version")
+	uri, err := sagemaker.ImageURI(sagemaker.ImageRequest{Framework: framework, Version: version,
+		Region: getString(n.cfg, "aws_region"), Scope: sagemaker.ScopeInference, InstanceType: instanceType})
+	if err != nil {
+		return "", fmt.Errorf("inference image of model_class %q: %w", framework, err)
+	}
+	return uri, nil
+}

@@ -1,0 +1,428 @@
+// Package compiler turns a DAG and its step configs into a SageMaker
+// Pipelines definition: it binds every node to a config, selects the
+// builder of the node's SageMaker step type, wires inputs from upstream
+// outputs through property references, packs code into content-addressed
+// artifacts and emits a deterministic definition. Upsert deploys it.
+package compiler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"sort"
+	"strings"
+
+	"github.com/cursus-dev/cursus/engine/config"
+	"github.com/cursus-dev/cursus/engine/dag"
+	"github.com/cursus-dev/cursus/engine/deps"
+	"github.com/cursus-dev/cursus/engine/sagemaker"
+	"github.com/cursus-dev/cursus/engine/steps"
+)
+
+// Catalog is the part of the step catalog the compiler reads;
+// *steps.Catalog satisfies it.
+type Catalog interface {
+	Names() []string
+	Get(stepType string) (*steps.Interface, bool)
+}
+
+// PrefixParameter is the pipeline parameter every output location starts
+// with. Its default is the pipeline_s3_loc of the configs, so a run needs
+// no parameters; a run may point outputs elsewhere by setting it.
+const PrefixParameter = "EXECUTION_S3_PREFIX"
+
+// Input is what a compile reads.
+type Input struct {
+	DAG     *dag.DAG
+	Configs []config.Config
+	Catalog Catalog
+	// Sources is the workspace the configs' source_dir paths are relative
+	// to. nil: no scripts are read (every code artifact is "missing").
+	Sources fs.FS
+	// PipelineName overrides the generated name.
+	PipelineName string
+}
+
+// Progress receives (done, total, message) as a compile or upsert advances.
+type Progress func(done, total int, msg string)
+
+type options struct {
+	progress Progress
+}
+
+// Option tunes a compile or an upsert.
+type Option func(*options)
+
+// WithProgress reports progress after each step is built (or artifact
+// uploaded).
+func WithProgress(p Progress) Option { return func(o *options) { o.progress = p } }
+
+func collect(opts []Option) options {
+	var o options
+	for _, f := range opts {
+		f(&o)
+	}
+	if o.progress == nil {
+		o.progress = func(int, int, string) {}
+	}
+	return o
+}
+
+// StepReport is what the compiler did with one node.
+type StepReport struct {
+	Node          string            `json:"node"`
+	StepName      string            `json:"step_name"`
+	SageMakerType string            `json:"sagemaker_type"`
+	StepType      string            `json:"step_type"`
+	JobType       string            `json:"job_type,omitempty"`
+	ConfigKey     string            `json:"config_key"`
+	ConfigClass   string            `json:"config_class"`
+	Builder       string            `json:"builder"`
+	Handler       string            `json:"handler"`
+	Confidence    float64           `json:"confidence"`
+	Method        string            `json:"method"`
+	Reasons       []string          `json:"reasons"`
+	Inputs        map[string]string `json:"inputs"`
+	DependsOn     []string          `json:"depends_on,omitempty"`
+}
+
+// Result is a compiled pipeline.
+type Result struct {
+	PipelineName string                `json:"pipeline_name"`
+	Definition   *sagemaker.Definition `json:"-"`
+	// JSON is the encoded definition (compact, deterministic).
+	JSON      []byte       `json:"-"`
+	Steps     []StepReport `json:"steps"`
+	Artifacts []Artifact   `json:"artifacts"`
+	Plan      *deps.Plan   `json:"-"`
+	// Role and Region come from the configs; Upsert uses them.
+	Role     string   `json:"role"`
+	Region   string   `json:"region"`
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// Manifest maps each local file or directory to its S3 URI.
+func (r *Result) Manifest() map[string]string {
+	m := map[string]string{}
+	for _, a := range r.Artifacts {
+		local := a.Local
+		if local == "" {
+			local = "generated:" + a.Key[strings.LastIndex(a.Key, "/")+1:] + "@" + strings.Join(a.Steps, ",")
+		}
+		m[local] = a.S3URI
+	}
+	return m
+}
+
+// UnsupportedError is a node whose step kind the compiler does not build:
+// an Amazon-internal kind, or one with no public builder. Replacement names
+// the public step to use instead, when there is one.
+type UnsupportedError struct {
+	Node          string
+	StepType      string
+	SageMakerType string
+	Replacement   string
+	Advice        string
+}
+
+func (e *UnsupportedError) Error() string {
+	kind := e.StepType
+	if e.SageMakerType != "" && e.SageMakerType != e.StepType {
+		kind += " (" + e.SageMakerType + ")"
+	}
+	msg := fmt.Sprintf("node %q: %s cannot be compiled to a public SageMaker step", e.Node, kind)
+	if e.Replacement != "" {
+		msg += "; use " + e.Replacement + " instead"
+	}
+	if e.Advice != "" {
+		msg += ". " + e.Advice
+	}
+	return msg
+}
+
+// internalNodes reports DAG nodes that name Amazon-internal kinds; they
+// are not in the catalog, so they are caught by name before resolution.
+func internalNodes(d *dag.DAG) []error {
+	var out []error
+	for _, name := range d.Nodes {
+		if k, ok := steps.LookupInternal(name); ok {
+			out = append(out, &UnsupportedError{Node: name, StepType: k.Name, Replacement: k.Replacement, Advice: k.Advice})
+		}
+	}
+	return out
+}
+
+// BuildError is a node whose step could not be built from its config.
+type BuildError struct {
+	Node     string
+	StepName string
+	Err      error
+}
+
+func (e *BuildError) Error() string {
+	return fmt.Sprintf("node %q (step %s): %v", e.Node, e.StepName, e.Err)
+}
+
+func (e *BuildError) Unwrap() error { return e.Err }
+
+// UnresolvedError lists required dependencies no upstream output feeds.
+type UnresolvedError struct {
+	Unresolved []deps.Unresolved
+}
+
+func (e *UnresolvedError) Error() string {
+	parts := make([]string, len(e.Unresolved))
+	for i, u := range e.Unresolved {
+		parts[i] = fmt.Sprintf("%s.%s (%s)", u.Node, u.Dependency, u.Reason)
+	}
+	return "required input(s) not provided by any upstream step: " + strings.Join(parts, "; ")
+}
+
+// node is one DAG node bound to its config, interface and builder.
+type node struct {
+	name     string
+	res      NodeResolution
+	cfg      *config.Config
+	iface    *steps.Interface // job-type variant applied
+	smType   string
+	handler  string
+	stepName string
+}
+
+// bind resolves every node (engine-core-spec §5.2), loads its interface
+// with the config's job type and routes it to a handler. Failures of all
+// nodes are collected.
+func bind(in Input) (map[string]*node, []NodeError, []error, []string) {
+	configs := append([]config.Config(nil), in.Configs...)
+	sort.Slice(configs, func(i, j int) bool { return configs[i].Key < configs[j].Key })
+	known := map[string]string{}
+	for _, n := range in.Catalog.Names() {
+		known[steps.CanonicalKey(n)] = n
+	}
+	nodes := map[string]*node{}
+	var failures []NodeError
+	var routeErrs []error
+	var warnings []string
+	for _, name := range in.DAG.Nodes {
+		nodeStep, nodeJob := "", ""
+		if prefix, suffix, ok := steps.SplitJobType(name, func(p string) bool { _, ok := known[steps.CanonicalKey(p)]; return ok }); ok {
+			nodeStep, nodeJob = known[steps.CanonicalKey(prefix)], suffix
+		}
+		res, err := resolveNode(name, nodeStep, nodeJob, configs)
+		if err != nil {
+			var ne *NodeError
+			if errors.As(err, &ne) {
+				failures = append(failures, *ne)
+			} else {
+				failures = append(failures, NodeError{Node: name, Message: err.Error()})
+			}
+			continue
+		}
+		if res.Confidence < AcceptedConfidence {
+			warnings = append(warnings, fmt.Sprintf("low confidence resolution for node %q: %.2f (config %q)", name, res.Confidence, res.ConfigKey))
+		}
+		var cfg *config.Config
+		for i := range configs {
+			if configs[i].Key == res.ConfigKey {
+				cfg = &configs[i]
+			}
+		}
+		base, ok := in.Catalog.Get(cfg.StepType)
+		if !ok {
+			failures = append(failures, NodeError{Node: name, Message: fmt.Sprintf("node %q: config %q has step type %s, which is not in the step catalog", name, cfg.Key, cfg.StepType)})
+			continue
+		}
+		iface, warns, err := base.WithJobType(cfg.JobType)
+		if err != nil {
+			failures = append(failures, NodeError{Node: name, Message: fmt.Sprintf("node %q: %v", name, err)})
+			continue
+		}
+		for _, w := range warns {
+			warnings = append(warnings, fmt.Sprintf("node %q: %s", name, w))
+		}
+		n := &node{name: name, res: res, cfg: cfg, iface: iface, smType: iface.Registry.SageMakerStepType,
+			stepName: steps.PipelineStepName(cfg.StepType, cfg.JobType)}
+		n.handler, err = route(name, iface)
+		if err != nil {
+			routeErrs = append(routeErrs, err)
+		}
+		nodes[name] = n
+	}
+	return nodes, failures, routeErrs, warnings
+}
+
+// Handlers, by SageMaker step type and (for Processing) step assembly.
+const (
+	HandlerProcessing    = "ProcessingHandler"
+	HandlerTraining      = "TrainingHandler"
+	HandlerTuning        = "TuningHandler"
+	HandlerModel         = "ModelCreationHandler"
+	HandlerTransform     = "TransformHandler"
+	HandlerRegisterModel = "RegisterModelHandler"
+)
+
+// route picks the construction handler (engine-core-spec §5.4). Processing
+// routes on patterns.step_assembly (code and step_args emit the same
+// request; delegation is the Amazon-internal SDK path).
+func route(nodeName string, iface *steps.Interface) (string, error) {
+	unsupported := func() error {
+		e := &UnsupportedError{Node: nodeName, StepType: iface.StepType, SageMakerType: iface.Registry.SageMakerStepType}
+		k, ok := steps.LookupInternal(iface.StepType)
+		if !ok {
+			k, ok = steps.LookupInternal(iface.Registry.SageMakerStepType)
+		}
+		if ok {
+			e.Replacement, e.Advice = k.Replacement, k.Advice
+		}
+		return e
+	}
+	if _, internal := steps.LookupInternal(iface.StepType); internal {
+		return "", unsupported()
+	}
+	if _, internal := steps.LookupInternal(iface.Registry.SageMakerStepType); internal {
+		return "", unsupported()
+	}
+	switch iface.Registry.SageMakerStepType {
+	case steps.SMProcessing:
+		if iface.Patterns.StepAssembly == "delegation" {
+			return "", unsupported()
+		}
+		return HandlerProcessing, nil
+	case steps.SMTraining:
+		return HandlerTraining, nil
+	case steps.SMTuning:
+		return HandlerTuning, nil
+	case steps.SMCreateModel:
+		return HandlerModel, nil
+	case steps.SMTransform:
+		return HandlerTransform, nil
+	case steps.SMRegisterModel:
+		return HandlerRegisterModel, nil
+	}
+	return "", unsupported()
+}
+
+// Compile builds the definition.
+func Compile(ctx context.Context, in Input, opts ...Option) (*Result, error) {
+	o := collect(opts)
+	if in.DAG == nil || len(in.DAG.Nodes) == 0 {
+		return nil, errors.New("the DAG has no nodes")
+	}
+	if errs := internalNodes(in.DAG); len(errs) > 0 {
+		return nil, errs[0]
+	}
+	nodes, failures, routeErrs, warnings := bind(in)
+	if len(failures) > 0 {
+		return nil, &ResolutionError{Failures: failures}
+	}
+	if len(routeErrs) > 0 {
+		return nil, routeErrs[0]
+	}
+	if coll := collisions(in.DAG.Nodes, nodes); len(coll) > 0 {
+		return nil, &ResolutionError{Collisions: coll}
+	}
+	plan, err := deps.ResolveWith(in.DAG, func(name string) (deps.NodeSpec, error) {
+		n := nodes[name]
+		return deps.NodeSpec{StepType: n.cfg.StepType, JobType: n.cfg.JobType, PipelineStepName: n.stepName, Spec: &n.iface.Spec}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(plan.Unresolved) > 0 {
+		return nil, &UnresolvedError{Unresolved: plan.Unresolved}
+	}
+	inputs := map[string]map[string]any{}
+	for name, bs := range plan.Bindings {
+		m := map[string]any{}
+		for _, b := range bs {
+			m[b.Dependency] = sagemaker.Get{Path: b.Reference}
+		}
+		inputs[name] = m
+	}
+	return assemble(ctx, in, nodes, plan.Order, inputs, plan, true, warnings, o)
+}
+
+func collisions(order []string, nodes map[string]*node) []string {
+	byStep := map[string][]string{}
+	for _, name := range order {
+		if n := nodes[name]; n != nil {
+			byStep[n.stepName] = append(byStep[n.stepName], name)
+		}
+	}
+	var out []string
+	for _, step := range sortedKeys(byStep) {
+		if ns := byStep[step]; len(ns) > 1 {
+			out = append(out, fmt.Sprintf("%s ← nodes %s", step, strings.Join(ns, ", ")))
+		}
+	}
+	return out
+}
+
+// assemble builds every step in order.
+func assemble(ctx context.Context, in Input, nodes map[string]*node, order []string, inputs map[string]map[string]any,
+	plan *deps.Plan, dependsOn bool, warnings []string, o options) (*Result, error) {
+	first := nodes[order[0]].cfg
+	name := in.PipelineName
+	if name == "" {
+		name = sagemaker.GeneratePipelineName(orDefault(getString(first, "pipeline_name"), "cursus"), orDefault(getString(first, "pipeline_version"), "0.0.0"))
+	}
+	if !sagemaker.ValidPipelineName(name) {
+		return nil, fmt.Errorf("pipeline name %q is not valid: use 1-255 letters, digits and single hyphens, starting and ending with a letter or digit", name)
+	}
+	def := sagemaker.NewDefinition()
+	def.Parameters = append(def.Parameters, sagemaker.Parameter{Name: PrefixParameter, Type: sagemaker.ParamString,
+		DefaultValue: getString(first, "pipeline_s3_loc")})
+	res := &Result{PipelineName: name, Definition: def, Plan: plan, Warnings: warnings,
+		Role: getString(first, "role"), Region: getString(first, "aws_region")}
+	arts := newArtifactSet(getString(first, "bucket"), name)
+	b := &builder{sources: in.Sources, arts: arts, prefix: sagemaker.Param(PrefixParameter), pipeline: name}
+	for i, nodeName := range order {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		n := nodes[nodeName]
+		var parents []string
+		if dependsOn {
+			for _, p := range in.DAG.Parents(nodeName) {
+				parents = append(parents, nodes[p].stepName)
+			}
+		}
+		step, report, warns, err := b.build(n, inputs[nodeName], parents)
+		if err != nil {
+			return nil, &BuildError{Node: nodeName, StepName: n.stepName, Err: err}
+		}
+		res.Warnings = append(res.Warnings, warns...)
+		def.Steps = append(def.Steps, step)
+		res.Steps = append(res.Steps, report)
+		o.progress(i+1, len(order), "built "+n.stepName)
+	}
+	res.Artifacts = arts.list()
+	for _, a := range res.Artifacts {
+		if a.Missing {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("%s %q not found (used by %s); the definition names a placeholder and upsert will refuse until it exists",
+				a.Kind, a.Local, strings.Join(a.Steps, ", ")))
+		}
+	}
+	var err error
+	if res.JSON, err = sagemaker.Encode(def); err != nil {
+		return nil, fmt.Errorf("encode definition: %w", err)
+	}
+	return res, nil
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
