@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/cursus-dev/cursus/engine/dag"
+	"github.com/cursus-dev/cursus/engine/pipelines"
 	"github.com/cursus-dev/cursus/engine/steps"
 )
 
@@ -76,5 +77,60 @@ func TestBuiltinNodeResolution(t *testing.T) {
 	}
 	if _, err := s.ResolveNode("TabularPreprocesing"); err == nil {
 		t.Error("typo resolved")
+	}
+}
+
+// Acceptance: for every built-in shared DAG, requirements → sample
+// essentials → build → config.json → load → config.json is byte-stable.
+func TestSharedDAGsRoundTrip(t *testing.T) {
+	s := builtinSchemas(t)
+	cat, probs, err := pipelines.Load()
+	if err != nil || len(probs) > 0 {
+		t.Fatalf("pipelines: %v %v", err, probs)
+	}
+	if len(cat.List()) == 0 {
+		t.Fatal("no shared DAGs")
+	}
+	for _, e := range cat.List() {
+		d := e.DAG()
+		rep, err := Requirements(d, s)
+		if err != nil {
+			t.Fatalf("%s: %v", e.ID, err)
+		}
+		if len(rep.Unresolved) > 0 {
+			t.Errorf("%s: unresolved nodes %+v", e.ID, rep.Unresolved)
+			continue
+		}
+		base, perNode, missing := SampleValues(rep)
+		if len(missing) > 0 {
+			t.Errorf("%s: no sample for %v", e.ID, missing)
+			continue
+		}
+		configs, probs := s.BuildDAG(d, base, perNode)
+		if len(probs) > 0 {
+			t.Errorf("%s: %v", e.ID, probs)
+			continue
+		}
+		out, err := Marshal(configs, "2025-01-01T00:00:00Z")
+		if err != nil {
+			t.Fatalf("%s: %v", e.ID, err)
+		}
+		f, err := Parse(out, s)
+		if err != nil {
+			t.Errorf("%s: reload: %v", e.ID, err)
+			continue
+		}
+		if len(f.Configs) != len(d.Nodes) || len(f.Warnings) > 0 {
+			t.Errorf("%s: %d configs for %d nodes, warnings %v", e.ID, len(f.Configs), len(d.Nodes), f.Warnings)
+		}
+		for _, n := range d.Nodes {
+			if _, ok := f.Get(n); !ok {
+				t.Errorf("%s: no config saved under node %s", e.ID, n)
+			}
+		}
+		again, _ := Marshal(f.Configs, "2025-01-01T00:00:00Z")
+		if !bytes.Equal(out, again) {
+			t.Errorf("%s: not byte-stable", e.ID)
+		}
 	}
 }
