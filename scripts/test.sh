@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# The one test command (README, CI): formatting, vet, the Go test suite with
+# the race detector, the Helm chart checks and the MCP interop checks.
+# Installs what it needs (helm from the Go module proxy, npm packages from the
+# committed lock file). Set CURSUS_SKIP_INTEROP=1 to skip the Node-based
+# interop checks on a machine without Node.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+step() { printf '\n==> %s\n' "$*"; }
+
+step "gofmt"
+unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './interop/*'))
+if [ -n "$unformatted" ]; then
+  echo "gofmt would change:"; echo "$unformatted"; exit 1
+fi
+
+step "go vet"
+go vet ./...
+
+if [ -x scripts/install-helm.sh ]; then
+  step "helm (for the chart tests)"
+  helm_bin=$(scripts/install-helm.sh)
+  export PATH="$(dirname "$helm_bin"):$PATH"
+fi
+
+step "go test -race"
+go test -race -count=1 -timeout 20m ./...
+
+if [ -x scripts/interop.sh ] && [ "${CURSUS_SKIP_INTEROP:-}" != "1" ]; then
+  step "MCP conformance and interop (Node)"
+  scripts/interop.sh
+fi
+
+step "all checks passed"
