@@ -321,7 +321,82 @@ func (c *Catalog) Resolve(name string) (Resolution, error) {
 			}
 		}
 	}
+	if t, job, ok := c.fuzzy(name); ok {
+		return res(t, job, "fuzzy")
+	}
 	return Resolution{}, c.notFound(name)
+}
+
+var fuzzyName = regexp.MustCompile(`^[A-Za-z0-9_\- ]+$`)
+
+// fuzzyAbbrev expands the short forms file names use.
+var fuzzyAbbrev = map[string]string{
+	"xgb": "xgboost", "lgbm": "lightgbm", "lgb": "lightgbm", "torch": "pytorch", "pt": "pytorch",
+	"evaluation": "eval", "evaluate": "eval", "preprocess": "preprocessing", "prep": "preprocessing",
+	"calib": "calibration", "pkg": "package", "reg": "registration", "mims": "",
+}
+
+// fuzzyJobTypes are trailing words read as a job type, not part of the name.
+var fuzzyJobTypes = map[string]bool{"training": true, "validation": true, "testing": true, "calibration": true,
+	"inference": true, "evaluation": true, "batch": true, "scoring": true}
+
+// fuzzy is the last resort for file-style names in any word order
+// (model_evaluation_xgb → XGBoostModelEval): every word must occur in the
+// step's canonical key, and the shortest such step wins if it is unique.
+// A trailing job-type word becomes the job type when the rest matches.
+func (c *Catalog) fuzzy(name string) (stepType, jobType string, ok bool) {
+	if !fuzzyName.MatchString(name) {
+		return "", "", false
+	}
+	words := strings.FieldsFunc(strings.ToLower(name), func(r rune) bool { return r == '_' || r == '-' || r == ' ' })
+	if len(words) < 2 {
+		return "", "", false
+	}
+	try := func(ws []string) string {
+		var keys []string
+		for _, w := range ws {
+			if full, ok := fuzzyAbbrev[w]; ok {
+				w = full
+			}
+			if k := CanonicalKey(w); k != "" {
+				keys = append(keys, k)
+			}
+		}
+		if len(keys) == 0 {
+			return ""
+		}
+		best, bestLen, tie := "", 0, false
+		for _, n := range c.names {
+			nk := CanonicalKey(n)
+			all := true
+			for _, k := range keys {
+				if !strings.Contains(nk, k) {
+					all = false
+					break
+				}
+			}
+			switch {
+			case !all:
+			case best == "" || len(nk) < bestLen:
+				best, bestLen, tie = n, len(nk), false
+			case len(nk) == bestLen:
+				tie = true
+			}
+		}
+		if tie {
+			return ""
+		}
+		return best
+	}
+	if last := words[len(words)-1]; fuzzyJobTypes[last] {
+		if t := try(words[:len(words)-1]); t != "" {
+			return t, last, true
+		}
+	}
+	if t := try(words); t != "" {
+		return t, "", true
+	}
+	return "", "", false
 }
 
 func (c *Catalog) notFound(name string) *NotFoundError {

@@ -237,6 +237,8 @@ func TestResolve(t *testing.T) {
 		{"PackageStepBuilder", "Package", "", "builder_name", "Package", "Package"},
 		{"MIMSPackaging", "Package", "", "legacy_alias", "Package", "Package"},
 		{"XGBoostTraining_pretrain", "XGBoostTraining", "pretrain", "node", "XGBoostTraining-Pretrain", "XGBoostTraining_pretrain"},
+		{"model_evaluation_xgb", "XGBoostModelEval", "", "fuzzy", "XGBoostModelEval", "XGBoostModelEval"},
+		{"preprocess_tabular_calibration", "TabularPreprocessing", "calibration", "fuzzy", "TabularPreprocessing-Calibration", "TabularPreprocessing_calibration"},
 	}
 	for _, tc := range cases {
 		r, err := c.Resolve(tc.in)
