@@ -88,13 +88,6 @@ func summarize(t *registry.ToolDef, withSchema bool) toolSummary {
 	return s
 }
 
-func nonNilStrings(s []string) []string {
-	if s == nil {
-		return []string{}
-	}
-	return s
-}
-
 type helpArgs struct {
 	Namespace     *string `json:"namespace"`
 	Phase         string  `json:"phase"`

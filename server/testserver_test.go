@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http/httptest"
 	"testing"
+	"time"
 
 	"github.com/rs/zerolog"
 
@@ -28,6 +29,20 @@ func gatedTestNamespace() (registry.Namespace, error) {
 				Name: "testonly.panic", Description: "Panics.", When: "In recovery tests.",
 				Examples: []string{`testonly.panic {}  # panics`}, Schema: registry.Object(nil),
 				Handler: func(context.Context, registry.Request) (*registry.Result, error) { panic("test panic") },
+			},
+			{
+				Name: "testonly.sleep", Description: "Sleeps for ms milliseconds.", When: "In shutdown tests.",
+				Examples: []string{`testonly.sleep {"ms": 10}  # sleeps`},
+				Schema:   registry.Object(map[string]any{"ms": registry.Integer("milliseconds")}, "ms"),
+				Handler: func(ctx context.Context, req registry.Request) (*registry.Result, error) {
+					d := time.Duration(req.Args["ms"].(float64)) * time.Millisecond
+					select {
+					case <-time.After(d):
+						return registry.OK(map[string]any{"slept_ms": d.Milliseconds()}), nil
+					case <-ctx.Done():
+						return nil, ctx.Err()
+					}
+				},
 			},
 			{
 				Name: "testonly.progress", Description: "Reports progress three times.", When: "In progress tests.",
