@@ -8,6 +8,7 @@ import (
 	"io/fs"
 
 	"github.com/cursus-dev/cursus/engine/config"
+	"github.com/cursus-dev/cursus/engine/pipelines"
 	"github.com/cursus-dev/cursus/engine/steps"
 	"github.com/cursus-dev/cursus/engine/workspace"
 	"github.com/cursus-dev/cursus/registry"
@@ -23,6 +24,10 @@ type Deps struct {
 	// defects are in Config.Problems().
 	StepProblems []steps.Problem
 	Config       *config.Schemas // config schema of every step type in Steps
+	// Pipelines is the shared-DAG catalog (built-ins plus Opts.PipelineDirs);
+	// PipelineProblems are DAG files that could not join it.
+	Pipelines        *pipelines.Catalog
+	PipelineProblems []pipelines.Problem
 }
 
 // Options are the operator's settings the engine needs.
@@ -49,13 +54,20 @@ func NewDeps(opts Options) (*Deps, error) {
 	if err != nil {
 		return nil, fmt.Errorf("config schemas: %w", err)
 	}
-	return &Deps{Root: root, Opts: opts, Steps: cat, StepProblems: problems, Config: schemas}, nil
+	dags, dagProblems, err := pipelines.Load(opts.PipelineDirs...)
+	if err != nil {
+		return nil, fmt.Errorf("pipeline catalog: %w", err)
+	}
+	return &Deps{Root: root, Opts: opts, Steps: cat, StepProblems: problems, Config: schemas,
+		Pipelines: dags, PipelineProblems: dagProblems}, nil
 }
 
 // Namespaces lists the namespaces in their fixed registration order.
 func Namespaces(d *Deps) []registry.NamespaceFunc {
 	return []registry.NamespaceFunc{
+		func() (registry.Namespace, error) { return dagNamespace(d) },
 		func() (registry.Namespace, error) { return configNamespace(d) },
+		func() (registry.Namespace, error) { return pipelineCatalogNamespace(d) },
 		func() (registry.Namespace, error) { return toolsNamespace(), nil },
 	}
 }

@@ -1,0 +1,320 @@
+package handlers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/cursus-dev/cursus/engine/dag"
+	"github.com/cursus-dev/cursus/engine/deps"
+	"github.com/cursus-dev/cursus/engine/steps"
+	"github.com/cursus-dev/cursus/registry"
+)
+
+var depsNameArg = map[string]any{"type": "string", "minLength": 1, "maxLength": 256}
+
+// validateDepsTools are validate.deps_resolve and validate.deps_explain; the
+// validate namespace includes them.
+func validateDepsTools(d *Deps) []registry.ToolDef {
+	return []registry.ToolDef{
+		{
+			Name: "validate.deps_resolve",
+			Description: "Dependency resolution report. With a DAG (dag, dag_file, or nodes/edges) every node is wired to its " +
+				"parents exactly as compile does; with step_names every dependency is matched against the outputs of all the " +
+				"other named steps (could they be wired at all?). Per step: resolved dependencies with scores, unresolved ones, and a summary.",
+			When: "You want to check that steps can feed each other before building the DAG or compiling it.",
+			Examples: []string{
+				`validate.deps_resolve {"step_names": ["TabularPreprocessing_training", "XGBoostTraining", "XGBoostModelEval_calibration"]}  # a set of steps`,
+				`validate.deps_resolve {"nodes": ["XGBoostTraining", "Package"], "edges": [["XGBoostTraining", "Package"]]}  # a DAG`,
+			},
+			Tags: []string{registry.PhaseValidator},
+			Schema: registry.Object(map[string]any{
+				"step_names": map[string]any{"type": "array", "maxItems": 500, "items": depsNameArg, "description": "Step types or node names to resolve as a set."},
+				"dag":        map[string]any{"type": "object", "description": `Inline DAG: {"nodes": [...], "edges": [...]} or {"dag": {...}}.`},
+				"dag_file":   map[string]any{"type": "string", "minLength": 1, "maxLength": 4096, "description": "DAG JSON file inside the workspace."},
+				"nodes":      dagNodesArg,
+				"edges":      dagEdgesArg,
+			}),
+			Handler: d.validateDepsResolve,
+		},
+		{
+			Name: "validate.deps_explain",
+			Description: "Explain a score. With name1/name2: the semantic name similarity and its parts (string ratio, token " +
+				"Jaccard, synonyms, substring) on the normalised names. With consumer/dependency/producer/output: every component " +
+				"of the compatibility score that decides wiring (type, data type, similarity, exact-name bonus, compatible sources, keywords).",
+			When: "A dependency was wired unexpectedly or not at all and you want to know why.",
+			Examples: []string{
+				`validate.deps_explain {"name1": "processed_data", "name2": "input_data"}`,
+				`validate.deps_explain {"consumer": "XGBoostTraining", "dependency": "input_path", "producer": "TabularPreprocessing_training", "output": "processed_data"}`,
+			},
+			Tags: []string{registry.PhaseValidator},
+			Schema: registry.Object(map[string]any{
+				"name1":      depsNameArg,
+				"name2":      depsNameArg,
+				"consumer":   depsNameArg,
+				"dependency": depsNameArg,
+				"producer":   depsNameArg,
+				"output":     depsNameArg,
+			}),
+			Handler: d.validateDepsExplain,
+		},
+	}
+}
+
+func (d *Deps) validateDepsResolve(_ context.Context, req registry.Request) (*registry.Result, error) {
+	names, hasNames := req.Args["step_names"]
+	_, hasNodes := req.Args["nodes"]
+	_, hasDAG := req.Args["dag"]
+	_, hasFile := req.Args["dag_file"]
+	given := 0
+	for _, h := range []bool{hasNames, hasNodes, hasDAG, hasFile} {
+		if h {
+			given++
+		}
+	}
+	if given != 1 {
+		return nil, registry.Errorf(registry.CodeInvalidInput, "pass exactly one of step_names, nodes (with edges), dag or dag_file").
+			Suggest(`Resolve a set of steps with {"step_names": ["TabularPreprocessing_training", "XGBoostTraining"]}, or a DAG with {"nodes": [...], "edges": [...]}.`)
+	}
+	if _, hasEdges := req.Args["edges"]; hasEdges && !hasNodes {
+		return nil, registry.Errorf(registry.CodeInvalidInput, "edges needs nodes")
+	}
+	if hasNames {
+		list, _ := names.([]any)
+		var stepNames []string
+		for _, v := range list {
+			s, _ := v.(string)
+			stepNames = append(stepNames, s)
+		}
+		if len(stepNames) == 0 {
+			return nil, registry.Errorf(registry.CodeInvalidInput, "step_names is empty: name at least two steps, e.g. [\"TabularPreprocessing_training\", \"XGBoostTraining\"]")
+		}
+		return d.depsResolveSet(stepNames)
+	}
+	var g *dag.DAG
+	var err error
+	if hasNodes {
+		g, err = dagArgs(req.Args)
+	} else {
+		g, err = d.configDAG(req.Args, false)
+	}
+	if err != nil {
+		return nil, err
+	}
+	plan, fail, err := d.resolveChecked(g)
+	if fail != nil || err != nil {
+		return fail, err
+	}
+	details := map[string]any{}
+	var unresolvedAll []string
+	total, resolved, withErrors := 0, 0, 0
+	for _, n := range plan.Order {
+		info := plan.Steps[n]
+		iface, _, _ := d.Steps.ForJobType(info.StepType, info.JobType)
+		entry, counts := stepCounts(iface)
+		got := map[string]string{}
+		scores := map[string]float64{}
+		for _, b := range plan.Bindings[n] {
+			got[b.Dependency] = b.FromNode + "." + b.FromOutput
+			scores[b.Dependency] = round4(b.Score)
+		}
+		var missing []string
+		for _, u := range plan.Unresolved {
+			if u.Node == n {
+				missing = append(missing, u.Dependency)
+				unresolvedAll = append(unresolvedAll, n+"."+u.Dependency)
+			}
+		}
+		entry["step_type"] = info.StepType
+		entry["resolved_dependencies"] = got
+		entry["scores"] = scores
+		entry["unresolved_dependencies"] = nonNilStrings(missing)
+		entry["optional_unbound"] = nonNilStrings(plan.OptionalUnbound[n])
+		if len(missing) > 0 {
+			entry["error"] = fmt.Sprintf("Step '%s' has unresolved required dependencies: [%s]", n, strings.Join(missing, ", "))
+			withErrors++
+		}
+		total += counts
+		resolved += len(got)
+		details[n] = entry
+	}
+	return depsReport("dag", plan.Order, plan.Order, nil, details, unresolvedAll, total, resolved, withErrors, plan.Unresolved), nil
+}
+
+// stepCounts returns the per-step counting fields and the dependency count.
+func stepCounts(iface *steps.Interface) (map[string]any, int) {
+	if iface == nil {
+		return map[string]any{}, 0
+	}
+	req, opt := 0, 0
+	for _, k := range iface.Spec.Dependencies.Keys() {
+		dep, _ := iface.Spec.Dependencies.Get(k)
+		if dep.IsRequired() {
+			req++
+		} else {
+			opt++
+		}
+	}
+	return map[string]any{
+		"total_dependencies":    req + opt,
+		"required_dependencies": req,
+		"optional_dependencies": opt,
+		"outputs":               nonNilStrings(append([]string(nil), iface.Spec.Outputs.Keys()...)),
+	}, req + opt
+}
+
+func depsReport(mode string, requested, registered, missing []string, details map[string]any, unresolved []string,
+	total, resolved, withErrors int, diagnostics any) *registry.Result {
+	rate := 0.0
+	if total > 0 {
+		rate = round4(float64(resolved) / float64(total))
+	}
+	res := registry.OK(map[string]any{
+		"mode":             mode,
+		"requested_steps":  requested,
+		"registered_steps": registered,
+		"missing_specs":    nonNilStrings(missing),
+		"report": map[string]any{
+			"total_steps":             len(registered),
+			"registered_steps":        len(registered),
+			"step_details":            details,
+			"unresolved_dependencies": nonNilStrings(unresolved),
+			"resolution_summary": map[string]any{
+				"total_dependencies":    total,
+				"resolved_dependencies": resolved,
+				"resolution_rate":       rate,
+				"steps_with_errors":     withErrors,
+			},
+			"diagnostics": diagnostics,
+		},
+	}).WithMeta("steps_with_errors", withErrors)
+	if len(missing) > 0 {
+		res.Warn(fmt.Sprintf("no specification found for %d requested step(s): %s", len(missing), strings.Join(missing, ", ")))
+	}
+	return res
+}
+
+func (d *Deps) depsResolveSet(names []string) (*registry.Result, error) {
+	lookup := deps.CatalogLookup(d.Steps)
+	var known, missing []string
+	suggestions := map[string][]string{}
+	for _, n := range names {
+		if _, err := lookup(n); err != nil {
+			missing = append(missing, n)
+			var nf *steps.NotFoundError
+			if errors.As(err, &nf) {
+				suggestions[n] = nonNilStrings(nf.Suggestions)
+			}
+			continue
+		}
+		known = append(known, n)
+	}
+	if len(known) == 0 {
+		return nil, registry.Errorf(registry.CodeNotFound, "none of the requested steps is a known step type").
+			WithDetails(map[string]any{"missing_specs": missing, "suggestions": suggestions}).
+			Suggest("Use step types from catalog.list_steps (job-type suffixes like _training are fine).", "catalog.search")
+	}
+	set, err := deps.ResolveSet(known, lookup)
+	if err != nil {
+		return nil, err
+	}
+	details := map[string]any{}
+	var unresolvedAll []string
+	total, resolved, withErrors := 0, 0, 0
+	for _, st := range set {
+		got := map[string]string{}
+		scores := map[string]float64{}
+		var missingDeps []string
+		req, opt := 0, 0
+		for _, m := range st.Matches {
+			if m.Required {
+				req++
+			} else {
+				opt++
+			}
+			if m.Resolved {
+				got[m.Dependency] = m.FromNode + "." + m.FromOutput
+				scores[m.Dependency] = round4(m.Score)
+				resolved++
+			} else if m.Required {
+				missingDeps = append(missingDeps, m.Dependency)
+				unresolvedAll = append(unresolvedAll, st.Node+"."+m.Dependency)
+			}
+		}
+		total += req + opt
+		entry := map[string]any{
+			"step_type": st.StepType, "total_dependencies": req + opt, "required_dependencies": req, "optional_dependencies": opt,
+			"outputs": st.Outputs, "resolved_dependencies": got, "scores": scores, "unresolved_dependencies": nonNilStrings(missingDeps),
+		}
+		if len(missingDeps) > 0 {
+			entry["error"] = fmt.Sprintf("Step '%s' has unresolved required dependencies: [%s]", st.Node, strings.Join(missingDeps, ", "))
+			withErrors++
+		}
+		details[st.Node] = entry
+	}
+	res := depsReport("step_set", names, known, missing, details, unresolvedAll, total, resolved, withErrors, nil)
+	if len(suggestions) > 0 {
+		res.WithMeta("suggestions", suggestions)
+	}
+	return res, nil
+}
+
+func (d *Deps) validateDepsExplain(_ context.Context, req registry.Request) (*registry.Result, error) {
+	str := func(k string) string { s, _ := req.Args[k].(string); return strings.TrimSpace(s) }
+	n1, n2 := str("name1"), str("name2")
+	consumer, dependency, producer, output := str("consumer"), str("dependency"), str("producer"), str("output")
+	pairMode := consumer != "" || dependency != "" || producer != "" || output != ""
+	nameMode := n1 != "" || n2 != ""
+	const how = `pass {"name1", "name2"} for name similarity, or {"consumer", "dependency", "producer", "output"} for a full compatibility score`
+	switch {
+	case pairMode && nameMode:
+		return nil, registry.Errorf(registry.CodeInvalidInput, "mixed arguments: %s", how)
+	case nameMode:
+		if n1 == "" || n2 == "" {
+			return nil, registry.Errorf(registry.CodeInvalidInput, "name1 and name2 must both be non-blank: %s", how)
+		}
+		e := deps.Explain(n1, n2)
+		return registry.OK(e).WithMeta("name1", n1).WithMeta("name2", n2), nil
+	case !pairMode:
+		return nil, registry.Errorf(registry.CodeInvalidInput, "nothing to explain: %s", how)
+	}
+	if consumer == "" || dependency == "" || producer == "" || output == "" {
+		return nil, registry.Errorf(registry.CodeInvalidInput, "consumer, dependency, producer and output are all needed: %s", how)
+	}
+	lookup := deps.CatalogLookup(d.Steps)
+	c, err := lookup(consumer)
+	if err != nil {
+		return nil, stepNotFound("consumer", err)
+	}
+	p, err := lookup(producer)
+	if err != nil {
+		return nil, stepNotFound("producer", err)
+	}
+	dep, ok := c.Spec.Dependencies.Get(dependency)
+	if !ok {
+		return nil, registry.Errorf(registry.CodeNotFound, "%s has no dependency '%s'", c.StepType, dependency).
+			WithDetails(map[string]any{"dependencies": nonNilStrings(c.Spec.Dependencies.Keys())})
+	}
+	out, ok := p.Spec.Outputs.Get(output)
+	if !ok {
+		return nil, registry.Errorf(registry.CodeNotFound, "%s has no output '%s'", p.StepType, output).
+			WithDetails(map[string]any{"outputs": nonNilStrings(p.Spec.Outputs.Keys())})
+	}
+	b := deps.Score(dep, dependency, out, output, p.StepType)
+	sem := deps.Explain(dependency, b.SimilarityWith)
+	return registry.OK(map[string]any{
+		"consumer": consumer, "dependency": dependency, "producer": producer, "output": output,
+		"score": b.Total, "viable": b.Viable, "threshold": deps.Threshold, "breakdown": b, "similarity": sem,
+	}), nil
+}
+
+func stepNotFound(arg string, err error) error {
+	var nf *steps.NotFoundError
+	if errors.As(err, &nf) {
+		return registry.Errorf(registry.CodeNotFound, "%s: %v", arg, err).
+			WithDetails(map[string]any{"suggestions": nonNilStrings(nf.Suggestions)}).
+			Suggest("Use a step type from catalog.list_steps, optionally with a job type suffix (_training).", "catalog.search")
+	}
+	return registry.Errorf(registry.CodeInvalidInput, "%s: %v", arg, err)
+}
