@@ -1,0 +1,343 @@
+package handlers
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cursus-dev/cursus/engine/config"
+	"github.com/cursus-dev/cursus/engine/pipelines"
+	"github.com/cursus-dev/cursus/registry"
+)
+
+// configEnv is a registry with the config tools and the config half of the
+// author namespace over a temporary workspace.
+func configEnv(t *testing.T) (*registry.Registry, *Deps) {
+	t.Helper()
+	deps, err := NewDeps(Options{WorkspaceRoot: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg, err := registry.New(registry.Options{},
+		func() (registry.Namespace, error) { return configNamespace(deps) },
+		func() (registry.Namespace, error) {
+			return registry.Namespace{Name: "author", Description: "Config authoring checks.", Tools: authorConfigTools(deps)}, nil
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range reg.Skipped() {
+		t.Fatalf("namespace skipped: %v", e)
+	}
+	return reg, deps
+}
+
+func jsonArg(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// details returns meta.details of a failure.
+func details(t *testing.T, res *registry.Result) map[string]any {
+	t.Helper()
+	var env map[string]any
+	if err := json.Unmarshal(res.Encode(), &env); err != nil {
+		t.Fatal(err)
+	}
+	meta, _ := env["meta"].(map[string]any)
+	d, _ := meta["details"].(map[string]any)
+	return d
+}
+
+func writeFile(t *testing.T, dir, name, content string) {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func sampleArgs(t *testing.T, deps *Deps, nodes []string) (map[string]any, map[string]map[string]any) {
+	t.Helper()
+	res, err := config.Requirements(dagOf(nodes), deps.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, perNode, missing := config.SampleValues(res)
+	if len(missing) > 0 {
+		t.Fatalf("no samples for %v", missing)
+	}
+	return base, perNode
+}
+
+const twoNodeDAG = `{"nodes":["TabularPreprocessing_training","XGBoostTraining"],"edges":[["TabularPreprocessing_training","XGBoostTraining"]]}`
+
+func TestConfigRequirements(t *testing.T) {
+	reg, deps := configEnv(t)
+	data := okJSON(t, call(t, reg, "config.requirements", `{"dag":`+twoNodeDAG+`}`))
+	tmpl := data["template"].(map[string]any)
+	base := tmpl["base"].(map[string]any)
+	for _, f := range []string{"author", "bucket", "role", "region", "service_name", "pipeline_version"} {
+		if _, ok := base[f]; !ok {
+			t.Errorf("template base lacks %s: %v", f, base)
+		}
+	}
+	per := tmpl["per_node"].(map[string]any)
+	tp := per["TabularPreprocessing_training"].(map[string]any)
+	if _, ok := tp["job_type"]; ok {
+		t.Error("job_type comes from the node name and should not be asked for")
+	}
+	if data["config_class_map"].(map[string]any)["XGBoostTraining"] != "XGBoostTrainingConfig" {
+		t.Errorf("class map = %v", data["config_class_map"])
+	}
+	// The wrapped form and a file work too.
+	mustOK(t, call(t, reg, "config.requirements", `{"dag":{"dag":`+twoNodeDAG+`}}`))
+	writeFile(t, deps.Root.Dir(), "pc/dag.json", `{"dag":`+twoNodeDAG+`}`)
+	mustOK(t, call(t, reg, "config.requirements", `{"dag_file":"pc/dag.json"}`))
+
+	res := call(t, reg, "config.requirements", `{"dag":{"nodes":["XGBoostTraining","Nope_x"],"edges":[]}}`)
+	mustOK(t, res)
+	if len(res.Warnings) != 1 || !strings.Contains(res.Warnings[0], "Nope_x") {
+		t.Errorf("warnings = %v", res.Warnings)
+	}
+
+	mustFail(t, call(t, reg, "config.requirements", `{}`), registry.CodeInvalidInput)
+	mustFail(t, call(t, reg, "config.requirements", `{"dag":`+twoNodeDAG+`,"dag_file":"pc/dag.json"}`), registry.CodeInvalidInput)
+	mustFail(t, call(t, reg, "config.requirements", `{"dag":"x"}`), registry.CodeInvalidInput)
+	mustFail(t, call(t, reg, "config.requirements", `{"dag":{"nodes":"x"}}`), registry.CodeInvalidInput)
+	mustFail(t, call(t, reg, "config.requirements", `{"dag_file":"missing.json"}`), registry.CodeNotFound)
+	mustFail(t, call(t, reg, "config.requirements", `{"dag_file":"../../etc/passwd"}`), registry.CodeInvalidInput)
+	mustFail(t, call(t, reg, "config.requirements", `{"dag_file":"/etc/passwd"}`), registry.CodeInvalidInput)
+	mustFail(t, call(t, reg, "config.requirements", `{"dag":`+twoNodeDAG+`,"extra":1}`), registry.CodeInvalidInput)
+	mustFail(t, call(t, reg, "config.requirements", `{"dag":{"nodes":[],"edges":[]}}`), registry.CodeInvalidInput)
+}
+
+func TestConfigFieldInfo(t *testing.T) {
+	reg, _ := configEnv(t)
+	data := okJSON(t, call(t, reg, "config.field_info", `{"config_class":"XGBoostTrainingConfig"}`))
+	if data["step_type"] != "XGBoostTraining" {
+		t.Errorf("data = %v", data)
+	}
+	fields := data["requirements"].([]any)
+	first := fields[0].(map[string]any)
+	if first["name"] != "author" || first["tier"] != "essential" || first["source"] != "base" {
+		t.Errorf("first field = %v", first)
+	}
+	data = okJSON(t, call(t, reg, "config.field_info", `{"config_class":"TabularPreprocessing","categorized":true}`))
+	req := data["required"].([]any)
+	if len(req) == 0 || len(data["derived"].([]any)) == 0 {
+		t.Errorf("categorized = %v", data)
+	}
+	res := call(t, reg, "config.field_info", `{"config_class":"XGBoostTrainingConfg"}`)
+	mustFail(t, res, registry.CodeNotFound)
+	if d := details(t, res); d["available"] == nil {
+		t.Errorf("details = %v", d)
+	}
+	mustFail(t, call(t, reg, "config.field_info", `{"config_class":""}`), registry.CodeInvalidInput)
+	mustFail(t, call(t, reg, "config.field_info", `{"config_class":3}`), registry.CodeInvalidInput)
+	mustFail(t, call(t, reg, "config.field_info", `{}`), registry.CodeInvalidInput)
+	mustFail(t, call(t, reg, "config.field_info", `{"config_class":"`+strings.Repeat("A", 5000)+`"}`), registry.CodeInvalidInput)
+}
+
+func TestConfigMergeSaveAndLoad(t *testing.T) {
+	reg, deps := configEnv(t)
+	nodes := []string{"TabularPreprocessing_training", "XGBoostTraining"}
+	base, perNode := sampleArgs(t, deps, nodes)
+	args := map[string]any{"dag": json.RawMessage(twoNodeDAG), "base": base, "per_node": perNode, "created_at": "2025-01-01T00:00:00Z"}
+
+	// Without output_file: the document comes back, nothing is written.
+	data := okJSON(t, call(t, reg, "config.merge_save", jsonArg(t, args)))
+	if data["written"] != nil {
+		t.Errorf("written = %v", data["written"])
+	}
+	doc := data["document"].(map[string]any)
+	if doc["metadata"].(map[string]any)["created_at"] != "2025-01-01T00:00:00Z" {
+		t.Errorf("document = %v", doc)
+	}
+	entries, _ := os.ReadDir(deps.Root.Dir())
+	if len(entries) != 0 {
+		t.Errorf("files written without output_file: %v", entries)
+	}
+
+	args["output_file"] = "pipeline_config/config_NA.json"
+	data = okJSON(t, call(t, reg, "config.merge_save", jsonArg(t, args)))
+	first, err := os.ReadFile(filepath.Join(deps.Root.Dir(), "pipeline_config/config_NA.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if data["written"] != "pipeline_config/config_NA.json" || int(data["bytes"].(float64)) != len(first) {
+		t.Errorf("data = %v", data)
+	}
+	// Never overwrite unless asked.
+	mustFail(t, call(t, reg, "config.merge_save", jsonArg(t, args)), registry.CodeAlreadyExists)
+	args["overwrite"] = true
+	mustOK(t, call(t, reg, "config.merge_save", jsonArg(t, args)))
+	second, _ := os.ReadFile(filepath.Join(deps.Root.Dir(), "pipeline_config/config_NA.json"))
+	if !bytes.Equal(first, second) {
+		t.Error("same inputs gave different bytes")
+	}
+
+	// config.load reads it back.
+	loaded := okJSON(t, call(t, reg, "config.load", `{"config_file":"pipeline_config/config_NA.json"}`))
+	if loaded["step_count"] != float64(2) || loaded["shared_field_count"].(float64) == 0 {
+		t.Errorf("load = %v", loaded)
+	}
+	loaded = okJSON(t, call(t, reg, "config.load", `{"path":"pipeline_config/config_NA.json","include_values":true}`))
+	tp := loaded["steps"].(map[string]any)["TabularPreprocessing_training"].(map[string]any)
+	if tp["job_type"] != "training" || tp["values"].(map[string]any)["job_type"] != "training" {
+		t.Errorf("step = %v", tp)
+	}
+
+	// Without a DAG the per_node keys are the nodes.
+	delete(args, "dag")
+	delete(args, "output_file")
+	mustOK(t, call(t, reg, "config.merge_save", jsonArg(t, args)))
+}
+
+func TestConfigMergeSaveProblems(t *testing.T) {
+	reg, deps := configEnv(t)
+	base := map[string]any{"author": "jdoe", "bucket": "Bad_Bucket", "role": "arn:aws:iam::123456789012:role/R",
+		"region": "XX", "service_name": "svc", "enable_caching": "yes", "procesing_volume_size": 3}
+	args := map[string]any{"dag": json.RawMessage(twoNodeDAG), "base": base,
+		"per_node": map[string]any{"XGBoostTraining": map[string]any{"training_instance_count": 0}}, "output_file": "out.json"}
+	res := call(t, reg, "config.merge_save", jsonArg(t, args))
+	mustFail(t, res, registry.CodeConfigInvalid)
+	probs := details(t, res)["problems"].([]any)
+	kinds := map[string]bool{}
+	for _, p := range probs {
+		kinds[p.(map[string]any)["kind"].(string)] = true
+	}
+	for _, k := range []string{"missing", "pattern", "enum", "type", "range", "unknown"} {
+		if !kinds[k] {
+			t.Errorf("no %s problem in %v", k, probs)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(deps.Root.Dir(), "out.json")); err == nil {
+		t.Error("an invalid config was written")
+	}
+}
+
+func TestConfigHostileInput(t *testing.T) {
+	reg, deps := configEnv(t)
+	base, perNode := sampleArgs(t, deps, []string{"XGBoostModel"})
+	dagArg := json.RawMessage(`{"nodes":["XGBoostModel"],"edges":[]}`)
+	outside := filepath.Join(filepath.Dir(deps.Root.Dir()), "escaped.json")
+	for name, out := range map[string]string{"dotdot": "../escaped.json", "absolute": outside} {
+		res := call(t, reg, "config.merge_save", jsonArg(t, map[string]any{"dag": dagArg, "base": base, "per_node": perNode, "output_file": out}))
+		mustFail(t, res, registry.CodeInvalidInput)
+		if _, err := os.Stat(outside); err == nil {
+			t.Fatalf("%s: wrote outside the workspace", name)
+		}
+	}
+	// A symlink leaving the workspace is refused too.
+	if err := os.Symlink(filepath.Dir(deps.Root.Dir()), filepath.Join(deps.Root.Dir(), "link")); err == nil {
+		mustFail(t, call(t, reg, "config.merge_save", jsonArg(t, map[string]any{"dag": dagArg, "base": base, "output_file": "link/escaped.json"})), registry.CodeInvalidInput)
+		mustFail(t, call(t, reg, "config.load", `{"config_file":"link/x.json"}`), registry.CodeInvalidInput)
+	}
+
+	deep := any("x")
+	for i := 0; i < 200; i++ {
+		deep = map[string]any{"k": deep}
+	}
+	hostile := map[string]any{}
+	for k, v := range base {
+		hostile[k] = v
+	}
+	hostile["tags"] = deep
+	hostile["author"] = strings.Repeat("a", config.MaxStringLen+10)
+	res := call(t, reg, "config.merge_save", jsonArg(t, map[string]any{"dag": dagArg, "base": hostile, "output_file": "h.json"}))
+	mustFail(t, res, registry.CodeConfigInvalid)
+	if len(res.Error) > 500 || strings.Contains(fmt.Sprint(details(t, res)), strings.Repeat("a", 200)) {
+		t.Error("the enormous value is echoed back")
+	}
+	mustFail(t, call(t, reg, "config.merge_save", `{"dag":{"nodes":["XGBoostModel"]},"base":"x"}`), registry.CodeInvalidInput)
+	mustFail(t, call(t, reg, "config.merge_save", `{"dag":{"nodes":["XGBoostModel"]},"per_node":{"XGBoostModel":3}}`), registry.CodeInvalidInput)
+	mustFail(t, call(t, reg, "config.merge_save", `{"base":{}}`), registry.CodeInvalidInput)
+	entries, _ := os.ReadDir(deps.Root.Dir())
+	for _, e := range entries {
+		if e.Name() != "link" {
+			t.Errorf("file written on error: %s", e.Name())
+		}
+	}
+
+	// config.load: escapes, missing files, non-config JSON, invalid values.
+	mustFail(t, call(t, reg, "config.load", `{"config_file":"../x.json"}`), registry.CodeInvalidInput)
+	mustFail(t, call(t, reg, "config.load", `{"config_file":"/etc/passwd"}`), registry.CodeInvalidInput)
+	mustFail(t, call(t, reg, "config.load", `{"config_file":"nope.json"}`), registry.CodeNotFound)
+	mustFail(t, call(t, reg, "config.load", `{}`), registry.CodeInvalidInput)
+	mustFail(t, call(t, reg, "config.load", `{"config_file":"a.json","path":"b.json"}`), registry.CodeInvalidInput)
+	mustFail(t, call(t, reg, "config.load", `{"config_file":7}`), registry.CodeInvalidInput)
+	writeFile(t, deps.Root.Dir(), "junk.json", `[1,2`)
+	mustFail(t, call(t, reg, "config.load", `{"config_file":"junk.json"}`), registry.CodeInvalidInput)
+	writeFile(t, deps.Root.Dir(), "bad.json", `{"configuration":{"shared":{},"specific":{"XGBoostModel":{"__model_type__":"XGBoostModelStepConfig","region":"Mars"}}},"metadata":{"config_types":{"XGBoostModel":"XGBoostModelStepConfig"}}}`)
+	res = call(t, reg, "config.load", `{"config_file":"bad.json"}`)
+	mustFail(t, res, registry.CodeConfigInvalid)
+	if n := len(details(t, res)["problems"].([]any)); n != 6 { // region + five missing essentials
+		t.Errorf("problems = %v", details(t, res)["problems"])
+	}
+}
+
+func TestConfigMergeSaveIsGated(t *testing.T) {
+	reg, _ := configEnv(t)
+	mustFail(t, callRemote(t, reg, "config.merge_save", `{"per_node":{"XGBoostModel":{}}}`), registry.CodeToolDisabled)
+	mustOK(t, callRemote(t, reg, "config.field_info", `{"config_class":"XGBoostModel"}`))
+}
+
+// Acceptance: every built-in shared DAG goes requirements → sample values →
+// merge_save (written) → load, and the written bytes are stable.
+func TestConfigSharedDAGsThroughTools(t *testing.T) {
+	reg, deps := configEnv(t)
+	cat, _, err := pipelines.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, e := range cat.List() {
+		d := e.DAG()
+		dagJSON := jsonArg(t, map[string]any{"nodes": d.Nodes, "edges": d.Edges})
+		req := okJSON(t, call(t, reg, "config.requirements", `{"dag":`+dagJSON+`}`))
+		if len(req["unresolved"].([]any)) > 0 {
+			t.Errorf("%s: unresolved %v", e.ID, req["unresolved"])
+			continue
+		}
+		base, perNode := sampleArgs(t, deps, d.Nodes)
+		out := fmt.Sprintf("cfg/%02d.json", i)
+		args := jsonArg(t, map[string]any{"dag": json.RawMessage(dagJSON), "base": base, "per_node": perNode,
+			"output_file": out, "created_at": "2025-01-01T00:00:00Z"})
+		mustOK(t, call(t, reg, "config.merge_save", args))
+		first, _ := os.ReadFile(filepath.Join(deps.Root.Dir(), out))
+		loaded := okJSON(t, call(t, reg, "config.load", `{"config_file":"`+out+`"}`))
+		if int(loaded["step_count"].(float64)) != len(d.Nodes) {
+			t.Errorf("%s: %v steps for %d nodes", e.ID, loaded["step_count"], len(d.Nodes))
+		}
+		var overwrite map[string]any
+		_ = json.Unmarshal([]byte(args), &overwrite)
+		overwrite["overwrite"] = true
+		mustOK(t, call(t, reg, "config.merge_save", jsonArg(t, overwrite)))
+		second, _ := os.ReadFile(filepath.Join(deps.Root.Dir(), out))
+		if !bytes.Equal(first, second) {
+			t.Errorf("%s: bytes differ across runs", e.ID)
+		}
+	}
+}
+
+// okJSON is mustOK with the data as a client sees it (decoded JSON).
+func okJSON(t *testing.T, res *registry.Result) map[string]any {
+	t.Helper()
+	mustOK(t, res)
+	var env map[string]any
+	if err := json.Unmarshal(res.Encode(), &env); err != nil {
+		t.Fatal(err)
+	}
+	return env["data"].(map[string]any)
+}
