@@ -10,6 +10,7 @@ import (
 	"github.com/cursus-dev/cursus/engine/config"
 	"github.com/cursus-dev/cursus/engine/pipelines"
 	"github.com/cursus-dev/cursus/engine/steps"
+	"github.com/cursus-dev/cursus/engine/validate"
 	"github.com/cursus-dev/cursus/engine/workspace"
 	"github.com/cursus-dev/cursus/registry"
 )
@@ -28,6 +29,9 @@ type Deps struct {
 	// PipelineProblems are DAG files that could not join it.
 	Pipelines        *pipelines.Catalog
 	PipelineProblems []pipelines.Problem
+	// Scripts runs step scripts for validate.run_scripts; its concurrency
+	// cap is shared by all calls.
+	Scripts *validate.Runner
 }
 
 // Options are the operator's settings the engine needs.
@@ -59,7 +63,7 @@ func NewDeps(opts Options) (*Deps, error) {
 		return nil, fmt.Errorf("pipeline catalog: %w", err)
 	}
 	return &Deps{Root: root, Opts: opts, Steps: cat, StepProblems: problems, Config: schemas,
-		Pipelines: dags, PipelineProblems: dagProblems}, nil
+		Pipelines: dags, PipelineProblems: dagProblems, Scripts: newScriptRunner(opts)}, nil
 }
 
 // Namespaces lists the namespaces in their fixed registration order.
@@ -67,6 +71,7 @@ func Namespaces(d *Deps) []registry.NamespaceFunc {
 	return []registry.NamespaceFunc{
 		func() (registry.Namespace, error) { return dagNamespace(d) },
 		func() (registry.Namespace, error) { return configNamespace(d) },
+		func() (registry.Namespace, error) { return validateNamespace(d) },
 		func() (registry.Namespace, error) { return pipelineCatalogNamespace(d) },
 		func() (registry.Namespace, error) { return toolsNamespace(), nil },
 	}
