@@ -109,7 +109,7 @@ func (d *Deps) authorPreflightConfig(_ context.Context, req registry.Request) (*
 	if n, err := d.Config.ResolveNode(args.StepName); err == nil && n.JobType != "" && n.StepType == sc.StepType {
 		if _, has := sc.Field("job_type"); has {
 			if _, set := values["job_type"]; !set {
-				values = cloneArgs(values)
+				values = cfgCloneArgs(values)
 				values["job_type"] = n.JobType
 			}
 		}
@@ -138,7 +138,7 @@ func preflightErrors(probs []config.Problem) []map[string]any {
 	return out
 }
 
-func cloneArgs(m map[string]any) map[string]any {
+func cfgCloneArgs(m map[string]any) map[string]any {
 	out := make(map[string]any, len(m)+1)
 	for k, v := range m {
 		out[k] = v

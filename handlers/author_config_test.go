@@ -8,11 +8,11 @@ import (
 	"github.com/cursus-dev/cursus/registry"
 )
 
-func dagOf(nodes []string) *dag.DAG { return dag.New(nodes, nil) }
+func cfgDAG(nodes []string) *dag.DAG { return dag.New(nodes, nil) }
 
 func TestAuthorConfigConstraints(t *testing.T) {
 	reg, _ := configEnv(t)
-	data := okJSON(t, call(t, reg, "author.config_constraints", `{"step_name":"TabularPreprocessing"}`))
+	data := cfgOK(t, call(t, reg, "author.config_constraints", `{"step_name":"TabularPreprocessing"}`))
 	req := data["required_no_default"].([]any)
 	var names []string
 	for _, r := range req {
@@ -45,7 +45,7 @@ func TestAuthorPreflightConfig(t *testing.T) {
 	reg, _ := configEnv(t)
 	res := call(t, reg, "author.preflight_config", `{"step_name":"XGBoostTraining","values":{}}`)
 	mustFail(t, res, registry.CodeConfigInvalid)
-	d := details(t, res)
+	d := cfgDetails(t, res)
 	if d["valid"] != false || d["config_class"] != "XGBoostTrainingConfig" {
 		t.Errorf("details = %v", d)
 	}
@@ -62,18 +62,18 @@ func TestAuthorPreflightConfig(t *testing.T) {
 	}
 
 	base := `"author":"jdoe","bucket":"my-bucket","role":"arn:aws:iam::123456789012:role/R","region":"EU","service_name":"svc","pipeline_version":"1.0"`
-	data := okJSON(t, call(t, reg, "author.preflight_config", `{"step_name":"XGBoostModel","values":{`+base+`}}`))
+	data := cfgOK(t, call(t, reg, "author.preflight_config", `{"step_name":"XGBoostModel","values":{`+base+`}}`))
 	if data["valid"] != true || data["derived"].(map[string]any)["aws_region"] != "eu-west-1" {
 		t.Errorf("data = %v", data)
 	}
 	// A node name supplies the job type.
-	data = okJSON(t, call(t, reg, "author.preflight_config", `{"step_name":"TabularPreprocessing_calibration","values":{`+base+`,"label_field":"y"}}`))
+	data = cfgOK(t, call(t, reg, "author.preflight_config", `{"step_name":"TabularPreprocessing_calibration","values":{`+base+`,"label_field":"y"}}`))
 	if data["config_key"] != "TabularPreprocessing_calibration" {
 		t.Errorf("key = %v", data["config_key"])
 	}
 	res = call(t, reg, "author.preflight_config", `{"step_name":"XGBoostModel","values":{`+base+`,"region":"Mars"}}`)
 	mustFail(t, res, registry.CodeConfigInvalid)
-	msg := details(t, res)["errors"].([]any)[0].(map[string]any)["message"].(string)
+	msg := cfgDetails(t, res)["errors"].([]any)[0].(map[string]any)["message"].(string)
 	if !strings.Contains(msg, "NA, EU, FE") || !strings.Contains(msg, "us-east-1") {
 		t.Errorf("region message = %s", msg)
 	}

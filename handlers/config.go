@@ -298,7 +298,7 @@ func (d *Deps) configLoad(_ context.Context, req registry.Request) (*registry.Re
 	}
 	stepsOut := map[string]any{}
 	for _, c := range f.Configs {
-		fields := sortedFieldNames(c.Values)
+		fields := cfgSortedKeys(c.Values)
 		entry := map[string]any{"step_type": c.StepType, "config_class": c.ConfigClass, "field_count": len(fields), "fields": fields}
 		if c.JobType != "" {
 			entry["job_type"] = c.JobType
@@ -317,7 +317,7 @@ func (d *Deps) configLoad(_ context.Context, req registry.Request) (*registry.Re
 		Next(registry.NextStep{Tool: "compile.validate", When: "the configs look right", Why: "checks DAG, configs and builders fit together"}), nil
 }
 
-func sortedFieldNames(m map[string]any) []string {
+func cfgSortedKeys(m map[string]any) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {
 		out = append(out, k)
@@ -358,7 +358,7 @@ func (d *Deps) configMergeSave(_ context.Context, req registry.Request) (*regist
 		if len(args.PerNode) == 0 {
 			return nil, registry.Errorf(registry.CodeInvalidInput, "give dag, dag_file or per_node (whose keys are then the nodes)")
 		}
-		g = dag.New(sortedFieldNames(anyMap(args.PerNode)), nil)
+		g = dag.New(cfgSortedKeys(cfgAnyMap(args.PerNode)), nil)
 	}
 	// Resolve the output path before any work so an escape is refused early.
 	if args.OutputFile != "" {
@@ -400,7 +400,7 @@ func (d *Deps) configMergeSave(_ context.Context, req registry.Request) (*regist
 			ArgsHint: map[string]any{"config_file": args.OutputFile}}), nil
 }
 
-func anyMap[V any](m map[string]V) map[string]any {
+func cfgAnyMap[V any](m map[string]V) map[string]any {
 	out := make(map[string]any, len(m))
 	for k, v := range m {
 		out[k] = v

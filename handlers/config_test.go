@@ -36,7 +36,7 @@ func configEnv(t *testing.T) (*registry.Registry, *Deps) {
 	return reg, deps
 }
 
-func jsonArg(t *testing.T, v any) string {
+func cfgJSONArg(t *testing.T, v any) string {
 	t.Helper()
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -46,7 +46,7 @@ func jsonArg(t *testing.T, v any) string {
 }
 
 // details returns meta.details of a failure.
-func details(t *testing.T, res *registry.Result) map[string]any {
+func cfgDetails(t *testing.T, res *registry.Result) map[string]any {
 	t.Helper()
 	var env map[string]any
 	if err := json.Unmarshal(res.Encode(), &env); err != nil {
@@ -57,7 +57,7 @@ func details(t *testing.T, res *registry.Result) map[string]any {
 	return d
 }
 
-func writeFile(t *testing.T, dir, name, content string) {
+func cfgWriteFile(t *testing.T, dir, name, content string) {
 	t.Helper()
 	p := filepath.Join(dir, name)
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -68,9 +68,9 @@ func writeFile(t *testing.T, dir, name, content string) {
 	}
 }
 
-func sampleArgs(t *testing.T, deps *Deps, nodes []string) (map[string]any, map[string]map[string]any) {
+func cfgSampleArgs(t *testing.T, deps *Deps, nodes []string) (map[string]any, map[string]map[string]any) {
 	t.Helper()
-	res, err := config.Requirements(dagOf(nodes), deps.Config)
+	res, err := config.Requirements(cfgDAG(nodes), deps.Config)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +85,7 @@ const twoNodeDAG = `{"nodes":["TabularPreprocessing_training","XGBoostTraining"]
 
 func TestConfigRequirements(t *testing.T) {
 	reg, deps := configEnv(t)
-	data := okJSON(t, call(t, reg, "config.requirements", `{"dag":`+twoNodeDAG+`}`))
+	data := cfgOK(t, call(t, reg, "config.requirements", `{"dag":`+twoNodeDAG+`}`))
 	tmpl := data["template"].(map[string]any)
 	base := tmpl["base"].(map[string]any)
 	for _, f := range []string{"author", "bucket", "role", "region", "service_name", "pipeline_version"} {
@@ -103,7 +103,7 @@ func TestConfigRequirements(t *testing.T) {
 	}
 	// The wrapped form and a file work too.
 	mustOK(t, call(t, reg, "config.requirements", `{"dag":{"dag":`+twoNodeDAG+`}}`))
-	writeFile(t, deps.Root.Dir(), "pc/dag.json", `{"dag":`+twoNodeDAG+`}`)
+	cfgWriteFile(t, deps.Root.Dir(), "pc/dag.json", `{"dag":`+twoNodeDAG+`}`)
 	mustOK(t, call(t, reg, "config.requirements", `{"dag_file":"pc/dag.json"}`))
 
 	res := call(t, reg, "config.requirements", `{"dag":{"nodes":["XGBoostTraining","Nope_x"],"edges":[]}}`)
@@ -125,7 +125,7 @@ func TestConfigRequirements(t *testing.T) {
 
 func TestConfigFieldInfo(t *testing.T) {
 	reg, _ := configEnv(t)
-	data := okJSON(t, call(t, reg, "config.field_info", `{"config_class":"XGBoostTrainingConfig"}`))
+	data := cfgOK(t, call(t, reg, "config.field_info", `{"config_class":"XGBoostTrainingConfig"}`))
 	if data["step_type"] != "XGBoostTraining" {
 		t.Errorf("data = %v", data)
 	}
@@ -134,14 +134,14 @@ func TestConfigFieldInfo(t *testing.T) {
 	if first["name"] != "author" || first["tier"] != "essential" || first["source"] != "base" {
 		t.Errorf("first field = %v", first)
 	}
-	data = okJSON(t, call(t, reg, "config.field_info", `{"config_class":"TabularPreprocessing","categorized":true}`))
+	data = cfgOK(t, call(t, reg, "config.field_info", `{"config_class":"TabularPreprocessing","categorized":true}`))
 	req := data["required"].([]any)
 	if len(req) == 0 || len(data["derived"].([]any)) == 0 {
 		t.Errorf("categorized = %v", data)
 	}
 	res := call(t, reg, "config.field_info", `{"config_class":"XGBoostTrainingConfg"}`)
 	mustFail(t, res, registry.CodeNotFound)
-	if d := details(t, res); d["available"] == nil {
+	if d := cfgDetails(t, res); d["available"] == nil {
 		t.Errorf("details = %v", d)
 	}
 	mustFail(t, call(t, reg, "config.field_info", `{"config_class":""}`), registry.CodeInvalidInput)
@@ -153,11 +153,11 @@ func TestConfigFieldInfo(t *testing.T) {
 func TestConfigMergeSaveAndLoad(t *testing.T) {
 	reg, deps := configEnv(t)
 	nodes := []string{"TabularPreprocessing_training", "XGBoostTraining"}
-	base, perNode := sampleArgs(t, deps, nodes)
+	base, perNode := cfgSampleArgs(t, deps, nodes)
 	args := map[string]any{"dag": json.RawMessage(twoNodeDAG), "base": base, "per_node": perNode, "created_at": "2025-01-01T00:00:00Z"}
 
 	// Without output_file: the document comes back, nothing is written.
-	data := okJSON(t, call(t, reg, "config.merge_save", jsonArg(t, args)))
+	data := cfgOK(t, call(t, reg, "config.merge_save", cfgJSONArg(t, args)))
 	if data["written"] != nil {
 		t.Errorf("written = %v", data["written"])
 	}
@@ -171,7 +171,7 @@ func TestConfigMergeSaveAndLoad(t *testing.T) {
 	}
 
 	args["output_file"] = "pipeline_config/config_NA.json"
-	data = okJSON(t, call(t, reg, "config.merge_save", jsonArg(t, args)))
+	data = cfgOK(t, call(t, reg, "config.merge_save", cfgJSONArg(t, args)))
 	first, err := os.ReadFile(filepath.Join(deps.Root.Dir(), "pipeline_config/config_NA.json"))
 	if err != nil {
 		t.Fatal(err)
@@ -180,20 +180,20 @@ func TestConfigMergeSaveAndLoad(t *testing.T) {
 		t.Errorf("data = %v", data)
 	}
 	// Never overwrite unless asked.
-	mustFail(t, call(t, reg, "config.merge_save", jsonArg(t, args)), registry.CodeAlreadyExists)
+	mustFail(t, call(t, reg, "config.merge_save", cfgJSONArg(t, args)), registry.CodeAlreadyExists)
 	args["overwrite"] = true
-	mustOK(t, call(t, reg, "config.merge_save", jsonArg(t, args)))
+	mustOK(t, call(t, reg, "config.merge_save", cfgJSONArg(t, args)))
 	second, _ := os.ReadFile(filepath.Join(deps.Root.Dir(), "pipeline_config/config_NA.json"))
 	if !bytes.Equal(first, second) {
 		t.Error("same inputs gave different bytes")
 	}
 
 	// config.load reads it back.
-	loaded := okJSON(t, call(t, reg, "config.load", `{"config_file":"pipeline_config/config_NA.json"}`))
+	loaded := cfgOK(t, call(t, reg, "config.load", `{"config_file":"pipeline_config/config_NA.json"}`))
 	if loaded["step_count"] != float64(2) || loaded["shared_field_count"].(float64) == 0 {
 		t.Errorf("load = %v", loaded)
 	}
-	loaded = okJSON(t, call(t, reg, "config.load", `{"path":"pipeline_config/config_NA.json","include_values":true}`))
+	loaded = cfgOK(t, call(t, reg, "config.load", `{"path":"pipeline_config/config_NA.json","include_values":true}`))
 	tp := loaded["steps"].(map[string]any)["TabularPreprocessing_training"].(map[string]any)
 	if tp["job_type"] != "training" || tp["values"].(map[string]any)["job_type"] != "training" {
 		t.Errorf("step = %v", tp)
@@ -202,7 +202,7 @@ func TestConfigMergeSaveAndLoad(t *testing.T) {
 	// Without a DAG the per_node keys are the nodes.
 	delete(args, "dag")
 	delete(args, "output_file")
-	mustOK(t, call(t, reg, "config.merge_save", jsonArg(t, args)))
+	mustOK(t, call(t, reg, "config.merge_save", cfgJSONArg(t, args)))
 }
 
 func TestConfigMergeSaveProblems(t *testing.T) {
@@ -211,9 +211,9 @@ func TestConfigMergeSaveProblems(t *testing.T) {
 		"region": "XX", "service_name": "svc", "enable_caching": "yes", "procesing_volume_size": 3}
 	args := map[string]any{"dag": json.RawMessage(twoNodeDAG), "base": base,
 		"per_node": map[string]any{"XGBoostTraining": map[string]any{"training_instance_count": 0}}, "output_file": "out.json"}
-	res := call(t, reg, "config.merge_save", jsonArg(t, args))
+	res := call(t, reg, "config.merge_save", cfgJSONArg(t, args))
 	mustFail(t, res, registry.CodeConfigInvalid)
-	probs := details(t, res)["problems"].([]any)
+	probs := cfgDetails(t, res)["problems"].([]any)
 	kinds := map[string]bool{}
 	for _, p := range probs {
 		kinds[p.(map[string]any)["kind"].(string)] = true
@@ -230,11 +230,11 @@ func TestConfigMergeSaveProblems(t *testing.T) {
 
 func TestConfigHostileInput(t *testing.T) {
 	reg, deps := configEnv(t)
-	base, perNode := sampleArgs(t, deps, []string{"XGBoostModel"})
+	base, perNode := cfgSampleArgs(t, deps, []string{"XGBoostModel"})
 	dagArg := json.RawMessage(`{"nodes":["XGBoostModel"],"edges":[]}`)
 	outside := filepath.Join(filepath.Dir(deps.Root.Dir()), "escaped.json")
 	for name, out := range map[string]string{"dotdot": "../escaped.json", "absolute": outside} {
-		res := call(t, reg, "config.merge_save", jsonArg(t, map[string]any{"dag": dagArg, "base": base, "per_node": perNode, "output_file": out}))
+		res := call(t, reg, "config.merge_save", cfgJSONArg(t, map[string]any{"dag": dagArg, "base": base, "per_node": perNode, "output_file": out}))
 		mustFail(t, res, registry.CodeInvalidInput)
 		if _, err := os.Stat(outside); err == nil {
 			t.Fatalf("%s: wrote outside the workspace", name)
@@ -242,7 +242,7 @@ func TestConfigHostileInput(t *testing.T) {
 	}
 	// A symlink leaving the workspace is refused too.
 	if err := os.Symlink(filepath.Dir(deps.Root.Dir()), filepath.Join(deps.Root.Dir(), "link")); err == nil {
-		mustFail(t, call(t, reg, "config.merge_save", jsonArg(t, map[string]any{"dag": dagArg, "base": base, "output_file": "link/escaped.json"})), registry.CodeInvalidInput)
+		mustFail(t, call(t, reg, "config.merge_save", cfgJSONArg(t, map[string]any{"dag": dagArg, "base": base, "output_file": "link/escaped.json"})), registry.CodeInvalidInput)
 		mustFail(t, call(t, reg, "config.load", `{"config_file":"link/x.json"}`), registry.CodeInvalidInput)
 	}
 
@@ -256,9 +256,9 @@ func TestConfigHostileInput(t *testing.T) {
 	}
 	hostile["tags"] = deep
 	hostile["author"] = strings.Repeat("a", config.MaxStringLen+10)
-	res := call(t, reg, "config.merge_save", jsonArg(t, map[string]any{"dag": dagArg, "base": hostile, "output_file": "h.json"}))
+	res := call(t, reg, "config.merge_save", cfgJSONArg(t, map[string]any{"dag": dagArg, "base": hostile, "output_file": "h.json"}))
 	mustFail(t, res, registry.CodeConfigInvalid)
-	if len(res.Error) > 500 || strings.Contains(fmt.Sprint(details(t, res)), strings.Repeat("a", 200)) {
+	if len(res.Error) > 500 || strings.Contains(fmt.Sprint(cfgDetails(t, res)), strings.Repeat("a", 200)) {
 		t.Error("the enormous value is echoed back")
 	}
 	mustFail(t, call(t, reg, "config.merge_save", `{"dag":{"nodes":["XGBoostModel"]},"base":"x"}`), registry.CodeInvalidInput)
@@ -278,13 +278,13 @@ func TestConfigHostileInput(t *testing.T) {
 	mustFail(t, call(t, reg, "config.load", `{}`), registry.CodeInvalidInput)
 	mustFail(t, call(t, reg, "config.load", `{"config_file":"a.json","path":"b.json"}`), registry.CodeInvalidInput)
 	mustFail(t, call(t, reg, "config.load", `{"config_file":7}`), registry.CodeInvalidInput)
-	writeFile(t, deps.Root.Dir(), "junk.json", `[1,2`)
+	cfgWriteFile(t, deps.Root.Dir(), "junk.json", `[1,2`)
 	mustFail(t, call(t, reg, "config.load", `{"config_file":"junk.json"}`), registry.CodeInvalidInput)
-	writeFile(t, deps.Root.Dir(), "bad.json", `{"configuration":{"shared":{},"specific":{"XGBoostModel":{"__model_type__":"XGBoostModelStepConfig","region":"Mars"}}},"metadata":{"config_types":{"XGBoostModel":"XGBoostModelStepConfig"}}}`)
+	cfgWriteFile(t, deps.Root.Dir(), "bad.json", `{"configuration":{"shared":{},"specific":{"XGBoostModel":{"__model_type__":"XGBoostModelStepConfig","region":"Mars"}}},"metadata":{"config_types":{"XGBoostModel":"XGBoostModelStepConfig"}}}`)
 	res = call(t, reg, "config.load", `{"config_file":"bad.json"}`)
 	mustFail(t, res, registry.CodeConfigInvalid)
-	if n := len(details(t, res)["problems"].([]any)); n != 6 { // region + five missing essentials
-		t.Errorf("problems = %v", details(t, res)["problems"])
+	if n := len(cfgDetails(t, res)["problems"].([]any)); n != 6 { // region + five missing essentials
+		t.Errorf("problems = %v", cfgDetails(t, res)["problems"])
 	}
 }
 
@@ -304,26 +304,26 @@ func TestConfigSharedDAGsThroughTools(t *testing.T) {
 	}
 	for i, e := range cat.List() {
 		d := e.DAG()
-		dagJSON := jsonArg(t, map[string]any{"nodes": d.Nodes, "edges": d.Edges})
-		req := okJSON(t, call(t, reg, "config.requirements", `{"dag":`+dagJSON+`}`))
+		dagJSON := cfgJSONArg(t, map[string]any{"nodes": d.Nodes, "edges": d.Edges})
+		req := cfgOK(t, call(t, reg, "config.requirements", `{"dag":`+dagJSON+`}`))
 		if len(req["unresolved"].([]any)) > 0 {
 			t.Errorf("%s: unresolved %v", e.ID, req["unresolved"])
 			continue
 		}
-		base, perNode := sampleArgs(t, deps, d.Nodes)
+		base, perNode := cfgSampleArgs(t, deps, d.Nodes)
 		out := fmt.Sprintf("cfg/%02d.json", i)
-		args := jsonArg(t, map[string]any{"dag": json.RawMessage(dagJSON), "base": base, "per_node": perNode,
+		args := cfgJSONArg(t, map[string]any{"dag": json.RawMessage(dagJSON), "base": base, "per_node": perNode,
 			"output_file": out, "created_at": "2025-01-01T00:00:00Z"})
 		mustOK(t, call(t, reg, "config.merge_save", args))
 		first, _ := os.ReadFile(filepath.Join(deps.Root.Dir(), out))
-		loaded := okJSON(t, call(t, reg, "config.load", `{"config_file":"`+out+`"}`))
+		loaded := cfgOK(t, call(t, reg, "config.load", `{"config_file":"`+out+`"}`))
 		if int(loaded["step_count"].(float64)) != len(d.Nodes) {
 			t.Errorf("%s: %v steps for %d nodes", e.ID, loaded["step_count"], len(d.Nodes))
 		}
 		var overwrite map[string]any
 		_ = json.Unmarshal([]byte(args), &overwrite)
 		overwrite["overwrite"] = true
-		mustOK(t, call(t, reg, "config.merge_save", jsonArg(t, overwrite)))
+		mustOK(t, call(t, reg, "config.merge_save", cfgJSONArg(t, overwrite)))
 		second, _ := os.ReadFile(filepath.Join(deps.Root.Dir(), out))
 		if !bytes.Equal(first, second) {
 			t.Errorf("%s: bytes differ across runs", e.ID)
@@ -332,7 +332,7 @@ func TestConfigSharedDAGsThroughTools(t *testing.T) {
 }
 
 // okJSON is mustOK with the data as a client sees it (decoded JSON).
-func okJSON(t *testing.T, res *registry.Result) map[string]any {
+func cfgOK(t *testing.T, res *registry.Result) map[string]any {
 	t.Helper()
 	mustOK(t, res)
 	var env map[string]any
