@@ -99,6 +99,7 @@ type Result struct {
 	// Role and Region come from the configs; Upsert uses them.
 	Role     string   `json:"role"`
 	Region   string   `json:"region"`
+	Bucket   string   `json:"bucket"`
 	Warnings []string `json:"warnings,omitempty"`
 }
 
@@ -201,6 +202,7 @@ func bind(in Input) (map[string]*node, []NodeError, []error, []string) {
 		known[steps.CanonicalKey(n)] = n
 	}
 	nodes := map[string]*node{}
+	variants := variantCache{}
 	var failures []NodeError
 	var routeErrs []error
 	var warnings []string
@@ -233,7 +235,7 @@ func bind(in Input) (map[string]*node, []NodeError, []error, []string) {
 			failures = append(failures, NodeError{Node: name, Message: fmt.Sprintf("node %q: config %q has step type %s, which is not in the step catalog", name, cfg.Key, cfg.StepType)})
 			continue
 		}
-		iface, warns, err := base.WithJobType(cfg.JobType)
+		iface, warns, err := variants.get(base, cfg.JobType)
 		if err != nil {
 			failures = append(failures, NodeError{Node: name, Message: fmt.Sprintf("node %q: %v", name, err)})
 			continue
@@ -250,6 +252,46 @@ func bind(in Input) (map[string]*node, []NodeError, []error, []string) {
 		nodes[name] = n
 	}
 	return nodes, failures, routeErrs, warnings
+}
+
+// variantCache shares one merged interface between nodes of the same step
+// type whose job type selects the same variant (merging is the costliest
+// part of binding). Interfaces are read-only here.
+type variantCache map[string]*steps.Interface
+
+func (vc variantCache) get(base *steps.Interface, jobType string) (*steps.Interface, []string, error) {
+	key := jobType
+	exact := false
+	for _, k := range base.Variants.Keys() {
+		if k == jobType {
+			exact = true
+		}
+	}
+	if !exact {
+		folded := false
+		for _, k := range base.Variants.Keys() {
+			if strings.EqualFold(k, jobType) {
+				folded = true
+			}
+		}
+		if !folded {
+			key = "" // the base interface, whatever the job type
+		}
+	}
+	var warns []string
+	if key == "" && jobType != "" && base.Variants.Len() > 0 {
+		warns = append(warns, fmt.Sprintf("%s has no variant for job type %q; the base interface is used", base.StepType, jobType))
+	}
+	ck := base.StepType + "\x00" + key
+	if iface, ok := vc[ck]; ok {
+		return iface, warns, nil
+	}
+	iface, w, err := base.WithJobType(key)
+	if err != nil {
+		return nil, nil, err
+	}
+	vc[ck] = iface
+	return iface, append(warns, w...), nil
 }
 
 // Handlers, by SageMaker step type and (for Processing) step assembly.
@@ -374,7 +416,7 @@ func assemble(ctx context.Context, in Input, nodes map[string]*node, order []str
 	def.Parameters = append(def.Parameters, sagemaker.Parameter{Name: PrefixParameter, Type: sagemaker.ParamString,
 		DefaultValue: getString(first, "pipeline_s3_loc")})
 	res := &Result{PipelineName: name, Definition: def, Plan: plan, Warnings: warnings,
-		Role: getString(first, "role"), Region: getString(first, "aws_region")}
+		Role: getString(first, "role"), Region: getString(first, "aws_region"), Bucket: getString(first, "bucket")}
 	arts := newArtifactSet(getString(first, "bucket"), name)
 	b := &builder{sources: in.Sources, arts: arts, prefix: sagemaker.Param(PrefixParameter), pipeline: name}
 	for i, nodeName := range order {

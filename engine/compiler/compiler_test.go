@@ -36,6 +36,12 @@ func fixtures(t testing.TB) (*steps.Catalog, *config.Schemas) {
 // sample values, as a user filling every essential field would.
 func sampleInput(t testing.TB, d *dag.DAG) Input {
 	t.Helper()
+	return sampleInputWith(t, d, nil)
+}
+
+// sampleInputWith is sampleInput with extra per-node values.
+func sampleInputWith(t testing.TB, d *dag.DAG, extra map[string]map[string]any) Input {
+	t.Helper()
 	c, s := fixtures(t)
 	rep, err := config.Requirements(d, s)
 	if err != nil {
@@ -44,6 +50,14 @@ func sampleInput(t testing.TB, d *dag.DAG) Input {
 	base, perNode, missing := config.SampleValues(rep)
 	if len(missing) > 0 {
 		t.Fatalf("no sample values for %v", missing)
+	}
+	for node, vals := range extra {
+		if perNode[node] == nil {
+			perNode[node] = map[string]any{}
+		}
+		for k, v := range vals {
+			perNode[node][k] = v
+		}
 	}
 	configs, probs := s.BuildDAG(d, base, perNode)
 	if len(probs) > 0 {
