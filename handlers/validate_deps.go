@@ -285,11 +285,11 @@ func (d *Deps) validateDepsExplain(_ context.Context, req registry.Request) (*re
 	lookup := deps.CatalogLookup(d.Steps)
 	c, err := lookup(consumer)
 	if err != nil {
-		return nil, stepNotFound("consumer", err)
+		return nil, depsStepNotFound("consumer", err)
 	}
 	p, err := lookup(producer)
 	if err != nil {
-		return nil, stepNotFound("producer", err)
+		return nil, depsStepNotFound("producer", err)
 	}
 	dep, ok := c.Spec.Dependencies.Get(dependency)
 	if !ok {
@@ -309,7 +309,7 @@ func (d *Deps) validateDepsExplain(_ context.Context, req registry.Request) (*re
 	}), nil
 }
 
-func stepNotFound(arg string, err error) error {
+func depsStepNotFound(arg string, err error) error {
 	var nf *steps.NotFoundError
 	if errors.As(err, &nf) {
 		return registry.Errorf(registry.CodeNotFound, "%s: %v", arg, err).
