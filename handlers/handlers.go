@@ -69,10 +69,13 @@ func NewDeps(opts Options) (*Deps, error) {
 // Namespaces lists the namespaces in their fixed registration order.
 func Namespaces(d *Deps) []registry.NamespaceFunc {
 	return []registry.NamespaceFunc{
+		func() (registry.Namespace, error) { return catalogNamespace(d) },
 		func() (registry.Namespace, error) { return dagNamespace(d) },
 		func() (registry.Namespace, error) { return configNamespace(d) },
 		func() (registry.Namespace, error) { return validateNamespace(d) },
 		func() (registry.Namespace, error) { return pipelineCatalogNamespace(d) },
+		func() (registry.Namespace, error) { return strategiesNamespace() },
+		func() (registry.Namespace, error) { return stepsNamespace(d) },
 		func() (registry.Namespace, error) { return toolsNamespace(), nil },
 	}
 }

@@ -1,0 +1,81 @@
+package handlers
+
+import (
+	"context"
+	"errors"
+
+	"github.com/cursus-dev/cursus/engine/steps"
+	"github.com/cursus-dev/cursus/engine/strategies"
+	"github.com/cursus-dev/cursus/registry"
+)
+
+func stepsNamespace(d *Deps) (registry.Namespace, error) {
+	if d.Steps == nil {
+		return registry.Namespace{}, errors.New("step catalog is not loaded")
+	}
+	schema := registry.Object(map[string]any{"step_name": stepNameSchema, "job_type": jobTypeSchema}, "step_name")
+	return registry.Namespace{
+		Name:        "steps",
+		Description: "Container-level view of one step: paths, channels, property references and construction patterns.",
+		Tools: []registry.ToolDef{
+			{
+				Name: "steps.io",
+				Description: "Inputs and outputs of a step joined with its script contract: container paths, required flags, types, " +
+					"training channels, property paths and the runtime property reference ({\"Get\": \"Steps.<name>.<path>\"}) a consumer receives.",
+				When: "You write or check a step script, or wire two steps by hand.",
+				Examples: []string{
+					`steps.io {"step_name": "XGBoostTraining"}  # channels train/val/test`,
+					`steps.io {"step_name": "TabularPreprocessing", "job_type": "training"}`,
+				},
+				Tags:    []string{registry.PhasePlanner},
+				Schema:  schema,
+				Handler: d.stepsIO,
+			},
+			{
+				Name: "steps.patterns",
+				Description: "How a step is built, axis by axis: routing strategy and handler, compute class, environment variables, " +
+					"job arguments, input deviations and output path pattern, plus build-time and runtime dependencies.",
+				When:     "You want to know what the compiler will do with a step.",
+				Examples: []string{`steps.patterns {"step_name": "TabularPreprocessing", "job_type": "calibration"}`},
+				Tags:     []string{registry.PhasePlanner},
+				Schema:   schema,
+				Handler:  d.stepsPatterns,
+			},
+		},
+	}, nil
+}
+
+func (d *Deps) stepsIO(_ context.Context, req registry.Request) (*registry.Result, error) {
+	var args struct {
+		StepName string `json:"step_name"`
+		JobType  string `json:"job_type"`
+	}
+	if err := req.Bind(&args); err != nil {
+		return nil, err
+	}
+	iface, _, warnings, err := d.lookupStep(args.StepName, args.JobType)
+	if err != nil {
+		return nil, err
+	}
+	return registry.OK(steps.IO(iface)).WithMeta("step_name", args.StepName).Warn(warnings...).Next(
+		registry.NextStep{Tool: "steps.patterns", When: "You also need the construction details.", Why: "Shows handler, compute and output paths.",
+			ArgsHint: map[string]any{"step_name": iface.StepType}}), nil
+}
+
+func (d *Deps) stepsPatterns(_ context.Context, req registry.Request) (*registry.Result, error) {
+	var args struct {
+		StepName string `json:"step_name"`
+		JobType  string `json:"job_type"`
+	}
+	if err := req.Bind(&args); err != nil {
+		return nil, err
+	}
+	iface, _, warnings, err := d.lookupStep(args.StepName, args.JobType)
+	if err != nil {
+		return nil, err
+	}
+	v := strategies.Default().Describe(iface)
+	return registry.OK(v).WithMeta("step_name", args.StepName).Warn(warnings...).Next(
+		registry.NextStep{Tool: "strategies.show", When: "You want the strategy's knobs.", Why: "Lists every knob with its default.",
+			ArgsHint: map[string]any{"name": v.Patterns.CreateStep.Name, "axis": v.Patterns.CreateStep.Axis}}), nil
+}
