@@ -74,8 +74,10 @@ func Namespaces(d *Deps) []registry.NamespaceFunc {
 		func() (registry.Namespace, error) { return configNamespace(d) },
 		func() (registry.Namespace, error) { return validateNamespace(d) },
 		func() (registry.Namespace, error) { return pipelineCatalogNamespace(d) },
+		func() (registry.Namespace, error) { return projectNamespace(d) },
 		func() (registry.Namespace, error) { return strategiesNamespace() },
 		func() (registry.Namespace, error) { return stepsNamespace(d) },
+		func() (registry.Namespace, error) { return authorNamespace(d) },
 		func() (registry.Namespace, error) { return toolsNamespace(), nil },
 	}
 }
