@@ -395,9 +395,13 @@ func (d *Deps) configMergeSave(_ context.Context, req registry.Request) (*regist
 		}
 		data["written"] = args.OutputFile
 	}
-	return registry.OK(data).WithMeta("config_count", len(configs)).
-		Next(registry.NextStep{Tool: "config.load", When: "you saved the file", Why: "re-reads and validates it",
+	res := registry.OK(data).WithMeta("config_count", len(configs))
+	if args.OutputFile != "" {
+		return res.Next(registry.NextStep{Tool: "config.load", When: "you want to re-check the saved file", Why: "re-reads and validates it",
 			ArgsHint: map[string]any{"config_file": args.OutputFile}}), nil
+	}
+	return res.Next(registry.NextStep{Tool: "compile.validate", When: "the document is saved where the compiler reads it",
+		Why: "checks DAG, configs and builders fit together"}), nil
 }
 
 func cfgAnyMap[V any](m map[string]V) map[string]any {
