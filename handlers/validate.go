@@ -676,7 +676,7 @@ func (d *Deps) validateBuilder(ctx context.Context, req registry.Request) (*regi
 		stv.Status = "ERROR"
 		rep, _ := steps.InternalReplacement(iface.StepType)
 		stv.Issues = append(stv.Issues, "Amazon-internal step kind; not compiled here"+ifNotEmpty("; use ", rep))
-	case iface.Compute == nil || iface.Compute.Kind == "":
+	case iface.Registry.SageMakerStepType != steps.SMRegisterModel && (iface.Compute == nil || iface.Compute.Kind == ""):
 		stv.Status = "ERROR"
 		stv.Issues = append(stv.Issues, "no compute.kind: the step is not producible")
 	}

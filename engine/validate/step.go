@@ -176,7 +176,9 @@ func (c StepCheck) builderFindings() []Finding {
 			Message: "step_assembly delegation hands the step to an external SDK; no builder binds it",
 			Fix:     "use step_assembly code or step_args"})
 	}
-	if iface.Compute == nil || iface.Compute.Kind == "" {
+	// A RegisterModel step only records a model package: it runs nothing,
+	// so it needs no compute section.
+	if sm != steps.SMRegisterModel && (iface.Compute == nil || iface.Compute.Kind == "") {
 		out = append(out, Finding{Level: Error, Rule: "missing_compute", Category: CatBuilderConfig, Location: "compute.kind",
 			Message: sm + " steps need a compute section naming how SageMaker runs them",
 			Fix:     "add compute.kind (sklearn, xgboost, framework, script, estimator, model, transformer or byo_container)"})

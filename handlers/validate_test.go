@@ -1,0 +1,151 @@
+package handlers
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cursus-dev/cursus/registry"
+)
+
+// jsonData returns a result's data (or, for a failure, meta.details) as
+// decoded JSON, the way a client sees it.
+func jsonData(t *testing.T, res *registry.Result) map[string]any {
+	t.Helper()
+	var env map[string]any
+	if err := json.Unmarshal(res.Encode(), &env); err != nil {
+		t.Fatal(err)
+	}
+	if res.OK {
+		d, _ := env["data"].(map[string]any)
+		return d
+	}
+	meta, _ := env["meta"].(map[string]any)
+	d, _ := meta["details"].(map[string]any)
+	return d
+}
+
+func writeWS(t *testing.T, root, rel, content string) {
+	t.Helper()
+	p := filepath.Join(root, rel)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestValidateStepInterfaceAllBuiltins(t *testing.T) {
+	reg, _ := newTestRegistry(t)
+	data := jsonData(t, call(t, reg, "validate.step_interface", `{"all": true}`))
+	if data["validated"].(float64) < 25 || data["errors"].(float64) != 0 {
+		t.Errorf("step_interface all: %v validated, %v errors: %v", data["validated"], data["errors"], data["results"])
+	}
+}
+
+func TestValidateStepInterfaceInputs(t *testing.T) {
+	reg, root := newTestRegistry(t)
+	mustFail(t, call(t, reg, "validate.step_interface", `{}`), registry.CodeInvalidInput)
+	mustFail(t, call(t, reg, "validate.step_interface", `{"all": true, "step_name": "XGBoostTraining"}`), registry.CodeInvalidInput)
+	mustFail(t, call(t, reg, "validate.step_interface", `{"step_name": 7}`), registry.CodeInvalidInput)
+	mustFail(t, call(t, reg, "validate.step_interface", `{"bogus": 1}`), registry.CodeInvalidInput)
+	mustFail(t, call(t, reg, "validate.step_interface", `{"path": "../../etc"}`), registry.CodeInvalidInput)
+	mustFail(t, call(t, reg, "validate.step_interface", `{"step_name": "NoSuchStep"}`), registry.CodeNotFound)
+	bad := "step_type: Bad\nregistry: {sagemaker_step_type: Nope, description: x}\ncontract:\n  outputs:\n    out: {path: /tmp/x}\nspec: {}\n"
+	res := call(t, reg, "validate.step_interface", `{"yaml": `+jsonString(bad)+`}`)
+	mustFail(t, res, registry.CodeValidationFailed)
+	writeWS(t, root, "steps/bad.step.yaml", bad)
+	mustFail(t, call(t, reg, "validate.step_interface", `{"path": "steps"}`), registry.CodeValidationFailed)
+	mustOK(t, call(t, reg, "validate.step_interface", `{"step_name": "TabularPreprocessing", "job_type": "training"}`))
+}
+
+func jsonString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+func TestValidateBuilderEveryBuiltin(t *testing.T) {
+	reg, _ := newTestRegistry(t)
+	d := testDeps(t)
+	for _, n := range d.Steps.Names() {
+		res := call(t, reg, "validate.builder", `{"step_name": "`+n+`"}`)
+		if !res.OK {
+			t.Errorf("%s: %s", n, res.Encode())
+		}
+	}
+	mustFail(t, call(t, reg, "validate.builder", `{}`), registry.CodeInvalidInput)
+	mustFail(t, call(t, reg, "validate.builder", `{"step_name": "CradleDataLoading"}`), registry.CodeUnsupported)
+}
+
+func testDeps(t *testing.T) *Deps {
+	t.Helper()
+	d, err := NewDeps(Options{WorkspaceRoot: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func TestValidateAlignmentCatalogAndScripts(t *testing.T) {
+	reg, root := newTestRegistry(t)
+	res := call(t, reg, "validate.alignment", `{}`)
+	if !res.OK {
+		t.Fatalf("built-in catalog fails alignment: %s", res.Encode())
+	}
+	// A script with an undeclared env var (warning) and a never-written
+	// output (error) fails with both findings located.
+	writeWS(t, root, "scripts/tabular_preprocessing.py", `import os
+
+def main(input_paths, output_paths, environ_vars, job_args):
+    data = input_paths["input_data"]
+    label = environ_vars["LABEL_FIELD"]
+    mode = os.environ.get("SECRET_MODE")
+    return None
+
+if __name__ == "__main__":
+    import argparse
+    p = argparse.ArgumentParser()
+    p.add_argument("--job_type")
+    main({}, {}, {}, p.parse_args())
+`)
+	res = call(t, reg, "validate.alignment", `{"target_scripts": ["TabularPreprocessing"]}`)
+	mustFail(t, res, registry.CodeValidationFailed)
+	data := jsonData(t, res)
+	results := data["results"].([]any)
+	fs := results[0].(map[string]any)["findings"].([]any)
+	got := map[string]string{}
+	for _, f := range fs {
+		m := f.(map[string]any)
+		got[m["rule"].(string)] = m["level"].(string) + "@" + m["location"].(string)
+	}
+	if got["unwritten_output_path"] != "error@contract.outputs.processed_data" {
+		t.Errorf("unwritten_output_path = %q (all: %v)", got["unwritten_output_path"], got)
+	}
+	if got["undeclared_env_var"] != "warning@scripts/tabular_preprocessing.py:6" {
+		t.Errorf("undeclared_env_var = %q", got["undeclared_env_var"])
+	}
+	// Syntax error → script_analysis_error from author.check_script with the line.
+	writeWS(t, root, "scripts/tabular_preprocessing.py", "def main(input_paths, output_paths, environ_vars, job_args):\n    x = (1,\n")
+	res = call(t, reg, "author.check_script", `{"step_name": "TabularPreprocessing"}`)
+	mustFail(t, res, registry.CodeScriptAnalysisError)
+	if jsonData(t, res)["line"].(float64) != 2 {
+		t.Errorf("line = %v", jsonData(t, res)["line"])
+	}
+	mustFail(t, call(t, reg, "validate.alignment", `{"target_scripts": ["TabularPreprocessing"], "source_dir": "/etc"}`), registry.CodeInvalidInput)
+	mustFail(t, call(t, reg, "validate.alignment", `{"target_scripts": "x"}`), registry.CodeInvalidInput)
+	mustFail(t, call(t, reg, "validate.step", `{"step_name": "`+strings.Repeat("A", 300)+`"}`), registry.CodeInvalidInput)
+}
+
+func TestValidateInfo(t *testing.T) {
+	reg, _ := newTestRegistry(t)
+	data := jsonData(t, call(t, reg, "validate.info", `{}`))
+	st := data["script_testing"].(map[string]any)
+	iso := st["isolation"].(map[string]any)
+	if len(iso["isolated"].([]any)) == 0 || len(iso["not_isolated"].([]any)) == 0 {
+		t.Errorf("isolation = %v", iso)
+	}
+	mustFail(t, call(t, reg, "validate.info", `{"x": 1}`), registry.CodeInvalidInput)
+}
