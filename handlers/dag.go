@@ -426,7 +426,7 @@ func (d *Deps) dagDeserialize(_ context.Context, req registry.Request) (*registr
 	}
 	res := registry.OK(map[string]any{
 		"nodes": doc.DAG.Nodes, "edges": doc.DAG.Edges, "stats": stats, "metadata": meta,
-		"created_at": nilIfEmpty(doc.CreatedAt), "version": nilIfEmpty(doc.Version), "description": nilIfEmpty(doc.Description),
+		"created_at": dagOptional(doc.CreatedAt), "version": dagOptional(doc.Version), "description": dagOptional(doc.Description),
 	}).WithMeta("node_count", stats.NodeCount).WithMeta("edge_count", stats.EdgeCount)
 	if r := doc.DAG.Check(); !r.Valid {
 		res.Warn("the DAG has structural issues: " + strings.Join(r.Categories(), ", "))
@@ -434,7 +434,7 @@ func (d *Deps) dagDeserialize(_ context.Context, req registry.Request) (*registr
 	return res, nil
 }
 
-func nilIfEmpty(s string) any {
+func dagOptional(s string) any {
 	if s == "" {
 		return nil
 	}

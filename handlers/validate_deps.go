@@ -275,7 +275,10 @@ func (d *Deps) validateDepsExplain(_ context.Context, req registry.Request) (*re
 			return nil, registry.Errorf(registry.CodeInvalidInput, "name1 and name2 must both be non-blank: %s", how)
 		}
 		e := deps.Explain(n1, n2)
-		return registry.OK(e).WithMeta("name1", n1).WithMeta("name2", n2), nil
+		return registry.OK(map[string]any{
+			"overall_score": e.Overall, "normalized_names": e.Normalized, "string_similarity": e.String,
+			"token_similarity": e.Token, "semantic_similarity": e.Semantic, "substring_similarity": e.Substring,
+		}).WithMeta("name1", n1).WithMeta("name2", n2), nil
 	case !pairMode:
 		return nil, registry.Errorf(registry.CodeInvalidInput, "nothing to explain: %s", how)
 	}

@@ -1,0 +1,78 @@
+package handlers
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/cursus-dev/cursus/registry"
+)
+
+// depsRegistry registers validateDepsTools on their own, so these tests do
+// not depend on how the validate namespace is assembled.
+func depsRegistry(t *testing.T) *registry.Registry {
+	t.Helper()
+	d, err := NewDeps(Options{WorkspaceRoot: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg, err := registry.New(registry.Options{}, func() (registry.Namespace, error) {
+		return registry.Namespace{Name: "validate", Description: "deps tools under test", Tools: validateDepsTools(d)}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return reg
+}
+
+func TestValidateDepsResolve(t *testing.T) {
+	reg := depsRegistry(t)
+	res := call(t, reg, "validate.deps_resolve", `{}`)
+	mustFail(t, res, registry.CodeInvalidInput)
+	if !strings.Contains(res.Error, "step_names") || !strings.Contains(res.Error, "dag") {
+		t.Errorf("empty call does not say what to pass: %s", res.Error)
+	}
+	mustFail(t, call(t, reg, "validate.deps_resolve", `{"step_names": []}`), registry.CodeInvalidInput)
+	mustFail(t, call(t, reg, "validate.deps_resolve", `{"step_names": ["A"], "nodes": ["A"]}`), registry.CodeInvalidInput)
+	mustFail(t, call(t, reg, "validate.deps_resolve", `{"step_names": [1]}`), registry.CodeInvalidInput)
+
+	data := mustOK(t, call(t, reg, "validate.deps_resolve", `{"step_names": ["TabularPreprocessing_training", "XGBoostTraining", "XGBoostModelEval_calibration", "Nope"]}`))
+	if data["mode"] != "step_set" || strings.Join(data["missing_specs"].([]string), ",") != "Nope" {
+		t.Errorf("data = %v", data)
+	}
+	details := data["report"].(map[string]any)["step_details"].(map[string]any)
+	eval := details["XGBoostModelEval_calibration"].(map[string]any)["resolved_dependencies"].(map[string]string)
+	if eval["model_input"] != "XGBoostTraining.model_output" {
+		t.Errorf("eval wiring = %v", eval)
+	}
+	res = call(t, reg, "validate.deps_resolve", `{"step_names": ["Nope", "Zilch"]}`)
+	mustFail(t, res, registry.CodeNotFound)
+
+	// DAG mode: wired along the edges.
+	res = call(t, reg, "validate.deps_resolve", `{"dag": {"nodes": ["XGBoostTraining", "Package"], "edges": [["XGBoostTraining", "Package"]]}}`)
+	data = mustOK(t, res)
+	sum := data["report"].(map[string]any)["resolution_summary"].(map[string]any)
+	if data["mode"] != "dag" || sum["steps_with_errors"].(int) != 1 { // XGBoostTraining has no input
+		t.Errorf("summary = %v", sum)
+	}
+	mustFail(t, call(t, reg, "validate.deps_resolve", `{"dag_file": "../x.json"}`), registry.CodeInvalidInput)
+	mustFail(t, call(t, reg, "validate.deps_resolve", `{"dag_file": "missing.json"}`), registry.CodeNotFound)
+}
+
+func TestValidateDepsExplain(t *testing.T) {
+	reg := depsRegistry(t)
+	data := mustOK(t, call(t, reg, "validate.deps_explain", `{"name1": "model_input", "name2": "model_output"}`))
+	if v := data["overall_score"].(float64); v < 0.6306 || v > 0.6307 {
+		t.Errorf("overall = %v", v)
+	}
+	res := call(t, reg, "validate.deps_explain", `{"consumer": "XGBoostTraining", "dependency": "input_path", "producer": "TabularPreprocessing_training", "output": "processed_data"}`)
+	data = mustOK(t, res)
+	if data["viable"] != true || !strings.Contains(string(res.Encode()), `"type_match":"compatible"`) {
+		t.Errorf("pair = %s", res.Encode())
+	}
+	for _, bad := range []string{`{}`, `{"name1": "a"}`, `{"name1": "  ", "name2": "b"}`, `{"name1": "a", "consumer": "X"}`, `{"consumer": "XGBoostTraining"}`} {
+		mustFail(t, call(t, reg, "validate.deps_explain", bad), registry.CodeInvalidInput)
+	}
+	mustFail(t, call(t, reg, "validate.deps_explain", `{"consumer": "Nope", "dependency": "a", "producer": "Package", "output": "b"}`), registry.CodeNotFound)
+	mustFail(t, call(t, reg, "validate.deps_explain", `{"consumer": "Package", "dependency": "nope", "producer": "XGBoostTraining", "output": "model_output"}`), registry.CodeNotFound)
+	mustFail(t, call(t, reg, "validate.deps_explain", `{"name1": "`+strings.Repeat("a", 300)+`", "name2": "b"}`), registry.CodeInvalidInput)
+}
