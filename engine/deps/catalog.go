@@ -1,6 +1,8 @@
 package deps
 
 import (
+	"strings"
+
 	"github.com/cursus-dev/cursus/engine/dag"
 	"github.com/cursus-dev/cursus/engine/steps"
 )
@@ -20,17 +22,28 @@ func CatalogLookup(cat *steps.Catalog) SpecLookup {
 		if err != nil {
 			return NodeSpec{}, err
 		}
-		k := [2]string{res.StepType, res.JobType}
+		// Job types are open (TabularPreprocessing_n17): nodes whose job
+		// type has no variant share the base spec and its cached scores.
+		variant := ""
+		if base, ok := cat.Get(res.StepType); ok {
+			for _, v := range base.JobTypes() {
+				if strings.EqualFold(v, res.JobType) {
+					variant = v
+				}
+			}
+		}
+		k := [2]string{res.StepType, variant}
 		spec, ok := merged[k]
 		if !ok {
-			iface, _, err := cat.ForJobType(res.StepType, res.JobType)
+			iface, _, err := cat.ForJobType(res.StepType, variant)
 			if err != nil {
 				return NodeSpec{}, err
 			}
 			spec = &iface.Spec
 			merged[k] = spec
 		}
-		return NodeSpec{StepType: res.StepType, JobType: res.JobType, PipelineStepName: res.PipelineStepName, Spec: spec}, nil
+		return NodeSpec{StepType: res.StepType, JobType: res.JobType, PipelineStepName: res.PipelineStepName, Spec: spec,
+			SpecID: res.StepType + "\x00" + variant}, nil
 	}
 }
 

@@ -17,11 +17,17 @@ type NodeSpec struct {
 	JobType          string
 	PipelineStepName string
 	Spec             *steps.Spec
+	// SpecID identifies Spec for caching: nodes with the same SpecID share
+	// pairwise scores. Empty means step type + job type.
+	SpecID string
 }
 
-// key identifies a spec for caching: nodes of the same step type and job
-// type share their pairwise scores.
-func (n NodeSpec) key() string { return n.StepType + "\x00" + n.JobType }
+func (n NodeSpec) key() string {
+	if n.SpecID != "" {
+		return n.SpecID
+	}
+	return n.StepType + "\x00" + n.JobType
+}
 
 // SpecLookup resolves a node name; an error means the node is unknown.
 type SpecLookup func(node string) (NodeSpec, error)
