@@ -59,7 +59,7 @@ func TestValidateStepInterfaceInputs(t *testing.T) {
 	mustFail(t, res, registry.CodeValidationFailed)
 	writeWS(t, root, "steps/bad.step.yaml", bad)
 	mustFail(t, call(t, reg, "validate.step_interface", `{"path": "steps"}`), registry.CodeValidationFailed)
-	mustOK(t, call(t, reg, "validate.step_interface", `{"step_name": "TabularPreprocessing", "job_type": "training"}`))
+	valOK(t, call(t, reg, "validate.step_interface", `{"step_name": "TabularPreprocessing", "job_type": "training"}`))
 }
 
 func jsonString(s string) string {
@@ -148,4 +148,13 @@ func TestValidateInfo(t *testing.T) {
 		t.Errorf("isolation = %v", iso)
 	}
 	mustFail(t, call(t, reg, "validate.info", `{"x": 1}`), registry.CodeInvalidInput)
+}
+
+// okJSON fails unless res succeeded and returns its data as a client sees it.
+func valOK(t *testing.T, res *registry.Result) map[string]any {
+	t.Helper()
+	if !res.OK {
+		t.Fatalf("call failed: %s", res.Encode())
+	}
+	return jsonData(t, res)
 }

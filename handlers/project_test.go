@@ -1,0 +1,205 @@
+package handlers
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cursus-dev/cursus/engine/validate"
+	"github.com/cursus-dev/cursus/registry"
+)
+
+func TestProjectInitScaffoldsAndStubsPassPreflight(t *testing.T) {
+	reg, root := newTestRegistry(t)
+	res := call(t, reg, "project.init", `{"name": "fraud", "framework": "xgboost"}`)
+	data := jsonData(t, res)
+	if !res.OK || data["target_path"] != "projects/fraud_xgboost" || data["ready"] != true {
+		t.Fatalf("project.init: %s", res.Encode())
+	}
+	for _, f := range []string{"README.md", "pipeline_config/dag.json", "pipeline_config/config.json", "scripts/xgboost_training.py"} {
+		if _, err := os.Stat(filepath.Join(root, "projects/fraud_xgboost", f)); err != nil {
+			t.Errorf("missing %s: %v", f, err)
+		}
+	}
+	for _, s := range data["scripts"].([]any) {
+		st := s.(map[string]any)["step_type"].(string)
+		pre := call(t, reg, "author.preflight_step", `{"step_name": "`+st+`", "source_dir": "projects/fraud_xgboost/scripts"}`)
+		if !pre.OK {
+			t.Errorf("preflight %s: %s", st, pre.Encode())
+			continue
+		}
+		gates := jsonData(t, pre)["gates"].([]any)
+		last := gates[len(gates)-1].(map[string]any)
+		if last["name"] != "script_alignment" || strings.HasPrefix(last["detail"].(string), "SKIPPED") {
+			t.Errorf("%s: script gate did not check the stub: %v", st, last)
+		}
+		valOK(t, call(t, reg, "author.check_script", `{"step_name": "`+st+`", "source_dir": "projects/fraud_xgboost/scripts"}`))
+	}
+	valOK(t, call(t, reg, "validate.alignment", `{"target_scripts": ["TabularPreprocessing", "XGBoostTraining"], "source_dir": "projects/fraud_xgboost/scripts"}`))
+	// Again without overwrite: already_exists.
+	mustFail(t, call(t, reg, "project.init", `{"name": "fraud", "framework": "xgboost"}`), registry.CodeAlreadyExists)
+	valOK(t, call(t, reg, "project.init", `{"name": "fraud", "framework": "xgboost", "overwrite": true}`))
+}
+
+func TestProjectInitRefusals(t *testing.T) {
+	reg, root := newTestRegistry(t)
+	outside := t.TempDir()
+	if err := os.Symlink(outside, filepath.Join(root, "escape")); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range []string{
+		`{"name": "../x", "framework": "xgboost"}`,
+		`{"name": "..", "framework": "xgboost"}`,
+		`{"name": "x", "framework": "xgboost", "target_dir": "` + outside + `"}`,
+		`{"name": "x", "framework": "xgboost", "target_dir": "escape"}`,
+		`{"name": "x", "framework": "xgboost", "target_dir": "a/../../b"}`,
+		`{"name": "x", "framework": "sklearn"}`,
+		`{"name": "x"}`,
+		`{"name": 5, "framework": "xgboost"}`,
+		`{"name": "x", "framework": "xgboost", "extra": true}`,
+		`{"name": "` + strings.Repeat("n", 100) + `", "framework": "xgboost"}`,
+		`{"name": "x", "framework": "xgboost", "dag": {"nodes": ["NoSuchStep"]}}`,
+	} {
+		mustFail(t, call(t, reg, "project.init", args), registry.CodeInvalidInput)
+	}
+	if entries, _ := os.ReadDir(outside); len(entries) != 0 {
+		t.Errorf("wrote outside the root: %v", entries)
+	}
+	if entries, _ := os.ReadDir(root); len(entries) != 1 {
+		t.Errorf("a refused init wrote into the root: %v", entries)
+	}
+	// Writes are gated for remote callers.
+	mustFail(t, callRemote(t, reg, "project.init", `{"name": "x", "framework": "xgboost"}`), registry.CodeToolDisabled)
+}
+
+func TestProjectBringUp(t *testing.T) {
+	reg, root := newTestRegistry(t)
+	res := call(t, reg, "project.bring_up", `{"name": "new_model", "framework": "pytorch", "dag_source": "manual"}`)
+	data := jsonData(t, res)
+	if data["workflow"] != "cursus-new-project" || len(data["stages"].([]any)) != 4 {
+		t.Errorf("bring_up: %s", res.Encode())
+	}
+	if entries, _ := os.ReadDir(root); len(entries) != 0 {
+		t.Errorf("bring_up wrote files: %v", entries)
+	}
+	mustFail(t, call(t, reg, "project.bring_up", `{"name": "a/b", "framework": "pytorch"}`), registry.CodeInvalidInput)
+	mustFail(t, call(t, reg, "project.bring_up", `{"name": "a", "framework": "pytorch", "dag_source": "x"}`), registry.CodeInvalidInput)
+}
+
+func TestAuthorRulesAndChecklist(t *testing.T) {
+	reg, _ := newTestRegistry(t)
+	for _, topic := range []string{"naming", "packaging", "sdk_carveout", "reuse_class", "closure"} {
+		if d := jsonData(t, call(t, reg, "author.rules", `{"topic": "`+topic+`"}`)); d["rules"] == nil {
+			t.Errorf("%s: no rules", topic)
+		}
+	}
+	mustFail(t, call(t, reg, "author.rules", `{"topic": "other"}`), registry.CodeInvalidInput)
+	d := jsonData(t, call(t, reg, "author.checklist", `{"sagemaker_step_type": "Training"}`))
+	if d["exemplar_step"] != "XGBoostTraining" || len(d["steps"].([]any)) != 7 || d["routable"] != true {
+		t.Errorf("checklist = %v", d)
+	}
+	res := call(t, reg, "author.checklist", `{"sagemaker_step_type": "Lambda"}`)
+	if !res.OK || len(res.Warnings) == 0 {
+		t.Errorf("Lambda checklist should warn: %s", res.Encode())
+	}
+	mustFail(t, call(t, reg, "author.checklist", `{"sagemaker_step_type": "Nope"}`), registry.CodeInvalidInput)
+}
+
+func TestAuthorPreflightAllAndErrors(t *testing.T) {
+	reg, _ := newTestRegistry(t)
+	res := call(t, reg, "author.preflight_step", `{"all": true}`)
+	if !res.OK {
+		t.Errorf("built-ins not constructible: %s", res.Error)
+	}
+	mustFail(t, call(t, reg, "author.preflight_step", `{}`), registry.CodeInvalidInput)
+	mustFail(t, call(t, reg, "author.preflight_step", `{"step_name": "Nope"}`), registry.CodeNotFound)
+	mustFail(t, call(t, reg, "author.check_script", `{"step_name": "TabularPreprocessing", "script_path": "../x.py"}`), registry.CodeInvalidInput)
+	mustFail(t, call(t, reg, "author.check_script", `{"step_name": "TabularPreprocessing"}`), registry.CodeNotFound)
+	d := jsonData(t, call(t, reg, "author.check_script", `{"step_name": "XGBoostModel"}`))
+	if d["status"] != "skipped" {
+		t.Errorf("CreateModel check_script = %v", d)
+	}
+}
+
+func TestValidateRunScriptsOnScaffold(t *testing.T) {
+	reg, root := newTestRegistry(t)
+	if validate.NewRunner(1).Available() != nil {
+		mustFail(t, call(t, reg, "validate.run_scripts", `{"nodes": ["TabularPreprocessing_training"]}`), registry.CodeRuntimeUnavailable)
+		return
+	}
+	valOK(t, call(t, reg, "project.init", `{"name": "run", "framework": "xgboost"}`))
+	writeWS(t, root, "data/sample.csv", "a,label\n1,0\n")
+	args := map[string]any{
+		"nodes":         []string{"DummyDataLoading_training", "TabularPreprocessing_training", "XGBoostTraining"},
+		"edges":         [][2]string{{"DummyDataLoading_training", "TabularPreprocessing_training"}, {"TabularPreprocessing_training", "XGBoostTraining"}},
+		"source_dir":    "projects/run_xgboost/scripts",
+		"sample_inputs": map[string]any{"DummyDataLoading_training": map[string]string{"data_source": "data/sample.csv"}},
+		"env":           map[string]string{"LABEL_FIELD": "label"},
+	}
+	b, _ := json.Marshal(args)
+	res := call(t, reg, "validate.run_scripts", string(b))
+	data := jsonData(t, res)
+	if !res.OK || data["pipeline_success"] != true || data["successful_scripts"].(float64) != 3 {
+		t.Fatalf("run_scripts: %s", res.Encode())
+	}
+	// The training stub saw the preprocessing output as its input.
+	tr := data["script_results"].(map[string]any)["XGBoostTraining"].(map[string]any)
+	if tr["success"] != true {
+		t.Errorf("training: %v", tr)
+	}
+	// Bad inputs.
+	mustFail(t, call(t, reg, "validate.run_scripts", `{"nodes": []}`), registry.CodeInvalidInput)
+	mustFail(t, call(t, reg, "validate.run_scripts", `{"nodes": ["TabularPreprocessing_training"], "source_dir": "/etc"}`), registry.CodeInvalidInput)
+	mustFail(t, call(t, reg, "validate.run_scripts", `{"nodes": ["TabularPreprocessing_training"], "source_dir": "projects/run_xgboost/scripts", "sample_inputs": {"TabularPreprocessing_training": {"input_data": "../../etc/passwd"}}}`), registry.CodeInvalidInput)
+	mustFail(t, call(t, reg, "validate.run_scripts", `{"nodes": ["A"], "edges": [["A", "B"]]}`), registry.CodeInvalidInput)
+	// Gated for remote callers.
+	mustFail(t, callRemote(t, reg, "validate.run_scripts", `{"nodes": ["TabularPreprocessing_training"]}`), registry.CodeToolDisabled)
+}
+
+func TestValidateRunScriptsKillsALoop(t *testing.T) {
+	reg, root := newTestRegistry(t)
+	if validate.NewRunner(1).Available() != nil {
+		t.Skip("no python3")
+	}
+	writeWS(t, root, "scripts/tabular_preprocessing.py", "def main(input_paths, output_paths, environ_vars, job_args):\n    while True:\n        pass\n")
+	res := call(t, reg, "validate.run_scripts", `{"nodes": ["TabularPreprocessing_training"], "timeout_seconds": 1}`)
+	data := jsonData(t, res)
+	r := data["script_results"].(map[string]any)["TabularPreprocessing_training"].(map[string]any)
+	if data["pipeline_success"] != false || r["timed_out"] != true || len(res.Warnings) == 0 {
+		t.Errorf("loop not reported: %s", res.Encode())
+	}
+}
+
+func TestPromptsDescribeTheFourWorkflows(t *testing.T) {
+	ps := Prompts()
+	if len(ps) != 4 {
+		t.Fatalf("%d prompts", len(ps))
+	}
+	reg, _ := newTestRegistry(t)
+	for _, p := range ps {
+		text := p.Render(map[string]string{"name": "demo"})
+		if !strings.Contains(text, "Stage 1") || !strings.Contains(text, "Gate:") || !strings.Contains(text, "Tools:") {
+			t.Errorf("%s prompt lacks stages/gates/tools:\n%s", p.Name, text)
+		}
+		if len(p.Arguments) == 0 || p.Description == "" {
+			t.Errorf("%s: no arguments or description", p.Name)
+		}
+	}
+	// Every tool a workflow names is a registered tool.
+	for _, p := range ps {
+		text := p.Render(nil)
+		for _, line := range strings.Split(text, "\n") {
+			rest, ok := strings.CutPrefix(line, "Tools: ")
+			if !ok {
+				continue
+			}
+			for _, tool := range strings.Split(rest, ", ") {
+				if _, found := reg.Lookup(tool); !found {
+					t.Errorf("%s names unknown tool %s", p.Name, tool)
+				}
+			}
+		}
+	}
+}
