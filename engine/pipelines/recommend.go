@@ -283,6 +283,9 @@ func score(e *Entry, q Query, wanted []string, hardFramework bool, uc parsedUseC
 		factor("labels", 0.3, "needs labelled data, none available")
 	}
 	r.Score = round3(math.Min(1, r.Match*r.Factor))
+	for i := range r.Components {
+		r.Components[i].Score = round3(r.Components[i].Score)
+	}
 	r.Match = round3(r.Match)
 	r.Factor = round3(r.Factor)
 	var why []string
