@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/url"
 	"os"
 	"reflect"
 	"strconv"
@@ -66,8 +67,11 @@ type WorkspaceConfig struct {
 	Python       string   `yaml:"python"`
 }
 
-// AuthConfig configures bearer-token and OIDC authentication.
+// AuthConfig configures bearer-token and OIDC authentication. With
+// neither configured, requests are anonymous (and gates still apply).
 type AuthConfig struct {
+	// TokensFile holds one static token per line: token (or sha256:<hex>),
+	// principal, comma-separated scopes. It is re-read when it changes.
 	TokensFile string     `yaml:"tokens_file"`
 	OIDC       OIDCConfig `yaml:"oidc"`
 	// ResourceURL is this server's canonical URL, published in the RFC 9728
@@ -75,26 +79,59 @@ type AuthConfig struct {
 	ResourceURL string `yaml:"resource_url"`
 }
 
+// Enabled reports whether any authentication is configured.
+func (a AuthConfig) Enabled() bool { return a.TokensFile != "" || a.OIDC.Issuer != "" }
+
 // OIDCConfig validates JWTs from an OpenID Connect issuer.
 type OIDCConfig struct {
 	Issuer   string `yaml:"issuer"`
 	Audience string `yaml:"audience"`
-	JWKSURL  string `yaml:"jwks_url"`
+	// JWKSURL is where the signing keys are; empty = OIDC discovery at
+	// <issuer>/.well-known/openid-configuration.
+	JWKSURL string `yaml:"jwks_url"`
+	// JWKSRefresh is how long fetched keys are trusted before a refetch
+	// (a token with an unknown key id also triggers one).
+	JWKSRefresh time.Duration `yaml:"jwks_refresh"`
 }
 
 // LimitsConfig bounds what one client can consume.
 type LimitsConfig struct {
-	MaxBodyBytes     int64         `yaml:"max_body_bytes"`
-	MaxArgDepth      int           `yaml:"max_arg_depth"`
-	ToolTimeout      time.Duration `yaml:"tool_timeout"`
-	RatePerMinute    int           `yaml:"rate_per_minute"`
-	ExecConcurrency  int           `yaml:"exec_concurrency"`
+	MaxBodyBytes int64 `yaml:"max_body_bytes"`
+	// MaxArgBytes and MaxArgDepth bound a call's arguments object (encoded
+	// size, nesting depth); larger or deeper arguments are invalid_input
+	// before schema validation runs.
+	MaxArgBytes int64         `yaml:"max_arg_bytes"`
+	MaxArgDepth int           `yaml:"max_arg_depth"`
+	ToolTimeout time.Duration `yaml:"tool_timeout"`
+	// ToolTimeouts overrides ToolTimeout by dotted tool name
+	// (env: CURSUS_LIMITS_TOOL_TIMEOUTS="dag.compile=5m,validate.run_scripts=10m").
+	ToolTimeouts map[string]time.Duration `yaml:"tool_timeouts"`
+	// RatePerMinute is each principal's tool-call budget (token bucket of
+	// that size refilling over a minute); 0 turns rate limiting off.
+	RatePerMinute int `yaml:"rate_per_minute"`
+	// ExecConcurrency caps exec_code tools running at once; a call waits up
+	// to ExecWait for a slot, then fails with a retry hint.
+	ExecConcurrency int           `yaml:"exec_concurrency"`
+	ExecWait        time.Duration `yaml:"exec_wait"`
+	// ReadTimeout bounds reading a request body; it never applies to
+	// streams, so SSE responses are not cut.
+	ReadTimeout      time.Duration `yaml:"read_timeout"`
 	ReadHeaderTimout time.Duration `yaml:"read_header_timeout"`
 }
 
-// TelemetryConfig configures logs (traces use the standard OTEL_* variables).
+// TelemetryConfig configures logs and traces. Traces are exported over
+// OTLP/HTTP when an endpoint is set here or in the standard OTEL_*
+// variables (OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT,
+// OTEL_EXPORTER_OTLP_HEADERS, …); OTEL_TRACES_EXPORTER=none turns them off.
 type TelemetryConfig struct {
-	LogLevel string `yaml:"log_level"`
+	LogLevel     string `yaml:"log_level"`
+	ServiceName  string `yaml:"service_name"`
+	OTLPEndpoint string `yaml:"otlp_endpoint"`
+	// OTLPHeaders are sent with every export (often an API key), so config
+	// print redacts their values.
+	OTLPHeaders map[string]string `yaml:"otlp_headers"`
+	// LogArgBytes caps the argument summary in tool-call logs.
+	LogArgBytes int `yaml:"log_arg_bytes"`
 }
 
 // AWSConfig configures the SageMaker and S3 clients.
@@ -112,11 +149,13 @@ func DefaultConfig() Config {
 			AllowedOrigins: []string{"http://localhost", "http://127.0.0.1", "https://localhost", "https://127.0.0.1"},
 		},
 		Workspace: WorkspaceConfig{Root: ".", Python: "python3"},
+		Auth:      AuthConfig{OIDC: OIDCConfig{JWKSRefresh: 15 * time.Minute}},
 		Limits: LimitsConfig{
-			MaxBodyBytes: 1 << 20, MaxArgDepth: 32, ToolTimeout: 120 * time.Second,
-			ExecConcurrency: 2, ReadHeaderTimout: 10 * time.Second,
+			MaxBodyBytes: 1 << 20, MaxArgBytes: 512 << 10, MaxArgDepth: 32, ToolTimeout: 120 * time.Second,
+			RatePerMinute: 600, ExecConcurrency: 2, ExecWait: 5 * time.Second,
+			ReadTimeout: 30 * time.Second, ReadHeaderTimout: 10 * time.Second,
 		},
-		Telemetry: TelemetryConfig{LogLevel: "info"},
+		Telemetry: TelemetryConfig{LogLevel: "info", ServiceName: "cursus", LogArgBytes: 512},
 	}
 }
 
@@ -138,10 +177,7 @@ func LoadConfig(path string, lookup func(string) (string, bool)) (Config, error)
 		if err != nil {
 			return cfg, fmt.Errorf("config file: %w", err)
 		}
-		dec := yaml.NewDecoder(bytes.NewReader(data))
-		dec.KnownFields(true)
-		// An empty file is no settings, not an error.
-		if err := dec.Decode(&cfg); err != nil && !errors.Is(err, io.EOF) {
+		if err := decodeYAML(data, &cfg); err != nil {
 			return cfg, fmt.Errorf("config file %s: %w", path, err)
 		}
 	}
@@ -171,6 +207,116 @@ func EnvNames() []string {
 	}
 	return names
 }
+
+// decodeYAML applies a config file over cfg key by key, so an unknown key
+// or a bad value is reported with its dotted path and line.
+func decodeYAML(data []byte, cfg *Config) error {
+	var doc yaml.Node
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) { // an empty file is no settings
+			return nil
+		}
+		return err
+	}
+	if len(doc.Content) == 0 {
+		return nil
+	}
+	return decodeNode(doc.Content[0], reflect.ValueOf(cfg).Elem(), "")
+}
+
+func decodeNode(n *yaml.Node, v reflect.Value, path string) error {
+	where := func() string { return fmt.Sprintf("%s (line %d)", path, n.Line) }
+	if n.Kind == yaml.AliasNode {
+		n = n.Alias
+	}
+	if n.Tag == "!!null" {
+		return nil // "key:" with no value keeps the default
+	}
+	switch {
+	case v.Kind() == reflect.Struct:
+		if n.Kind != yaml.MappingNode {
+			if path == "" {
+				return errors.New("the file must be a mapping of sections (listen, gates, auth, …)")
+			}
+			return fmt.Errorf("%s: expected a mapping of keys", where())
+		}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, val := n.Content[i], n.Content[i+1]
+			key := strings.TrimPrefix(path+"."+k.Value, ".")
+			f, ok := fieldByTag(v, k.Value)
+			if !ok {
+				return fmt.Errorf("%s (line %d): unknown key; known keys here: %s", key, k.Line, strings.Join(tagsOf(v.Type()), ", "))
+			}
+			if err := decodeNode(val, f, key); err != nil {
+				return err
+			}
+		}
+		return nil
+	case v.Kind() == reflect.Map:
+		if n.Kind != yaml.MappingNode {
+			return fmt.Errorf("%s: expected a mapping", where())
+		}
+		m := reflect.MakeMap(v.Type())
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, val := n.Content[i], n.Content[i+1]
+			elem := reflect.New(v.Type().Elem()).Elem()
+			if val.Kind != yaml.ScalarNode {
+				return fmt.Errorf("%s.%s (line %d): expected a single value", path, k.Value, val.Line)
+			}
+			if err := setScalar(elem, val.Value); err != nil {
+				return fmt.Errorf("%s.%s (line %d): %w", path, k.Value, val.Line, err)
+			}
+			m.SetMapIndex(reflect.ValueOf(k.Value), elem)
+		}
+		v.Set(m)
+		return nil
+	case v.Kind() == reflect.Slice:
+		if n.Kind == yaml.ScalarNode { // "a, b" is accepted as in the environment
+			break
+		}
+		if n.Kind != yaml.SequenceNode {
+			return fmt.Errorf("%s: expected a list", where())
+		}
+		items := make([]string, 0, len(n.Content))
+		for _, it := range n.Content {
+			if it.Kind != yaml.ScalarNode {
+				return fmt.Errorf("%s (line %d): list items must be strings", path, it.Line)
+			}
+			items = append(items, it.Value)
+		}
+		v.Set(reflect.ValueOf(items))
+		return nil
+	}
+	if n.Kind != yaml.ScalarNode {
+		return fmt.Errorf("%s: expected a single value", where())
+	}
+	if err := setScalar(v, n.Value); err != nil {
+		return fmt.Errorf("%s: %w", where(), err)
+	}
+	return nil
+}
+
+func fieldByTag(v reflect.Value, tag string) (reflect.Value, bool) {
+	for i := 0; i < v.NumField(); i++ {
+		if yamlTag(v.Type().Field(i)) == tag {
+			return v.Field(i), true
+		}
+	}
+	return reflect.Value{}, false
+}
+
+func tagsOf(t reflect.Type) []string {
+	var out []string
+	for i := 0; i < t.NumField(); i++ {
+		if tag := yamlTag(t.Field(i)); tag != "" && tag != "-" {
+			out = append(out, tag)
+		}
+	}
+	return out
+}
+
+func yamlTag(f reflect.StructField) string { return strings.Split(f.Tag.Get("yaml"), ",")[0] }
 
 func applyEnv(cfg *Config, lookup func(string) (string, bool)) error {
 	// Aliases first, so the canonical name wins when both are set.
@@ -202,7 +348,7 @@ func setByEnvName(cfg *Config, target, value, source string) error {
 func walkFields(v reflect.Value, prefix string, fn func(string, reflect.Value) error) error {
 	t := v.Type()
 	for i := 0; i < t.NumField(); i++ {
-		tag := strings.Split(t.Field(i).Tag.Get("yaml"), ",")[0]
+		tag := yamlTag(t.Field(i))
 		if tag == "" || tag == "-" {
 			continue
 		}
@@ -234,12 +380,21 @@ func ParseBool(s string) (bool, error) {
 }
 
 func setField(f reflect.Value, raw, name string) error {
-	fail := func(err error) error { return fmt.Errorf("environment variable %s: %w", name, err) }
+	if err := setScalar(f, raw); err != nil {
+		return fmt.Errorf("environment variable %s: %w", name, err)
+	}
+	return nil
+}
+
+// setScalar parses one textual setting (an environment value or a YAML
+// scalar) into f. Lists are comma-separated; maps are k=v pairs separated
+// by commas.
+func setScalar(f reflect.Value, raw string) error {
 	switch f.Interface().(type) {
 	case time.Duration:
 		d, err := time.ParseDuration(strings.TrimSpace(raw))
 		if err != nil {
-			return fail(err)
+			return fmt.Errorf("%q is not a duration (use e.g. 30s, 5m, 1h)", raw)
 		}
 		f.SetInt(int64(d))
 		return nil
@@ -250,13 +405,13 @@ func setField(f reflect.Value, raw, name string) error {
 	case reflect.Bool:
 		b, err := ParseBool(raw)
 		if err != nil {
-			return fail(err)
+			return err
 		}
 		f.SetBool(b)
 	case reflect.Int, reflect.Int64:
 		n, err := strconv.ParseInt(strings.TrimSpace(raw), 10, 64)
 		if err != nil {
-			return fail(fmt.Errorf("%q is not an integer", raw))
+			return fmt.Errorf("%q is not an integer", raw)
 		}
 		f.SetInt(n)
 	case reflect.Slice:
@@ -267,35 +422,151 @@ func setField(f reflect.Value, raw, name string) error {
 			}
 		}
 		f.Set(reflect.ValueOf(items))
+	case reflect.Map:
+		m := reflect.MakeMap(f.Type())
+		for _, pair := range strings.Split(raw, ",") {
+			if pair = strings.TrimSpace(pair); pair == "" {
+				continue
+			}
+			k, v, ok := strings.Cut(pair, "=")
+			if !ok || strings.TrimSpace(k) == "" {
+				return fmt.Errorf("%q is not a key=value pair", pair)
+			}
+			elem := reflect.New(f.Type().Elem()).Elem()
+			if err := setScalar(elem, strings.TrimSpace(v)); err != nil {
+				return fmt.Errorf("%s: %w", strings.TrimSpace(k), err)
+			}
+			m.SetMapIndex(reflect.ValueOf(strings.TrimSpace(k)), elem)
+		}
+		f.Set(m)
 	default:
-		return fail(fmt.Errorf("unsupported setting type %s", f.Kind()))
+		return fmt.Errorf("unsupported setting type %s", f.Kind())
 	}
 	return nil
 }
 
-// Validate checks values that parse but make no sense.
+// Validate checks values that parse but make no sense; each error names
+// the key.
 func (c Config) Validate() error {
 	if _, _, err := net.SplitHostPort(c.Listen.Addr); err != nil {
 		return fmt.Errorf("listen.addr %q: %w", c.Listen.Addr, err)
 	}
-	if c.Limits.MaxBodyBytes <= 0 {
-		return fmt.Errorf("limits.max_body_bytes must be positive, got %d", c.Limits.MaxBodyBytes)
+	positive := []struct {
+		key string
+		v   int64
+	}{
+		{"limits.max_body_bytes", c.Limits.MaxBodyBytes},
+		{"limits.max_arg_bytes", c.Limits.MaxArgBytes},
+		{"limits.max_arg_depth", int64(c.Limits.MaxArgDepth)},
+		{"limits.exec_concurrency", int64(c.Limits.ExecConcurrency)},
 	}
-	if c.Limits.ExecConcurrency < 1 {
-		return fmt.Errorf("limits.exec_concurrency must be at least 1, got %d", c.Limits.ExecConcurrency)
+	for _, p := range positive {
+		if p.v < 1 {
+			return fmt.Errorf("%s must be at least 1, got %d", p.key, p.v)
+		}
+	}
+	nonNegative := []struct {
+		key string
+		v   int64
+	}{
+		{"limits.rate_per_minute", int64(c.Limits.RatePerMinute)},
+		{"limits.tool_timeout", int64(c.Limits.ToolTimeout)},
+		{"limits.exec_wait", int64(c.Limits.ExecWait)},
+		{"limits.read_timeout", int64(c.Limits.ReadTimeout)},
+		{"limits.read_header_timeout", int64(c.Limits.ReadHeaderTimout)},
+		{"listen.shutdown_timeout", int64(c.Listen.ShutdownTimeout)},
+		{"telemetry.log_arg_bytes", int64(c.Telemetry.LogArgBytes)},
+		{"auth.oidc.jwks_refresh", int64(c.Auth.OIDC.JWKSRefresh)},
+	}
+	for _, p := range nonNegative {
+		if p.v < 0 {
+			return fmt.Errorf("%s must not be negative, got %d", p.key, p.v)
+		}
+	}
+	for tool, d := range c.Limits.ToolTimeouts {
+		if d <= 0 {
+			return fmt.Errorf("limits.tool_timeouts.%s must be positive, got %s", tool, d)
+		}
 	}
 	switch strings.ToLower(c.Telemetry.LogLevel) {
 	case "debug", "info", "warn", "error":
 	default:
 		return fmt.Errorf("telemetry.log_level %q: use debug, info, warn or error", c.Telemetry.LogLevel)
 	}
+	for key, u := range map[string]string{
+		"auth.oidc.issuer": c.Auth.OIDC.Issuer, "auth.oidc.jwks_url": c.Auth.OIDC.JWKSURL,
+		"auth.resource_url": c.Auth.ResourceURL, "mcp.base_url": c.MCP.BaseURL,
+		"telemetry.otlp_endpoint": c.Telemetry.OTLPEndpoint,
+	} {
+		if u == "" {
+			continue
+		}
+		if p, err := url.Parse(u); err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
+			return fmt.Errorf("%s %q: want an absolute http(s) URL", key, u)
+		}
+	}
+	if c.Auth.OIDC.Issuer != "" && c.Auth.OIDC.Audience == "" && c.Auth.ResourceURL == "" {
+		// RFC 8707 / MCP authorization: a token minted for another service
+		// must not be accepted here.
+		return errors.New("auth.oidc.audience: required with auth.oidc.issuer (or set auth.resource_url, which is then the audience)")
+	}
+	if c.Auth.OIDC.Issuer == "" && (c.Auth.OIDC.Audience != "" || c.Auth.OIDC.JWKSURL != "") {
+		return errors.New("auth.oidc.issuer: required when auth.oidc.audience or auth.oidc.jwks_url is set")
+	}
 	return nil
 }
 
+// CheckExposure refuses a configuration that would let anyone on the
+// network run gated tools: a non-loopback listen address, a gate open and
+// no authentication, unless listen.allow_unauthenticated_remote says so.
+func (c Config) CheckExposure() error {
+	if c.Auth.Enabled() || c.Listen.AllowUnauthenticatedRemote || !(c.Gates.EnableDestructive || c.Gates.AllowScriptExec) {
+		return nil
+	}
+	host, _, err := net.SplitHostPort(c.Listen.Addr)
+	if err != nil || isLoopbackHost(host) {
+		return err
+	}
+	var gates []string
+	if c.Gates.EnableDestructive {
+		gates = append(gates, "gates.enable_destructive")
+	}
+	if c.Gates.AllowScriptExec {
+		gates = append(gates, "gates.allow_script_exec")
+	}
+	return fmt.Errorf("refusing to listen on %s without authentication while %s is on: anyone who can reach the port could run those tools. "+
+		"Configure auth.tokens_file or auth.oidc.issuer, listen on a loopback address, or accept the risk with "+
+		"--allow-unauthenticated-remote (CURSUS_LISTEN_ALLOW_UNAUTHENTICATED_REMOTE=1, config: listen.allow_unauthenticated_remote)",
+		c.Listen.Addr, strings.Join(gates, " and "))
+}
+
+func isLoopbackHost(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// redactedValue replaces a secret in printed configuration.
+const redactedValue = "<redacted>"
+
 // Redacted is the config with secrets replaced, for `cursus config print`.
+// Token files are only named (their contents never load here); OTLP
+// header values usually carry API keys; URLs lose any user:password.
 func (c Config) Redacted() Config {
-	if c.Auth.TokensFile != "" {
-		c.Auth.TokensFile = c.Auth.TokensFile + " (contents not shown)"
+	if len(c.Telemetry.OTLPHeaders) > 0 {
+		h := make(map[string]string, len(c.Telemetry.OTLPHeaders))
+		for k := range c.Telemetry.OTLPHeaders {
+			h[k] = redactedValue
+		}
+		c.Telemetry.OTLPHeaders = h
+	}
+	for _, u := range []*string{&c.Auth.OIDC.Issuer, &c.Auth.OIDC.JWKSURL, &c.Auth.ResourceURL, &c.MCP.BaseURL, &c.Telemetry.OTLPEndpoint, &c.AWS.Endpoint} {
+		if p, err := url.Parse(*u); err == nil && p.User != nil {
+			p.User = url.User(redactedValue)
+			*u = p.String()
+		}
 	}
 	return c
 }

@@ -1,31 +1,52 @@
 package server
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
+	mcpserver "github.com/mark3labs/mcp-go/server"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
 // routes is the whole HTTP surface in one place.
 func (s *Server) routes() http.Handler {
 	cfg := s.deps.Config
-	r := chi.NewRouter()
-	r.Use(middleware.RequestID, recoverer(s.deps.Logger), checkOrigin(cfg.MCP.AllowedOrigins))
+	tel := newTelemetry(s.deps)
+	auth := newAuthenticator(cfg, s.deps.Logger)
+	g := newGuards(s.deps.Registry, cfg, auth, tel.metrics)
 
+	// NewMCPServer always installs hooks; these only count sessions.
+	if hooks := s.mcp.GetHooks(); hooks != nil {
+		hooks.AddOnRegisterSession(func(context.Context, mcpserver.ClientSession) { tel.metrics.mcpSessions.Inc() })
+		hooks.AddOnUnregisterSession(func(context.Context, mcpserver.ClientSession) { tel.metrics.mcpSessions.Dec() })
+	}
+	s.mcp.Use(g.mcpCallGuard)
+
+	r := chi.NewRouter()
+	r.Use(middleware.RequestID, tel.observeHTTP, recoverer(s.deps.Logger), checkOrigin(cfg.MCP.AllowedOrigins))
+
+	// Probes and metrics stay unauthenticated.
 	r.Get("/healthz", s.handleHealthz())
 	r.Get("/readyz", s.handleReadyz())
 	r.Get("/openapi.yaml", handleOpenAPI())
+	r.Method(http.MethodGet, "/metrics", promhttp.HandlerFor(tel.metrics.registry, promhttp.HandlerOpts{Registry: tel.metrics.registry}))
+	if auth != nil {
+		// RFC 9728: the root form and the form with the MCP path inserted.
+		r.Get(protectedResourcePath, auth.handleProtectedResource())
+		r.Get(protectedResourcePath+"/mcp", auth.handleProtectedResource())
+	}
 
 	r.Group(func(r chi.Router) {
-		r.Use(limitBody(cfg.Limits.MaxBodyBytes))
-		r.With(remoteCaller("mcp")).Handle("/mcp", s.stream)
+		r.Use(limitBody(cfg.Limits.MaxBodyBytes), auth.middleware(tel.metrics), g.readBody)
+		r.With(remoteCaller("mcp"), g.rateLimit("mcp")).Handle("/mcp", s.stream)
 		if s.sse != nil {
 			r.With(remoteCaller("sse")).Handle("/sse", s.sse.SSEHandler())
-			r.With(remoteCaller("sse")).Handle("/message", s.sse.MessageHandler())
+			r.With(remoteCaller("sse"), g.rateLimit("sse")).Handle("/message", s.sse.MessageHandler())
 		}
 		r.With(remoteCaller("rest")).Get("/tools", s.handleListTools())
-		r.With(remoteCaller("rest")).Post("/call/{tool}", s.handleCall())
+		r.With(remoteCaller("rest"), g.rateLimit("rest"), g.restCallGuard).Post("/call/{tool}", s.handleCall())
 	})
 	return r
 }

@@ -14,6 +14,7 @@ import (
 
 	mcpserver "github.com/mark3labs/mcp-go/server"
 	"github.com/rs/zerolog"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/cursus-dev/cursus/registry"
 )
@@ -24,6 +25,9 @@ type Deps struct {
 	Registry *registry.Registry
 	Prompts  []registry.Prompt
 	Logger   zerolog.Logger
+	// Tracing provides the spans of HTTP requests and tool calls; nil
+	// means the global OpenTelemetry provider (a no-op unless set).
+	Tracing trace.TracerProvider
 }
 
 // Server is the HTTP handler plus the pieces that need shutting down.

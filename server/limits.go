@@ -1,0 +1,376 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net"
+	"net/http"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/mark3labs/mcp-go/mcp"
+	mcpserver "github.com/mark3labs/mcp-go/server"
+	"go.opentelemetry.io/otel/propagation"
+
+	"github.com/cursus-dev/cursus/registry"
+)
+
+// guards are the per-server limits applied before a call reaches the
+// registry: rate, argument size and depth, and the exec_code concurrency
+// cap. Timeouts are the registry's (Options.Timeout, PerToolTimeout).
+type guards struct {
+	reg     *registry.Registry
+	limits  LimitsConfig
+	argCap  int
+	rate    *rateLimiter
+	exec    *execLimiter
+	auth    *authenticator
+	metrics *metrics
+}
+
+func newGuards(reg *registry.Registry, cfg Config, auth *authenticator, m *metrics) *guards {
+	g := &guards{reg: reg, limits: cfg.Limits, argCap: cfg.Telemetry.LogArgBytes, auth: auth, metrics: m}
+	if cfg.Limits.RatePerMinute > 0 {
+		g.rate = newRateLimiter(cfg.Limits.RatePerMinute, time.Now)
+	}
+	g.exec = &execLimiter{slots: make(chan struct{}, cfg.Limits.ExecConcurrency), wait: cfg.Limits.ExecWait}
+	return g
+}
+
+// readBody reads a POST body once, under limits.read_timeout, and keeps it
+// for the layers that look inside (rate limit, argument checks). The read
+// deadline is cleared once the body is in: net/http cancels a request's
+// context when a connection read deadline passes, which would cut a long
+// call or its SSE response, so the server sets no ReadTimeout of its own.
+func (g *guards) readBody(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		st := stateFrom(r.Context())
+		if r.Method != http.MethodPost || st == nil {
+			next.ServeHTTP(w, r)
+			return
+		}
+		rc := http.NewResponseController(w)
+		if g.limits.ReadTimeout > 0 {
+			_ = rc.SetReadDeadline(time.Now().Add(g.limits.ReadTimeout)) // unsupported writers (tests) just skip it
+		}
+		body, err := io.ReadAll(r.Body)
+		_ = rc.SetReadDeadline(time.Time{})
+		if err != nil {
+			var tooBig *http.MaxBytesError
+			if errors.As(err, &tooBig) {
+				writeJSON(w, http.StatusRequestEntityTooLarge, registry.Fail(registry.CodeInvalidInput,
+					fmt.Sprintf("request body too large (limit %d bytes, limits.max_body_bytes)", tooBig.Limit)).Encode())
+				return
+			}
+			writeJSON(w, http.StatusBadRequest, registry.Fail(registry.CodeInvalidInput, "could not read request body").Encode())
+			return
+		}
+		st.body = body
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		next.ServeHTTP(w, r)
+	})
+}
+
+// rateKey is whom a request is charged to: the authenticated principal, or
+// the client address when authentication is off.
+func rateKey(r *http.Request) string {
+	if p := registry.CallerFrom(r.Context()).Principal; p != "" {
+		return "principal:" + p
+	}
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	return "address:" + host
+}
+
+// rateLimit charges tool calls to their principal's bucket. On MCP only
+// tools/call messages count (initialize, tools/list and notifications are
+// free); an over-budget call gets HTTP 429 with Retry-After on every
+// transport, before the MCP server sees it.
+func (g *guards) rateLimit(transport string) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		if g.rate == nil {
+			return next
+		}
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if transport != "rest" && !isToolCall(stateFrom(r.Context())) {
+				next.ServeHTTP(w, r)
+				return
+			}
+			ok, wait := g.rate.allow(rateKey(r))
+			if ok {
+				next.ServeHTTP(w, r)
+				return
+			}
+			g.metrics.rateLimited.WithLabelValues(transport).Inc()
+			secs := int(math.Ceil(wait.Seconds()))
+			w.Header().Set("Retry-After", strconv.Itoa(secs))
+			writeJSON(w, http.StatusTooManyRequests, registry.Fail(registry.CodeToolError,
+				fmt.Sprintf("rate limit exceeded: %d tool calls per minute per caller (limits.rate_per_minute)", g.limits.RatePerMinute)).
+				Suggest(fmt.Sprintf("Wait %d s (the Retry-After header), then retry.", secs)).Encode())
+		})
+	}
+}
+
+// isToolCall reports whether a JSON-RPC POST body is a tools/call request.
+func isToolCall(st *requestState) bool {
+	if st == nil || len(st.body) == 0 {
+		return false
+	}
+	var msg struct {
+		Method string `json:"method"`
+	}
+	return json.Unmarshal(st.body, &msg) == nil && msg.Method == string(mcp.MethodToolsCall)
+}
+
+// restCallGuard applies the argument and exec limits to POST /call/{tool},
+// and adds the RFC 6750 insufficient_scope challenge when the caller's
+// token lacks the tool's scope (the registry answers 403 forbidden).
+func (g *guards) restCallGuard(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx := r.Context()
+		name := chi.URLParam(r, "tool")
+		var args map[string]any
+		if st := stateFrom(ctx); st != nil {
+			args, _ = registry.DecodeArgs(st.body) // a bad body is the handler's to report
+		}
+		ctx = withCallInfo(ctx, &callInfo{args: summarizeArgs(args, g.argCap)})
+		caller := registry.CallerFrom(ctx)
+		if def, ok := g.reg.Lookup(name); ok && g.auth != nil && caller.Scopes != nil {
+			if enabled, _ := g.reg.Enabled(caller, def); enabled && !slices.Contains(caller.Scopes, registry.RequiredScope(def)) {
+				w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer error="insufficient_scope", scope=%q, resource_metadata=%q`,
+					registry.RequiredScope(def), g.auth.metadataURL(r)))
+			}
+		}
+		release, res, retry := g.preCall(ctx, caller, name, args)
+		if res != nil {
+			status := statusFor(res)
+			if retry > 0 {
+				status = http.StatusTooManyRequests
+				w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(retry.Seconds()))))
+			}
+			writeJSON(w, status, res.Encode())
+			return
+		}
+		defer release()
+		next.ServeHTTP(w, r.WithContext(ctx))
+	})
+}
+
+// mcpCallGuard is the MCP twin of restCallGuard, as mcp-go tool
+// middleware. It also takes trace context from params._meta (traceparent,
+// tracestate), which wins over the HTTP header: the client attached it to
+// this very call.
+func (g *guards) mcpCallGuard(next mcpserver.ToolHandlerFunc) mcpserver.ToolHandlerFunc {
+	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		if m := req.Params.Meta; m != nil && len(m.AdditionalFields) > 0 {
+			carrier := propagation.MapCarrier{}
+			for _, k := range []string{"traceparent", "tracestate", "baggage"} {
+				if v, ok := m.AdditionalFields[k].(string); ok {
+					carrier[k] = v
+				}
+			}
+			if len(carrier) > 0 {
+				ctx = propagator.Extract(ctx, carrier)
+			}
+		}
+		ctx = withCallInfo(ctx, &callInfo{mcpMethod: string(mcp.MethodToolsCall), args: summarizeArgs(req.Params.Arguments, g.argCap)})
+		name := req.Params.Name
+		if def, ok := g.reg.Lookup(name); ok {
+			name = def.Name
+		}
+		release, res, _ := g.preCall(ctx, callerForMCP(ctx), name, req.Params.Arguments)
+		if res != nil {
+			body := res.WithMeta("tool", name).Encode()
+			return &mcp.CallToolResult{
+				Content:           []mcp.Content{mcp.NewTextContent(string(body))},
+				StructuredContent: json.RawMessage(body),
+				IsError:           true,
+			}, nil
+		}
+		defer release()
+		return next(ctx, req)
+	}
+}
+
+// preCall checks a call's arguments and takes an exec slot for exec_code
+// tools the caller may run. A refusal comes back as the envelope to send
+// (reported to metrics and logs like any call), with retry > 0 when
+// trying again later can succeed.
+func (g *guards) preCall(ctx context.Context, caller registry.Caller, name string, args any) (release func(), res *registry.Result, retry time.Duration) {
+	release = func() {}
+	def, known := g.reg.Lookup(name)
+	refuse := func(r *registry.Result) (func(), *registry.Result, time.Duration) {
+		rec := registry.CallRecord{Caller: caller, Code: r.Code}
+		if known {
+			rec.Tool, rec.Gated = def.Name, registry.Gated(def)
+		}
+		callObserver{}.CallFinished(ctx, rec)
+		return release, r, retry
+	}
+	if size, depth := measureArgs(args, g.limits.MaxArgDepth); depth > g.limits.MaxArgDepth {
+		return refuse(registry.Fail(registry.CodeInvalidInput,
+			fmt.Sprintf("arguments are nested deeper than %d levels (limits.max_arg_depth)", g.limits.MaxArgDepth)))
+	} else if size > g.limits.MaxArgBytes {
+		return refuse(registry.Fail(registry.CodeInvalidInput,
+			fmt.Sprintf("arguments are about %d bytes, over the %d-byte limit (limits.max_arg_bytes)", size, g.limits.MaxArgBytes)).
+			Suggest("Pass large content as a file in the workspace and name its path instead."))
+	}
+	if !known || !def.ExecCode || !mayRun(g.reg, caller, def) {
+		return release, nil, 0
+	}
+	if release, ok := g.exec.acquire(ctx); ok {
+		return release, nil, 0
+	}
+	retry = time.Second
+	return refuse(registry.Fail(registry.CodeToolError,
+		fmt.Sprintf("tool '%s' runs code and %d such calls are already running (limits.exec_concurrency); retry shortly", def.Name, cap(g.exec.slots))).
+		Suggest("Retry in a few seconds."))
+}
+
+// mayRun mirrors the registry's gate and scope checks, so a call the
+// registry will refuse never waits for an exec slot.
+func mayRun(reg *registry.Registry, caller registry.Caller, def *registry.ToolDef) bool {
+	if enabled, _ := reg.Enabled(caller, def); !enabled {
+		return false
+	}
+	return !caller.Remote || caller.Scopes == nil || slices.Contains(caller.Scopes, registry.RequiredScope(def))
+}
+
+// measureArgs estimates the encoded size of decoded JSON arguments and
+// their nesting depth (an object is depth 1). It stops descending past
+// maxDepth, so a hostile document costs no more than the limit.
+func measureArgs(v any, maxDepth int) (size int64, depth int) {
+	switch x := v.(type) {
+	case map[string]any:
+		if maxDepth <= 0 {
+			return 2, 1
+		}
+		size = 2
+		for k, c := range x {
+			s, d := measureArgs(c, maxDepth-1)
+			size += int64(len(k)) + 4 + s
+			depth = max(depth, d)
+		}
+		return size, depth + 1
+	case []any:
+		if maxDepth <= 0 {
+			return 2, 1
+		}
+		size = 2
+		for _, c := range x {
+			s, d := measureArgs(c, maxDepth-1)
+			size += s + 1
+			depth = max(depth, d)
+		}
+		return size, depth + 1
+	case string:
+		return int64(len(x)) + 2, 0
+	case float64:
+		return int64(len(strconv.FormatFloat(x, 'g', -1, 64))), 0
+	case json.Number:
+		return int64(len(x)), 0
+	case json.RawMessage:
+		return int64(len(x)), 0
+	case bool:
+		return 5, 0
+	case nil:
+		return 4, 0
+	default:
+		b, _ := json.Marshal(x)
+		return int64(len(b)), 0
+	}
+}
+
+// execLimiter caps concurrently running exec_code tools.
+type execLimiter struct {
+	slots chan struct{}
+	wait  time.Duration
+}
+
+// acquire takes a slot, waiting up to e.wait (or until ctx ends).
+func (e *execLimiter) acquire(ctx context.Context) (release func(), ok bool) {
+	release = func() { <-e.slots }
+	select {
+	case e.slots <- struct{}{}:
+		return release, true
+	default:
+	}
+	if e.wait <= 0 {
+		return nil, false
+	}
+	timer := time.NewTimer(e.wait)
+	defer timer.Stop()
+	select {
+	case e.slots <- struct{}{}:
+		return release, true
+	case <-timer.C:
+	case <-ctx.Done():
+	}
+	return nil, false
+}
+
+// rateLimiter is a token bucket per key: capacity perMinute, refilled
+// continuously at perMinute per minute.
+type rateLimiter struct {
+	capacity float64
+	perSec   float64
+	now      func() time.Time
+
+	mu        sync.Mutex
+	buckets   map[string]*bucket
+	lastSweep time.Time
+}
+
+type bucket struct {
+	tokens float64
+	last   time.Time
+}
+
+func newRateLimiter(perMinute int, now func() time.Time) *rateLimiter {
+	return &rateLimiter{capacity: float64(perMinute), perSec: float64(perMinute) / 60, now: now, buckets: map[string]*bucket{}}
+}
+
+// allow takes one token from key's bucket; when empty it says how long
+// until the next token.
+func (l *rateLimiter) allow(key string) (bool, time.Duration) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	now := l.now()
+	l.sweep(now)
+	b := l.buckets[key]
+	if b == nil {
+		b = &bucket{tokens: l.capacity, last: now}
+		l.buckets[key] = b
+	}
+	b.tokens = min(l.capacity, b.tokens+now.Sub(b.last).Seconds()*l.perSec)
+	b.last = now
+	if b.tokens >= 1 {
+		b.tokens--
+		return true, 0
+	}
+	return false, time.Duration((1 - b.tokens) / l.perSec * float64(time.Second))
+}
+
+// sweep drops buckets that have refilled completely (idle at least a
+// minute), so memory follows active callers only. Holds mu.
+func (l *rateLimiter) sweep(now time.Time) {
+	if now.Sub(l.lastSweep) < time.Minute {
+		return
+	}
+	l.lastSweep = now
+	for k, b := range l.buckets {
+		if b.tokens+now.Sub(b.last).Seconds()*l.perSec >= l.capacity {
+			delete(l.buckets, k)
+		}
+	}
+}

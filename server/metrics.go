@@ -1,0 +1,125 @@
+package server
+
+import (
+	"runtime"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/cursus-dev/cursus"
+	"github.com/cursus-dev/cursus/registry"
+)
+
+// metrics are one server's Prometheus collectors, on a registry of its own
+// so two servers in one process (tests) never share counts.
+type metrics struct {
+	registry *prometheus.Registry
+
+	toolCalls      *prometheus.CounterVec
+	toolDuration   *prometheus.HistogramVec
+	toolInFlight   *prometheus.GaugeVec
+	gateRejections *prometheus.CounterVec
+	httpRequests   *prometheus.CounterVec
+	httpDuration   *prometheus.HistogramVec
+	mcpSessions    prometheus.Gauge
+	rateLimited    *prometheus.CounterVec
+	authFailures   *prometheus.CounterVec
+}
+
+// codeOK is the outcome label of a successful call.
+const codeOK = "ok"
+
+// unknownTool is the tool label of a call to a name that is not registered;
+// the name itself is client-controlled and would blow up cardinality.
+const unknownTool = "unknown"
+
+func newMetrics() *metrics {
+	m := &metrics{
+		registry: prometheus.NewRegistry(),
+		toolCalls: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "cursus_tool_calls_total",
+			Help: "Tool calls by dotted tool name, transport and outcome code (ok or the envelope error code).",
+		}, []string{"tool", "transport", "code"}),
+		toolDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "cursus_tool_call_duration_seconds",
+			Help:    "Time from a tool call entering the registry to its envelope, by tool and transport.",
+			Buckets: []float64{.001, .005, .01, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120, 300},
+		}, []string{"tool", "transport"}),
+		toolInFlight: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "cursus_tool_calls_in_flight",
+			Help: "Tool calls currently running, by tool and transport.",
+		}, []string{"tool", "transport"}),
+		gateRejections: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "cursus_tool_gate_rejections_total",
+			Help: "Tool calls refused by a gate (tool_disabled) or for a missing scope (forbidden).",
+		}, []string{"tool", "transport", "reason"}),
+		httpRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "cursus_http_requests_total",
+			Help: "HTTP requests by route pattern, method and status code.",
+		}, []string{"route", "method", "status"}),
+		httpDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "cursus_http_request_duration_seconds",
+			Help:    "HTTP request duration by route pattern and method (streams count until they close).",
+			Buckets: prometheus.DefBuckets,
+		}, []string{"route", "method"}),
+		mcpSessions: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "cursus_mcp_sessions_active",
+			Help: "MCP sessions currently registered (stateful streamable HTTP and legacy SSE).",
+		}),
+		rateLimited: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "cursus_rate_limited_total",
+			Help: "Tool calls refused with 429 by the per-principal rate limit, by transport.",
+		}, []string{"transport"}),
+		authFailures: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "cursus_auth_failures_total",
+			Help: "Requests refused with 401, by reason (missing, invalid).",
+		}, []string{"reason"}),
+	}
+	buildInfo := prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "cursus_build_info",
+		Help: "Always 1; the labels carry the build version and Go version.",
+	}, []string{"version", "goversion"})
+	buildInfo.WithLabelValues(cursus.Version, runtime.Version()).Set(1)
+	m.registry.MustRegister(
+		m.toolCalls, m.toolDuration, m.toolInFlight, m.gateRejections,
+		m.httpRequests, m.httpDuration, m.mcpSessions, m.rateLimited, m.authFailures, buildInfo,
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+	)
+	return m
+}
+
+func toolLabel(tool string) string {
+	if tool == "" {
+		return unknownTool
+	}
+	return tool
+}
+
+func (m *metrics) callStarted(tool, transport string) {
+	m.toolInFlight.WithLabelValues(toolLabel(tool), transport).Inc()
+}
+
+// callFinished counts a finished call. started says whether callStarted
+// was called for it (the registry reports unknown tools without a start).
+func (m *metrics) callFinished(tool, transport, code string, d time.Duration, started bool) {
+	tool = toolLabel(tool)
+	if started {
+		m.toolInFlight.WithLabelValues(tool, transport).Dec()
+	}
+	if code == "" {
+		code = codeOK
+	}
+	m.toolCalls.WithLabelValues(tool, transport, code).Inc()
+	m.toolDuration.WithLabelValues(tool, transport).Observe(d.Seconds())
+	if code == registry.CodeToolDisabled || code == registry.CodeForbidden {
+		m.gateRejections.WithLabelValues(tool, transport, code).Inc()
+	}
+}
+
+func (m *metrics) httpRequest(route, method string, status int, d time.Duration) {
+	m.httpRequests.WithLabelValues(route, method, strconv.Itoa(status)).Inc()
+	m.httpDuration.WithLabelValues(route, method).Observe(d.Seconds())
+}

@@ -1,0 +1,305 @@
+package server
+
+import (
+	"context"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/go-chi/chi/v5/middleware"
+	"github.com/rs/zerolog"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/cursus-dev/cursus/registry"
+)
+
+// telemetry is one server's metrics, tracer and logger. HTTP middleware
+// puts it into each request's context; the registry observer finds it
+// there, so a registry shared by several servers reports each call to the
+// server that received it.
+type telemetry struct {
+	metrics *metrics
+	tracer  trace.Tracer
+	log     zerolog.Logger
+}
+
+// propagator reads W3C trace context (and baggage) from headers and from
+// MCP params._meta.
+var propagator = propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{})
+
+func newTelemetry(deps Deps) *telemetry {
+	tp := deps.Tracing
+	if tp == nil {
+		tp = otel.GetTracerProvider()
+	}
+	return &telemetry{
+		metrics: newMetrics(),
+		tracer:  tp.Tracer("github.com/cursus-dev/cursus/server"),
+		log:     deps.Logger,
+	}
+}
+
+// requestState is what the middleware layers learn about one HTTP request
+// and share with each other and with the tool-call observer.
+type requestState struct {
+	tel *telemetry
+
+	mu        sync.Mutex
+	principal string
+	// MCP facts from headers, when present.
+	protocolVersion string
+	sessionID       string
+	// body is the request body, read once by readBody (POST only).
+	body []byte
+}
+
+func (s *requestState) setPrincipal(p string) {
+	s.mu.Lock()
+	s.principal = p
+	s.mu.Unlock()
+}
+
+func (s *requestState) getPrincipal() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.principal
+}
+
+type requestStateKey struct{}
+
+func stateFrom(ctx context.Context) *requestState {
+	s, _ := ctx.Value(requestStateKey{}).(*requestState)
+	return s
+}
+
+// callInfo is what a front end knows about a call before the registry
+// runs it: MCP facts and the redacted argument summary for the logs.
+type callInfo struct {
+	mcpMethod string // "tools/call" on MCP transports, "" on REST
+	args      string
+}
+
+type callInfoKey struct{}
+
+func withCallInfo(ctx context.Context, c *callInfo) context.Context {
+	return context.WithValue(ctx, callInfoKey{}, c)
+}
+
+func callInfoFrom(ctx context.Context) *callInfo {
+	c, _ := ctx.Value(callInfoKey{}).(*callInfo)
+	if c == nil {
+		return &callInfo{}
+	}
+	return c
+}
+
+// CallObserver is the registry observer that reports tool calls to the
+// metrics, traces and logs of the server whose request made the call.
+// Build the registry with registry.Options{Observer: server.CallObserver()}.
+// Calls made outside an HTTP request (the CLI, stdio) are not observed.
+func CallObserver() registry.Observer { return callObserver{} }
+
+type callObserver struct{}
+
+// callState carries a call's span from CallStarted to CallFinished.
+type callState struct {
+	tool string
+	span trace.Span
+}
+
+type callStateKey struct{}
+
+func transportOf(c registry.Caller) string {
+	if c.Transport == "" {
+		return "in_process"
+	}
+	return c.Transport
+}
+
+func (callObserver) CallStarted(ctx context.Context, tool string, caller registry.Caller) context.Context {
+	st := stateFrom(ctx)
+	if st == nil {
+		return ctx
+	}
+	st.tel.metrics.callStarted(tool, transportOf(caller))
+	ctx, span := st.tel.startToolSpan(ctx, tool, caller, time.Now())
+	return context.WithValue(ctx, callStateKey{}, &callState{tool: tool, span: span})
+}
+
+func (callObserver) CallFinished(ctx context.Context, rec registry.CallRecord) {
+	st := stateFrom(ctx)
+	if st == nil {
+		return
+	}
+	t := st.tel
+	cs, _ := ctx.Value(callStateKey{}).(*callState)
+	started := cs != nil && rec.Tool != "" && cs.tool == rec.Tool
+	t.metrics.callFinished(rec.Tool, transportOf(rec.Caller), rec.Code, rec.Duration, started)
+	span := trace.SpanFromContext(ctx)
+	if !started {
+		// Unknown tools and calls refused before the registry get a span
+		// of their own, so every call shows up in a trace.
+		ctx, span = t.startToolSpan(ctx, rec.Tool, rec.Caller, time.Now().Add(-rec.Duration))
+	}
+	if rec.Code != "" {
+		span.SetAttributes(attribute.String("error.type", rec.Code))
+		span.SetStatus(codes.Error, rec.Code)
+	}
+	span.End()
+	t.logCall(ctx, rec)
+}
+
+// startToolSpan starts the span of one tool call with the MCP and GenAI
+// semantic-convention attributes.
+func (t *telemetry) startToolSpan(ctx context.Context, tool string, caller registry.Caller, start time.Time) (context.Context, trace.Span) {
+	info := callInfoFrom(ctx)
+	name := toolLabel(tool)
+	attrs := []attribute.KeyValue{
+		attribute.String("gen_ai.operation.name", "execute_tool"),
+		attribute.String("gen_ai.tool.name", name),
+		attribute.String("cursus.transport", transportOf(caller)),
+	}
+	spanName := "execute_tool " + name
+	if info.mcpMethod != "" {
+		spanName = info.mcpMethod + " " + name
+		attrs = append(attrs, attribute.String("mcp.method.name", info.mcpMethod))
+		if st := stateFrom(ctx); st != nil {
+			st.mu.Lock()
+			if st.protocolVersion != "" {
+				attrs = append(attrs, attribute.String("mcp.protocol.version", st.protocolVersion))
+			}
+			if st.sessionID != "" {
+				attrs = append(attrs, attribute.String("mcp.session.id", st.sessionID))
+			}
+			st.mu.Unlock()
+		}
+	}
+	return t.tracer.Start(ctx, spanName, trace.WithTimestamp(start), trace.WithAttributes(attrs...), trace.WithSpanKind(trace.SpanKindInternal))
+}
+
+// logCall writes the tool-call line, and for a gated tool the audit line.
+func (t *telemetry) logCall(ctx context.Context, rec registry.CallRecord) {
+	code := rec.Code
+	if code == "" {
+		code = codeOK
+	}
+	level := zerolog.InfoLevel
+	if rec.Code == registry.CodeInternal {
+		level = zerolog.ErrorLevel
+	}
+	ev := t.log.WithLevel(level)
+	t.callFields(ctx, ev, rec, code)
+	if rec.Err != nil {
+		ev = ev.AnErr("internal_error", rec.Err)
+	}
+	if rec.Panic != nil {
+		ev = ev.Interface("panic", rec.Panic).Bytes("stack", rec.Stack)
+	}
+	ev.Msg("tool call")
+	if rec.Gated {
+		decision := "allowed"
+		if rec.Code == registry.CodeToolDisabled || rec.Code == registry.CodeForbidden {
+			decision = "refused"
+		}
+		ev := t.log.WithLevel(zerolog.InfoLevel).Bool("audit", true).Str("decision", decision)
+		t.callFields(ctx, ev, rec, code)
+		ev.Msg("gated tool call")
+	}
+}
+
+func (t *telemetry) callFields(ctx context.Context, ev *zerolog.Event, rec registry.CallRecord, code string) {
+	if ev == nil {
+		return
+	}
+	ev.Str("request_id", rec.Caller.RequestID).
+		Str("principal", principalOf(rec.Caller)).
+		Str("transport", transportOf(rec.Caller)).
+		Str("tool", toolLabel(rec.Tool)).
+		Str("code", code).
+		Float64("duration_ms", float64(rec.Duration.Microseconds())/1000)
+	if sc := trace.SpanContextFromContext(ctx); sc.IsValid() {
+		ev.Str("trace_id", sc.TraceID().String())
+	}
+	if args := callInfoFrom(ctx).args; args != "" {
+		ev.Str("args", args)
+	}
+}
+
+func principalOf(c registry.Caller) string {
+	if c.Principal == "" {
+		return "anonymous"
+	}
+	return c.Principal
+}
+
+// observeHTTP is the outermost middleware after the request id: it starts
+// the request span (trace context from the traceparent header), counts
+// the request by route pattern and status, and logs one line when the
+// request ends. Its response writer keeps http.Flusher, which SSE needs.
+func (t *telemetry) observeHTTP(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		st := &requestState{tel: t}
+		if r.URL.Path == "/mcp" || r.URL.Path == "/message" {
+			st.protocolVersion = r.Header.Get("MCP-Protocol-Version")
+			st.sessionID = r.Header.Get("Mcp-Session-Id")
+			if st.sessionID == "" {
+				st.sessionID = r.URL.Query().Get("sessionId")
+			}
+		}
+		ctx := propagator.Extract(r.Context(), propagation.HeaderCarrier(r.Header))
+		ctx, span := t.tracer.Start(ctx, r.Method, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(
+			attribute.String("http.request.method", r.Method),
+			attribute.String("url.path", r.URL.Path),
+		))
+		ctx = context.WithValue(ctx, requestStateKey{}, st)
+		if id := middleware.GetReqID(ctx); id != "" {
+			w.Header().Set("X-Request-Id", id)
+		}
+		ww := middleware.NewWrapResponseWriter(w, r.ProtoMajor)
+		defer func() {
+			status := ww.Status()
+			if status == 0 {
+				status = http.StatusOK
+			}
+			route := "unmatched"
+			if rc := chi.RouteContext(r.Context()); rc != nil && rc.RoutePattern() != "" {
+				route = rc.RoutePattern()
+			}
+			d := time.Since(start)
+			span.SetName(r.Method + " " + route)
+			span.SetAttributes(attribute.String("http.route", route), attribute.Int("http.response.status_code", status))
+			if status >= 500 {
+				span.SetStatus(codes.Error, http.StatusText(status))
+			}
+			span.End()
+			t.metrics.httpRequest(route, r.Method, status, d)
+			ev := t.log.Info()
+			if ev == nil {
+				return
+			}
+			ev.Str("request_id", middleware.GetReqID(ctx)).
+				Str("method", r.Method).Str("route", route).Int("status", status).
+				Int("bytes", ww.BytesWritten()).
+				Float64("duration_ms", float64(d.Microseconds())/1000).
+				Str("principal", principalOrAnonymous(st.getPrincipal()))
+			if sc := span.SpanContext(); sc.IsValid() {
+				ev.Str("trace_id", sc.TraceID().String())
+			}
+			ev.Msg("http request")
+		}()
+		next.ServeHTTP(ww, r.WithContext(ctx))
+	})
+}
+
+func principalOrAnonymous(p string) string {
+	if p == "" {
+		return "anonymous"
+	}
+	return p
+}
