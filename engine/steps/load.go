@@ -61,6 +61,12 @@ func (e *LoadError) Error() string {
 // wrong shape (a list where a map belongs, a word where a boolean belongs)
 // stop the load with a *LoadError.
 func Parse(file string, data []byte) (*Interface, error) {
+	if len(data) > MaxFileSize {
+		return nil, &LoadError{File: file, Findings: []Finding{{
+			Level: LevelError, File: file, Rule: "file_size",
+			Message: fmt.Sprintf("file is %d bytes; step interface files are limited to %d", len(data), MaxFileSize),
+		}}}
+	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		return nil, &LoadError{File: file, Findings: []Finding{{
@@ -75,6 +81,15 @@ func Parse(file string, data []byte) (*Interface, error) {
 		return nil, &LoadError{File: file, Findings: []Finding{{
 			Level: LevelError, File: file, Path: "", Rule: "document_mapping",
 			Message: "a step interface file must be a YAML mapping of sections",
+		}}}
+	}
+	// Anchors and aliases are legal YAML, but a few nested aliases expand
+	// to billions of nodes; refuse documents that grow past a sane size
+	// before anything walks or copies them.
+	if expandedSize(root, map[*yaml.Node]int{}) > maxExpandedNodes {
+		return nil, &LoadError{File: file, Findings: []Finding{{
+			Level: LevelError, File: file, Rule: "yaml_aliases",
+			Message: fmt.Sprintf("the document expands to more than %d nodes through aliases", maxExpandedNodes),
 		}}}
 	}
 	w := shapeWalker{file: file}
@@ -105,6 +120,37 @@ func decodeInterface(root *yaml.Node) (*Interface, error) {
 		return nil, err
 	}
 	return &iface, nil
+}
+
+// MaxFileSize bounds an interface file; real ones are a few kilobytes.
+const MaxFileSize = 1 << 20
+
+// maxExpandedNodes bounds a document's size with aliases expanded.
+const maxExpandedNodes = 200_000
+
+// expandedSize counts the nodes of n with aliases expanded, saturating just
+// above maxExpandedNodes. memo makes it linear in the written document.
+func expandedSize(n *yaml.Node, memo map[*yaml.Node]int) int {
+	if n == nil {
+		return 0
+	}
+	if v, ok := memo[n]; ok {
+		return v
+	}
+	memo[n] = maxExpandedNodes + 1 // an alias cycle counts as too big
+	size := 1
+	if n.Kind == yaml.AliasNode {
+		size += expandedSize(n.Alias, memo)
+	}
+	for _, c := range n.Content {
+		size += expandedSize(c, memo)
+		if size > maxExpandedNodes {
+			break
+		}
+	}
+	size = min(size, maxExpandedNodes+1)
+	memo[n] = size
+	return size
 }
 
 // ParseFile reads and parses one file of fsys.

@@ -2,6 +2,7 @@ package steps
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -298,5 +299,26 @@ func TestCodeBuiltInterfaceMerges(t *testing.T) {
 	c, _, err := built.WithJobType("")
 	if err != nil || c.Spec.Outputs.Len() != 1 {
 		t.Fatalf("clone of code-built interface: %v %+v", err, c)
+	}
+}
+
+func TestParseRefusesAliasBombs(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("step_type: X\nvariants:\n  a0: &a0 {spec: {}}\n")
+	for i := 1; i < 30; i++ {
+		fmt.Fprintf(&b, "  a%d: &a%d [*a%d, *a%d, *a%d, *a%d]\n", i, i, i-1, i-1, i-1, i-1)
+	}
+	_, err := Parse("bomb.step.yaml", []byte(b.String()))
+	var le *LoadError
+	if !errors.As(err, &le) || le.Findings[0].Rule != "yaml_aliases" {
+		t.Fatalf("want yaml_aliases, got %v", err)
+	}
+	// A small, honest use of anchors still loads.
+	ok := demoYAML + "variants:\n  training: &v {spec: {dependencies: {input_data: {required: false}}}}\n  testing: *v\n"
+	if _, err := Parse("ok.step.yaml", []byte(ok)); err != nil {
+		t.Fatalf("anchors: %v", err)
+	}
+	if _, err := Parse("big.step.yaml", make([]byte, MaxFileSize+1)); !errors.As(err, &le) || le.Findings[0].Rule != "file_size" {
+		t.Fatalf("size: %v", err)
 	}
 }
