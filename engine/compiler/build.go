@@ -748,7 +748,7 @@ func (b *builder) registrationImage(n *node, instanceType string) (string, error
 	if uri := getString(n.cfg, "image_uri"); uri != "" {
 		return uri, nil
 	}
-	framework := strings.ToLower(getString(n.cfg, "model_class"))
+	framework := strings.ToLower(orDefault(getString(n.cfg, "framework"), getString(n.cfg, "model_class")))
 	version := getString(n.cfg, "framework_version")
 	uri, err := sagemaker.ImageURI(sagemaker.ImageRequest{Framework: framework, Version: version,
 		Region: getString(n.cfg, "aws_region"), Scope: sagemaker.ScopeInference, InstanceType: instanceType})

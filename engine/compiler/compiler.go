@@ -103,15 +103,24 @@ type Result struct {
 	Warnings []string `json:"warnings,omitempty"`
 }
 
-// Manifest maps each local file or directory to its S3 URI.
+// Manifest maps each local file or directory to its S3 URI. A directory
+// packed differently for several steps (a training step adds its
+// hyperparameters) and generated files are keyed "<local>@<steps>".
 func (r *Result) Manifest() map[string]string {
+	count := map[string]int{}
+	for _, a := range r.Artifacts {
+		count[a.Local]++
+	}
 	m := map[string]string{}
 	for _, a := range r.Artifacts {
-		local := a.Local
-		if local == "" {
-			local = "generated:" + a.Key[strings.LastIndex(a.Key, "/")+1:] + "@" + strings.Join(a.Steps, ",")
+		key := a.Local
+		if key == "" {
+			key = "generated:" + a.Key[strings.LastIndex(a.Key, "/")+1:]
 		}
-		m[local] = a.S3URI
+		if a.Local == "" || count[a.Local] > 1 {
+			key += "@" + strings.Join(a.Steps, ",")
+		}
+		m[key] = a.S3URI
 	}
 	return m
 }

@@ -213,7 +213,10 @@ func registrationConfig(c *config.Config) map[string]any {
 	if s, _ := c.Get("image_uri"); s != nil && s != "" {
 		out["source_model_inference_image_arn"] = s
 	} else {
-		framework, _ := c.Get("model_class")
+		framework, ok := c.Get("framework")
+		if !ok || framework == nil {
+			framework, _ = c.Get("model_class")
+		}
 		version, _ := c.Get("framework_version")
 		region, _ := c.Get("aws_region")
 		fs, _ := framework.(string)
