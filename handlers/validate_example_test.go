@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/cursus-dev/cursus/engine/validate"
-	"github.com/cursus-dev/cursus/registry"
 )
 
 // copyExample copies examples/xgboost-tabular into the test workspace.
@@ -61,5 +60,4 @@ func TestExampleProjectPassesAlignmentAndRuns(t *testing.T) {
 	if len(tp["output_files"].([]any)) < 3 {
 		t.Errorf("preprocessing produced %v", tp["output_files"])
 	}
-	_ = registry.CodeInvalidInput
 }
