@@ -80,7 +80,7 @@ func Namespaces(d *Deps) []registry.NamespaceFunc {
 		func() (registry.Namespace, error) { return strategiesNamespace() },
 		func() (registry.Namespace, error) { return stepsNamespace(d) },
 		func() (registry.Namespace, error) { return authorNamespace(d) },
-		func() (registry.Namespace, error) { return toolsNamespace(), nil },
+		func() (registry.Namespace, error) { return toolsNamespace(Prompts()), nil },
 	}
 }
 

@@ -15,7 +15,11 @@ const toolsOverview = "cursus serves its ML-pipeline engine as small namespaced 
 	"<namespace>.help (e.g. compile.help) for one namespace, tools.describe_tool for a tool's full input " +
 	"schema, or tools.by_phase for the tools of the phase you are in."
 
-func toolsNamespace() registry.Namespace {
+func toolsNamespace(prompts []registry.Prompt) registry.Namespace {
+	workflows := make([]workflowInfo, 0, len(prompts))
+	for _, p := range prompts {
+		workflows = append(workflows, workflowInfo{Name: p.Name, Description: p.Description})
+	}
 	phase := registry.Enum("Restrict to one lifecycle phase.", registry.PhasePlanner, registry.PhaseValidator, registry.PhaseProgrammer)
 	return registry.Namespace{
 		Name:        "tools",
@@ -23,7 +27,7 @@ func toolsNamespace() registry.Namespace {
 		Tools: []registry.ToolDef{
 			{
 				Name:        "tools.help",
-				Description: "Overview of every tool this caller may use, grouped by namespace, with phase counts. Tools the server has disabled are listed separately with the setting that enables each.",
+				Description: "Overview of every tool this caller may use, grouped by namespace, with phase counts, and the multi-stage workflows (served as MCP prompts). Tools the server has disabled are listed separately with the setting that enables each.",
 				When:        "You are starting out, or do not know which tool to call.",
 				Examples: []string{
 					`tools.help {}  # everything`,
@@ -36,7 +40,9 @@ func toolsNamespace() registry.Namespace {
 					"phase":          phase,
 					"include_schema": registry.Boolean("Attach each tool's JSON input schema (default false)."),
 				}),
-				Handler: toolsHelp,
+				Handler: func(ctx context.Context, req registry.Request) (*registry.Result, error) {
+					return toolsHelp(ctx, req, workflows)
+				},
 			},
 			{
 				Name:        "tools.by_phase",
@@ -111,7 +117,13 @@ type disabledTool struct {
 	Setting string `json:"enable_with"`
 }
 
-func toolsHelp(ctx context.Context, req registry.Request) (*registry.Result, error) {
+// workflowInfo names a workflow an MCP client can fetch with prompts/get.
+type workflowInfo struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
+}
+
+func toolsHelp(ctx context.Context, req registry.Request, workflows []workflowInfo) (*registry.Result, error) {
 	var args helpArgs
 	if err := req.Bind(&args); err != nil {
 		return nil, err
@@ -174,6 +186,8 @@ func toolsHelp(ctx context.Context, req registry.Request) (*registry.Result, err
 		"phases":      phases,
 		"namespaces":  nonNilGroups(groups),
 		"disabled":    nonNilDisabled(disabled),
+		// Workflows are served as MCP prompts (prompts/list, prompts/get).
+		"workflows": workflows,
 	}
 	if args.Namespace != nil {
 		data["filtered_namespace"] = ns

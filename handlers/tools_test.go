@@ -37,6 +37,9 @@ func TestToolsHelpListsEveryTool(t *testing.T) {
 	if seen != total {
 		t.Fatalf("namespaces list %d tools, want %d", seen, total)
 	}
+	if wf := data["workflows"].([]any); len(wf) != len(Prompts()) || len(wf) != 4 {
+		t.Fatalf("workflows = %v", wf)
+	}
 }
 
 func TestToolsHelpFilters(t *testing.T) {
@@ -66,7 +69,7 @@ func TestToolsHelpListsDisabledToolsForRemoteCallers(t *testing.T) {
 		Schema: registry.Object(nil), Writes: true, Handler: func(_ context.Context, _ registry.Request) (*registry.Result, error) { return registry.OK(nil), nil },
 	}
 	withGated := func() (registry.Namespace, error) {
-		ns := toolsNamespace()
+		ns := toolsNamespace(nil)
 		ns.Tools = append(ns.Tools, gated)
 		return ns, nil
 	}
