@@ -1,0 +1,236 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
+	"github.com/cursus-dev/cursus/handlers"
+	"github.com/cursus-dev/cursus/registry"
+)
+
+// syncBuffer collects log lines written from many goroutines.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// lines parses the JSON log lines.
+func (b *syncBuffer) lines(t *testing.T) []map[string]any {
+	t.Helper()
+	var out []map[string]any
+	for _, l := range strings.Split(strings.TrimSpace(b.String()), "\n") {
+		if l == "" {
+			continue
+		}
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("log line is not JSON: %v: %s", err, l)
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// opsEnv is a server built the way production builds it (observer on the
+// registry, a tracer provider, a captured JSON logger), with extra test
+// tools for the limits.
+type opsEnv struct {
+	srv   *Server
+	ts    *httptest.Server
+	cfg   Config
+	logs  *syncBuffer
+	spans *tracetest.InMemoryExporter
+
+	execStarted chan struct{}
+	execRelease chan struct{}
+}
+
+func newOpsEnv(t *testing.T, env map[string]string) *opsEnv {
+	t.Helper()
+	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	cfg, err := LoadConfig("", lookup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Workspace.Root = t.TempDir()
+	deps, err := handlers.NewDeps(handlers.Options{WorkspaceRoot: cfg.Workspace.Root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := &opsEnv{cfg: cfg, logs: &syncBuffer{}, spans: tracetest.NewInMemoryExporter(),
+		execStarted: make(chan struct{}, 8), execRelease: make(chan struct{})}
+	nss := append(handlers.Namespaces(deps), gatedTestNamespace, o.namespace)
+	reg, err := registry.New(registry.Options{
+		Policy: cfg.Policy(), Timeout: cfg.Limits.ToolTimeout, PerToolTimeout: cfg.Limits.ToolTimeouts,
+		Observer: CallObserver(),
+	}, nss...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(o.spans))
+	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+	o.srv = NewServer(Deps{Config: cfg, Registry: reg, Logger: zerolog.New(o.logs), Tracing: tp})
+	o.ts = httptest.NewServer(o.srv)
+	t.Cleanup(o.ts.Close)
+	t.Cleanup(func() {
+		select {
+		case <-o.execRelease:
+		default:
+			close(o.execRelease)
+		}
+	})
+	return o
+}
+
+func (o *opsEnv) namespace() (registry.Namespace, error) {
+	return registry.Namespace{
+		Name: "opstest", Description: "Tools for the operations tests.",
+		Tools: []registry.ToolDef{
+			{
+				Name: "opstest.exec", Description: "Runs until the test releases it.", When: "In exec-cap tests.",
+				Examples: []string{`opstest.exec {}  # blocks`}, Schema: registry.Object(nil), ExecCode: true,
+				Handler: func(ctx context.Context, _ registry.Request) (*registry.Result, error) {
+					o.execStarted <- struct{}{}
+					select {
+					case <-o.execRelease:
+					case <-ctx.Done():
+						return nil, ctx.Err()
+					}
+					return registry.OK(map[string]any{"ran": true}), nil
+				},
+			},
+			{
+				Name: "opstest.sleep", Description: "Sleeps for ms milliseconds.", When: "In timeout tests.",
+				Examples: []string{`opstest.sleep {"ms": 10}  # sleeps`},
+				Schema:   registry.Object(map[string]any{"ms": registry.Integer("Milliseconds.")}, "ms"),
+				Handler: func(ctx context.Context, req registry.Request) (*registry.Result, error) {
+					var args struct {
+						MS int `json:"ms"`
+					}
+					if err := req.Bind(&args); err != nil {
+						return nil, err
+					}
+					select {
+					case <-time.After(time.Duration(args.MS) * time.Millisecond):
+						return registry.OK(map[string]any{"slept_ms": args.MS}), nil
+					case <-ctx.Done():
+						return nil, ctx.Err()
+					}
+				},
+			},
+			{
+				Name: "opstest.echo", Description: "Returns the payload.", When: "In logging tests.",
+				Examples: []string{`opstest.echo {"payload": {}}  # echoes`},
+				Schema: registry.Object(map[string]any{
+					"payload":  registry.AnyObject("Anything."),
+					"password": registry.String("A secret that must never be logged."),
+				}),
+				Handler: func(_ context.Context, req registry.Request) (*registry.Result, error) {
+					return registry.OK(map[string]any{"keys": len(req.Args)}), nil
+				},
+			},
+		},
+	}, nil
+}
+
+// do sends one request and returns the response with its body read.
+func (o *opsEnv) do(t *testing.T, method, path, body string, header map[string]string) (*http.Response, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(method, o.ts.URL+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, b
+}
+
+// call posts to /call/{tool} and decodes the envelope.
+func (o *opsEnv) call(t *testing.T, tool, body string, header map[string]string) (*http.Response, map[string]any) {
+	t.Helper()
+	resp, b := o.do(t, http.MethodPost, "/call/"+tool, body, header)
+	var env map[string]any
+	if err := json.Unmarshal(b, &env); err != nil {
+		t.Fatalf("POST /call/%s: response is not JSON (%d): %s", tool, resp.StatusCode, b)
+	}
+	return resp, env
+}
+
+func bearer(token string) map[string]string { return map[string]string{"Authorization": "Bearer " + token} }
+
+// rpc posts one JSON-RPC message to /mcp (stateless mode needs no
+// session) and returns the status and the decoded body, which may be an
+// SSE frame.
+func (o *opsEnv) rpc(t *testing.T, id int, method string, params any, header map[string]string) (*http.Response, map[string]any) {
+	t.Helper()
+	msg, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+	h := map[string]string{"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-06-18"}
+	for k, v := range header {
+		h[k] = v
+	}
+	resp, b := o.do(t, http.MethodPost, "/mcp", string(msg), h)
+	if resp.StatusCode != http.StatusOK {
+		var env map[string]any
+		_ = json.Unmarshal(b, &env)
+		return resp, env
+	}
+	if i := bytes.Index(b, []byte("data: ")); i >= 0 && strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		b = bytes.TrimSpace(b[i+len("data: "):])
+	}
+	var out map[string]any
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatalf("%s: response is not JSON: %s", method, b)
+	}
+	return resp, out
+}
+
+// mcpEnvelope is the envelope inside a tools/call JSON-RPC response.
+func mcpEnvelope(t *testing.T, msg map[string]any) map[string]any {
+	t.Helper()
+	res, ok := msg["result"].(map[string]any)
+	if !ok {
+		t.Fatalf("no result in %v", msg)
+	}
+	env, ok := res["structuredContent"].(map[string]any)
+	if !ok {
+		t.Fatalf("no structuredContent in %v", res)
+	}
+	return env
+}
