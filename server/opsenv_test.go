@@ -193,7 +193,9 @@ func (o *opsEnv) call(t *testing.T, tool, body string, header map[string]string)
 	return resp, env
 }
 
-func bearer(token string) map[string]string { return map[string]string{"Authorization": "Bearer " + token} }
+func bearer(token string) map[string]string {
+	return map[string]string{"Authorization": "Bearer " + token}
+}
 
 // rpc posts one JSON-RPC message to /mcp (stateless mode needs no
 // session) and returns the status and the decoded body, which may be an
