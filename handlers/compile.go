@@ -209,6 +209,8 @@ func progress(ctx context.Context) compiler.Option {
 	})
 }
 
+// toMap turns an engine value into plain JSON data (objects, arrays,
+// strings, numbers), the shape every tool result carries.
 func toMap(v any) map[string]any {
 	b, _ := json.Marshal(v)
 	var m map[string]any
@@ -293,7 +295,7 @@ func (d *Deps) compileWithReport(ctx context.Context, req registry.Request) (*re
 		"summary":    fmt.Sprintf("Pipeline '%s' compiled with %d steps (avg confidence: %.2f)", res.PipelineName, len(res.Steps), avg),
 		"definition": definitionValue(res),
 		"artifacts":  artifactList(res),
-		"manifest":   res.Manifest(),
+		"manifest":   toMap(res.Manifest()),
 	}
 	return registry.OK(data).Warn(warns...).WithMeta("step_count", len(res.Steps)).
 		Next(registry.NextStep{Tool: "compile.dag", When: "the definition is right and deploying is allowed", Why: "upsert it to SageMaker",

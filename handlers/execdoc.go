@@ -108,7 +108,7 @@ func (d *Deps) execdocGenerate(_ context.Context, req registry.Request) (*regist
 	}
 	doc, _ := args["execution_document"].(map[string]any)
 	out, st, warns := execdoc.Generate(bound, d.Steps, doc, nConfigs)
-	return registry.OK(out).Warn(warns...).WithMeta("node_count", st.NodeCount).WithMeta("config_count", st.ConfigCount).
+	return registry.OK(toMap(out)).Warn(warns...).WithMeta("node_count", st.NodeCount).WithMeta("config_count", st.ConfigCount).
 		WithMeta("step_count", st.StepCount).WithMeta("steps_with_config", st.StepsWithConfig).WithMeta("auto_template", st.AutoTemplate).
 		Next(registry.NextStep{Tool: "execdoc.validate", When: "before running", Why: "check every step is present with its type"}), nil
 }
@@ -138,7 +138,7 @@ func (d *Deps) execdocValidate(_ context.Context, req registry.Request) (*regist
 		expected = execdoc.Expected(bound, d.Steps)
 	}
 	issues := execdoc.Validate(req.Args["execution_document"], expected)
-	data := map[string]any{"valid": len(issues) == 0, "issues": nonNilList(issues)}
+	data := toMap(map[string]any{"valid": len(issues) == 0, "issues": nonNilList(issues)})
 	return registry.OK(data).WithMeta("issue_count", len(issues)), nil
 }
 

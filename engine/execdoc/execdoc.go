@@ -341,9 +341,18 @@ func (e *StructureError) Error() string {
 // existing step STEP_CONFIG is updated key by key and every other key is
 // replaced. Additional params merge key by key. Neither input is modified.
 func Merge(base, add map[string]any) (map[string]any, error) {
-	for which, d := range map[string]map[string]any{"base": base, "additional": add} {
-		if issues := Validate(d, nil); len(issues) > 0 {
-			return nil, &StructureError{Which: which, Msg: issues[0].Message}
+	// Only the shape is checked: an additional document may carry partial
+	// entries (just a STEP_CONFIG to add).
+	for _, which := range []string{"base", "additional"} {
+		d := base
+		if which == "additional" {
+			d = add
+		}
+		if d == nil {
+			return nil, &StructureError{Which: which, Msg: "execution_document must be a JSON object"}
+		}
+		if _, ok := d[StepConfigs].(map[string]any); !ok {
+			return nil, &StructureError{Which: which, Msg: "missing required '" + StepConfigs + "' object"}
 		}
 	}
 	out := deepCopy(base).(map[string]any)

@@ -1,0 +1,159 @@
+package handlers
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cursus-dev/cursus/engine/sagemaker/sagemakertest"
+	"github.com/cursus-dev/cursus/registry"
+)
+
+// exampleRegistry builds the registry over a workspace holding a copy of
+// examples/xgboost-tabular, with AWS pointed at endpoint.
+func exampleRegistry(t *testing.T, endpoint string) (*registry.Registry, string) {
+	t.Helper()
+	dir := t.TempDir()
+	src := filepath.Join("..", "examples", "xgboost-tabular")
+	err := filepath.WalkDir(src, func(p string, e os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		dst := filepath.Join(dir, "examples", "xgboost-tabular", rel)
+		if e.IsDir() {
+			return os.MkdirAll(dst, 0o755)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(dst, b, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	deps, err := NewDeps(Options{WorkspaceRoot: dir, AWSEndpoint: endpoint, AWSRegion: "us-east-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg, err := registry.New(registry.Options{}, Namespaces(deps)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return reg, dir
+}
+
+const exampleArgs = `"dag_file": "examples/xgboost-tabular/dag.json", "config_file": "examples/xgboost-tabular/config.json"`
+
+func TestCompileWithReportExample(t *testing.T) {
+	reg, _ := exampleRegistry(t, "")
+	data := mustOK(t, call(t, reg, "compile.with_report", `{`+exampleArgs+`}`))
+	if data["step_count"] != float64(9) && data["step_count"] != 9 {
+		t.Fatalf("step_count %v", data["step_count"])
+	}
+	def, err := json.Marshal(data["definition"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	sagemakertest.MustValidate(t, def)
+	manifest, _ := data["manifest"].(map[string]any)
+	if len(manifest) == 0 {
+		t.Fatal("no manifest")
+	}
+	for local, uri := range manifest {
+		if !strings.HasPrefix(uri.(string), "s3://my-sagemaker-bucket/") || strings.Contains(uri.(string), "/missing/") {
+			t.Errorf("%s → %v", local, uri)
+		}
+	}
+}
+
+func TestCompileDAGUpsertAgainstFake(t *testing.T) {
+	fake := sagemakertest.NewFakeAWS(t)
+	t.Setenv("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "secret")
+	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
+	t.Setenv("AWS_CONFIG_FILE", filepath.Join(t.TempDir(), "none"))
+	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", filepath.Join(t.TempDir(), "none"))
+	reg, _ := exampleRegistry(t, fake.URL())
+
+	var progressCalls int
+	ctx := registry.WithProgress(context.Background(), func(done, total float64, msg string) { progressCalls++ })
+	args, _ := registry.DecodeArgs([]byte(`{` + exampleArgs + `, "upsert": true}`))
+	data := mustOK(t, reg.Call(ctx, "compile.dag", args))
+	if data["upserted"] != true || data["created"] != true {
+		t.Fatalf("first upsert: %v", data)
+	}
+	if progressCalls == 0 {
+		t.Error("no progress reported")
+	}
+	puts := fake.Count("PutObject")
+	if puts == 0 || puts != len(data["artifacts"].([]any)) {
+		t.Fatalf("PutObject %d for %d artifacts", puts, len(data["artifacts"].([]any)))
+	}
+	name := data["pipeline_name"].(string)
+	stored, ok := fake.Pipeline(name)
+	if !ok {
+		t.Fatal("pipeline not created")
+	}
+	sagemakertest.MustValidate(t, []byte(stored))
+
+	data = mustOK(t, call(t, reg, "compile.dag", `{`+exampleArgs+`, "upsert": true}`))
+	if data["created"] != false || fake.Count("UpdatePipeline") != 1 || fake.Count("PutObject") != puts {
+		t.Fatalf("second upsert: %v (puts %d)", data, fake.Count("PutObject"))
+	}
+
+	fake.Fail("UpdatePipeline", "AccessDeniedException")
+	res := call(t, reg, "compile.dag", `{`+exampleArgs+`, "upsert": true}`)
+	mustFail(t, res, registry.CodeUpsertFailed)
+	b := string(res.Encode())
+	if !strings.Contains(b, "AccessDeniedException") {
+		t.Fatalf("AWS error code not surfaced: %s", b)
+	}
+
+	// Remote callers do not get the destructive tool unless enabled.
+	mustFail(t, callRemote(t, reg, "compile.dag", `{`+exampleArgs+`}`), registry.CodeToolDisabled)
+}
+
+func TestCompileErrors(t *testing.T) {
+	reg, dir := exampleRegistry(t, "")
+	mustFail(t, call(t, reg, "compile.with_report", `{"dag_file": "examples/xgboost-tabular/dag.json", "config_file": "nope.json"}`), registry.CodeNotFound)
+	mustFail(t, call(t, reg, "compile.validate", `{"dag_file": "../../etc/passwd", "config_file": "examples/xgboost-tabular/config.json"}`), registry.CodeInvalidInput)
+	mustFail(t, call(t, reg, "compile.preview", `{"config_file": "examples/xgboost-tabular/config.json"}`), registry.CodeInvalidInput)
+	mustFail(t, call(t, reg, "compile.with_report", `{"config_file": "../outside.json", "dag_file": "examples/xgboost-tabular/dag.json"}`), registry.CodeInvalidInput)
+	// An Amazon-internal node is refused with the public replacement named.
+	res := call(t, reg, "compile.with_report", `{"config_file": "examples/xgboost-tabular/config.json", "dag": {"nodes": ["CradleDataLoading_training", "TabularPreprocessing_training"], "edges": [["CradleDataLoading_training", "TabularPreprocessing_training"]]}}`)
+	mustFail(t, res, registry.CodeUnsupported)
+	if !strings.Contains(string(res.Encode()), "DummyDataLoading") {
+		t.Fatalf("no replacement named: %s", res.Encode())
+	}
+	// A node with no config.
+	mustFail(t, call(t, reg, "compile.with_report", `{"config_file": "examples/xgboost-tabular/config.json", "dag": {"nodes": ["BatchTransform_testing"], "edges": []}}`), registry.CodeValidationFailed)
+	v := mustOK(t, call(t, reg, "compile.validate", `{"config_file": "examples/xgboost-tabular/config.json", "dag": {"nodes": ["XGBoostTraining", "Unknown_thing"], "edges": []}}`))
+	if v["is_valid"] != false {
+		t.Fatalf("validate: %v", v)
+	}
+	// Upsert refuses missing scripts before any AWS call.
+	if err := os.Remove(filepath.Join(dir, "examples/xgboost-tabular/scripts/payload.py")); err != nil {
+		t.Fatal(err)
+	}
+	mustFail(t, call(t, reg, "compile.dag", `{`+exampleArgs+`, "upsert": true}`), registry.CodeUpsertFailed)
+}
+
+func TestCompileNameAndSingleNode(t *testing.T) {
+	reg, _ := exampleRegistry(t, "")
+	d := mustOK(t, call(t, reg, "compile.name", `{"base": "xgboost-training", "sanitize": "My Pipeline!! v3"}`))
+	if d["generated"] != "xgboost-training-1-0-pipeline" || d["sanitized"] != "MyPipelinev3" || d["generated_is_valid"] != true {
+		t.Fatalf("name: %v", d)
+	}
+	mustFail(t, call(t, reg, "compile.name", `{}`), registry.CodeInvalidInput)
+	s := mustOK(t, call(t, reg, "compile.single_node", `{`+exampleArgs+`, "target_node": "XGBoostTraining", "manual_inputs": {"input_path": "s3://my-bucket/run/processed"}}`))
+	if s["pipeline_name"] != "XGBoostTraining-isolated" {
+		t.Fatalf("single node: %v", s)
+	}
+	mustFail(t, call(t, reg, "compile.single_node", `{`+exampleArgs+`, "target_node": "XGBoostTraining", "manual_inputs": {"input_path": "not-s3"}}`), registry.CodeInvalidInput)
+	mustFail(t, call(t, reg, "compile.single_node", `{`+exampleArgs+`, "target_node": "Nope", "manual_inputs": {}}`), registry.CodeInvalidInput)
+}
