@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/cursus-dev/cursus/engine/steps"
 )
 
 // Problem kinds.
@@ -373,7 +375,7 @@ func suggest(name string, names []string) []string {
 	ln := strings.ToLower(name)
 	for _, n := range names {
 		l := strings.ToLower(n)
-		d := editDistance(ln, l)
+		d := steps.EditDistance(ln, l)
 		if d <= max(2, len(ln)/4) || (len(ln) >= 4 && (strings.Contains(l, ln) || strings.Contains(ln, l))) {
 			cs = append(cs, cand{n, d})
 		}
@@ -389,27 +391,4 @@ func suggest(name string, names []string) []string {
 		out = append(out, cs[i].n)
 	}
 	return out
-}
-
-func editDistance(a, b string) int {
-	if len(a) > 256 || len(b) > 256 {
-		return max(len(a), len(b))
-	}
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

@@ -439,7 +439,7 @@ func (c *Catalog) Suggest(name string, n int) []string {
 		case len(sk) >= 3 && strings.Contains(key, sk):
 			score = 1
 		default:
-			d := editDistance(key, sk)
+			d := EditDistance(key, sk)
 			limit := max(2, len(sk)/3)
 			if d <= limit {
 				score = 2 + d
@@ -460,8 +460,13 @@ func (c *Catalog) Suggest(name string, n int) []string {
 	return out
 }
 
-// editDistance is the Levenshtein distance.
-func editDistance(a, b string) int {
+// EditDistance is the Levenshtein distance between a and b. Inputs longer
+// than 256 bytes are not compared (the cost is quadratic); the distance is
+// then the longer length, which ranks them last as suggestions.
+func EditDistance(a, b string) int {
+	if len(a) > 256 || len(b) > 256 {
+		return max(len(a), len(b))
+	}
 	prev := make([]int, len(b)+1)
 	cur := make([]int, len(b)+1)
 	for j := range prev {
