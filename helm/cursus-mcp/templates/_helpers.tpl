@@ -1,0 +1,167 @@
+{{/* Chart name, truncated to the 63 characters Kubernetes names allow. */}}
+{{- define "cursus-mcp.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* Full name of the release's objects. */}}
+{{- define "cursus-mcp.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{- define "cursus-mcp.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "cursus-mcp.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end }}
+
+{{- define "cursus-mcp.labels" -}}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{ include "cursus-mcp.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/part-of: cursus
+{{- end }}
+
+{{- define "cursus-mcp.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create }}
+{{- default (include "cursus-mcp.fullname" .) .Values.serviceAccount.name }}
+{{- else }}
+{{- default "default" .Values.serviceAccount.name }}
+{{- end }}
+{{- end }}
+
+{{- define "cursus-mcp.image" -}}
+{{- if .Values.image.digest }}
+{{- printf "%s@%s" .Values.image.repository .Values.image.digest }}
+{{- else }}
+{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
+{{- end }}
+{{- end }}
+
+{{/* "true" when callers must authenticate (bearer tokens or OIDC). */}}
+{{- define "cursus-mcp.authEnabled" -}}
+{{- if or .Values.auth.tokens.enabled .Values.auth.oidc.issuer }}true{{ end }}
+{{- end }}
+
+{{/* "true" when remote callers may run gated (writing or executing) tools. */}}
+{{- define "cursus-mcp.gatesOpen" -}}
+{{- if or .Values.config.gates.enableDestructive .Values.config.gates.allowScriptExec }}true{{ end }}
+{{- end }}
+
+{{- define "cursus-mcp.tokensSecretName" -}}
+{{- default (printf "%s-tokens" (include "cursus-mcp.fullname" .)) .Values.auth.tokens.existingSecret }}
+{{- end }}
+
+{{/* Public base URL when the ingress is on ("" otherwise). */}}
+{{- define "cursus-mcp.publicURL" -}}
+{{- if .Values.ingress.enabled }}
+{{- printf "%s://%s" (ternary "https" "http" .Values.ingress.tls.enabled) .Values.ingress.host }}
+{{- end }}
+{{- end }}
+
+{{/* Where the container mounts things. */}}
+{{- define "cursus-mcp.configDir" -}}/etc/cursus{{- end }}
+{{- define "cursus-mcp.authDir" -}}/etc/cursus/auth{{- end }}
+{{- define "cursus-mcp.catalogDir" -}}/etc/cursus/catalogs{{- end }}
+
+{{/*
+The deployment config file (server.Config, snake_case keys). Gated tools on
+a pod network need authentication: the server refuses to start without it,
+so the chart refuses to render instead of shipping a crash-looping pod.
+*/}}
+{{- define "cursus-mcp.config" -}}
+{{- if and (include "cursus-mcp.gatesOpen" .) (not (include "cursus-mcp.authEnabled" .)) (not .Values.config.listen.allowUnauthenticatedRemote) }}
+{{- fail "config.gates.enableDestructive/allowScriptExec need authentication: set auth.tokens.enabled or auth.oidc.issuer (or, only behind an authenticating gateway, config.listen.allowUnauthenticatedRemote=true)" }}
+{{- end }}
+{{- $c := .Values.config }}
+{{- $stepDirs := list }}
+{{- range .Values.catalogs.steps }}
+{{- $stepDirs = append $stepDirs (printf "%s/steps/%s" (include "cursus-mcp.catalogDir" $) .name) }}
+{{- end }}
+{{- $pipelineDirs := list }}
+{{- range .Values.catalogs.pipelines }}
+{{- $pipelineDirs = append $pipelineDirs (printf "%s/pipelines/%s" (include "cursus-mcp.catalogDir" $) .name) }}
+{{- end }}
+{{- $mcp := dict
+  "stateful" $c.mcp.stateful
+  "session_idle_ttl" $c.mcp.sessionIdleTTL
+  "legacy_sse" $c.mcp.legacySSE
+  "heartbeat_period" $c.mcp.heartbeatPeriod
+}}
+{{- with $c.mcp.allowedOrigins }}
+{{- $_ := set $mcp "allowed_origins" . }}
+{{- end }}
+{{- with (default (include "cursus-mcp.publicURL" .) $c.mcp.baseURL) }}
+{{- $_ := set $mcp "base_url" . }}
+{{- end }}
+{{- $auth := dict }}
+{{- if .Values.auth.tokens.enabled }}
+{{- $_ := set $auth "tokens_file" (printf "%s/%s" (include "cursus-mcp.authDir" .) .Values.auth.tokens.secretKey) }}
+{{- end }}
+{{- with .Values.auth.oidc.issuer }}
+{{- $oidc := dict "issuer" . "audience" $.Values.auth.oidc.audience }}
+{{- with $.Values.auth.oidc.jwksURL }}{{ $_ := set $oidc "jwks_url" . }}{{ end }}
+{{- $_ := set $auth "oidc" $oidc }}
+{{- end }}
+{{- with .Values.auth.resourceURL }}
+{{- $_ := set $auth "resource_url" . }}
+{{- end }}
+{{- $aws := dict }}
+{{- with .Values.aws.region }}{{ $_ := set $aws "region" . }}{{ end }}
+{{- with .Values.aws.endpoint }}{{ $_ := set $aws "endpoint" . }}{{ end }}
+{{- $workspace := dict "root" "/workspace" "python" $c.workspace.python }}
+{{- with $stepDirs }}{{ $_ := set $workspace "step_dirs" . }}{{ end }}
+{{- with $pipelineDirs }}{{ $_ := set $workspace "pipeline_dirs" . }}{{ end }}
+{{- $cfg := dict
+  "listen" (dict
+    "addr" "0.0.0.0:8080"
+    "allow_unauthenticated_remote" $c.listen.allowUnauthenticatedRemote
+    "shutdown_timeout" $c.listen.shutdownTimeout)
+  "mcp" $mcp
+  "gates" (dict
+    "enable_destructive" $c.gates.enableDestructive
+    "allow_script_exec" $c.gates.allowScriptExec
+    "allow" $c.gates.allow
+    "deny" $c.gates.deny)
+  "workspace" $workspace
+  "limits" (dict
+    "max_body_bytes" $c.limits.maxBodyBytes
+    "max_arg_depth" $c.limits.maxArgDepth
+    "tool_timeout" $c.limits.toolTimeout
+    "rate_per_minute" $c.limits.ratePerMinute
+    "exec_concurrency" $c.limits.execConcurrency
+    "read_header_timeout" $c.limits.readHeaderTimeout)
+  "telemetry" (dict "log_level" $c.telemetry.logLevel)
+}}
+{{- with $auth }}{{ $_ := set $cfg "auth" . }}{{ end }}
+{{- with $aws }}{{ $_ := set $cfg "aws" . }}{{ end }}
+{{- toYaml $cfg }}
+{{- end }}
+
+{{/* One catalog volume: a ConfigMap (optionally with items) or any volume source. */}}
+{{- define "cursus-mcp.catalogVolume" -}}
+{{- if and .entry.configMap .entry.volume }}
+{{- fail (printf "catalogs.%s[%s]: give configMap or volume, not both" .kind .entry.name) }}
+{{- end -}}
+- name: {{ printf "catalog-%s-%s" .kind .entry.name | trunc 63 | trimSuffix "-" }}
+{{- if .entry.configMap }}
+  configMap:
+    name: {{ .entry.configMap }}
+    {{- with .entry.items }}
+    items:
+      {{- toYaml . | nindent 6 }}
+    {{- end }}
+{{- else if .entry.volume }}
+  {{- toYaml .entry.volume | nindent 2 }}
+{{- else }}
+{{- fail (printf "catalogs.%s[%s]: needs configMap or volume" .kind .entry.name) }}
+{{- end }}
+{{- end }}
