@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -933,7 +934,7 @@ func (d *Deps) validateRunScripts(ctx context.Context, req registry.Request) (*r
 	}
 	g := dag.New(args.Nodes, args.Edges)
 	for _, e := range args.Edges {
-		if !contains(args.Nodes, e[0]) || !contains(args.Nodes, e[1]) {
+		if !slices.Contains(args.Nodes, e[0]) || !slices.Contains(args.Nodes, e[1]) {
 			return nil, registry.Errorf(registry.CodeInvalidInput, "edge [%s, %s] names a node not in 'nodes'", e[0], e[1])
 		}
 	}
@@ -942,7 +943,7 @@ func (d *Deps) validateRunScripts(ctx context.Context, req registry.Request) (*r
 		return nil, registry.Errorf(registry.CodeInvalidInput, "%v", err)
 	}
 	for n := range args.Samples {
-		if !contains(args.Nodes, n) {
+		if !slices.Contains(args.Nodes, n) {
 			return nil, registry.Errorf(registry.CodeInvalidInput, "sample_inputs names node '%s', which is not in 'nodes'", n)
 		}
 	}
@@ -1179,15 +1180,6 @@ func envFromConfig(iface *steps.Interface, cfg config.Config) map[string]string 
 		}
 	}
 	return env
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // runner is the shared script runner (its concurrency cap spans calls).

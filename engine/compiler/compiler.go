@@ -10,6 +10,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -402,7 +404,7 @@ func collisions(order []string, nodes map[string]*node) []string {
 		}
 	}
 	var out []string
-	for _, step := range sortedKeys(byStep) {
+	for _, step := range slices.Sorted(maps.Keys(byStep)) {
 		if ns := byStep[step]; len(ns) > 1 {
 			out = append(out, fmt.Sprintf("%s ← nodes %s", step, strings.Join(ns, ", ")))
 		}
@@ -467,13 +469,4 @@ func orDefault(s, def string) string {
 		return def
 	}
 	return s
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

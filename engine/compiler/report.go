@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/cursus-dev/cursus/engine/config"
@@ -193,7 +195,7 @@ func CompileSingleNode(ctx context.Context, in Input, target string, manual map[
 		return nil, &InputError{Msg: fmt.Sprintf("target node %q is not in the DAG", target)}
 	}
 	if validateInputs {
-		for _, k := range sortedKeys(manual) {
+		for _, k := range slices.Sorted(maps.Keys(manual)) {
 			if !manualInputRe.MatchString(manual[k]) {
 				return nil, &InputError{Msg: fmt.Sprintf("manual input %q: %q is not an s3://bucket/key URI", k, manual[k])}
 			}
@@ -217,7 +219,7 @@ func CompileSingleNode(ctx context.Context, in Input, target string, manual map[
 	}
 	n := nodes[target]
 	inputs := map[string]any{}
-	for _, k := range sortedKeys(manual) {
+	for _, k := range slices.Sorted(maps.Keys(manual)) {
 		if _, ok := n.iface.Spec.Dependencies.Get(k); !ok {
 			return nil, &InputError{Msg: fmt.Sprintf("manual input %q is not a dependency of %s (dependencies: %s)", k, n.cfg.StepType,
 				strings.Join(n.iface.Spec.Dependencies.Keys(), ", "))}

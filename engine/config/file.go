@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -260,10 +262,10 @@ func Parse(data []byte, s *Schemas) (*File, error) {
 	}
 
 	sharedVals := unwrapMap(shared)
-	out.SharedFields = sortedKeys(shared)
+	out.SharedFields = slices.Sorted(maps.Keys(shared))
 	var probs []Problem
 	sharedUnknown := map[string][]string{}
-	for _, key := range sortedKeys(classes) {
+	for _, key := range slices.Sorted(maps.Keys(classes)) {
 		sc, err := s.ForConfigClass(classes[key])
 		if err != nil {
 			probs = append(probs, Problem{Node: key, Field: modelTypeKey, Kind: KindUnknown, Message: err.Error()})
@@ -271,7 +273,7 @@ func Parse(data []byte, s *Schemas) (*File, error) {
 		}
 		spec := unwrapMap(specific[key])
 		delete(spec, modelTypeKey)
-		fields := sortedKeys(specific[key])
+		fields := slices.Sorted(maps.Keys(specific[key]))
 		out.SpecificFields[key] = removeString(fields, modelTypeKey)
 		for k := range sharedVals {
 			if _, ok := sc.index[k]; !ok {
@@ -292,7 +294,7 @@ func Parse(data []byte, s *Schemas) (*File, error) {
 		cfg.Key = key
 		out.Configs = append(out.Configs, cfg)
 	}
-	for _, k := range sortedKeys(sharedUnknown) {
+	for _, k := range slices.Sorted(maps.Keys(sharedUnknown)) {
 		out.Warnings = append(out.Warnings, fmt.Sprintf("configuration.shared.%s is not a field of %s; ignored there", k, strings.Join(sharedUnknown[k], ", ")))
 	}
 	if len(probs) > 0 {

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"maps"
 	"os"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -97,7 +99,7 @@ func TestSharedSpecificSplit(t *testing.T) {
 	if err := json.Unmarshal(out, &doc); err != nil {
 		t.Fatal(err)
 	}
-	if got := sortedKeys(doc.Configuration.Shared); !reflect.DeepEqual(got, wantShared) {
+	if got := slices.Sorted(maps.Keys(doc.Configuration.Shared)); !reflect.DeepEqual(got, wantShared) {
 		t.Errorf("shared = %v\nwant %v", got, wantShared)
 	}
 	// The rule itself, checked against every config: a shared field is in

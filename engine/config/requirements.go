@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -215,20 +217,20 @@ func (s *Schemas) BuildDAG(d *dag.DAG, base map[string]any, perNode map[string]m
 		cfg.Key = name
 		configs = append(configs, cfg)
 	}
-	for _, k := range sortedKeys(perNode) {
+	for _, k := range slices.Sorted(maps.Keys(perNode)) {
 		if !inDAG[k] {
 			probs = append(probs, Problem{Node: k, Kind: KindUnknown,
 				Message: fmt.Sprintf("%q is not a node of the DAG (nodes: %s)", k, strings.Join(d.Nodes, ", "))})
 		}
 	}
-	for _, k := range sortedKeys(base) {
+	for _, k := range slices.Sorted(maps.Keys(base)) {
 		if known[k] {
 			continue
 		}
 		msg := fmt.Sprintf("%s is not a field of any node's step type", k)
 		if rule, ok := derivedSomewhere[k]; ok {
 			msg = fmt.Sprintf("%s is derived (%s) and cannot be set", k, rule)
-		} else if sg := suggest(k, sortedKeys(known)); len(sg) > 0 {
+		} else if sg := suggest(k, slices.Sorted(maps.Keys(known))); len(sg) > 0 {
 			msg += " (did you mean " + strings.Join(sg, ", ") + "?)"
 		}
 		probs = append(probs, Problem{Field: k, Kind: KindUnknown, Message: msg})

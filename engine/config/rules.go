@@ -2,7 +2,9 @@ package config
 
 import (
 	"fmt"
+	"maps"
 	"path"
+	"slices"
 	"strings"
 )
 
@@ -150,7 +152,7 @@ func (e *callExpr) eval(env func(string) any) any {
 func (e *callExpr) check(known func(string) bool) error {
 	f, ok := ruleFuncs[e.fn]
 	if !ok {
-		return fmt.Errorf("unknown function %q (known: %s)", e.fn, strings.Join(sortedKeys(ruleFuncs), ", "))
+		return fmt.Errorf("unknown function %q (known: %s)", e.fn, strings.Join(slices.Sorted(maps.Keys(ruleFuncs)), ", "))
 	}
 	if len(e.args) < f.minArgs || (f.maxArgs >= 0 && len(e.args) > f.maxArgs) {
 		return fmt.Errorf("%s takes %s", e.fn, arity(f))

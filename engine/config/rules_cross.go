@@ -1,6 +1,10 @@
 package config
 
-import "fmt"
+import (
+	"fmt"
+	"maps"
+	"slices"
+)
 
 // crossCheck is a rule that looks at several fields of one config. Each is
 // attached to the base layer whose fields it reads and runs only when that
@@ -61,7 +65,7 @@ func checkSearchSpace(v map[string]any) []Problem {
 	var probs []Problem
 	bad := func(field, msg string) { probs = append(probs, Problem{Field: field, Kind: KindRule, Message: msg}) }
 	ranges := 0
-	for _, kind := range sortedKeys(ss) {
+	for _, kind := range slices.Sorted(maps.Keys(ss)) {
 		field := "search_space." + kind
 		if kind != "continuous" && kind != "integer" && kind != "categorical" {
 			bad(field, fmt.Sprintf("unknown range kind %q; use continuous, integer or categorical", kind))

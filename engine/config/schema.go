@@ -9,8 +9,10 @@ import (
 	"embed"
 	"fmt"
 	"io/fs"
+	"maps"
 	"path"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -274,7 +276,7 @@ func chainOf(bases map[string]*baseLayer, layer string) ([]string, error) {
 	seen := map[string]bool{}
 	for l := layer; l != ""; l = bases[l].Extends {
 		if _, ok := bases[l]; !ok {
-			return nil, fmt.Errorf("unknown config base %q (known: %s)", l, strings.Join(sortedKeys(bases), ", "))
+			return nil, fmt.Errorf("unknown config base %q (known: %s)", l, strings.Join(slices.Sorted(maps.Keys(bases)), ", "))
 		}
 		if seen[l] {
 			return nil, fmt.Errorf("config base %q extends itself", l)
@@ -295,7 +297,7 @@ func buildSchema(bases map[string]*baseLayer, iface *steps.Interface) (*Schema, 
 	}
 	if _, ok := bases[layer]; !ok {
 		return nil, []SchemaProblem{{StepType: iface.StepType, Layer: LayerStep, Field: "extends",
-			Message: fmt.Sprintf("config.extends %q is not a base (known: %s)", layer, strings.Join(sortedKeys(bases), ", "))}}
+			Message: fmt.Sprintf("config.extends %q is not a base (known: %s)", layer, strings.Join(slices.Sorted(maps.Keys(bases)), ", "))}}
 	}
 	return assemble(bases, layer, iface.StepType, iface, iface.ConfigClass())
 }
@@ -549,13 +551,4 @@ func finishFields(sc *Schema) []SchemaProblem {
 	}
 	sc.Fields = final
 	return probs
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

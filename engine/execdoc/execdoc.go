@@ -10,7 +10,8 @@ package execdoc
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/cursus-dev/cursus/engine/compiler"
@@ -161,7 +162,7 @@ func Generate(bound []compiler.BoundNode, cat compiler.Catalog, doc map[string]a
 		entry[StepConfig] = sc
 	}
 	st.StepCount = len(entries)
-	for _, k := range sortedKeys(entries) {
+	for _, k := range slices.Sorted(maps.Keys(entries)) {
 		if e, ok := entries[k].(map[string]any); ok {
 			if sc, ok := e[StepConfig].(map[string]any); ok && len(sc) > 0 {
 				st.StepsWithConfig = append(st.StepsWithConfig, k)
@@ -257,7 +258,7 @@ func Validate(doc any, expected []ExpectedStep) []Issue {
 			issues = append(issues, Issue{Rule: "shape", Message: "'" + AdditionalParams + "' must be an object"})
 		}
 	}
-	for _, name := range sortedKeys(entries) {
+	for _, name := range slices.Sorted(maps.Keys(entries)) {
 		e, ok := entries[name].(map[string]any)
 		if !ok {
 			issues = append(issues, Issue{Step: name, Rule: "shape", Message: fmt.Sprintf("step %q must be an object", name)})
@@ -290,7 +291,7 @@ func Validate(doc any, expected []ExpectedStep) []Issue {
 		}
 	}
 	if len(expected) > 0 {
-		for _, name := range sortedKeys(entries) {
+		for _, name := range slices.Sorted(maps.Keys(entries)) {
 			if !known[name] {
 				issues = append(issues, Issue{Step: name, Rule: "unknown_step",
 					Message: fmt.Sprintf("step %q is not a step of the compiled pipeline", name)})
@@ -410,13 +411,4 @@ func deepCopy(v any) any {
 		return append([]string(nil), t...)
 	}
 	return v // scalars are values
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

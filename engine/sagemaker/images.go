@@ -4,7 +4,8 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -82,15 +83,15 @@ func (r ImageRequest) scope() string {
 func ImageURI(r ImageRequest) (string, error) {
 	fw, ok := images.Frameworks[strings.ToLower(r.Framework)]
 	if !ok {
-		return "", &ImageError{Request: r, Reason: "unknown framework", Allowed: sortedKeys(images.Frameworks)}
+		return "", &ImageError{Request: r, Reason: "unknown framework", Allowed: slices.Sorted(maps.Keys(images.Frameworks))}
 	}
 	sc, ok := fw.Scopes[r.scope()]
 	if !ok {
-		return "", &ImageError{Request: r, Reason: "unknown image scope", Allowed: sortedKeys(fw.Scopes)}
+		return "", &ImageError{Request: r, Reason: "unknown image scope", Allowed: slices.Sorted(maps.Keys(fw.Scopes))}
 	}
 	account, ok := fw.Accounts[r.Region]
 	if !ok {
-		return "", &ImageError{Request: r, Reason: "region not in the image table", Allowed: sortedKeys(fw.Accounts)}
+		return "", &ImageError{Request: r, Reason: "region not in the image table", Allowed: slices.Sorted(maps.Keys(fw.Accounts))}
 	}
 	version := r.Version
 	if full, ok := sc.Aliases[version]; ok {
@@ -98,7 +99,7 @@ func ImageURI(r ImageRequest) (string, error) {
 	}
 	v, ok := sc.Versions[version]
 	if !ok {
-		return "", &ImageError{Request: r, Reason: "unknown version", Allowed: sortedKeys(sc.Versions)}
+		return "", &ImageError{Request: r, Reason: "unknown version", Allowed: slices.Sorted(maps.Keys(sc.Versions))}
 	}
 	if v.Py != "" && r.PyVersion != "" && r.PyVersion != v.Py {
 		return "", &ImageError{Request: r, Reason: "py_version " + r.PyVersion + " not built for this version", Allowed: []string{v.Py}}
@@ -106,7 +107,7 @@ func ImageURI(r ImageRequest) (string, error) {
 	processor := ""
 	if len(sc.Processors) > 0 {
 		processor = "cpu"
-		if isGPUInstance(r.InstanceType) && contains(sc.Processors, "gpu") {
+		if isGPUInstance(r.InstanceType) && slices.Contains(sc.Processors, "gpu") {
 			processor = "gpu"
 		}
 	}
@@ -119,22 +120,4 @@ func ImageURI(r ImageRequest) (string, error) {
 func isGPUInstance(instanceType string) bool {
 	family := strings.TrimPrefix(instanceType, "ml.")
 	return strings.HasPrefix(family, "p") || strings.HasPrefix(family, "g")
-}
-
-func contains(list []string, s string) bool {
-	for _, e := range list {
-		if e == s {
-			return true
-		}
-	}
-	return false
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

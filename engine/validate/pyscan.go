@@ -1,7 +1,8 @@
 package validate
 
 import (
-	"sort"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -118,16 +119,7 @@ func (a *ScriptAnalysis) EnvNames() []string {
 	for _, r := range a.EnvironNames {
 		set[r.Name] = true
 	}
-	return sortedKeys(set)
-}
-
-func sortedKeys(set map[string]bool) []string {
-	out := make([]string, 0, len(set))
-	for k := range set {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
+	return slices.Sorted(maps.Keys(set))
 }
 
 // compoundKeywords start a statement that must carry a ':' at bracket
