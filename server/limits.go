@@ -46,10 +46,10 @@ func newGuards(reg *registry.Registry, cfg Config, auth *authenticator, m *metri
 }
 
 // readBody reads a POST body once, under limits.read_timeout, and keeps it
-// for the layers that look inside (rate limit, argument checks). The read
-// deadline is cleared once the body is in: net/http cancels a request's
-// context when a connection read deadline passes, which would cut a long
-// call or its SSE response, so the server sets no ReadTimeout of its own.
+// for the layers that look inside (rate limit, argument checks). The
+// deadline covers the body only: net/http clears the connection's read
+// deadline when the body hits EOF, so a long call or its SSE response is
+// never cut (and the server sets no WriteTimeout).
 func (g *guards) readBody(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		st := stateFrom(r.Context())
@@ -57,12 +57,11 @@ func (g *guards) readBody(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		rc := http.NewResponseController(w)
 		if g.limits.ReadTimeout > 0 {
-			_ = rc.SetReadDeadline(time.Now().Add(g.limits.ReadTimeout)) // unsupported writers (tests) just skip it
+			// Writers without deadline support (recorders in tests) skip it.
+			_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(g.limits.ReadTimeout))
 		}
 		body, err := io.ReadAll(r.Body)
-		_ = rc.SetReadDeadline(time.Time{})
 		if err != nil {
 			var tooBig *http.MaxBytesError
 			if errors.As(err, &tooBig) {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -68,7 +69,7 @@ func summarize(v any, depth int) any {
 		return out
 	case string:
 		if len(x) > summaryStringMax {
-			return fmt.Sprintf("%s…(%d bytes)", capString(x, summaryStringMax/2), len(x))
+			return fmt.Sprintf("%s…(%d bytes)", strings.TrimSuffix(capString(x, summaryStringMax/2), "…"), len(x))
 		}
 		return x
 	default:

@@ -23,6 +23,7 @@ type settings struct {
 	pipelineDirs      multiFlag
 	enableDestructive optionalBool
 	allowScriptExec   optionalBool
+	allowUnauthRemote optionalBool
 	logLevel          string
 }
 
@@ -30,6 +31,7 @@ func (s *settings) register(fs *flag.FlagSet, withAddr bool) {
 	fs.StringVar(&s.configFile, "config", "", "deployment config file (YAML)")
 	if withAddr {
 		fs.StringVar(&s.addr, "addr", "", "listen address (default 127.0.0.1:8080)")
+		fs.Var(&s.allowUnauthRemote, "allow-unauthenticated-remote", "serve gated tools on a non-loopback address without authentication")
 	}
 	fs.StringVar(&s.workspaceRoot, "workspace-root", "", "directory every file argument must stay inside (default: working directory)")
 	fs.Var(&s.stepDirs, "step-dir", "extra step-interface directory (repeatable)")
@@ -59,6 +61,9 @@ func (s *settings) config(env func(string) (string, bool)) (server.Config, error
 	if s.allowScriptExec.set {
 		cfg.Gates.AllowScriptExec = s.allowScriptExec.value
 	}
+	if s.allowUnauthRemote.set {
+		cfg.Listen.AllowUnauthenticatedRemote = s.allowUnauthRemote.value
+	}
 	if s.logLevel != "" {
 		cfg.Telemetry.LogLevel = s.logLevel
 	}
@@ -86,7 +91,11 @@ func newApp(cfg server.Config, stderr io.Writer) (*app, error) {
 	if err != nil {
 		return nil, err
 	}
-	reg, err := registry.New(registry.Options{Policy: cfg.Policy(), Timeout: cfg.Limits.ToolTimeout}, handlers.Namespaces(deps)...)
+	reg, err := registry.New(registry.Options{
+		Policy: cfg.Policy(), Timeout: cfg.Limits.ToolTimeout, PerToolTimeout: cfg.Limits.ToolTimeouts,
+		// Reports HTTP calls to the receiving server's metrics, traces and logs.
+		Observer: server.CallObserver(),
+	}, handlers.Namespaces(deps)...)
 	if err != nil {
 		return nil, err
 	}

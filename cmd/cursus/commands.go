@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	mcpserver "github.com/mark3labs/mcp-go/server"
 	"go.yaml.in/yaml/v3"
@@ -37,11 +38,33 @@ func cmdServe(ctx context.Context, args []string, stderr io.Writer, env func(str
 	if err != nil {
 		return err
 	}
+	// Refuse unsafe exposure and bad credentials before loading anything.
+	if err := cfg.CheckExposure(); err != nil {
+		return err
+	}
+	if err := server.CheckAuth(cfg.Auth); err != nil {
+		return err
+	}
 	a, err := newApp(cfg, stderr)
 	if err != nil {
 		return err
 	}
-	srv := server.NewServer(server.Deps{Config: cfg, Registry: a.registry, Prompts: handlers.Prompts(), Logger: a.logger})
+	deps := server.Deps{Config: cfg, Registry: a.registry, Prompts: handlers.Prompts(), Logger: a.logger}
+	tp, shutdownTracing, err := server.SetupTracing(ctx, cfg.Telemetry, env)
+	if err != nil {
+		return fmt.Errorf("tracing: %w", err)
+	}
+	if tp != nil {
+		deps.Tracing = tp
+		defer func() {
+			flushCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			if err := shutdownTracing(flushCtx); err != nil {
+				a.logger.Warn().Err(err).Msg("tracing: could not flush the last spans")
+			}
+		}()
+	}
+	srv := server.NewServer(deps)
 	return srv.ListenAndServe(ctx, nil)
 }
 
