@@ -96,6 +96,9 @@ func newOpsEnv(t *testing.T, env map[string]string) *opsEnv {
 	o.srv = NewServer(Deps{Config: cfg, Registry: reg, Logger: zerolog.New(o.logs), Tracing: tp})
 	o.ts = httptest.NewServer(o.srv)
 	t.Cleanup(o.ts.Close)
+	// Stops the stateful session sweeper (ListenAndServe does this in
+	// production).
+	t.Cleanup(func() { _ = o.srv.stream.Shutdown(context.Background()) })
 	t.Cleanup(func() {
 		select {
 		case <-o.execRelease:
