@@ -106,6 +106,9 @@ so the chart refuses to render instead of shipping a crash-looping pod.
 {{- if .Values.auth.tokens.enabled }}
 {{- $_ := set $auth "tokens_file" (printf "%s/%s" (include "cursus-mcp.authDir" .) .Values.auth.tokens.secretKey) }}
 {{- end }}
+{{- if and .Values.auth.oidc.issuer (not .Values.auth.oidc.audience) (not .Values.auth.resourceURL) }}
+{{- fail "auth.oidc.issuer needs auth.oidc.audience (or auth.resourceURL, which is then the audience)" }}
+{{- end }}
 {{- with .Values.auth.oidc.issuer }}
 {{- $oidc := dict "issuer" . "audience" $.Values.auth.oidc.audience }}
 {{- with $.Values.auth.oidc.jwksURL }}{{ $_ := set $oidc "jwks_url" . }}{{ end }}
