@@ -462,7 +462,7 @@ func TestChartEverythingOnRender(t *testing.T) {
 	}
 	r := decodeStrict(t, out)
 	cfg := renderedConfig(t, r)
-	if !cfg.Gates.EnableDestructive || cfg.Auth.TokensFile != "/etc/cursus/auth/tokens.yaml" || cfg.Auth.OIDC.Issuer == "" {
+	if !cfg.Gates.EnableDestructive || cfg.Auth.TokensFile != "/etc/cursus/auth/tokens" || cfg.Auth.OIDC.Issuer == "" {
 		t.Errorf("gates %+v / auth %+v: want destructive on behind tokens and OIDC", cfg.Gates, cfg.Auth)
 	}
 	wantSteps := []string{"/etc/cursus/catalogs/steps/team-steps"}
@@ -480,6 +480,16 @@ func TestChartEverythingOnRender(t *testing.T) {
 			t.Errorf("%s is in the config but not mounted", d)
 		}
 	}
+	// The tokens file the chart puts in the Secret is one the server accepts.
+	sec := r.objects["Secret"].(*corev1.Secret)
+	tokens := filepath.Join(t.TempDir(), "tokens")
+	if err := os.WriteFile(tokens, sec.Data["tokens"], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := server.CheckAuth(server.AuthConfig{TokensFile: tokens}); err != nil {
+		t.Errorf("Secret's tokens file: %v", err)
+	}
+
 	sa := r.objects["ServiceAccount"].(*corev1.ServiceAccount)
 	if sa.Annotations["eks.amazonaws.com/role-arn"] != "arn:aws:iam::123456789012:role/cursus-mcp" {
 		t.Errorf("ServiceAccount annotations %v: want the IRSA role", sa.Annotations)
@@ -607,5 +617,42 @@ func TestChartNotes(t *testing.T) {
 		if !strings.Contains(notes, want) {
 			t.Errorf("default NOTES lack %q:\n%s", want, notes)
 		}
+	}
+}
+
+// chartFixedKeys are config keys the chart sets itself or leaves to the
+// server default on purpose; every other key must be reachable from values.
+var chartFixedKeys = map[string]string{
+	"listen.addr":        "fixed 0.0.0.0:8080: the image entrypoint's --addr wins anyway",
+	"workspace.root":     "fixed /workspace, the writable emptyDir",
+	"auth.oidc.jwks_url": "rendered only when auth.oidc.jwksURL is set",
+	"aws.endpoint":       "rendered only when aws.endpoint is set",
+}
+
+// TestChartCoversEveryConfigKey fails when the server grows a config key
+// the chart cannot set.
+func TestChartCoversEveryConfigKey(t *testing.T) {
+	out, err := renderChart(t, []string{everythingOnFile})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := decodeStrict(t, out)
+	var doc map[string]any
+	if err := yaml.Unmarshal([]byte(r.objects["ConfigMap"].(*corev1.ConfigMap).Data["cursus.yaml"]), &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range configKeys() {
+		if _, ok := lookupKey(doc, key); !ok && chartFixedKeys[key] == "" {
+			t.Errorf("config key %s is not rendered by the everything-on values: add it to values.yaml, values.schema.json and the config template", key)
+		}
+	}
+	out, err = renderChart(t, nil, "auth.oidc.issuer=https://login.example.com", "auth.oidc.audience=a",
+		"auth.oidc.jwksURL=https://login.example.com/keys", "aws.endpoint=http://127.0.0.1:4566")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := renderedConfig(t, decodeStrict(t, out))
+	if cfg.Auth.OIDC.JWKSURL != "https://login.example.com/keys" || cfg.AWS.Endpoint != "http://127.0.0.1:4566" {
+		t.Errorf("optional keys not rendered: oidc %+v aws %+v", cfg.Auth.OIDC, cfg.AWS)
 	}
 }

@@ -110,7 +110,7 @@ so the chart refuses to render instead of shipping a crash-looping pod.
 {{- fail "auth.oidc.issuer needs auth.oidc.audience (or auth.resourceURL, which is then the audience)" }}
 {{- end }}
 {{- with .Values.auth.oidc.issuer }}
-{{- $oidc := dict "issuer" . "audience" $.Values.auth.oidc.audience }}
+{{- $oidc := dict "issuer" . "audience" $.Values.auth.oidc.audience "jwks_refresh" $.Values.auth.oidc.jwksRefresh }}
 {{- with $.Values.auth.oidc.jwksURL }}{{ $_ := set $oidc "jwks_url" . }}{{ end }}
 {{- $_ := set $auth "oidc" $oidc }}
 {{- end }}
@@ -137,13 +137,22 @@ so the chart refuses to render instead of shipping a crash-looping pod.
   "workspace" $workspace
   "limits" (dict
     "max_body_bytes" $c.limits.maxBodyBytes
+    "max_arg_bytes" $c.limits.maxArgBytes
     "max_arg_depth" $c.limits.maxArgDepth
     "tool_timeout" $c.limits.toolTimeout
+    "tool_timeouts" $c.limits.toolTimeouts
     "rate_per_minute" $c.limits.ratePerMinute
     "exec_concurrency" $c.limits.execConcurrency
+    "exec_wait" $c.limits.execWait
+    "read_timeout" $c.limits.readTimeout
     "read_header_timeout" $c.limits.readHeaderTimeout)
-  "telemetry" (dict "log_level" $c.telemetry.logLevel)
+  "telemetry" (dict
+    "log_level" $c.telemetry.logLevel
+    "service_name" $c.telemetry.serviceName
+    "otlp_headers" $c.telemetry.otlpHeaders
+    "log_arg_bytes" $c.telemetry.logArgBytes)
 }}
+{{- with $c.telemetry.otlpEndpoint }}{{ $_ := set $cfg.telemetry "otlp_endpoint" . }}{{ end }}
 {{- with $auth }}{{ $_ := set $cfg "auth" . }}{{ end }}
 {{- with $aws }}{{ $_ := set $cfg "aws" . }}{{ end }}
 {{- toYaml $cfg }}
