@@ -25,6 +25,8 @@ const (
 	CodeUnsupported         = "unsupported"
 	CodeUpsertFailed        = "upsert_failed"
 	CodeRuntimeUnavailable  = "runtime_unavailable"
+	CodeUnauthenticated     = "unauthenticated" // missing or invalid credentials (HTTP 401)
+	CodeRateLimited         = "rate_limited"    // over the caller's rate or concurrency budget (HTTP 429)
 )
 
 // Codes lists every error code, for documentation and tests.
@@ -32,7 +34,7 @@ var Codes = []string{
 	CodeUnknownTool, CodeInvalidInput, CodeNotFound, CodeToolDisabled, CodeForbidden,
 	CodeInternal, CodeToolError, CodeTimeout, CodeValidationFailed, CodeNotConstructible,
 	CodeConfigInvalid, CodeScriptAnalysisError, CodeScriptCheckFailed, CodeAlreadyExists,
-	CodeUnsupported, CodeUpsertFailed, CodeRuntimeUnavailable,
+	CodeUnsupported, CodeUpsertFailed, CodeRuntimeUnavailable, CodeUnauthenticated, CodeRateLimited,
 }
 
 // NextStep suggests the tool an agent should call after a success.

@@ -113,7 +113,7 @@ func (a *authenticator) middleware(m *metrics) func(http.Handler) http.Handler {
 				}
 				m.authFailures.WithLabelValues(reason).Inc()
 				w.Header().Set("WWW-Authenticate", challenge)
-				writeJSON(w, http.StatusUnauthorized, registry.Fail(registry.CodeForbidden,
+				writeJSON(w, http.StatusUnauthorized, registry.Fail(registry.CodeUnauthenticated,
 					"authentication required: send a valid token as 'Authorization: Bearer <token>'").Encode())
 				return
 			}

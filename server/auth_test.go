@@ -47,7 +47,7 @@ func TestStaticTokens(t *testing.T) {
 	metadata := `resource_metadata="` + o.ts.URL + `/.well-known/oauth-protected-resource"`
 
 	resp, env := o.call(t, "tools.help", `{}`, nil)
-	if resp.StatusCode != 401 || !strings.Contains(resp.Header.Get("WWW-Authenticate"), "Bearer "+metadata) {
+	if resp.StatusCode != 401 || env["code"] != "unauthenticated" || !strings.Contains(resp.Header.Get("WWW-Authenticate"), "Bearer "+metadata) {
 		t.Fatalf("no token: %d %q %v", resp.StatusCode, resp.Header.Get("WWW-Authenticate"), env)
 	}
 	resp, _ = o.call(t, "tools.help", `{}`, bearer("not-a-token"))

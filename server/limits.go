@@ -113,7 +113,7 @@ func (g *guards) rateLimit(transport string) func(http.Handler) http.Handler {
 			g.metrics.rateLimited.WithLabelValues(transport).Inc()
 			secs := int(math.Ceil(wait.Seconds()))
 			w.Header().Set("Retry-After", strconv.Itoa(secs))
-			writeJSON(w, http.StatusTooManyRequests, registry.Fail(registry.CodeToolError,
+			writeJSON(w, http.StatusTooManyRequests, registry.Fail(registry.CodeRateLimited,
 				fmt.Sprintf("rate limit exceeded: %d tool calls per minute per caller (limits.rate_per_minute)", g.limits.RatePerMinute)).
 				Suggest(fmt.Sprintf("Wait %d s (the Retry-After header), then retry.", secs)).Encode())
 		})
@@ -189,12 +189,7 @@ func (g *guards) mcpCallGuard(next mcpserver.ToolHandlerFunc) mcpserver.ToolHand
 		}
 		release, res, _ := g.preCall(ctx, callerForMCP(ctx), name, req.Params.Arguments)
 		if res != nil {
-			body := res.WithMeta("tool", name).Encode()
-			return &mcp.CallToolResult{
-				Content:           []mcp.Content{mcp.NewTextContent(string(body))},
-				StructuredContent: json.RawMessage(body),
-				IsError:           true,
-			}, nil
+			return toolResult(res.WithMeta("tool", name)), nil
 		}
 		defer release()
 		return next(ctx, req)
@@ -231,7 +226,7 @@ func (g *guards) preCall(ctx context.Context, caller registry.Caller, name strin
 		return release, nil, 0
 	}
 	retry = time.Second
-	return refuse(registry.Fail(registry.CodeToolError,
+	return refuse(registry.Fail(registry.CodeRateLimited,
 		fmt.Sprintf("tool '%s' runs code and %d such calls are already running (limits.exec_concurrency); retry shortly", def.Name, cap(g.exec.slots))).
 		Suggest("Retry in a few seconds."))
 }

@@ -133,7 +133,7 @@ func TestExecConcurrencyCap(t *testing.T) {
 	}()
 	<-o.execStarted
 	resp, env := o.call(t, "opstest.exec", `{}`, nil)
-	if resp.StatusCode != http.StatusTooManyRequests || env["code"] != "tool_error" || resp.Header.Get("Retry-After") == "" {
+	if resp.StatusCode != http.StatusTooManyRequests || env["code"] != "rate_limited" || resp.Header.Get("Retry-After") == "" {
 		t.Fatalf("second exec call: %d %q %v", resp.StatusCode, resp.Header.Get("Retry-After"), env)
 	}
 	if !strings.Contains(env["error"].(string), "limits.exec_concurrency") {

@@ -111,12 +111,18 @@ func toolHandler(reg *registry.Registry, s *mcpserver.MCPServer, name string) mc
 		} else {
 			res = reg.Call(ctx, name, args)
 		}
-		body := res.Encode()
-		return &mcp.CallToolResult{
-			Content:           []mcp.Content{mcp.NewTextContent(string(body))},
-			StructuredContent: json.RawMessage(body),
-			IsError:           !res.OK,
-		}, nil
+		return toolResult(res), nil
+	}
+}
+
+// toolResult carries an envelope to an MCP client: as text content for
+// older clients and as structuredContent, with isError = !ok.
+func toolResult(res *registry.Result) *mcp.CallToolResult {
+	body := res.Encode()
+	return &mcp.CallToolResult{
+		Content:           []mcp.Content{mcp.NewTextContent(string(body))},
+		StructuredContent: json.RawMessage(body),
+		IsError:           !res.OK,
 	}
 }
 

@@ -32,30 +32,34 @@ func loadOpenAPI(t *testing.T) *openapi3.T {
 // method-specific routes, every method must be in openapi.yaml.
 func TestEveryRouteIsDescribed(t *testing.T) {
 	doc := loadOpenAPI(t)
-	env := newTestEnv(t, nil)
-	methods := map[string][]string{}
-	err := chi.Walk(env.srv.handler.(chi.Routes), func(method, route string, _ http.Handler, _ ...func(http.Handler) http.Handler) error {
-		methods[route] = append(methods[route], method)
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(methods) < 8 {
-		t.Fatalf("walked only %d routes: %v", len(methods), methods)
-	}
-	for route, ms := range methods {
-		item := doc.Paths.Find(route)
-		if item == nil {
-			t.Errorf("route %s is not in openapi.yaml", route)
-			continue
+	// Walk a default server and one with authentication, which mounts the
+	// protected-resource metadata routes.
+	for _, vars := range []map[string]string{nil, {"CURSUS_AUTH_TOKENS_FILE": writeTokens(t)}} {
+		env := newTestEnv(t, vars)
+		methods := map[string][]string{}
+		err := chi.Walk(env.srv.handler.(chi.Routes), func(method, route string, _ http.Handler, _ ...func(http.Handler) http.Handler) error {
+			methods[route] = append(methods[route], method)
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
 		}
-		if len(ms) > 4 { // r.Handle: every method goes to the handler (MCP transports)
-			continue
+		if len(methods) < 8 {
+			t.Fatalf("walked only %d routes: %v", len(methods), methods)
 		}
-		for _, m := range ms {
-			if item.GetOperation(m) == nil {
-				t.Errorf("%s %s is not in openapi.yaml", m, route)
+		for route, ms := range methods {
+			item := doc.Paths.Find(route)
+			if item == nil {
+				t.Errorf("route %s is not in openapi.yaml", route)
+				continue
+			}
+			if len(ms) > 4 { // r.Handle: every method goes to the handler (MCP transports)
+				continue
+			}
+			for _, m := range ms {
+				if item.GetOperation(m) == nil {
+					t.Errorf("%s %s is not in openapi.yaml", m, route)
+				}
 			}
 		}
 	}

@@ -24,6 +24,10 @@ func statusFor(res *registry.Result) int {
 		return http.StatusNotFound
 	case registry.CodeToolDisabled, registry.CodeForbidden:
 		return http.StatusForbidden
+	case registry.CodeUnauthenticated:
+		return http.StatusUnauthorized
+	case registry.CodeRateLimited:
+		return http.StatusTooManyRequests
 	case registry.CodeTimeout:
 		return http.StatusGatewayTimeout
 	case registry.CodeInternal:

@@ -10,6 +10,8 @@ import (
 
 	mcpclient "github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/cursus-dev/cursus/registry"
 )
 
 func postCall(t *testing.T, base, tool, body string) (int, map[string]any) {
@@ -196,6 +198,29 @@ func TestHealthAndOpenAPI(t *testing.T) {
 		resp.Body.Close()
 		if resp.StatusCode != want {
 			t.Errorf("%s = %d, want %d", path, resp.StatusCode, want)
+		}
+	}
+}
+
+// TestEveryCodeHasItsStatus pins the REST status of every error code
+// (SPEC §5); a new code must be added here with its status.
+func TestEveryCodeHasItsStatus(t *testing.T) {
+	want := map[string]int{
+		registry.CodeInvalidInput: 400, registry.CodeUnauthenticated: 401,
+		registry.CodeToolDisabled: 403, registry.CodeForbidden: 403,
+		registry.CodeUnknownTool: 404, registry.CodeNotFound: 404,
+		registry.CodeRateLimited: 429, registry.CodeInternal: 500, registry.CodeTimeout: 504,
+		registry.CodeToolError: 422, registry.CodeValidationFailed: 422, registry.CodeNotConstructible: 422,
+		registry.CodeConfigInvalid: 422, registry.CodeScriptAnalysisError: 422, registry.CodeScriptCheckFailed: 422,
+		registry.CodeAlreadyExists: 422, registry.CodeUnsupported: 422, registry.CodeUpsertFailed: 422,
+		registry.CodeRuntimeUnavailable: 422,
+	}
+	if len(want) != len(registry.Codes) {
+		t.Fatalf("%d codes pinned, registry has %d: pin the new ones", len(want), len(registry.Codes))
+	}
+	for _, code := range registry.Codes {
+		if got := statusFor(registry.Fail(code, "x")); got != want[code] {
+			t.Errorf("%s → %d, want %d", code, got, want[code])
 		}
 	}
 }

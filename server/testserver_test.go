@@ -78,12 +78,15 @@ func newTestEnv(t *testing.T, env map[string]string) *testEnv {
 		t.Fatal(err)
 	}
 	nss := append(handlers.Namespaces(deps), gatedTestNamespace)
-	reg, err := registry.New(registry.Options{Policy: cfg.Policy(), Timeout: cfg.Limits.ToolTimeout}, nss...)
+	reg, err := registry.New(registry.Options{Policy: cfg.Policy(), Timeout: cfg.Limits.ToolTimeout, Observer: CallObserver()}, nss...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv := NewServer(Deps{Config: cfg, Registry: reg, Prompts: handlers.Prompts(), Logger: zerolog.New(io.Discard)})
 	ts := httptest.NewServer(srv)
 	t.Cleanup(ts.Close)
+	// Stops the stateful session sweeper (ListenAndServe does this in
+	// production).
+	t.Cleanup(func() { _ = srv.stream.Shutdown(context.Background()) })
 	return &testEnv{srv: srv, ts: ts, cfg: cfg}
 }
