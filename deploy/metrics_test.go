@@ -304,31 +304,21 @@ func TestDashboardAndRulesQueryRealMetrics(t *testing.T) {
 	}
 }
 
-// liveMetricFamilies runs `cursus serve` on loopback with token auth and a
-// low rate limit, makes an ok call, a gated call, an unauthenticated call
-// and calls past the rate limit, and returns /metrics' families by type.
-func liveMetricFamilies(t *testing.T) map[string]string {
+// startServer runs the built `cursus serve` on a loopback port with the
+// given config (files are written next to it first; "$DIR" in the config is
+// that directory) and returns its base URL. The server stops at test end.
+func startServer(t *testing.T, config string, files map[string]string) string {
 	t.Helper()
 	bin := cursusBinary(t)
 	dir := t.TempDir()
-	workspace := filepath.Join(dir, "workspace")
-	if err := os.Mkdir(workspace, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	const token = "deploy-test-reader"
-	files := map[string]string{
-		"tokens": token + " reader read\n",
-		"cursus.yaml": "listen:\n  addr: 127.0.0.1:0\nauth:\n  tokens_file: " + filepath.Join(dir, "tokens") +
-			"\nlimits:\n  rate_per_minute: 5\nworkspace:\n  root: " + workspace + "\n",
-	}
+	files["cursus.yaml"] = strings.ReplaceAll(config, "$DIR", dir)
 	for name, content := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o600); err != nil {
 			t.Fatal(err)
 		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "serve", "--config", filepath.Join(dir, "cursus.yaml"))
+	cmd := exec.CommandContext(ctx, bin, "serve", "--config", filepath.Join(dir, "cursus.yaml"), "--workspace-root", dir)
 	cmd.Env = []string{"HOME=" + dir, "PATH=" + os.Getenv("PATH")}
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -337,10 +327,10 @@ func liveMetricFamilies(t *testing.T) map[string]string {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer func() {
+	t.Cleanup(func() {
 		cancel()
 		_ = cmd.Wait()
-	}()
+	})
 	// Read stderr to the end (so the server never blocks on a full pipe),
 	// passing on the listening address, and the log if it never listens.
 	addr, exited := make(chan string, 1), make(chan string, 1)
@@ -359,13 +349,23 @@ func liveMetricFamilies(t *testing.T) map[string]string {
 		}
 		exited <- logs.String()
 	}()
-	var a string
 	select {
-	case a = <-addr:
+	case a := <-addr:
+		return "http://" + a
 	case logs := <-exited:
 		t.Fatalf("cursus serve exited before listening:\n%s", logs)
 	}
-	base := "http://" + a
+	return ""
+}
+
+// liveMetricFamilies runs `cursus serve` on loopback with token auth and a
+// low rate limit, makes an ok call, a gated call, an unauthenticated call
+// and calls past the rate limit, and returns /metrics' families by type.
+func liveMetricFamilies(t *testing.T) map[string]string {
+	t.Helper()
+	const token = "deploy-test-reader"
+	base := startServer(t, "listen:\n  addr: 127.0.0.1:0\nauth:\n  tokens_file: $DIR/tokens\nlimits:\n  rate_per_minute: 5\n",
+		map[string]string{"tokens": token + " reader read\n"})
 
 	call := func(tool, auth string) int {
 		req, _ := http.NewRequest(http.MethodPost, base+"/call/"+tool, strings.NewReader("{}"))
