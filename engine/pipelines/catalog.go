@@ -200,6 +200,12 @@ func LoadFS(fsys fs.FS, source string) ([]*Entry, []Problem) {
 	var entries []*Entry
 	seen := map[string]string{}
 	for _, f := range files {
+		// Hidden directories hold copies, not DAGs: a Kubernetes ConfigMap
+		// mount keeps its files under ..data and a timestamped ..<date>
+		// directory as well as the visible names.
+		if strings.HasPrefix(f, ".") {
+			continue
+		}
 		e, ps := loadFile(fsys, f, source, indexed[f])
 		problems = append(problems, ps...)
 		if e == nil {

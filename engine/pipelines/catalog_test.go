@@ -191,3 +191,23 @@ func TestLoadExtraDirectory(t *testing.T) {
 }
 
 const IssueDanglingRule = "dangling_dependencies"
+
+// TestLoadFSSkipsHiddenDirectories: a ConfigMap mount also shows its files
+// under ..data and ..<timestamp>; only the visible copy is a DAG.
+func TestLoadFSSkipsHiddenDirectories(t *testing.T) {
+	files := filesOnly(t)
+	m := fstest.MapFS{}
+	for _, p := range []string{"xgboost/complete_e2e.dag.json"} {
+		data, err := fs.ReadFile(files, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m[p] = &fstest.MapFile{Data: data}
+		m["..data/"+p] = &fstest.MapFile{Data: data}
+		m["..2026_11_30/"+p] = &fstest.MapFile{Data: data}
+	}
+	entries, problems := LoadFS(m, "mounted")
+	if len(problems) > 0 || len(entries) != 1 {
+		t.Fatalf("entries=%d problems=%v", len(entries), problems)
+	}
+}
