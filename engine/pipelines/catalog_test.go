@@ -203,8 +203,10 @@ func TestLoadFSSkipsHiddenDirectories(t *testing.T) {
 			t.Fatal(err)
 		}
 		m[p] = &fstest.MapFile{Data: data}
-		m["..data/"+p] = &fstest.MapFile{Data: data}
-		m["..2026_11_30/"+p] = &fstest.MapFile{Data: data}
+		// A flat ConfigMap puts its keys at ..data/<key> and
+		// ..<timestamp>/<key>, two levels deep like a framework directory.
+		m["..data/complete_e2e.dag.json"] = &fstest.MapFile{Data: data}
+		m["..2026_11_30/complete_e2e.dag.json"] = &fstest.MapFile{Data: data}
 	}
 	entries, problems := LoadFS(m, "mounted")
 	if len(problems) > 0 || len(entries) != 1 {
