@@ -129,12 +129,14 @@ func validateNamespace(d *Deps) (registry.Namespace, error) {
 			When: "Scripts pass static alignment and you want to see them actually run on a small sample.",
 			Examples: []string{
 				`validate.run_scripts {"nodes": ["TabularPreprocessing_training"], "source_dir": "scripts", "sample_inputs": {"TabularPreprocessing_training": {"input_data": "data/sample.csv"}}, "env": {"LABEL_FIELD": "label"}}`,
+				`validate.run_scripts {"dag_file": "examples/xgboost-tabular/dag.json", "config_path": "examples/xgboost-tabular/config.json", "sample_inputs": {"DummyDataLoading_training": {"data_source": "examples/xgboost-tabular/data/tabular.csv"}, "DummyDataLoading_calibration": {"data_source": "examples/xgboost-tabular/data/tabular.csv"}}}  # the whole example`,
 			},
 			Tags: []string{registry.PhaseValidator},
 			Schema: registry.Object(map[string]any{
-				"nodes": map[string]any{"type": "array", "minItems": 1, "maxItems": 50, "items": valStepNameSchema, "description": "DAG nodes to run."},
+				"nodes": map[string]any{"type": "array", "minItems": 1, "maxItems": maxRunNodes, "items": valStepNameSchema, "description": "DAG nodes to run. Give this or dag_file."},
 				"edges": map[string]any{"type": "array", "maxItems": 500, "description": "[src, dst] pairs between the nodes.",
 					"items": map[string]any{"type": "array", "minItems": 2, "maxItems": 2, "items": map[string]any{"type": "string", "maxLength": 256}}},
+				"dag_file":       map[string]any{"type": "string", "minLength": 1, "maxLength": 4096, "description": "DAG JSON file in the workspace: run every node of it. Give this or nodes."},
 				"config_path":    map[string]any{"type": "string", "minLength": 1, "maxLength": 4096, "description": "config.json in the workspace: source_dir, entry points and env values come from it."},
 				"source_dir":     sourceDirSchema,
 				"workspace_dirs": workspaceDirsSchema,
@@ -148,7 +150,7 @@ func validateNamespace(d *Deps) (registry.Namespace, error) {
 				"timeout_seconds":           map[string]any{"type": "integer", "minimum": 1, "maximum": 3600, "description": "Wall-clock limit per script (default 60)."},
 				"use_dependency_resolution": registry.Boolean("Feed each node's outputs to its consumers' inputs (default true)."),
 				"test_workspace_dir":        map[string]any{"type": "string", "maxLength": 4096, "description": "Accepted for compatibility; runs always use a fresh temporary sandbox."},
-			}, "nodes"),
+			}),
 			ExecCode: true,
 			Handler:  d.validateRunScripts,
 		},
@@ -913,10 +915,15 @@ func errString(err error) any {
 
 // ---- validate.run_scripts ---------------------------------------------------
 
+// maxRunNodes bounds one validate.run_scripts call: each node is a python3
+// process run in turn.
+const maxRunNodes = 50
+
 func (d *Deps) validateRunScripts(ctx context.Context, req registry.Request) (*registry.Result, error) {
 	var args struct {
 		Nodes      []string                     `json:"nodes"`
 		Edges      [][2]string                  `json:"edges"`
+		DAGFile    string                       `json:"dag_file"`
 		ConfigPath string                       `json:"config_path"`
 		Samples    map[string]map[string]string `json:"sample_inputs"`
 		Env        map[string]string            `json:"env"`
@@ -931,6 +938,26 @@ func (d *Deps) validateRunScripts(ctx context.Context, req registry.Request) (*r
 	if err := d.runner().Available(); err != nil {
 		return nil, registry.Errorf(registry.CodeRuntimeUnavailable, "cannot run scripts: %v", err).
 			Suggest("Install python3 on the server (or run validate.alignment, which needs no interpreter).", "validate.alignment", "author.check_script")
+	}
+	switch {
+	case args.DAGFile != "" && (len(args.Nodes) > 0 || len(args.Edges) > 0):
+		return nil, registry.Errorf(registry.CodeInvalidInput, "give either nodes (and edges) or dag_file, not both")
+	case args.DAGFile != "":
+		data, err := d.Root.ReadFile(args.DAGFile)
+		if err != nil {
+			return nil, pathError("dag_file", err)
+		}
+		g, err := dag.Parse(data)
+		if err != nil {
+			return nil, registry.Errorf(registry.CodeInvalidInput, "invalid DAG file '%s': %v", args.DAGFile, err)
+		}
+		if len(g.Nodes) > maxRunNodes {
+			return nil, registry.Errorf(registry.CodeInvalidInput, "dag_file has %d nodes; validate.run_scripts runs at most %d", len(g.Nodes), maxRunNodes)
+		}
+		args.Nodes, args.Edges = g.Nodes, g.Edges
+	case len(args.Nodes) == 0:
+		return nil, registry.Errorf(registry.CodeInvalidInput, "give nodes (and edges) or dag_file").
+			Suggest("Name the DAG nodes to run, or a DAG file in the workspace.", "dag.construct")
 	}
 	g := dag.New(args.Nodes, args.Edges)
 	for _, e := range args.Edges {
@@ -966,7 +993,15 @@ func (d *Deps) validateRunScripts(ctx context.Context, req registry.Request) (*r
 		inputs map[string]string
 	}
 	var plan []planned
-	ifaces := map[string]*steps.Interface{}
+	// skipped names the nodes with nothing to run and why, so a caller can
+	// tell "not run" from "forgotten".
+	skipped := map[string]string{}
+	var cleanup []string
+	defer func() {
+		for _, dir := range cleanup {
+			os.RemoveAll(dir)
+		}
+	}()
 	for _, n := range order {
 		iface, res, _, err := d.stepFor(n, "")
 		if err != nil {
@@ -974,9 +1009,11 @@ func (d *Deps) validateRunScripts(ctx context.Context, req registry.Request) (*r
 		}
 		p := planned{node: n, iface: iface, env: map[string]string{}, inputs: map[string]string{}}
 		search := args.scriptSearch
+		var hyperparameters map[string]any
 		if cfgFile != nil {
 			if cfg, ok := cfgFile.Get(n); ok {
 				p.env = envFromConfig(iface, cfg)
+				hyperparameters, _ = cfg.Values["hyperparameters"].(map[string]any)
 				if search.ScriptPath == "" && search.SourceDir == "" {
 					if sd, ok := cfg.Get("source_dir"); ok {
 						if s, ok := sd.(string); ok && s != "" {
@@ -1003,11 +1040,17 @@ func (d *Deps) validateRunScripts(ctx context.Context, req registry.Request) (*r
 				return nil, registry.Errorf(registry.CodeNotFound, "no script for node %s (looked for %s in %s)", n, iface.Contract.EntryPoint, strings.Join(searched, ", ")).
 					Suggest("Pass source_dir (the directory holding the scripts) or config_path.", "project.init")
 			}
-			continue // CreateModel, Transform, … have no script to run
+			// CreateModel, RegisterModel, Transform, … have no script to run.
+			skipped[n] = fmt.Sprintf("%s step (%s) has no script to run", iface.Registry.SageMakerStepType, iface.StepType)
+			continue
 		}
 		abs, _ := d.Root.Resolve(rel)
 		p.script = abs
 		for name, file := range args.Samples[n] {
+			if _, ok := iface.Contract.Inputs.Get(name); !ok {
+				return nil, registry.Errorf(registry.CodeInvalidInput, "sample_inputs.%s names '%s', which is not an input of %s (inputs: %s)",
+					n, name, iface.StepType, strings.Join(iface.Contract.Inputs.Keys(), ", "))
+			}
 			fabs, err := d.Root.Resolve(file)
 			if err != nil {
 				return nil, pathError("sample_inputs."+n+"."+name, err)
@@ -1017,25 +1060,28 @@ func (d *Deps) validateRunScripts(ctx context.Context, req registry.Request) (*r
 			}
 			p.inputs[name] = fabs
 		}
-		ifaces[n] = iface
+		if err := shippedCodeInputs(&p.inputs, iface, filepath.Dir(abs), hyperparameters, &cleanup); err != nil {
+			return nil, registry.Errorf(registry.CodeToolError, "node %s: %v", n, err)
+		}
 		plan = append(plan, p)
+	}
+	// Wire inputs the way the compiler does (one resolver for both), so a
+	// node with several parents gets each input from the right producer.
+	var wiring *deps.Plan
+	if args.UseDeps == nil || *args.UseDeps {
+		if wiring, err = deps.Resolve(g, d.Steps); err != nil {
+			return nil, registry.Errorf(registry.CodeInvalidInput, "%v", err)
+		}
 	}
 
 	timeout := 60 * time.Second
 	if args.Timeout > 0 {
 		timeout = time.Duration(args.Timeout) * time.Second
 	}
-	useDeps := args.UseDeps == nil || *args.UseDeps
 	produced := map[string]map[string]string{} // node → output → sandbox dir
 	results := map[string]any{}
 	var execOrder []string
 	success := 0
-	var cleanup []string
-	defer func() {
-		for _, dir := range cleanup {
-			os.RemoveAll(dir)
-		}
-	}()
 	var warnings []string
 	for i, p := range plan {
 		registry.Progress(ctx, float64(i), float64(len(plan)), "running "+p.node)
@@ -1043,31 +1089,16 @@ func (d *Deps) validateRunScripts(ctx context.Context, req registry.Request) (*r
 		for k, v := range p.inputs {
 			inputs[k] = v
 		}
-		if useDeps {
-			for _, parent := range g.Parents(p.node) {
-				outs := produced[parent]
-				if len(outs) == 0 {
+		if wiring != nil {
+			for _, b := range wiring.Bindings[p.node] {
+				if _, given := inputs[b.Dependency]; given {
 					continue
 				}
-				for _, depName := range p.iface.Contract.Inputs.Keys() {
-					if _, given := inputs[depName]; given {
-						continue
-					}
-					dep, _ := p.iface.Spec.Dependencies.Get(depName)
-					best, bestScore := "", deps.Threshold
-					pi := ifaces[parent]
-					for _, on := range pi.Spec.Outputs.Keys() {
-						if _, ok := outs[on]; !ok {
-							continue
-						}
-						o, _ := pi.Spec.Outputs.Get(on)
-						if s := deps.Score(dep, depName, o, on, pi.StepType).Total; s > bestScore {
-							best, bestScore = on, s
-						}
-					}
-					if best != "" {
-						inputs[depName] = outs[best]
-					}
+				if _, isInput := p.iface.Contract.Inputs.Get(b.Dependency); !isInput {
+					continue
+				}
+				if dir, ok := produced[b.FromNode][b.FromOutput]; ok {
+					inputs[b.Dependency] = dir
 				}
 			}
 		}
@@ -1127,7 +1158,7 @@ func (d *Deps) validateRunScripts(ctx context.Context, req registry.Request) (*r
 	registry.Progress(ctx, float64(len(plan)), float64(len(plan)), "done")
 	all := success == len(plan)
 	data := map[string]any{"pipeline_success": all, "execution_order": execOrder, "total_scripts": len(plan),
-		"successful_scripts": success, "script_results": results,
+		"successful_scripts": success, "script_results": results, "skipped_nodes": skipped,
 		"execution_summary": fmt.Sprintf("%d of %d script(s) ran and produced every contract output", success, len(plan)),
 		"isolation":         validate.Isolation}
 	res := registry.OK(data).Warn(warnings...)
@@ -1135,6 +1166,52 @@ func (d *Deps) validateRunScripts(ctx context.Context, req registry.Request) (*r
 		res.Warn("a script failed; later nodes were not run")
 	}
 	return res, nil
+}
+
+// codeDir is where SageMaker unpacks a step's source directory;
+// shippedHyperparameters is where compile puts the config's hyperparameters
+// inside it (engine/compiler, training script mode).
+const (
+	codeDir                = "/opt/ml/code/"
+	shippedHyperparameters = "hyperparams/hyperparameters.json"
+)
+
+// shippedCodeInputs supplies contract inputs under /opt/ml/code, which in
+// SageMaker arrive with the source directory rather than from S3: the
+// hyperparameters file the compiler writes from the config's
+// hyperparameters (hyperparams/hyperparameters.json, as compile ships it),
+// else the same relative file in the script's directory. Inputs the caller
+// gave are left alone; temporary files are added to cleanup.
+func shippedCodeInputs(inputs *map[string]string, iface *steps.Interface, scriptDir string, hyperparameters map[string]any, cleanup *[]string) error {
+	for _, name := range iface.Contract.Inputs.Keys() {
+		port, _ := iface.Contract.Inputs.Get(name)
+		rel, ok := strings.CutPrefix(port.Path, codeDir)
+		if _, given := (*inputs)[name]; given || !ok || rel == "" {
+			continue
+		}
+		if rel == shippedHyperparameters && hyperparameters != nil {
+			dir, err := os.MkdirTemp("", "cursus-hp-")
+			if err != nil {
+				return err
+			}
+			*cleanup = append(*cleanup, dir)
+			file := filepath.Join(dir, path.Base(rel))
+			data, err := json.Marshal(hyperparameters)
+			if err != nil {
+				return fmt.Errorf("hyperparameters: %w", err)
+			}
+			if err := os.WriteFile(file, append(data, '\n'), 0o600); err != nil {
+				return err
+			}
+			(*inputs)[name] = file
+			continue
+		}
+		local := filepath.Join(scriptDir, filepath.FromSlash(path.Clean(rel)))
+		if fi, err := os.Lstat(local); err == nil && fi.Mode()&fs.ModeSymlink == 0 && strings.HasPrefix(local, scriptDir+string(filepath.Separator)) {
+			(*inputs)[name] = local
+		}
+	}
+	return nil
 }
 
 func containsCategory(iface *steps.Interface) bool {

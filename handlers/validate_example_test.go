@@ -1,26 +1,27 @@
 package handlers
 
 import (
+	"encoding/json"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
+	"github.com/cursus-dev/cursus/engine/steps"
 	"github.com/cursus-dev/cursus/engine/validate"
 )
 
-// copyExample copies examples/xgboost-tabular into the test workspace.
+const exampleDir = "../examples/xgboost-tabular"
+
+// copyExample copies examples/xgboost-tabular into <root>/ex.
 func copyExample(t *testing.T, root string) {
 	t.Helper()
-	src := "../examples/xgboost-tabular"
-	if _, err := os.Stat(src); err != nil {
-		t.Skipf("example project missing: %v", err)
-	}
-	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+	err := filepath.WalkDir(exampleDir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
-		rel, _ := filepath.Rel(src, p)
+		rel, _ := filepath.Rel(exampleDir, p)
 		dst := filepath.Join(root, "ex", rel)
 		if d.IsDir() {
 			return os.MkdirAll(dst, 0o755)
@@ -32,32 +33,220 @@ func copyExample(t *testing.T, root string) {
 		return os.WriteFile(dst, data, 0o644)
 	})
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("copy the example project: %v", err)
 	}
 }
 
-func TestExampleProjectPassesAlignmentAndRuns(t *testing.T) {
+// exampleDAG reads the example's dag.json: every node and edge, so the tests
+// follow the shipped DAG rather than a list of their own.
+func exampleDAG(t *testing.T) (nodes []string, edges [][2]string) {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(exampleDir, "dag.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f struct {
+		DAG struct {
+			Nodes []string    `json:"nodes"`
+			Edges [][2]string `json:"edges"`
+		} `json:"dag"`
+	}
+	if err := json.Unmarshal(data, &f); err != nil {
+		t.Fatalf("dag.json: %v", err)
+	}
+	if len(f.DAG.Nodes) == 0 {
+		t.Fatal("dag.json has no nodes")
+	}
+	return f.DAG.Nodes, f.DAG.Edges
+}
+
+// needPython3 skips when no interpreter exists, except in CI, where one is
+// provisioned and its absence is a failure rather than a silent pass.
+func needPython3(t *testing.T) {
+	t.Helper()
+	err := validate.NewRunner(1).Available()
+	if err == nil {
+		return
+	}
+	if os.Getenv("CI") != "" {
+		t.Fatalf("python3 is required in CI: %v", err)
+	}
+	t.Skipf("python3 unavailable (set CI to make this a failure): %v", err)
+}
+
+func exampleCatalog(t *testing.T) *steps.Catalog {
+	t.Helper()
+	cat, _, err := steps.LoadCatalog()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cat
+}
+
+func TestExampleProjectPassesAlignment(t *testing.T) {
 	reg, root := newTestRegistry(t)
 	copyExample(t, root)
-	res := call(t, reg, "validate.alignment", `{"target_scripts": ["DummyDataLoading", "TabularPreprocessing", "XGBoostTraining", "XGBoostModelEval", "Package", "Payload", "Registration"], "source_dir": "ex/scripts"}`)
-	if !res.OK {
-		t.Fatalf("example fails alignment: %s", res.Encode())
+	nodes, _ := exampleDAG(t)
+	args, _ := json.Marshal(map[string]any{"target_scripts": nodes, "source_dir": "ex/scripts"})
+	data := valOK(t, call(t, reg, "validate.alignment", string(args)))
+	if n := data["critical_issue_count"].(float64); n != 0 {
+		t.Errorf("%v critical/error findings: %v", n, data["critical_issues"])
 	}
-	if n := valOK(t, res)["critical_issue_count"].(float64); n != 0 {
-		t.Errorf("%v critical issues", n)
+	reports := data["results"].([]any)
+	if len(reports) != len(nodes) {
+		t.Fatalf("%d reports for %d DAG nodes", len(reports), len(nodes))
 	}
-	if validate.NewRunner(1).Available() != nil {
-		t.Skip("no python3")
+	cat := exampleCatalog(t)
+	for i, r := range reports {
+		rep := r.(map[string]any)
+		res, err := cat.Resolve(nodes[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		iface, _ := cat.Get(res.StepType)
+		for _, f := range rep["findings"].([]any) {
+			if lvl := f.(map[string]any)["level"]; lvl == string(validate.Critical) || lvl == string(validate.Error) {
+				t.Errorf("%s: %s finding %v", nodes[i], lvl, f)
+			}
+		}
+		if iface.Contract.EntryPoint == "" {
+			continue
+		}
+		// A step with a script must have been checked against the example's
+		// script, not passed for want of one.
+		if want := "ex/scripts/" + iface.Contract.EntryPoint; rep["script"] != want || rep["status"] != validate.StatusPassed {
+			t.Errorf("%s: status %v, script %v; want %s checked and passed", nodes[i], rep["status"], rep["script"], want)
+		}
 	}
-	res = call(t, reg, "validate.run_scripts", `{"nodes": ["DummyDataLoading_training", "TabularPreprocessing_training"],
-		"edges": [["DummyDataLoading_training", "TabularPreprocessing_training"]], "config_path": "ex/config.json",
-		"source_dir": "ex/scripts", "sample_inputs": {"DummyDataLoading_training": {"data_source": "ex/data/tabular.csv"}}}`)
+}
+
+func TestExampleProjectRunsEndToEnd(t *testing.T) {
+	needPython3(t)
+	reg, root := newTestRegistry(t)
+	copyExample(t, root)
+	nodes, edges := exampleDAG(t)
+	cat := exampleCatalog(t)
+	// The only data the caller supplies is the CSV each loader reads; every
+	// other input comes from an upstream node or, for the training step's
+	// hyperparameters, from config.json as compile ships them.
+	samples := map[string]any{}
+	for _, n := range nodes {
+		if res, _ := cat.Resolve(n); res.StepType == "DummyDataLoading" {
+			samples[n] = map[string]string{"data_source": "ex/data/tabular.csv"}
+		}
+	}
+	if len(samples) != 2 {
+		t.Fatalf("expected two data loaders in the example DAG, found %v", samples)
+	}
+	args, _ := json.Marshal(map[string]any{"dag_file": "ex/dag.json", "config_path": "ex/config.json",
+		"source_dir": "ex/scripts", "sample_inputs": samples})
+	res := call(t, reg, "validate.run_scripts", string(args))
 	data := valOK(t, res)
 	if data["pipeline_success"] != true {
 		t.Fatalf("example run failed: %s", res.Encode())
 	}
-	tp := data["script_results"].(map[string]any)["TabularPreprocessing_training"].(map[string]any)
-	if len(tp["output_files"].([]any)) < 3 {
-		t.Errorf("preprocessing produced %v", tp["output_files"])
+	results := data["script_results"].(map[string]any)
+	skipped := data["skipped_nodes"].(map[string]any)
+	order := data["execution_order"].([]any)
+	pos := map[string]int{}
+	for i, n := range order {
+		pos[n.(string)] = i
 	}
+	for _, e := range edges {
+		a, okA := pos[e[0]]
+		b, okB := pos[e[1]]
+		if okA && okB && a >= b {
+			t.Errorf("%s ran after its consumer %s: %v", e[0], e[1], order)
+		}
+	}
+	for _, n := range nodes {
+		r, _ := cat.Resolve(n)
+		iface, _, err := cat.ForJobType(r.StepType, r.JobType)
+		if err != nil {
+			t.Fatal(err)
+		}
+		declared := iface.Contract.Outputs.Keys()
+		got, ran := results[n].(map[string]any)
+		if !ran {
+			// Only a step with no script and nothing to produce may be skipped.
+			if _, ok := skipped[n]; !ok || iface.Contract.EntryPoint != "" || len(declared) != 0 {
+				t.Errorf("%s neither ran nor was skipped as script-less (skipped: %v)", n, skipped)
+			}
+			continue
+		}
+		if got["success"] != true {
+			t.Errorf("%s failed: %v", n, got["error_message"])
+		}
+		produced := map[string]bool{}
+		for _, o := range got["outputs"].([]any) {
+			om := o.(map[string]any)
+			if om["produced"] == true && om["bytes"].(float64) > 0 {
+				produced[om["name"].(string)] = true
+			}
+		}
+		for _, name := range declared {
+			if !produced[name] {
+				t.Errorf("%s did not produce contract output %s (outputs: %v)", n, name, got["outputs"])
+			}
+		}
+		if len(declared) == 0 {
+			t.Errorf("%s ran but its contract declares no outputs to check", n)
+		}
+	}
+	if ran := len(results) + len(skipped); ran != len(nodes) {
+		t.Errorf("%d nodes accounted for, DAG has %d", ran, len(nodes))
+	}
+	// No hyperparameters sample was given: training ran on config.json's.
+	train := results["XGBoostTraining"].(map[string]any)
+	if !slices.Contains(toStrings(train["output_files"]), "model_output/model.json") {
+		t.Errorf("training output files: %v", train["output_files"])
+	}
+}
+
+// TestRunScriptsWiresEachInputFromItsProducer pins the wiring on a node with
+// two parents: the evaluation's processed_data must come from the
+// preprocessing step, not from the training step's evaluation output that
+// is scanned first.
+func TestRunScriptsWiresEachInputFromItsProducer(t *testing.T) {
+	needPython3(t)
+	reg, root := newTestRegistry(t)
+	copyExample(t, root)
+	args := `{"nodes": ["DummyDataLoading_training", "TabularPreprocessing_training", "XGBoostTraining", "DummyDataLoading_calibration", "TabularPreprocessing_calibration", "XGBoostModelEval_calibration"],
+		"edges": [["DummyDataLoading_training", "TabularPreprocessing_training"], ["TabularPreprocessing_training", "XGBoostTraining"],
+			["DummyDataLoading_calibration", "TabularPreprocessing_calibration"],
+			["XGBoostTraining", "XGBoostModelEval_calibration"], ["TabularPreprocessing_calibration", "XGBoostModelEval_calibration"]],
+		"config_path": "ex/config.json", "source_dir": "ex/scripts",
+		"sample_inputs": {"DummyDataLoading_training": {"data_source": "ex/data/tabular.csv"}, "DummyDataLoading_calibration": {"data_source": "ex/data/tabular.csv"}}}`
+	res := call(t, reg, "validate.run_scripts", args)
+	data := valOK(t, res)
+	eval := data["script_results"].(map[string]any)["XGBoostModelEval_calibration"].(map[string]any)
+	if eval["success"] != true {
+		t.Fatalf("evaluation failed (wrong input wiring?): %v\n%v", eval["error_message"], eval["stderr"])
+	}
+}
+
+func TestRunScriptsRejectsAnUnknownSampleInputBeforeRunning(t *testing.T) {
+	needPython3(t)
+	reg, root := newTestRegistry(t)
+	copyExample(t, root)
+	res := call(t, reg, "validate.run_scripts", `{"nodes": ["DummyDataLoading_training"], "source_dir": "ex/scripts",
+		"sample_inputs": {"DummyDataLoading_training": {"no_such_input": "ex/data/tabular.csv"}}}`)
+	mustFail(t, res, "invalid_input")
+	for _, args := range []string{
+		`{}`, // neither nodes nor dag_file
+		`{"dag_file": "ex/dag.json", "nodes": ["DummyDataLoading_training"]}`,
+		`{"dag_file": "../dag.json"}`,
+		`{"dag_file": "ex/config.json"}`, // not a DAG
+	} {
+		mustFail(t, call(t, reg, "validate.run_scripts", args), "invalid_input")
+	}
+	mustFail(t, call(t, reg, "validate.run_scripts", `{"dag_file": "ex/missing.json"}`), "not_found")
+}
+
+func toStrings(v any) []string {
+	var out []string
+	for _, x := range v.([]any) {
+		out = append(out, x.(string))
+	}
+	return out
 }
