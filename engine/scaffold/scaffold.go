@@ -217,7 +217,16 @@ func Init(root *workspace.Root, cat Catalog, schemas *config.Schemas, opts Optio
 	}
 
 	var files []file
-	dagJSON, err := dag.Marshal(d, map[string]any{"name": project, "framework": opts.Framework, "created_by": "cursus project.init"})
+	meta := map[string]any{"name": project, "framework": opts.Framework, "created_by": "cursus project.init"}
+	var dagJSON []byte
+	if len(d.Nodes) == 0 {
+		// No starter for this framework: an empty dag.json for the user to
+		// fill (dag.Marshal refuses empty graphs, which is right for
+		// finished DAGs but not for a scaffold).
+		dagJSON, err = dag.MarshalDocument(dag.Document{Metadata: meta, DAG: d})
+	} else {
+		dagJSON, err = dag.Marshal(d, meta)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("render dag.json: %w", err)
 	}

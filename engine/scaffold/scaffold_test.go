@@ -232,3 +232,27 @@ func TestStarterDAGForBedrockIsEmpty(t *testing.T) {
 		t.Errorf("bedrock starter = %+v %q", d, note)
 	}
 }
+
+// A framework without a starter still scaffolds: an empty dag.json to fill,
+// no config template, and a note saying why.
+func TestInitWithoutStarterWritesAnEmptyDAG(t *testing.T) {
+	root := newRoot(t)
+	res, err := Init(root, loadCatalog(t), nil, Options{Name: "gen", Framework: "bedrock"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.ConfigTemplate != "" || len(res.DAGNodes) != 0 || len(res.Notes) == 0 {
+		t.Errorf("result = %+v", res)
+	}
+	data, err := root.ReadFile(res.DAGFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := dag.ParseDocument(data)
+	if err != nil {
+		t.Fatalf("dag.json does not parse: %v\n%s", err, data)
+	}
+	if len(doc.DAG.Nodes) != 0 || doc.Metadata["framework"] != "bedrock" {
+		t.Errorf("dag.json = %s", data)
+	}
+}
