@@ -996,6 +996,7 @@ func (d *Deps) validateRunScripts(ctx context.Context, req registry.Request) (*r
 	// skipped names the nodes with nothing to run and why, so a caller can
 	// tell "not run" from "forgotten".
 	skipped := map[string]string{}
+	var unused []string
 	var cleanup []string
 	defer func() {
 		for _, dir := range cleanup {
@@ -1042,6 +1043,9 @@ func (d *Deps) validateRunScripts(ctx context.Context, req registry.Request) (*r
 			}
 			// CreateModel, RegisterModel, Transform, … have no script to run.
 			skipped[n] = fmt.Sprintf("%s step (%s) has no script to run", iface.Registry.SageMakerStepType, iface.StepType)
+			if len(args.Samples[n]) > 0 {
+				unused = append(unused, fmt.Sprintf("sample_inputs.%s was not used: %s", n, skipped[n]))
+			}
 			continue
 		}
 		abs, _ := d.Root.Resolve(rel)
@@ -1060,7 +1064,7 @@ func (d *Deps) validateRunScripts(ctx context.Context, req registry.Request) (*r
 			}
 			p.inputs[name] = fabs
 		}
-		if err := shippedCodeInputs(&p.inputs, iface, filepath.Dir(abs), hyperparameters, &cleanup); err != nil {
+		if err := d.shippedCodeInputs(p.inputs, iface, filepath.Dir(abs), hyperparameters, &cleanup); err != nil {
 			return nil, registry.Errorf(registry.CodeToolError, "node %s: %v", n, err)
 		}
 		plan = append(plan, p)
@@ -1082,7 +1086,7 @@ func (d *Deps) validateRunScripts(ctx context.Context, req registry.Request) (*r
 	results := map[string]any{}
 	var execOrder []string
 	success := 0
-	var warnings []string
+	warnings := unused
 	for i, p := range plan {
 		registry.Progress(ctx, float64(i), float64(len(plan)), "running "+p.node)
 		inputs := map[string]string{}
@@ -1180,13 +1184,14 @@ const (
 // SageMaker arrive with the source directory rather than from S3: the
 // hyperparameters file the compiler writes from the config's
 // hyperparameters (hyperparams/hyperparameters.json, as compile ships it),
-// else the same relative file in the script's directory. Inputs the caller
-// gave are left alone; temporary files are added to cleanup.
-func shippedCodeInputs(inputs *map[string]string, iface *steps.Interface, scriptDir string, hyperparameters map[string]any, cleanup *[]string) error {
+// else the same relative file next to the script, confined to the
+// workspace. Inputs the caller gave are left alone; temporary files are
+// added to cleanup.
+func (d *Deps) shippedCodeInputs(inputs map[string]string, iface *steps.Interface, scriptDir string, hyperparameters map[string]any, cleanup *[]string) error {
 	for _, name := range iface.Contract.Inputs.Keys() {
 		port, _ := iface.Contract.Inputs.Get(name)
 		rel, ok := strings.CutPrefix(port.Path, codeDir)
-		if _, given := (*inputs)[name]; given || !ok || rel == "" {
+		if _, given := inputs[name]; given || !ok || rel == "" {
 			continue
 		}
 		if rel == shippedHyperparameters && hyperparameters != nil {
@@ -1203,12 +1208,17 @@ func shippedCodeInputs(inputs *map[string]string, iface *steps.Interface, script
 			if err := os.WriteFile(file, append(data, '\n'), 0o600); err != nil {
 				return err
 			}
-			(*inputs)[name] = file
+			inputs[name] = file
 			continue
 		}
-		local := filepath.Join(scriptDir, filepath.FromSlash(path.Clean(rel)))
-		if fi, err := os.Lstat(local); err == nil && fi.Mode()&fs.ModeSymlink == 0 && strings.HasPrefix(local, scriptDir+string(filepath.Separator)) {
-			(*inputs)[name] = local
+		// Resolve through the root: a symlink on the way must not lead
+		// the copy out of the workspace.
+		local, err := d.Root.Resolve(path.Join(d.Root.Rel(scriptDir), path.Clean("/" + rel)[1:]))
+		if err != nil {
+			continue
+		}
+		if fi, err := os.Lstat(local); err == nil && fi.Mode()&fs.ModeSymlink == 0 {
+			inputs[name] = local
 		}
 	}
 	return nil

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/cursus-dev/cursus/engine/steps"
@@ -249,4 +250,51 @@ func toStrings(v any) []string {
 		out = append(out, x.(string))
 	}
 	return out
+}
+
+// Without a config, a /opt/ml/code input comes from the same relative file
+// next to the script (as the source directory would ship it), but never
+// through a symlink leading out of the workspace.
+func TestRunScriptsShipsCodeDirInputsFromTheSourceDir(t *testing.T) {
+	needPython3(t)
+	reg, root := newTestRegistry(t)
+	script := `import json, os
+
+
+def main(input_paths, output_paths, environ_vars, job_args):
+    p = input_paths["hyperparameters_s3_uri"]
+    hp = json.load(open(p)) if os.path.exists(p) else {"eta": "absent"}
+    for k in ("model_output", "evaluation_output"):
+        os.makedirs(output_paths[k], exist_ok=True)
+        open(os.path.join(output_paths[k], "hp.json"), "w").write(json.dumps(hp))
+    print("ETA", hp["eta"])
+`
+	writeWS(t, root, "a/xgboost_training.py", script)
+	writeWS(t, root, "a/hyperparams/hyperparameters.json", `{"eta": 0.5}`)
+	writeWS(t, root, "b/xgboost_training.py", script)
+	outside := t.TempDir()
+	if err := os.WriteFile(filepath.Join(outside, "hyperparameters.json"), []byte(`{"eta": "leaked"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(root, "b", "hyperparams")); err != nil {
+		t.Fatal(err)
+	}
+	for dir, want := range map[string]string{"a": "ETA 0.5", "b": "ETA absent"} {
+		res := call(t, reg, "validate.run_scripts", `{"nodes": ["XGBoostTraining"], "source_dir": "`+dir+`"}`)
+		r := valOK(t, res)["script_results"].(map[string]any)["XGBoostTraining"].(map[string]any)
+		if r["success"] != true || !strings.Contains(r["stdout"].(string), want) {
+			t.Errorf("source_dir %s: want %q, got %v / %v", dir, want, r["stdout"], r["error_message"])
+		}
+	}
+}
+
+func TestRunScriptsWarnsAboutSamplesForScriptlessNodes(t *testing.T) {
+	needPython3(t)
+	reg, root := newTestRegistry(t)
+	copyExample(t, root)
+	res := call(t, reg, "validate.run_scripts", `{"nodes": ["Registration"], "source_dir": "ex/scripts",
+		"sample_inputs": {"Registration": {"PackagedModel": "ex/data/tabular.csv"}}}`)
+	if !res.OK || !slices.ContainsFunc(res.Warnings, func(w string) bool { return strings.Contains(w, "sample_inputs.Registration was not used") }) {
+		t.Errorf("no warning about the unused sample: %s", res.Encode())
+	}
 }
