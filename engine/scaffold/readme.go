@@ -35,7 +35,12 @@ func readme(r *Result, modelSteps []string) string {
 		}
 		items = append(items, "**Implement the step scripts** (each is a stub that already satisfies its contract; replace the TODO in `main()`): "+strings.Join(files, ", ")+".")
 		items = append(items, "**Re-check each edited script** with `author.check_script` / `validate.alignment` (script ↔ contract ↔ config).")
-		items = append(items, "**Run the scripts locally** on a small sample with `validate.run_scripts` (needs the operator to allow script execution).")
+		run := "`validate.run_scripts`"
+		if r.ConfigTemplate != "" {
+			run = fmt.Sprintf("`validate.run_scripts {\"dag_file\": %q, \"config_path\": %q, \"sample_inputs\": {\"<node>\": {\"<input>\": \"<file in the workspace>\"}}}`",
+				r.DAGFile, r.ConfigTemplate)
+		}
+		items = append(items, "**Run the scripts locally** on a small sample, every node in DAG order, with "+run+" (needs the operator to allow script execution).")
 	}
 	if len(modelSteps) > 0 {
 		items = append(items, "**Provide the inference handler** (`inference.py`) packaged with the model for: "+strings.Join(modelSteps, ", ")+".")

@@ -259,3 +259,24 @@ func TestInitWithoutStarterWritesAnEmptyDAG(t *testing.T) {
 		t.Errorf("dag.json = %s", data)
 	}
 }
+
+func TestReadmeShowsTheRunScriptsCallForTheProject(t *testing.T) {
+	cat := loadCatalog(t)
+	schemas, err := config.LoadSchemas(cat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := newRoot(t)
+	res, err := Init(root, cat, schemas, Options{Name: "run", Framework: "xgboost"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := root.ReadFile(res.TargetPath + "/README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `validate.run_scripts {"dag_file": "projects/run_xgboost/pipeline_config/dag.json", "config_path": "projects/run_xgboost/pipeline_config/config.json"`
+	if !strings.Contains(string(data), want) {
+		t.Errorf("README lacks %s:\n%s", want, data)
+	}
+}
