@@ -191,6 +191,19 @@ type work struct {
 	b        *Breakdown
 }
 
+// bindable reports whether a viable candidate may feed dep. An optional
+// dependency that names its compatible sources is fed only by one of them.
+// The reference also binds it from any other upstream output whose type and
+// data type match (type and data type alone score 0.6, above the 0.5
+// threshold even after the -0.1 source penalty), which wires, e.g., a
+// training job's predictions into Package's calibration input or Payload's
+// custom payload. A user expects an optional input to stay empty rather than
+// be filled with an unrelated artifact. Required dependencies keep the
+// reference's rule: the source list only nudges their score.
+func bindable(dep steps.Dependency, b Breakdown) bool {
+	return dep.IsRequired() || b.Source >= 0
+}
+
 // wire runs the greedy pass for one consumer: every viable (dependency,
 // candidate) pair, required dependencies first, then by descending score,
 // ties kept in list order (dependencies in the order they first got a
@@ -210,13 +223,13 @@ func (r *resolver) wire(plan *Plan, node string, consumer NodeSpec, parents []st
 	for pi := range parents {
 		for di, row := range tables[pi].byDep {
 			for oi := range row {
-				if !row[oi].Viable {
+				dep, _ := deps.Get(deps.Keys()[di])
+				if !row[oi].Viable || !bindable(dep, row[oi]) {
 					continue
 				}
 				if len(perDep[di]) == 0 {
 					firstSeen = append(firstSeen, di)
 				}
-				dep, _ := deps.Get(deps.Keys()[di])
 				perDep[di] = append(perDep[di], work{dep: di, required: dep.IsRequired(), parent: pi, out: oi, b: &row[oi]})
 			}
 		}

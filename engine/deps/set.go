@@ -54,7 +54,7 @@ func ResolveSet(nodes []string, lookup SpecLookup) ([]SetStep, error) {
 				}
 				row := r.scores(specs[i], specs[j]).byDep[di]
 				for oi, b := range row {
-					if b.Total > m.Score {
+					if b.Total > m.Score && bindable(dep, b) {
 						m.Score, m.Breakdown = b.Total, b
 						m.FromNode, m.FromOutput = nodes[j], specs[j].Spec.Outputs.Keys()[oi]
 					}
