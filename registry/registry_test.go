@@ -235,5 +235,7 @@ func TestDecodeArgs(t *testing.T) {
 
 type observerFunc func(CallRecord)
 
-func (f observerFunc) CallStarted(ctx context.Context, _ string, _ Caller) context.Context { return ctx }
-func (f observerFunc) CallFinished(_ context.Context, r CallRecord)                      { f(r) }
+func (f observerFunc) CallStarted(ctx context.Context, _ string, _ Caller) context.Context {
+	return ctx
+}
+func (f observerFunc) CallFinished(_ context.Context, r CallRecord) { f(r) }
