@@ -9,7 +9,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -20,6 +22,7 @@ const (
 	KindScript    = "script"    // one script file (script processors)
 	KindSourceDir = "sourcedir" // a packed source directory (framework processors, estimators, models)
 	KindGenerated = "generated" // text the compiler writes (runproc.sh)
+	KindInput     = "input"     // a file of a step input a config field names by a local path
 )
 
 // MaxSourceDirBytes bounds the uncompressed size of one packed source
@@ -28,7 +31,10 @@ const (
 const MaxSourceDirBytes = 64 << 20
 
 // Artifact is one code object the pipeline needs in S3. Its key is
-// content-addressed: <pipeline>/code/<sha256 of the bytes>/<file name>.
+// content-addressed: <pipeline>/code/<sha256 of the bytes>/<file name>,
+// or for a file of an uploaded input folder
+// <pipeline>/code/<sha256 of the folder>/<folder name>/<relative path>, so
+// the folder's files share one prefix. SHA256 is that content address.
 type Artifact struct {
 	Kind   string   `json:"kind"`
 	Local  string   `json:"local"` // workspace-relative file or directory ("" for generated text)
@@ -57,14 +63,20 @@ func newArtifactSet(bucket, pipeline string) *artifactSet {
 
 // add registers data under its content address and returns its S3 URI.
 func (s *artifactSet) add(kind, local, name string, data []byte, missing bool, step string) string {
-	digest := ""
-	seg := "missing"
-	if !missing {
-		sum := sha256.Sum256(data)
-		digest = hex.EncodeToString(sum[:])
-		seg = digest
+	if missing {
+		return s.put(kind, local, "", name, nil, true, step)
 	}
-	key := s.pipeline + "/code/" + seg + "/" + name
+	return s.put(kind, local, digestOf(data), name, data, false, step)
+}
+
+// put registers data at <pipeline>/code/<digest>/<name> ("missing" in
+// place of the digest of a missing file) and returns its S3 URI.
+func (s *artifactSet) put(kind, local, digest, name string, data []byte, missing bool, step string) string {
+	seg := digest
+	if missing {
+		seg = "missing"
+	}
+	key := s.codeKey(seg + "/" + name)
 	a, ok := s.byKey[key]
 	if !ok {
 		a = &Artifact{Kind: kind, Local: local, Bucket: s.bucket, Key: key, S3URI: "s3://" + s.bucket + "/" + key,
@@ -76,6 +88,37 @@ func (s *artifactSet) add(kind, local, name string, data []byte, missing bool, s
 		a.Steps = append(a.Steps, step)
 	}
 	return a.S3URI
+}
+
+func (s *artifactSet) codeKey(rel string) string { return s.pipeline + "/code/" + rel }
+
+func digestOf(data []byte) string {
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])
+}
+
+// addDir registers every file of a folder under one content-addressed
+// prefix, <pipeline>/code/<folder digest>/<name>/, and returns the prefix's
+// S3 URI. files maps paths relative to the folder (local) to their bytes.
+func (s *artifactSet) addDir(local, name string, files map[string][]byte, step string) string {
+	digest := dirDigest(files)
+	for _, rel := range slices.Sorted(maps.Keys(files)) {
+		s.put(KindInput, path.Join(local, rel), digest, name+"/"+rel, files[rel], false, step)
+	}
+	return "s3://" + s.bucket + "/" + s.codeKey(digest+"/"+name+"/")
+}
+
+// dirDigest is the content address of a folder: the sha256 over its
+// files' sorted relative paths and the sha256 of each file. Paths are
+// length-prefixed and digests fixed-length, so no two folders share an
+// encoding.
+func dirDigest(files map[string][]byte) string {
+	h := sha256.New()
+	for _, rel := range slices.Sorted(maps.Keys(files)) {
+		sum := sha256.Sum256(files[rel])
+		fmt.Fprintf(h, "%d:%s%x", len(rel), rel, sum)
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 func (s *artifactSet) list() []Artifact {
@@ -117,11 +160,14 @@ func cleanRel(p string) string {
 // depends on content only.
 var epoch = time.Unix(0, 0).UTC()
 
-// packSourceDir packs dir into a reproducible .tar.gz: entries sorted by
-// path, fixed mtime, owner and modes, no gzip name or time. extra files
-// (path → bytes) are added or replace files of the same path. Hidden
-// entries and __pycache__ are skipped.
-func packSourceDir(fsys fs.FS, dir string, extra map[string][]byte) (data []byte, missing bool, err error) {
+// errTooLarge marks a folder over MaxSourceDirBytes.
+var errTooLarge = fmt.Errorf("larger than %d MiB", MaxSourceDirBytes>>20)
+
+// collectDir reads the files under dir, keyed by their path relative to
+// it. Hidden entries and __pycache__ are skipped, and so are symlinks and
+// devices; the total is bounded by MaxSourceDirBytes. A dir that does not
+// exist (or is a file, or no workspace) is missing.
+func collectDir(fsys fs.FS, dir string) (files map[string][]byte, missing bool, err error) {
 	if fsys == nil {
 		return nil, true, nil
 	}
@@ -131,9 +177,9 @@ func packSourceDir(fsys fs.FS, dir string, extra map[string][]byte) (data []byte
 		return nil, true, nil
 	}
 	if err != nil {
-		return nil, false, fmt.Errorf("source dir %s: %w", dir, err)
+		return nil, false, fmt.Errorf("folder %s: %w", dir, err)
 	}
-	files := map[string][]byte{}
+	files = map[string][]byte{}
 	total := 0
 	err = fs.WalkDir(fsys, dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -147,7 +193,7 @@ func packSourceDir(fsys fs.FS, dir string, extra map[string][]byte) (data []byte
 			return nil
 		}
 		if !d.Type().IsRegular() {
-			return nil // directories are implied; symlinks and devices are not packed
+			return nil // directories are implied; symlinks and devices are not shipped
 		}
 		b, err := fs.ReadFile(fsys, p)
 		if err != nil {
@@ -155,7 +201,7 @@ func packSourceDir(fsys fs.FS, dir string, extra map[string][]byte) (data []byte
 		}
 		total += len(b)
 		if total > MaxSourceDirBytes {
-			return fmt.Errorf("source dir %s is larger than %d MiB; point source_dir at the scripts only", dir, MaxSourceDirBytes>>20)
+			return fmt.Errorf("%s is %w", dir, errTooLarge)
 		}
 		rel := strings.TrimPrefix(strings.TrimPrefix(p, dir), "/")
 		if dir == "." {
@@ -166,6 +212,21 @@ func packSourceDir(fsys fs.FS, dir string, extra map[string][]byte) (data []byte
 	})
 	if err != nil {
 		return nil, false, err
+	}
+	return files, false, nil
+}
+
+// packSourceDir packs dir into a reproducible .tar.gz: entries sorted by
+// path, fixed mtime, owner and modes, no gzip name or time. extra files
+// (path → bytes) are added or replace files of the same path. The files
+// are those collectDir keeps.
+func packSourceDir(fsys fs.FS, dir string, extra map[string][]byte) (data []byte, missing bool, err error) {
+	files, missing, err := collectDir(fsys, dir)
+	if errors.Is(err, errTooLarge) {
+		return nil, false, fmt.Errorf("source dir %w; point source_dir at the scripts only", err)
+	}
+	if err != nil || missing {
+		return nil, missing, err
 	}
 	for k, v := range extra {
 		files[k] = v

@@ -35,7 +35,7 @@ func (b *builder) build(n *node, in map[string]any, parents []string) (sagemaker
 		ConfigKey: n.cfg.Key, ConfigClass: n.cfg.ConfigClass, Builder: n.iface.BuilderName(), Handler: n.handler,
 		Confidence: n.res.Confidence, Method: n.res.Method, Reasons: n.res.Reasons, Inputs: map[string]string{},
 		DependsOn: parents}
-	inputs, err := b.inputs(n, in)
+	inputs, inputWarns, err := b.inputs(n, in)
 	if err != nil {
 		return sagemaker.Step{}, report, nil, err
 	}
@@ -75,6 +75,7 @@ func (b *builder) build(n *node, in map[string]any, parents []string) (sagemaker
 	if err != nil {
 		return sagemaker.Step{}, report, nil, err
 	}
+	warns = append(inputWarns, warns...)
 	for i, w := range warns {
 		warns[i] = fmt.Sprintf("node %q: %s", n.name, w)
 	}
@@ -95,14 +96,15 @@ func describe(v any) string {
 // inputs lists the step's dependencies that have a value, in spec order.
 // A dependency named in contract.input_source_overrides takes its value
 // from that config field unless an upstream output or manual input feeds
-// it. Missing required inputs are errors.
-func (b *builder) inputs(n *node, in map[string]any) ([]boundInput, error) {
+// it (see configInput). Missing required inputs are errors; an optional
+// input whose local path does not exist is dropped with a warning.
+func (b *builder) inputs(n *node, in map[string]any) ([]boundInput, []string, error) {
 	skip := map[string]bool{}
 	for _, s := range n.iface.Contract.SkipInputs {
 		skip[s] = true
 	}
 	var out []boundInput
-	var missing []string
+	var missing, warns []string
 	for _, dep := range n.iface.Spec.Dependencies.Keys() {
 		if skip[dep] {
 			continue
@@ -111,9 +113,19 @@ func (b *builder) inputs(n *node, in map[string]any) ([]boundInput, error) {
 		port, hasPt := n.iface.Contract.Inputs.Get(dep)
 		value, ok := in[dep]
 		if !ok {
-			if attr, has := n.iface.Contract.InputSourceOverrides.Get(dep); has {
-				if s := getString(n.cfg, attr); s != "" {
-					value, ok = s, true
+			if field, has := n.iface.Contract.InputSourceOverrides.Get(dep); has {
+				if s := getString(n.cfg, field); s != "" {
+					uri, absent, err := b.configInput(n, field, s)
+					switch {
+					case err != nil:
+						return nil, nil, err
+					case uri != "":
+						value, ok = uri, true
+					case spec.IsRequired():
+						return nil, nil, fmt.Errorf("required input %s: config field %s names %q, but %s", dep, field, s, absent)
+					default:
+						warns = append(warns, fmt.Sprintf("optional input %s left out: config field %s names %q, but %s", dep, field, s, absent))
+					}
 				}
 			}
 		}
@@ -126,9 +138,73 @@ func (b *builder) inputs(n *node, in map[string]any) ([]boundInput, error) {
 		out = append(out, boundInput{dep: dep, spec: spec, port: port, hasPt: hasPt, value: value})
 	}
 	if len(missing) > 0 {
-		return nil, fmt.Errorf("required input(s) %s not provided (no upstream output matched and no config source)", strings.Join(missing, ", "))
+		return nil, nil, fmt.Errorf("required input(s) %s not provided (no upstream output matched and no config source)", strings.Join(missing, ", "))
 	}
-	return out, nil
+	return out, warns, nil
+}
+
+// configInput resolves the value of a config field that feeds an input.
+// An s3:// URI is used as is. Anything else is a file or folder relative
+// to the step's source directory (as scripts are): a file is uploaded as
+// one content-addressed object, a folder as its files under one
+// content-addressed prefix (so the container sees the files, not an
+// archive), and the input reads that object or prefix. The reference
+// passes the value through literally, which SageMaker rejects for a local
+// path. When there is nothing to upload, uri is "" and absent says why.
+func (b *builder) configInput(n *node, field, value string) (uri, absent string, err error) {
+	if isS3(value) {
+		return value, "", nil
+	}
+	if path.IsAbs(value) {
+		return "", "", fmt.Errorf("config field %s: %q must be an s3:// URI or a path relative to the step's source directory", field, value)
+	}
+	dir := codeDir(n)
+	if isS3(dir) {
+		return strings.TrimSuffix(dir, "/") + "/" + strings.TrimPrefix(value, "./"), "", nil
+	}
+	local := path.Join(dir, value)
+	if local == ".." || strings.HasPrefix(local, "../") {
+		return "", "", fmt.Errorf("config field %s: %q leaves the workspace (resolved against source directory %s)", field, value, dir)
+	}
+	if b.sources == nil {
+		return "", "there is no workspace to read " + local + " from", nil
+	}
+	st, err := fs.Stat(b.sources, local)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "", local + " does not exist in the workspace", nil
+	case err != nil:
+		return "", "", fmt.Errorf("config field %s: %w", field, err)
+	case st.IsDir():
+		files, missing, err := collectDir(b.sources, local)
+		if errors.Is(err, errTooLarge) {
+			return "", "", fmt.Errorf("config field %s: folder %w; upload it to S3 and set the field to its s3:// URI", field, err)
+		}
+		if err != nil {
+			return "", "", fmt.Errorf("config field %s: %w", field, err)
+		}
+		// An empty prefix would fail the job when SageMaker downloads it.
+		if missing || len(files) == 0 {
+			return "", "folder " + local + " has no files to upload (hidden files, __pycache__ and symlinks are left out)", nil
+		}
+		name := path.Base(local)
+		if name == "." {
+			name = "input"
+		}
+		return b.arts.addDir(local, name, files, n.stepName), "", nil
+	case !st.Mode().IsRegular():
+		return "", "", fmt.Errorf("config field %s: %s is not a regular file or a folder", field, local)
+	case st.Size() > MaxSourceDirBytes:
+		return "", "", fmt.Errorf("config field %s: %s is %v; upload it to S3 and set the field to its s3:// URI", field, local, errTooLarge)
+	}
+	data, missing, err := readSource(b.sources, local)
+	if err != nil {
+		return "", "", fmt.Errorf("config field %s: %w", field, err)
+	}
+	if missing {
+		return "", local + " does not exist in the workspace", nil
+	}
+	return b.arts.add(KindInput, local, path.Base(local), data, false, n.stepName), "", nil
 }
 
 // outputPath is where a step output goes: <prefix>/<steptype>[/<job_type>]/<output>.
@@ -273,6 +349,15 @@ func sourceDir(c *config.Config, fields ...string) string {
 	return "."
 }
 
+// codeDir is the step's source directory: its scripts, and local paths
+// its config names for inputs, are read relative to it.
+func codeDir(n *node) string {
+	if n.handler == HandlerProcessing {
+		return sourceDir(n.cfg, "effective_source_dir", "processing_source_dir", "source_dir")
+	}
+	return sourceDir(n.cfg, "effective_source_dir", "source_dir")
+}
+
 func isS3(p string) bool { return strings.HasPrefix(p, "s3://") }
 
 // scriptArtifact registers one script file and returns its S3 URI.
@@ -361,7 +446,7 @@ func (b *builder) processing(n *node, inputs []boundInput) (sagemaker.Processing
 		args.ProcessingOutputConfig = &sagemaker.ProcessingOutputConfig{Outputs: outs}
 	}
 	entry := entryPoint(n, "processing_entry_point")
-	dir := sourceDir(n.cfg, "effective_source_dir", "processing_source_dir", "source_dir")
+	dir := codeDir(n)
 	kind := ""
 	if c != nil {
 		kind = c.Kind
@@ -473,8 +558,7 @@ func (b *builder) trainingParts(n *node, inputs []boundInput) (trainingParts, er
 	if hp := getMap(n.cfg, "hyperparameters"); hp != nil {
 		extra = map[string][]byte{"hyperparams/hyperparameters.json": []byte(jsonString(hp) + "\n")}
 	}
-	dir := sourceDir(n.cfg, "effective_source_dir", "source_dir")
-	tarURI, err := b.sourceDirArtifact(n, dir, extra)
+	tarURI, err := b.sourceDirArtifact(n, codeDir(n), extra)
 	if err != nil {
 		return p, err
 	}
@@ -640,7 +724,7 @@ func (b *builder) model(n *node, inputs []boundInput) (sagemaker.ModelArgs, []st
 		}
 	}
 	entry := entryPoint(n, "entry_point")
-	tarURI, err := b.sourceDirArtifact(n, sourceDir(n.cfg, "effective_source_dir", "source_dir"), nil)
+	tarURI, err := b.sourceDirArtifact(n, codeDir(n), nil)
 	if err != nil {
 		return sagemaker.ModelArgs{}, nil, err
 	}

@@ -105,9 +105,10 @@ type Result struct {
 	Warnings []string `json:"warnings,omitempty"`
 }
 
-// Manifest maps each local file or directory to its S3 URI. A directory
-// packed differently for several steps (a training step adds its
-// hyperparameters) and generated files are keyed "<local>@<steps>".
+// Manifest maps each local file or directory to its S3 URI; the files of
+// an uploaded input folder are listed one by one. A directory packed
+// differently for several steps (a training step adds its hyperparameters)
+// and generated files are keyed "<local>@<steps>".
 func (r *Result) Manifest() map[string]string {
 	count := map[string]int{}
 	for _, a := range r.Artifacts {
@@ -121,6 +122,11 @@ func (r *Result) Manifest() map[string]string {
 		}
 		if a.Local == "" || count[a.Local] > 1 {
 			key += "@" + strings.Join(a.Steps, ",")
+		}
+		if _, taken := m[key]; taken {
+			// The same file shipped two ways for the same steps (a script
+			// that is also in an input folder).
+			key += "#" + a.Kind
 		}
 		m[key] = a.S3URI
 	}
