@@ -388,6 +388,7 @@ func Compile(ctx context.Context, in Input, opts ...Option) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	plan.Unresolved = slices.DeleteFunc(plan.Unresolved, func(u deps.Unresolved) bool { return configSourced(nodes[u.Node], u.Dependency) })
 	if len(plan.Unresolved) > 0 {
 		return nil, &UnresolvedError{Unresolved: plan.Unresolved}
 	}
@@ -400,6 +401,17 @@ func Compile(ctx context.Context, in Input, opts ...Option) (*Result, error) {
 		inputs[name] = m
 	}
 	return assemble(ctx, in, nodes, plan.Order, inputs, plan, true, warnings, o)
+}
+
+// configSourced: the dependency takes its value from a config field
+// (contract.input_source_overrides) that is set, so no upstream step needs
+// to feed it; the builder resolves the value or says why it cannot.
+func configSourced(n *node, dep string) bool {
+	if n == nil {
+		return false
+	}
+	field, ok := n.iface.Contract.InputSourceOverrides.Get(dep)
+	return ok && getString(n.cfg, field) != ""
 }
 
 func collisions(order []string, nodes map[string]*node) []string {
