@@ -55,7 +55,9 @@ func NewServer(deps Deps) *Server {
 		mcpserver.WithDisableLocalhostProtection(true),
 	}
 	if deps.Config.MCP.Stateful {
-		streamOpts = append(streamOpts, mcpserver.WithStateful(true), mcpserver.WithSessionIdleTTL(deps.Config.MCP.SessionIdleTTL))
+		streamOpts = append(streamOpts,
+			mcpserver.WithSessionIdManager(newSessionIDs(deps.Config.MCP.SessionIdleTTL)),
+			mcpserver.WithSessionIdleTTL(deps.Config.MCP.SessionIdleTTL))
 	} else {
 		streamOpts = append(streamOpts, mcpserver.WithStateLess(true))
 	}
