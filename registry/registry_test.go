@@ -239,3 +239,18 @@ func (f observerFunc) CallStarted(ctx context.Context, _ string, _ Caller) conte
 	return ctx
 }
 func (f observerFunc) CallFinished(_ context.Context, r CallRecord) { f(r) }
+
+// TestValidateAcceptsGoTypes: in-process callers may pass Go values that
+// encoding/json would never produce (int, []string); they validate the same.
+func TestValidateAcceptsGoTypes(t *testing.T) {
+	r := newReg(t, Options{}, tool("t.echo", okHandler))
+	if res := r.Call(context.Background(), "t.echo", map[string]any{"name": "x", "count": 3}); !res.OK {
+		t.Fatalf("int count: %s", res.Encode())
+	}
+	if res := r.Call(context.Background(), "t.echo", map[string]any{"name": []string{"x"}}); res.Code != CodeInvalidInput {
+		t.Fatalf("[]string name: %s", res.Encode())
+	}
+	if res := r.Call(context.Background(), "t.echo", map[string]any{"name": "x", "count": 0.5}); res.Code != CodeInvalidInput {
+		t.Fatalf("fractional count: %s", res.Encode())
+	}
+}

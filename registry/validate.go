@@ -52,13 +52,18 @@ func mustJSON(v any) []byte {
 // validate returns one message per violation, sorted by pointer then
 // message, so the same bad input always reads the same way.
 func (v *validator) validate(args map[string]any) []ArgError {
-	// The validator wants plain JSON values; arguments decoded by
-	// encoding/json already are, but callers may pass Go slices/ints.
-	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(string(mustJSON(args))))
-	if err != nil {
-		return []ArgError{{Message: "arguments are not valid JSON: " + err.Error()}}
+	// The validator wants plain JSON values. Arguments decoded by
+	// encoding/json (every front end) already are; in-process callers may
+	// pass other Go types, which are normalised through JSON first.
+	var doc any = args
+	if !plainJSON(args, 0) {
+		var err error
+		doc, err = jsonschema.UnmarshalJSON(strings.NewReader(string(mustJSON(args))))
+		if err != nil {
+			return []ArgError{{Message: "arguments are not valid JSON: " + err.Error()}}
+		}
 	}
-	err = v.schema.Validate(doc)
+	err := v.schema.Validate(doc)
 	if err == nil {
 		return nil
 	}
@@ -126,3 +131,33 @@ func dedupe(in []ArgError) []ArgError {
 	}
 	return out
 }
+
+// plainJSON reports whether v holds only the types encoding/json decodes
+// into. Values nested deeper than maxPlainDepth are treated as not plain
+// (normalised through JSON), which also bounds this walk.
+func plainJSON(v any, depth int) bool {
+	if depth > maxPlainDepth {
+		return false
+	}
+	switch x := v.(type) {
+	case nil, string, bool, float64:
+		return true
+	case map[string]any:
+		for _, e := range x {
+			if !plainJSON(e, depth+1) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		for _, e := range x {
+			if !plainJSON(e, depth+1) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+const maxPlainDepth = 64

@@ -140,9 +140,12 @@ func (g *guards) restCallGuard(next http.Handler) http.Handler {
 		name := chi.URLParam(r, "tool")
 		var args map[string]any
 		if st := stateFrom(ctx); st != nil {
-			args, _ = registry.DecodeArgs(st.body) // a bad body is the handler's to report
+			// A bad body is the handler's to report; it reuses this decode.
+			st.args, st.argsBad = registry.DecodeArgs(st.body)
+			st.argsRead = true
+			args = st.args
 		}
-		ctx = withCallInfo(ctx, &callInfo{args: summarizeArgs(args, g.argCap)})
+		ctx = withCallInfo(ctx, &callInfo{argv: args, argCap: g.argCap})
 		caller := registry.CallerFrom(ctx)
 		if def, ok := g.reg.Lookup(name); ok && g.auth != nil && caller.Scopes != nil {
 			if enabled, _ := g.reg.Enabled(caller, def); enabled && !slices.Contains(caller.Scopes, registry.RequiredScope(def)) {
@@ -182,7 +185,7 @@ func (g *guards) mcpCallGuard(next mcpserver.ToolHandlerFunc) mcpserver.ToolHand
 				ctx = propagator.Extract(ctx, carrier)
 			}
 		}
-		ctx = withCallInfo(ctx, &callInfo{mcpMethod: string(mcp.MethodToolsCall), args: summarizeArgs(req.Params.Arguments, g.argCap)})
+		ctx = withCallInfo(ctx, &callInfo{mcpMethod: string(mcp.MethodToolsCall), argv: req.Params.Arguments, argCap: g.argCap})
 		name := req.Params.Name
 		if def, ok := g.reg.Lookup(name); ok {
 			name = def.Name

@@ -41,6 +41,10 @@ func statusFor(res *registry.Result) int {
 func (s *Server) handleCall() http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		name := chi.URLParam(r, "tool")
+		if st := stateFrom(r.Context()); st != nil && st.argsRead {
+			s.callAndWrite(w, r, name, st.args, st.argsBad)
+			return
+		}
 		body, err := io.ReadAll(r.Body)
 		if err != nil {
 			var tooBig *http.MaxBytesError
@@ -52,12 +56,18 @@ func (s *Server) handleCall() http.HandlerFunc {
 			return
 		}
 		args, bad := registry.DecodeArgs(body)
-		res := bad
-		if bad == nil {
-			res = s.deps.Registry.Call(r.Context(), name, args)
-		}
-		writeJSON(w, statusFor(res), res.Encode())
+		s.callAndWrite(w, r, name, args, bad)
 	}
+}
+
+// callAndWrite runs the tool unless the arguments already failed to decode,
+// and writes the envelope with its status.
+func (s *Server) callAndWrite(w http.ResponseWriter, r *http.Request, name string, args map[string]any, bad *registry.Result) {
+	res := bad
+	if bad == nil {
+		res = s.deps.Registry.Call(r.Context(), name, args)
+	}
+	writeJSON(w, statusFor(res), res.Encode())
 }
 
 // handleListTools serves GET /tools: the tools this caller may call, in

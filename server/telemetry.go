@@ -56,6 +56,11 @@ type requestState struct {
 	sessionID       string
 	// body is the request body, read once by readBody (POST only).
 	body []byte
+	// args is body decoded as tool arguments by the REST guard (or the
+	// failure to decode it), so the handler does not decode it again.
+	args     map[string]any
+	argsBad  *registry.Result
+	argsRead bool
 }
 
 func (s *requestState) setPrincipal(p string) {
@@ -81,7 +86,19 @@ func stateFrom(ctx context.Context) *requestState {
 // runs it: MCP facts and the redacted argument summary for the logs.
 type callInfo struct {
 	mcpMethod string // "tools/call" on MCP transports, "" on REST
-	args      string
+	argv      any    // the call's arguments, summarized only if a log line is written
+	argCap    int
+	summary   *string
+}
+
+// args is the size-capped, redacted summary of the arguments, computed on
+// first use: calls whose log lines are filtered out never pay for it.
+func (c *callInfo) args() string {
+	if c.summary == nil {
+		s := summarizeArgs(c.argv, c.argCap)
+		c.summary = &s
+	}
+	return *c.summary
 }
 
 type callInfoKey struct{}
@@ -225,7 +242,7 @@ func (t *telemetry) callFields(ctx context.Context, ev *zerolog.Event, rec regis
 	if sc := trace.SpanContextFromContext(ctx); sc.IsValid() {
 		ev.Str("trace_id", sc.TraceID().String())
 	}
-	if args := callInfoFrom(ctx).args; args != "" {
+	if args := callInfoFrom(ctx).args(); args != "" {
 		ev.Str("args", args)
 	}
 }
