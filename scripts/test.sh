@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The one test command (README, CI): formatting, vet, the Go test suite with
-# the race detector, the Helm chart checks and the MCP interop checks.
+# the race detector (including the Helm chart checks), short fuzzing runs and
+# the MCP conformance and interop checks.
 # Installs what it needs (helm from the Go module proxy, npm packages from the
 # committed lock file). Set CURSUS_SKIP_INTEROP=1 to skip the Node-based
 # interop checks on a machine without Node.
@@ -26,6 +27,12 @@ fi
 
 step "go test -race"
 go test -race -count=1 -timeout 20m ./...
+
+step "fuzzing, ${CURSUS_FUZZTIME:-10s} per target (longer runs: docs/PERFORMANCE.md)"
+for target in FuzzCallArguments:./registry FuzzRESTCall:./server FuzzParseDAG:./engine/dag \
+              FuzzParseInterface:./engine/steps FuzzParseConfig:./engine/config; do
+  go test -run='^$' -fuzz="^${target%%:*}\$" -fuzztime="${CURSUS_FUZZTIME:-10s}" -parallel=1 "${target#*:}"
+done
 
 if [ -x scripts/interop.sh ] && [ "${CURSUS_SKIP_INTEROP:-}" != "1" ]; then
   step "MCP conformance and interop (Node)"
