@@ -20,21 +20,32 @@ import (
 	"github.com/cursus-dev/cursus/server"
 )
 
-func parse(fs *flag.FlagSet, args []string) error {
+// parseCommand parses a command's flags: the shared settings plus its own
+// (registered by extra, which may be nil). It returns the effective config
+// and the flag set, whose remaining arguments are the command's.
+func parseCommand(name string, args []string, withAddr bool, stderr io.Writer, env func(string) (string, bool), extra func(*flag.FlagSet)) (server.Config, *flag.FlagSet, error) {
+	var s settings
+	fs := newFlagSet(name, stderr)
+	s.register(fs, withAddr)
+	if extra != nil {
+		extra(fs)
+	}
 	if err := fs.Parse(args); err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
+		return server.Config{}, nil, fmt.Errorf("%w: %v", errUsage, err)
+	}
+	cfg, err := s.config(env)
+	return cfg, fs, err
+}
+
+func checkFormat(format string) error {
+	if format != "text" && format != "json" {
+		return fmt.Errorf("%w: --format must be text or json", errUsage)
 	}
 	return nil
 }
 
 func cmdServe(ctx context.Context, args []string, stderr io.Writer, env func(string) (string, bool)) error {
-	var s settings
-	fs := newFlagSet("serve", stderr)
-	s.register(fs, true)
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	cfg, err := s.config(env)
+	cfg, _, err := parseCommand("serve", args, true, stderr, env, nil)
 	if err != nil {
 		return err
 	}
@@ -86,13 +97,7 @@ func cmdMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 // cmdMCPServe serves MCP over stdio. Logs go to stderr; stdout carries only
 // JSON-RPC. Gates apply as for remote callers.
 func cmdMCPServe(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, env func(string) (string, bool)) error {
-	var s settings
-	fs := newFlagSet("mcp serve", stderr)
-	s.register(fs, false)
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	cfg, err := s.config(env)
+	cfg, _, err := parseCommand("mcp serve", args, false, stderr, env, nil)
 	if err != nil {
 		return err
 	}
@@ -107,23 +112,18 @@ func cmdMCPServe(ctx context.Context, args []string, stdin io.Reader, stdout, st
 }
 
 func cmdMCPHelp(ctx context.Context, args []string, stdout, stderr io.Writer, env func(string) (string, bool)) (int, error) {
-	var s settings
 	var namespace, phase, format string
 	var schema, examples bool
-	fs := newFlagSet("mcp help", stderr)
-	s.register(fs, false)
-	fs.StringVar(&namespace, "namespace", "", "only this namespace")
-	fs.StringVar(&phase, "phase", "", "only this phase: planner, validator or programmer")
-	fs.BoolVar(&schema, "schema", false, "include each tool's JSON input schema")
-	fs.BoolVar(&examples, "examples", false, "print examples (always on with --namespace)")
-	fs.StringVar(&format, "format", "text", "text or json")
-	if err := parse(fs, args); err != nil {
-		return 0, err
+	cfg, _, err := parseCommand("mcp help", args, false, stderr, env, func(fs *flag.FlagSet) {
+		fs.StringVar(&namespace, "namespace", "", "only this namespace")
+		fs.StringVar(&phase, "phase", "", "only this phase: planner, validator or programmer")
+		fs.BoolVar(&schema, "schema", false, "include each tool's JSON input schema")
+		fs.BoolVar(&examples, "examples", false, "print examples (always on with --namespace)")
+		fs.StringVar(&format, "format", "text", "text or json")
+	})
+	if err == nil {
+		err = checkFormat(format)
 	}
-	if format != "text" && format != "json" {
-		return 0, fmt.Errorf("%w: --format must be text or json", errUsage)
-	}
-	cfg, err := s.config(env)
 	if err != nil {
 		return 0, err
 	}
@@ -210,19 +210,14 @@ func writeHelpText(w io.Writer, data map[string]any, withExamples bool) {
 }
 
 func cmdListTools(args []string, stdout, stderr io.Writer, env func(string) (string, bool)) error {
-	var s settings
 	var namespace, format string
-	fs := newFlagSet("mcp list-tools", stderr)
-	s.register(fs, false)
-	fs.StringVar(&namespace, "namespace", "", "only this namespace")
-	fs.StringVar(&format, "format", "text", "text or json")
-	if err := parse(fs, args); err != nil {
-		return err
+	cfg, _, err := parseCommand("mcp list-tools", args, false, stderr, env, func(fs *flag.FlagSet) {
+		fs.StringVar(&namespace, "namespace", "", "only this namespace")
+		fs.StringVar(&format, "format", "text", "text or json")
+	})
+	if err == nil {
+		err = checkFormat(format)
 	}
-	if format != "text" && format != "json" {
-		return fmt.Errorf("%w: --format must be text or json", errUsage)
-	}
-	cfg, err := s.config(env)
 	if err != nil {
 		return err
 	}
@@ -273,10 +268,8 @@ func cmdListTools(args []string, stdout, stderr io.Writer, env func(string) (str
 // cmdCall runs one tool in-process as the trusted local user and prints
 // the envelope. Progress of long tools goes to stderr.
 func cmdCall(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, env func(string) (string, bool)) (int, error) {
-	var s settings
-	fs := newFlagSet("call", stderr)
-	s.register(fs, false)
-	if err := parse(fs, args); err != nil {
+	cfg, fs, err := parseCommand("call", args, false, stderr, env, nil)
+	if err != nil {
 		return 0, err
 	}
 	if fs.NArg() < 1 || fs.NArg() > 2 {
@@ -284,14 +277,9 @@ func cmdCall(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	}
 	raw := []byte("{}")
 	if fs.NArg() == 2 {
-		var err error
 		if raw, err = readArgs(fs.Arg(1), stdin); err != nil {
 			return 0, err
 		}
-	}
-	cfg, err := s.config(env)
-	if err != nil {
-		return 0, err
 	}
 	a, err := newApp(cfg, stderr)
 	if err != nil {
@@ -330,13 +318,7 @@ func cmdConfig(args []string, stdout io.Writer, env func(string) (string, bool))
 	if len(args) == 0 || args[0] != "print" {
 		return fmt.Errorf("%w: config needs the subcommand print", errUsage)
 	}
-	var s settings
-	fs := newFlagSet("config print", os.Stderr)
-	s.register(fs, true)
-	if err := parse(fs, args[1:]); err != nil {
-		return err
-	}
-	cfg, err := s.config(env)
+	cfg, _, err := parseCommand("config print", args[1:], true, os.Stderr, env, nil)
 	if err != nil {
 		return err
 	}
