@@ -100,6 +100,19 @@ type helpArgs struct {
 	IncludeSchema bool    `json:"include_schema"`
 }
 
+// helpData is the tools.help payload, in the reference's key order.
+type helpData struct {
+	Overview          string               `json:"overview"`
+	TotalTools        int                  `json:"total_tools"`
+	Shown             int                  `json:"shown"`
+	Phases            map[string]phaseInfo `json:"phases"`
+	Namespaces        []namespaceInfo      `json:"namespaces"`
+	Disabled          []disabledTool       `json:"disabled"`
+	Workflows         []workflowInfo       `json:"workflows"` // served as MCP prompts
+	FilteredNamespace *string              `json:"filtered_namespace,omitempty"`
+	FilteredPhase     string               `json:"filtered_phase,omitempty"`
+}
+
 type phaseInfo struct {
 	Description string `json:"description"`
 	Count       int    `json:"count"`
@@ -179,21 +192,13 @@ func toolsHelp(ctx context.Context, req registry.Request, workflows []workflowIn
 		g.Tools = append(g.Tools, summarize(t, args.IncludeSchema))
 		g.Count++
 	}
-	data := map[string]any{
-		"overview":    toolsOverview,
-		"total_tools": len(reg.Tools("")),
-		"shown":       len(shown),
-		"phases":      phases,
-		"namespaces":  nonNilGroups(groups),
-		"disabled":    nonNilDisabled(disabled),
-		// Workflows are served as MCP prompts (prompts/list, prompts/get).
-		"workflows": workflows,
+	data := helpData{
+		Overview: toolsOverview, TotalTools: len(reg.Tools("")), Shown: len(shown), Phases: phases,
+		Namespaces: nonNilGroups(groups), Disabled: nonNilDisabled(disabled), Workflows: workflows,
+		FilteredPhase: args.Phase,
 	}
 	if args.Namespace != nil {
-		data["filtered_namespace"] = ns
-	}
-	if args.Phase != "" {
-		data["filtered_phase"] = args.Phase
+		data.FilteredNamespace = &ns
 	}
 	nsHint := "<namespace>"
 	if ns != "" {

@@ -148,11 +148,11 @@ func cmdMCPHelp(ctx context.Context, args []string, stdout, stderr io.Writer, en
 	if format == "json" {
 		return 0, writeIndented(stdout, res.Data)
 	}
-	writeHelpText(stdout, res.Data.(map[string]any), examples || namespace != "")
+	writeHelpText(stdout, res.Data, examples || namespace != "")
 	return 0, nil
 }
 
-func writeHelpText(w io.Writer, data map[string]any, withExamples bool) {
+func writeHelpText(w io.Writer, data any, withExamples bool) {
 	// Round-trip through JSON to read the payload generically.
 	var help struct {
 		Overview   string `json:"overview"`
