@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	mcpserver "github.com/mark3labs/mcp-go/server"
 	"go.yaml.in/yaml/v3"
 
 	"github.com/cursus-dev/cursus"
@@ -95,7 +94,8 @@ func cmdMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 }
 
 // cmdMCPServe serves MCP over stdio. Logs go to stderr; stdout carries only
-// JSON-RPC. Gates apply as for remote callers.
+// JSON-RPC. Gates apply as for remote callers; tool calls are logged like
+// HTTP ones.
 func cmdMCPServe(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, env func(string) (string, bool)) error {
 	cfg, _, err := parseCommand("mcp serve", args, false, stderr, env, nil)
 	if err != nil {
@@ -105,10 +105,8 @@ func cmdMCPServe(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	if err != nil {
 		return err
 	}
-	mcp := server.NewMCPServer(a.registry, handlers.Prompts(), nil)
-	stdio := mcpserver.NewStdioServer(mcp)
-	stdio.SetErrorLogger(newStdLogger(stderr))
-	return stdio.Listen(ctx, stdin, stdout)
+	deps := server.Deps{Config: cfg, Registry: a.registry, Prompts: handlers.Prompts(), Logger: a.logger}
+	return server.ServeStdio(ctx, deps, stdin, stdout, newStdLogger(stderr))
 }
 
 func cmdMCPHelp(ctx context.Context, args []string, stdout, stderr io.Writer, env func(string) (string, bool)) (int, error) {

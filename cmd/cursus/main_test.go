@@ -198,6 +198,10 @@ func TestStdioServesOnlyJSONRPC(t *testing.T) {
 	}
 	stdin.Close()
 	_ = cmd.Wait()
+	// The call was logged on stderr like an HTTP one.
+	if log := stderr.String(); !strings.Contains(log, `"tool":"tools.help"`) || !strings.Contains(log, `"transport":"stdio"`) {
+		t.Errorf("no tool-call log line for the stdio call; stderr:\n%s", log)
+	}
 
 	c, err := mcpclient.NewStdioMCPClient(binary, nil, "mcp", "serve", "--workspace-root", root)
 	if err != nil {
