@@ -237,15 +237,19 @@ func (k jwk) publicKey() (any, error) {
 		default:
 			return nil, fmt.Errorf("unsupported curve %q", k.Crv)
 		}
-		x, err := b64(k.X)
-		if err != nil {
-			return nil, err
+		// JWK coordinates are fixed-length big-endian; the uncompressed
+		// SEC 1 form is 0x04 || X || Y.
+		size := (curve.Params().BitSize + 7) / 8
+		x, errX := base64.RawURLEncoding.DecodeString(strings.TrimRight(k.X, "="))
+		y, errY := base64.RawURLEncoding.DecodeString(strings.TrimRight(k.Y, "="))
+		if errX != nil || errY != nil || len(x) != size || len(y) != size {
+			return nil, fmt.Errorf("bad EC coordinates in key %q", k.Kid)
 		}
-		y, err := b64(k.Y)
+		pub, err := ecdsa.ParseUncompressedPublicKey(curve, append(append([]byte{4}, x...), y...))
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("EC key %q: %w", k.Kid, err)
 		}
-		return &ecdsa.PublicKey{Curve: curve, X: x, Y: y}, nil
+		return pub, nil
 	}
 	return nil, fmt.Errorf("unsupported key type %q", k.Kty)
 }
