@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The one test command (README, CI): formatting, vet, the Go test suite with
+# The one test command (README, CI): formatting, vet, staticcheck, the Go test suite with
 # the race detector (including the Helm chart checks), short fuzzing runs and
 # the MCP conformance and interop checks.
 # Installs what it needs (helm from the Go module proxy, npm packages from the
@@ -18,6 +18,13 @@ fi
 
 step "go vet"
 go vet ./...
+
+step "staticcheck"
+tools_dir="${CURSUS_TOOLS_DIR:-${XDG_CACHE_HOME:-${HOME:-/root}/.cache}/cursus-tools}/staticcheck-v0.8.2"
+if [ ! -x "$tools_dir/staticcheck" ]; then
+  (cd "$(mktemp -d)" && GOBIN="$tools_dir" go install honnef.co/go/tools/cmd/staticcheck@v0.8.2)
+fi
+"$tools_dir/staticcheck" ./...
 
 if [ -x scripts/install-helm.sh ]; then
   step "helm (for the chart tests)"
