@@ -11,6 +11,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -291,22 +292,49 @@ func (r *Registry) run(ctx context.Context, t *ToolDef, caller Caller, args map[
 	if d, ok := r.opts.PerToolTimeout[t.Name]; ok {
 		timeout = d
 	}
-	if timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, timeout)
-		defer cancel()
-	}
-	return r.invoke(ctx, t, args, rec)
+	return r.invoke(ctx, t, args, timeout, rec)
 }
 
-// invoke runs the handler in its own goroutine so a deadline is honoured
-// even by a handler that ignores its context, and so a panic is contained.
-func (r *Registry) invoke(ctx context.Context, t *ToolDef, args map[string]any, rec *CallRecord) *Result {
+// invoke runs the handler in its own goroutine so a deadline (timeout > 0)
+// is honoured even by a handler that ignores its context, and so a panic
+// is contained. invoke waits for the handler, the deadline and the
+// caller's context in one select, and ends the handler's context itself:
+// that is cheaper than context.WithTimeout, which adds a timer callback
+// and a registration with the caller's context on every call.
+func (r *Registry) invoke(parent context.Context, t *ToolDef, args map[string]any, timeout time.Duration, rec *CallRecord) *Result {
 	type outcome struct {
 		res   *Result
 		err   error
 		panic any
 		stack []byte
+	}
+	ctx := parent
+	var cc *callCtx
+	var expired <-chan time.Time
+	if timeout > 0 {
+		cc = newCallCtx(parent, time.Now().Add(timeout))
+		// Like the cancel of context.WithTimeout: whatever the handler
+		// started sees its context end when the call is over.
+		defer cc.cancel(context.Canceled)
+		timer := timers.Get().(*time.Timer)
+		timer.Reset(timeout)
+		defer func() {
+			timer.Stop()
+			timers.Put(timer)
+		}()
+		ctx, expired = cc, timer.C
+		if d, ok := parent.Deadline(); ok && d.Before(cc.deadline) {
+			// The caller's own deadline comes first and ends parent.
+			expired = nil
+		}
+		defer func() {
+			// Tell the handler why its context ended, as context.WithTimeout would.
+			select {
+			case <-parent.Done():
+				cc.cancel(parent.Err())
+			default:
+			}
+		}()
 	}
 	done := make(chan outcome, 1)
 	go func() {
@@ -319,6 +347,9 @@ func (r *Registry) invoke(ctx context.Context, t *ToolDef, args map[string]any, 
 		done <- outcome{res: res, err: err}
 	}()
 	select {
+	case <-expired:
+		cc.cancel(context.DeadlineExceeded)
+		return timeoutError(t.Name)
 	case o := <-done:
 		switch {
 		case o.panic != nil:
@@ -339,13 +370,67 @@ func (r *Registry) invoke(ctx context.Context, t *ToolDef, args map[string]any, 
 		default:
 			return o.res
 		}
-	case <-ctx.Done():
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+	case <-parent.Done():
+		if errors.Is(parent.Err(), context.DeadlineExceeded) {
 			return timeoutError(t.Name)
 		}
 		return Fail(CodeToolError, fmt.Sprintf("tool '%s' was cancelled by the caller", t.Name))
 	}
 }
+
+// timers are reused across calls; since Go 1.23 a stopped timer's channel
+// holds no stale tick, so Reset after Stop is safe.
+var timers = sync.Pool{New: func() any {
+	t := time.NewTimer(time.Hour)
+	t.Stop()
+	return t
+}}
+
+// callCtx is a handler's context when the call has a deadline: the
+// caller's values, the earlier of the two deadlines, and a Done channel
+// that invoke closes. The caller's context is wrapped with
+// context.WithoutCancel so context.Cause reports this context's error,
+// not the caller's.
+type callCtx struct {
+	context.Context
+	parent   context.Context
+	deadline time.Time
+	done     chan struct{}
+
+	mu  sync.Mutex
+	err error
+}
+
+func newCallCtx(parent context.Context, deadline time.Time) *callCtx {
+	return &callCtx{Context: context.WithoutCancel(parent), parent: parent, deadline: deadline, done: make(chan struct{})}
+}
+
+func (c *callCtx) Deadline() (time.Time, bool) {
+	if d, ok := c.parent.Deadline(); ok && d.Before(c.deadline) {
+		return d, true
+	}
+	return c.deadline, true
+}
+
+func (c *callCtx) Done() <-chan struct{} { return c.done }
+
+func (c *callCtx) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
+}
+
+// cancel ends the context with err; only the first call counts.
+func (c *callCtx) cancel(err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.err == nil {
+		c.err = err
+		close(c.done)
+	}
+}
+
+func (c *callCtx) String() string { return "registry.callCtx" }
 
 func internalError(tool string) *Result {
 	return Fail(CodeInternal, fmt.Sprintf("tool '%s' failed unexpectedly; the server log has the details", tool))
