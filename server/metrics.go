@@ -1,8 +1,10 @@
 package server
 
 import (
+	"net/http"
 	"runtime"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -26,6 +28,54 @@ type metrics struct {
 	mcpSessions    prometheus.Gauge
 	rateLimited    *prometheus.CounterVec
 	authFailures   *prometheus.CounterVec
+
+	// Children of the vectors above, resolved on first use per label set
+	// (so no series appears before it is observed) and then reused, so a
+	// call does not hash its labels again on every observation.
+	inFlightChildren childCache[toolKey, prometheus.Gauge]
+	okCallChildren   childCache[toolKey, prometheus.Counter]
+	durationChildren childCache[toolKey, prometheus.Observer]
+	httpChildren     childCache[httpKey, *httpObservers]
+}
+
+// childCache maps a label set to its resolved collector. A plain map
+// under a read lock, unlike sync.Map, looks a struct key up without
+// allocating.
+type childCache[K comparable, V any] struct {
+	mu sync.RWMutex
+	m  map[K]V
+}
+
+func (c *childCache[K, V]) get(k K, resolve func() V) V {
+	c.mu.RLock()
+	v, ok := c.m[k]
+	c.mu.RUnlock()
+	if ok {
+		return v
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if v, ok := c.m[k]; ok {
+		return v
+	}
+	if c.m == nil {
+		c.m = map[K]V{}
+	}
+	v = resolve()
+	c.m[k] = v
+	return v
+}
+
+type toolKey struct{ tool, transport string }
+
+type httpKey struct {
+	route, method string
+	status        int
+}
+
+type httpObservers struct {
+	requests prometheus.Counter
+	duration prometheus.Observer
 }
 
 // codeOK is the outcome label of a successful call.
@@ -98,28 +148,58 @@ func toolLabel(tool string) string {
 	return tool
 }
 
+// The tool label is a registered name or unknownTool and the transport
+// one of ours, so the tool caches stay as small as the label sets.
+
 func (m *metrics) callStarted(tool, transport string) {
-	m.toolInFlight.WithLabelValues(toolLabel(tool), transport).Inc()
+	tool = toolLabel(tool)
+	m.inFlightChildren.get(toolKey{tool, transport}, func() prometheus.Gauge {
+		return m.toolInFlight.WithLabelValues(tool, transport)
+	}).Inc()
 }
 
 // callFinished counts a finished call. started says whether callStarted
 // was called for it (the registry reports unknown tools without a start).
 func (m *metrics) callFinished(tool, transport, code string, d time.Duration, started bool) {
 	tool = toolLabel(tool)
+	k := toolKey{tool, transport}
 	if started {
-		m.toolInFlight.WithLabelValues(tool, transport).Dec()
+		m.inFlightChildren.get(k, func() prometheus.Gauge { return m.toolInFlight.WithLabelValues(tool, transport) }).Dec()
 	}
-	if code == "" {
-		code = codeOK
+	if code == "" || code == codeOK {
+		m.okCallChildren.get(k, func() prometheus.Counter { return m.toolCalls.WithLabelValues(tool, transport, codeOK) }).Inc()
+	} else {
+		m.toolCalls.WithLabelValues(tool, transport, code).Inc()
 	}
-	m.toolCalls.WithLabelValues(tool, transport, code).Inc()
-	m.toolDuration.WithLabelValues(tool, transport).Observe(d.Seconds())
+	m.durationChildren.get(k, func() prometheus.Observer { return m.toolDuration.WithLabelValues(tool, transport) }).Observe(d.Seconds())
 	if code == registry.CodeToolDisabled || code == registry.CodeForbidden {
 		m.gateRejections.WithLabelValues(tool, transport, code).Inc()
 	}
 }
 
 func (m *metrics) httpRequest(route, method string, status int, d time.Duration) {
-	m.httpRequests.WithLabelValues(route, method, strconv.Itoa(status)).Inc()
-	m.httpDuration.WithLabelValues(route, method).Observe(d.Seconds())
+	if !standardMethod(method) {
+		// A client-chosen method is counted but not cached, so it cannot
+		// grow the cache.
+		m.httpRequests.WithLabelValues(route, method, strconv.Itoa(status)).Inc()
+		m.httpDuration.WithLabelValues(route, method).Observe(d.Seconds())
+		return
+	}
+	h := m.httpChildren.get(httpKey{route, method, status}, func() *httpObservers {
+		return &httpObservers{
+			requests: m.httpRequests.WithLabelValues(route, method, strconv.Itoa(status)),
+			duration: m.httpDuration.WithLabelValues(route, method),
+		}
+	})
+	h.requests.Inc()
+	h.duration.Observe(d.Seconds())
+}
+
+func standardMethod(m string) bool {
+	switch m {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+		http.MethodDelete, http.MethodOptions:
+		return true
+	}
+	return false
 }

@@ -26,6 +26,22 @@ type telemetry struct {
 	metrics *metrics
 	tracer  trace.Tracer
 	log     zerolog.Logger
+	// ownTracer is set when Deps.Tracing gave the tracer; otherwise it is
+	// the global provider's, which records nothing until a program
+	// installs one.
+	ownTracer bool
+}
+
+// defaultTracerProvider is the global provider before anyone installs one:
+// its spans record nothing and only carry the parent's span context.
+var defaultTracerProvider = otel.GetTracerProvider()
+
+// tracing reports whether spans can record anything. When they cannot,
+// the middleware skips starting them (and building their attributes); the
+// incoming trace context still reaches the context, so log lines keep the
+// caller's trace_id exactly as a non-recording span would give it.
+func (t *telemetry) tracing() bool {
+	return t.ownTracer || otel.GetTracerProvider() != defaultTracerProvider
 }
 
 // propagator reads W3C trace context (and baggage) from headers and from
@@ -38,9 +54,10 @@ func newTelemetry(deps Deps) *telemetry {
 		tp = otel.GetTracerProvider()
 	}
 	return &telemetry{
-		metrics: newMetrics(),
-		tracer:  tp.Tracer("github.com/cursus-dev/cursus/server"),
-		log:     deps.Logger,
+		metrics:   newMetrics(),
+		tracer:    tp.Tracer("github.com/cursus-dev/cursus/server"),
+		log:       deps.Logger,
+		ownTracer: deps.Tracing != nil,
 	}
 }
 
@@ -144,8 +161,11 @@ func (callObserver) CallStarted(ctx context.Context, tool string, caller registr
 		return ctx
 	}
 	st.tel.metrics.callStarted(tool, transportOf(caller))
-	ctx, span := st.tel.startToolSpan(ctx, tool, caller, time.Now())
-	return context.WithValue(ctx, callStateKey{}, &callState{tool: tool, span: span})
+	cs := &callState{tool: tool}
+	if st.tel.tracing() {
+		ctx, cs.span = st.tel.startToolSpan(ctx, tool, caller, time.Now())
+	}
+	return context.WithValue(ctx, callStateKey{}, cs)
 }
 
 func (callObserver) CallFinished(ctx context.Context, rec registry.CallRecord) {
@@ -157,17 +177,19 @@ func (callObserver) CallFinished(ctx context.Context, rec registry.CallRecord) {
 	cs, _ := ctx.Value(callStateKey{}).(*callState)
 	started := cs != nil && rec.Tool != "" && cs.tool == rec.Tool
 	t.metrics.callFinished(rec.Tool, transportOf(rec.Caller), rec.Code, rec.Duration, started)
-	span := trace.SpanFromContext(ctx)
-	if !started {
-		// Unknown tools and calls refused before the registry get a span
-		// of their own, so every call shows up in a trace.
-		ctx, span = t.startToolSpan(ctx, rec.Tool, rec.Caller, time.Now().Add(-rec.Duration))
+	if t.tracing() {
+		span := trace.SpanFromContext(ctx)
+		if !started {
+			// Unknown tools and calls refused before the registry get a span
+			// of their own, so every call shows up in a trace.
+			ctx, span = t.startToolSpan(ctx, rec.Tool, rec.Caller, time.Now().Add(-rec.Duration))
+		}
+		if rec.Code != "" {
+			span.SetAttributes(attribute.String("error.type", rec.Code))
+			span.SetStatus(codes.Error, rec.Code)
+		}
+		span.End()
 	}
-	if rec.Code != "" {
-		span.SetAttributes(attribute.String("error.type", rec.Code))
-		span.SetStatus(codes.Error, rec.Code)
-	}
-	span.End()
 	t.logCall(ctx, rec)
 }
 
@@ -270,10 +292,15 @@ func (t *telemetry) observeHTTP(next http.Handler) http.Handler {
 			}
 		}
 		ctx := propagator.Extract(r.Context(), propagation.HeaderCarrier(r.Header))
-		ctx, span := t.tracer.Start(ctx, r.Method, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(
-			attribute.String("http.request.method", r.Method),
-			attribute.String("url.path", r.URL.Path),
-		))
+		var span trace.Span
+		if t.tracing() {
+			ctx, span = t.tracer.Start(ctx, r.Method, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(
+				attribute.String("http.request.method", r.Method),
+				attribute.String("url.path", r.URL.Path),
+			))
+		} else {
+			span = trace.SpanFromContext(ctx)
+		}
 		ctx = context.WithValue(ctx, requestStateKey{}, st)
 		if id := middleware.GetReqID(ctx); id != "" {
 			w.Header().Set("X-Request-Id", id)
@@ -289,12 +316,14 @@ func (t *telemetry) observeHTTP(next http.Handler) http.Handler {
 				route = rc.RoutePattern()
 			}
 			d := time.Since(start)
-			span.SetName(r.Method + " " + route)
-			span.SetAttributes(attribute.String("http.route", route), attribute.Int("http.response.status_code", status))
-			if status >= 500 {
-				span.SetStatus(codes.Error, http.StatusText(status))
+			if span.IsRecording() {
+				span.SetName(r.Method + " " + route)
+				span.SetAttributes(attribute.String("http.route", route), attribute.Int("http.response.status_code", status))
+				if status >= 500 {
+					span.SetStatus(codes.Error, http.StatusText(status))
+				}
+				span.End()
 			}
-			span.End()
 			t.metrics.httpRequest(route, r.Method, status, d)
 			ev := t.log.Info()
 			if ev == nil {
