@@ -254,3 +254,70 @@ func TestValidateAcceptsGoTypes(t *testing.T) {
 		t.Fatalf("fractional count: %s", res.Encode())
 	}
 }
+
+// TestHandlerContext pins what a handler's context reports: the earlier of
+// the tool's and the caller's deadline, the caller's values, the reason it
+// ended (timeout or caller cancel), and that contexts derived from it end
+// with it.
+func TestHandlerContext(t *testing.T) {
+	type seen struct {
+		deadline time.Time
+		hasDL    bool
+		value    any
+		err      error
+		cause    error
+		childErr error
+	}
+	type key struct{}
+	got := make(chan seen, 1)
+	block := func(ctx context.Context, _ Request) (*Result, error) {
+		child, cancel := context.WithCancel(ctx)
+		defer cancel()
+		s := seen{value: ctx.Value(key{})}
+		s.deadline, s.hasDL = ctx.Deadline()
+		<-ctx.Done()
+		<-child.Done()
+		s.err, s.cause, s.childErr = ctx.Err(), context.Cause(ctx), child.Err()
+		got <- s
+		return OK(nil), nil
+	}
+	r := newReg(t, Options{PerToolTimeout: map[string]time.Duration{"t.block": 50 * time.Millisecond}}, tool("t.block", block))
+	args := map[string]any{"name": "x"}
+
+	// The tool's deadline ends the handler's context with DeadlineExceeded.
+	ctx := context.WithValue(context.Background(), key{}, "v")
+	start := time.Now()
+	if res := r.Call(ctx, "t.block", args); res.Code != CodeTimeout {
+		t.Fatalf("timeout call: %s", res.Encode())
+	}
+	s := <-got
+	if !s.hasDL || s.deadline.Before(start) || s.deadline.After(start.Add(time.Second)) {
+		t.Errorf("deadline = %v (set %v), want about start+50ms", s.deadline, s.hasDL)
+	}
+	if s.value != "v" || !errors.Is(s.err, context.DeadlineExceeded) || !errors.Is(s.cause, context.DeadlineExceeded) || s.childErr == nil {
+		t.Errorf("after timeout: value=%v err=%v cause=%v child=%v", s.value, s.err, s.cause, s.childErr)
+	}
+
+	// A caller's earlier deadline is the one reported, and it ends the call.
+	early, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+	defer cancel()
+	want, _ := early.Deadline()
+	if res := r.Call(early, "t.block", args); res.Code != CodeTimeout {
+		t.Fatalf("caller deadline: %s", res.Encode())
+	}
+	s = <-got
+	if !s.deadline.Equal(want) || !errors.Is(s.err, context.DeadlineExceeded) {
+		t.Errorf("caller deadline: got %v (%v), want %v", s.deadline, s.err, want)
+	}
+
+	// The caller cancelling ends the handler's context with Canceled.
+	cctx, ccancel := context.WithCancel(context.Background())
+	go func() { time.Sleep(10 * time.Millisecond); ccancel() }()
+	if res := r.Call(cctx, "t.block", args); res.OK || res.Code == CodeTimeout {
+		t.Fatalf("cancelled call: %s", res.Encode())
+	}
+	s = <-got
+	if !errors.Is(s.err, context.Canceled) || s.childErr == nil {
+		t.Errorf("after caller cancel: err=%v child=%v", s.err, s.childErr)
+	}
+}
