@@ -50,9 +50,10 @@ func benchNamespace() (registry.Namespace, error) {
 	}}}, nil
 }
 
-// benchServer is the production router (default config, real tools plus
-// bench.noop) with the per-caller rate limit off, so the load is not
-// turned into 429s.
+// benchServer is the production router as `cursus serve` builds it
+// (default config, real tools plus bench.noop, the call observer for
+// per-call metrics, spans and log lines) with the per-caller rate limit
+// off, so the load is not turned into 429s.
 func benchServer(b *testing.B) *httptest.Server {
 	b.Helper()
 	cfg := DefaultConfig()
@@ -62,7 +63,7 @@ func benchServer(b *testing.B) *httptest.Server {
 	if err != nil {
 		b.Fatal(err)
 	}
-	reg, err := registry.New(registry.Options{Policy: cfg.Policy(), Timeout: cfg.Limits.ToolTimeout},
+	reg, err := registry.New(registry.Options{Policy: cfg.Policy(), Timeout: cfg.Limits.ToolTimeout, Observer: CallObserver()},
 		append(handlers.Namespaces(deps), benchNamespace)...)
 	if err != nil {
 		b.Fatal(err)
