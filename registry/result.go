@@ -107,62 +107,36 @@ func (r *Result) Suggest(fixAction string, tools ...string) *Result {
 	return r
 }
 
-// MarshalJSON writes the wire form with the field order of SPEC §2:
-// success {ok,data,next_steps,warnings,meta}; failure {ok,error,code,remedy,
-// warnings,meta}; empty optional fields dropped.
-func (r *Result) MarshalJSON() ([]byte, error) {
-	var buf bytes.Buffer
-	buf.WriteString(`{"ok":`)
-	if r.OK {
-		buf.WriteString("true")
-		if err := writeField(&buf, "data", r.Data); err != nil {
-			return nil, err
-		}
-		if len(r.NextSteps) > 0 {
-			if err := writeField(&buf, "next_steps", r.NextSteps); err != nil {
-				return nil, err
-			}
-		}
-	} else {
-		buf.WriteString("false")
-		code := r.Code
-		if code == "" {
-			code = CodeToolError
-		}
-		if err := writeField(&buf, "error", r.Error); err != nil {
-			return nil, err
-		}
-		if err := writeField(&buf, "code", code); err != nil {
-			return nil, err
-		}
-		if r.Remedy != nil {
-			if err := writeField(&buf, "remedy", r.Remedy); err != nil {
-				return nil, err
-			}
-		}
-	}
-	if len(r.Warnings) > 0 {
-		if err := writeField(&buf, "warnings", r.Warnings); err != nil {
-			return nil, err
-		}
-	}
-	if len(r.Meta) > 0 {
-		if err := writeField(&buf, "meta", r.Meta); err != nil {
-			return nil, err
-		}
-	}
-	buf.WriteByte('}')
-	return buf.Bytes(), nil
+// The wire forms, in the field order of SPEC §2; empty optional fields
+// are dropped. data is always present on success, even when null.
+type wireSuccess struct {
+	OK        bool           `json:"ok"`
+	Data      any            `json:"data"`
+	NextSteps []NextStep     `json:"next_steps,omitempty"`
+	Warnings  []string       `json:"warnings,omitempty"`
+	Meta      map[string]any `json:"meta,omitempty"`
 }
 
-func writeField(buf *bytes.Buffer, name string, v any) error {
-	b, err := marshalNoEscape(v)
-	if err != nil {
-		return fmt.Errorf("encode %s: %w", name, err)
+type wireFailure struct {
+	OK       bool           `json:"ok"`
+	Error    string         `json:"error"`
+	Code     string         `json:"code"`
+	Remedy   *Remedy        `json:"remedy,omitempty"`
+	Warnings []string       `json:"warnings,omitempty"`
+	Meta     map[string]any `json:"meta,omitempty"`
+}
+
+// MarshalJSON writes the wire form: success {ok,data,next_steps,warnings,
+// meta}; failure {ok,error,code,remedy,warnings,meta}.
+func (r *Result) MarshalJSON() ([]byte, error) {
+	if r.OK {
+		return marshalNoEscape(wireSuccess{OK: true, Data: r.Data, NextSteps: r.NextSteps, Warnings: r.Warnings, Meta: r.Meta})
 	}
-	buf.WriteString(`,"` + name + `":`)
-	buf.Write(b)
-	return nil
+	code := r.Code
+	if code == "" {
+		code = CodeToolError
+	}
+	return marshalNoEscape(wireFailure{Error: r.Error, Code: code, Remedy: r.Remedy, Warnings: r.Warnings, Meta: r.Meta})
 }
 
 // marshalNoEscape encodes like json.Marshal but leaves <, > and & alone:
