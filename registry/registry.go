@@ -3,6 +3,7 @@
 package registry
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -451,11 +452,11 @@ func (r *Registry) names() []string {
 
 // DecodeArgs parses a JSON arguments body. An empty body means {}.
 func DecodeArgs(body []byte) (map[string]any, *Result) {
-	if len(strings.TrimSpace(string(body))) == 0 {
+	if len(bytes.TrimSpace(body)) == 0 {
 		return map[string]any{}, nil
 	}
 	var v any
-	dec := json.NewDecoder(strings.NewReader(string(body)))
+	dec := json.NewDecoder(bytes.NewReader(body))
 	if err := dec.Decode(&v); err != nil {
 		return nil, Fail(CodeInvalidInput, "arguments must be a JSON object: "+err.Error())
 	}
