@@ -5,11 +5,11 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	mcpclient "github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
@@ -17,22 +17,12 @@ func TestLegacySSETransport(t *testing.T) {
 	env := newTestEnv(t, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	c, err := mcpclient.NewSSEMCPClient(env.ts.URL + "/sse")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	if err := c.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.Initialize(ctx, mcp.InitializeRequest{Params: mcp.InitializeParams{ProtocolVersion: "2024-11-05"}}); err != nil {
-		t.Fatal(err)
-	}
+	c := mcpGoClient(t, ctx, env.ts.URL+"/sse", "2024-11-05")
 	list, err := c.ListTools(ctx, mcp.ListToolsRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if contains(toolNames(list.Tools), "testonly__write") || !contains(toolNames(list.Tools), "tools__help") {
+	if slices.Contains(toolNames(list.Tools), "testonly__write") || !slices.Contains(toolNames(list.Tools), "tools__help") {
 		t.Fatalf("sse tools/list: %v", toolNames(list.Tools))
 	}
 	res, err := c.CallTool(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "testonly__write"}})
@@ -48,17 +38,7 @@ func TestStatefulModeKeepsSessions(t *testing.T) {
 	env := newTestEnv(t, map[string]string{"CURSUS_MCP_STATEFUL": "true"})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	c, err := mcpclient.NewStreamableHttpClient(env.ts.URL + "/mcp")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	if err := c.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.Initialize(ctx, mcp.InitializeRequest{Params: mcp.InitializeParams{ProtocolVersion: "2025-11-25"}}); err != nil {
-		t.Fatal(err)
-	}
+	c := mcpGoClient(t, ctx, env.ts.URL+"/mcp", "2025-11-25")
 	if c.GetSessionId() == "" {
 		t.Fatal("stateful mode issued no session id")
 	}

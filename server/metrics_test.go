@@ -34,17 +34,7 @@ func TestMetricsAfterScriptedCalls(t *testing.T) {
 		}
 	}
 	ctx := context.Background()
-	c, err := mcpclient.NewStreamableHttpClient(o.ts.URL + "/mcp")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	if err := c.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.Initialize(ctx, mcp.InitializeRequest{Params: mcp.InitializeParams{ProtocolVersion: "2025-06-18", ClientInfo: mcp.Implementation{Name: "t", Version: "1"}}}); err != nil {
-		t.Fatal(err)
-	}
+	c := mcpGoClient(t, ctx, o.ts.URL+"/mcp", "2025-06-18")
 	for _, name := range []string{"tools__help", "testonly__write", "testonly__write"} {
 		if _, err := c.CallTool(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: name, Arguments: map[string]any{}}}); err != nil {
 			t.Fatal(err)

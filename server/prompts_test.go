@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	mcpclient "github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -29,17 +28,7 @@ func TestPromptsListTheWorkflows(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 
-	c, err := mcpclient.NewStreamableHttpClient(env.ts.URL + "/mcp")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	if err := c.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.Initialize(ctx, mcp.InitializeRequest{}); err != nil {
-		t.Fatal(err)
-	}
+	c := mcpGoClient(t, ctx, env.ts.URL+"/mcp", "")
 	list, err := c.ListPrompts(ctx, mcp.ListPromptsRequest{})
 	if err != nil {
 		t.Fatal(err)

@@ -5,10 +5,10 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
-	mcpclient "github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/cursus-dev/cursus/registry"
@@ -54,31 +54,11 @@ func listedTools(t *testing.T, base string) []string {
 func mcpToolNames(t *testing.T, base string) []string {
 	t.Helper()
 	ctx := context.Background()
-	c, err := mcpclient.NewStreamableHttpClient(base + "/mcp")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	if err := c.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.Initialize(ctx, mcp.InitializeRequest{}); err != nil {
-		t.Fatal(err)
-	}
-	list, err := c.ListTools(ctx, mcp.ListToolsRequest{})
+	list, err := mcpGoClient(t, ctx, base+"/mcp", "").ListTools(ctx, mcp.ListToolsRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return toolNames(list.Tools)
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func TestRESTCall(t *testing.T) {
@@ -134,8 +114,8 @@ func TestGatedToolHiddenAndRefusedUntilEnabled(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			env := newTestEnv(t, tc.env)
 			status, e := postCall(t, env.ts.URL, "testonly__write", "{}")
-			inREST := contains(listedTools(t, env.ts.URL), "testonly__write")
-			inMCP := contains(mcpToolNames(t, env.ts.URL), "testonly__write")
+			inREST := slices.Contains(listedTools(t, env.ts.URL), "testonly__write")
+			inMCP := slices.Contains(mcpToolNames(t, env.ts.URL), "testonly__write")
 			if tc.enabled {
 				if status != 200 || !inREST || !inMCP {
 					t.Fatalf("enabled: status %d, in /tools %v, in tools/list %v", status, inREST, inMCP)
@@ -155,17 +135,7 @@ func TestGatedToolHiddenAndRefusedUntilEnabled(t *testing.T) {
 func TestMCPCallOfGatedToolGetsEnvelope(t *testing.T) {
 	env := newTestEnv(t, nil)
 	ctx := context.Background()
-	c, err := mcpclient.NewStreamableHttpClient(env.ts.URL + "/mcp")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	if err := c.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.Initialize(ctx, mcp.InitializeRequest{}); err != nil {
-		t.Fatal(err)
-	}
+	c := mcpGoClient(t, ctx, env.ts.URL+"/mcp", "")
 	res, err := c.CallTool(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "testonly__write"}})
 	if err != nil {
 		t.Fatal(err)

@@ -4,9 +4,12 @@ import (
 	"context"
 	"io"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
+	mcpclient "github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/rs/zerolog"
 
 	"github.com/cursus-dev/cursus/handlers"
@@ -89,4 +92,31 @@ func newTestEnv(t *testing.T, env map[string]string) *testEnv {
 	// production).
 	t.Cleanup(func() { _ = srv.stream.Shutdown(context.Background()) })
 	return &testEnv{srv: srv, ts: ts, cfg: cfg}
+}
+
+// mcpGoClient connects the mcp-go client to url (an /mcp or /sse endpoint)
+// and initializes it with protocol version (empty = the client's default).
+// The client is closed when the test ends.
+func mcpGoClient(t *testing.T, ctx context.Context, url, version string) *mcpclient.Client {
+	t.Helper()
+	var c *mcpclient.Client
+	var err error
+	if strings.HasSuffix(url, "/sse") {
+		c, err = mcpclient.NewSSEMCPClient(url)
+	} else {
+		c, err = mcpclient.NewStreamableHttpClient(url)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Initialize(ctx, mcp.InitializeRequest{Params: mcp.InitializeParams{
+		ProtocolVersion: version, ClientInfo: mcp.Implementation{Name: "test", Version: "1"},
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
