@@ -3,6 +3,7 @@ package server
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 
@@ -118,5 +119,17 @@ func handleOpenAPI() http.HandlerFunc {
 	return func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/yaml")
 		_, _ = w.Write(cursus.OpenAPI)
+	}
+}
+
+// handleNoRoute answers a request no route serves. The path is echoed
+// truncated; openapi.yaml lists the routes.
+func handleNoRoute(status int, code, what string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		path := r.URL.Path
+		if len(path) > 200 {
+			path = path[:200] + "…"
+		}
+		writeJSON(w, status, registry.Fail(code, fmt.Sprintf("%s: %s %s (see /openapi.yaml; tools are called with POST /call/<tool>)", what, r.Method, path)).Encode())
 	}
 }

@@ -78,6 +78,20 @@ func TestRESTCall(t *testing.T) {
 	if status != 400 || e["code"] != "invalid_input" || !strings.Contains(e["error"].(string), "phase") {
 		t.Fatalf("bad args: %d %v", status, e)
 	}
+	status, e = postCall(t, base, "", `{}`) // POST /call/ — no tool named
+	if status != 404 || e["code"] != "not_found" {
+		t.Fatalf("no tool: %d %v", status, e)
+	}
+	resp, err := http.Get(base + "/call/tools__help")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wrongMethod map[string]any
+	_ = json.NewDecoder(resp.Body).Decode(&wrongMethod)
+	resp.Body.Close()
+	if resp.StatusCode != 405 || wrongMethod["code"] != "invalid_input" {
+		t.Fatalf("GET /call: %d %v", resp.StatusCode, wrongMethod)
+	}
 	status, e = postCall(t, base, "tools__help", `[1,2]`)
 	if status != 400 || e["code"] != "invalid_input" {
 		t.Fatalf("non-object body: %d %v", status, e)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 
+	"github.com/cursus-dev/cursus/registry"
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
 	mcpserver "github.com/mark3labs/mcp-go/server"
@@ -26,6 +27,10 @@ func (s *Server) routes() http.Handler {
 
 	r := chi.NewRouter()
 	r.Use(middleware.RequestID, tel.observeHTTP, recoverer(s.deps.Logger), checkOrigin(cfg.MCP.AllowedOrigins))
+	// Unknown routes and methods answer with an envelope too, so a client
+	// that reads JSON (e.g. POST /call/ without a tool) gets a clear error.
+	r.NotFound(handleNoRoute(http.StatusNotFound, registry.CodeNotFound, "no such route"))
+	r.MethodNotAllowed(handleNoRoute(http.StatusMethodNotAllowed, registry.CodeInvalidInput, "method not allowed"))
 
 	// Probes and metrics stay unauthenticated.
 	r.Get("/healthz", s.handleHealthz())
