@@ -34,7 +34,7 @@ func catalogNamespace(d *Deps) (registry.Namespace, error) {
 	if d.Steps == nil {
 		return registry.Namespace{}, errors.New("step catalog is not loaded")
 	}
-	stepOnly := registry.Object(map[string]any{"step_name": stepNameSchema, "job_type": jobTypeSchema}, "step_name")
+	stepOnly := stepOnlySchema()
 	return registry.Namespace{
 		Name:        "catalog",
 		Description: "Discover and search step types, their specs, configs and builders.",
@@ -128,6 +128,25 @@ func catalogNamespace(d *Deps) (registry.Namespace, error) {
 
 // lookupStep resolves a step name (any spelling) and applies the job type:
 // an explicit jobType wins over a suffix in the name.
+// stepOnlySchema is the argument schema of tools that take one step:
+// step_name and an optional job_type. requestedStep reads it.
+func stepOnlySchema() map[string]any {
+	return registry.Object(map[string]any{"step_name": stepNameSchema, "job_type": jobTypeSchema}, "step_name")
+}
+
+// requestedStep resolves the step named by a tool's step_name and optional
+// job_type arguments (the stepOnlySchema shape).
+func (d *Deps) requestedStep(req registry.Request) (*steps.Interface, steps.Resolution, []string, error) {
+	var args struct {
+		StepName string `json:"step_name"`
+		JobType  string `json:"job_type"`
+	}
+	if err := req.Bind(&args); err != nil {
+		return nil, steps.Resolution{}, nil, err
+	}
+	return d.lookupStep(args.StepName, args.JobType)
+}
+
 func (d *Deps) lookupStep(name, jobType string) (*steps.Interface, steps.Resolution, []string, error) {
 	r, err := d.Steps.Resolve(name)
 	if err != nil {
@@ -319,14 +338,7 @@ func (d *Deps) catalogSearch(_ context.Context, req registry.Request) (*registry
 }
 
 func (d *Deps) catalogStepInfo(_ context.Context, req registry.Request) (*registry.Result, error) {
-	var args struct {
-		StepName string `json:"step_name"`
-		JobType  string `json:"job_type"`
-	}
-	if err := req.Bind(&args); err != nil {
-		return nil, err
-	}
-	iface, r, warnings, err := d.lookupStep(args.StepName, args.JobType)
+	iface, r, warnings, err := d.requestedStep(req)
 	if err != nil {
 		return nil, err
 	}
@@ -352,21 +364,14 @@ func (d *Deps) catalogStepInfo(_ context.Context, req registry.Request) (*regist
 		"components_available": componentsAvailable(iface), "file_components": files, "framework": detectFramework(iface),
 		"config_extends": nullable(iface.Config.Extends), "strategy": strategy,
 	}
-	return registry.OK(data).WithMeta("step_name", args.StepName).Warn(warnings...).Next(
+	return registry.OK(data).WithMeta("step_name", r.Node).Warn(warnings...).Next(
 		registry.NextStep{Tool: "catalog.step_spec", When: "Next, its ports.", Why: "See what it consumes and produces.", ArgsHint: map[string]any{"step_name": iface.StepType}},
 		registry.NextStep{Tool: "catalog.config_fields", When: "Next, its configuration.", Why: "See what you must configure.", ArgsHint: map[string]any{"step_name": iface.StepType}},
 	), nil
 }
 
 func (d *Deps) catalogStepSpec(_ context.Context, req registry.Request) (*registry.Result, error) {
-	var args struct {
-		StepName string `json:"step_name"`
-		JobType  string `json:"job_type"`
-	}
-	if err := req.Bind(&args); err != nil {
-		return nil, err
-	}
-	iface, _, warnings, err := d.lookupStep(args.StepName, args.JobType)
+	iface, r, warnings, err := d.requestedStep(req)
 	if err != nil {
 		return nil, err
 	}
@@ -393,7 +398,7 @@ func (d *Deps) catalogStepSpec(_ context.Context, req registry.Request) (*regist
 		"job_types": nonNilStrings(iface.JobTypes()), "dependencies": deps, "outputs": outs,
 		"dependency_count": len(deps), "output_count": len(outs),
 	}
-	return registry.OK(data).WithMeta("step_name", args.StepName).Warn(warnings...).Next(
+	return registry.OK(data).WithMeta("step_name", r.Node).Warn(warnings...).Next(
 		registry.NextStep{Tool: "steps.io", When: "You need container paths or property references.", Why: "Joins these ports with the script contract.",
 			ArgsHint: map[string]any{"step_name": iface.StepType}}), nil
 }

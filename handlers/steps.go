@@ -13,7 +13,7 @@ func stepsNamespace(d *Deps) (registry.Namespace, error) {
 	if d.Steps == nil {
 		return registry.Namespace{}, errors.New("step catalog is not loaded")
 	}
-	schema := registry.Object(map[string]any{"step_name": stepNameSchema, "job_type": jobTypeSchema}, "step_name")
+	schema := stepOnlySchema()
 	return registry.Namespace{
 		Name:        "steps",
 		Description: "Container-level view of one step: paths, channels, property references and construction patterns.",
@@ -46,36 +46,22 @@ func stepsNamespace(d *Deps) (registry.Namespace, error) {
 }
 
 func (d *Deps) stepsIO(_ context.Context, req registry.Request) (*registry.Result, error) {
-	var args struct {
-		StepName string `json:"step_name"`
-		JobType  string `json:"job_type"`
-	}
-	if err := req.Bind(&args); err != nil {
-		return nil, err
-	}
-	iface, _, warnings, err := d.lookupStep(args.StepName, args.JobType)
+	iface, r, warnings, err := d.requestedStep(req)
 	if err != nil {
 		return nil, err
 	}
-	return registry.OK(steps.IO(iface)).WithMeta("step_name", args.StepName).Warn(warnings...).Next(
+	return registry.OK(steps.IO(iface)).WithMeta("step_name", r.Node).Warn(warnings...).Next(
 		registry.NextStep{Tool: "steps.patterns", When: "You also need the construction details.", Why: "Shows handler, compute and output paths.",
 			ArgsHint: map[string]any{"step_name": iface.StepType}}), nil
 }
 
 func (d *Deps) stepsPatterns(_ context.Context, req registry.Request) (*registry.Result, error) {
-	var args struct {
-		StepName string `json:"step_name"`
-		JobType  string `json:"job_type"`
-	}
-	if err := req.Bind(&args); err != nil {
-		return nil, err
-	}
-	iface, _, warnings, err := d.lookupStep(args.StepName, args.JobType)
+	iface, r, warnings, err := d.requestedStep(req)
 	if err != nil {
 		return nil, err
 	}
 	v := strategies.Default().Describe(iface)
-	return registry.OK(v).WithMeta("step_name", args.StepName).Warn(warnings...).Next(
+	return registry.OK(v).WithMeta("step_name", r.Node).Warn(warnings...).Next(
 		registry.NextStep{Tool: "strategies.show", When: "You want the strategy's knobs.", Why: "Lists every knob with its default.",
 			ArgsHint: map[string]any{"name": v.Patterns.CreateStep.Name, "axis": v.Patterns.CreateStep.Axis}}), nil
 }
