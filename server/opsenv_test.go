@@ -71,16 +71,7 @@ type opsEnv struct {
 
 func newOpsEnv(t *testing.T, env map[string]string) *opsEnv {
 	t.Helper()
-	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
-	cfg, err := LoadConfig("", lookup)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Workspace.Root = t.TempDir()
-	deps, err := handlers.NewDeps(handlers.Options{WorkspaceRoot: cfg.Workspace.Root})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg, deps := testConfig(t, env)
 	o := &opsEnv{cfg: cfg, logs: &syncBuffer{}, spans: tracetest.NewInMemoryExporter(),
 		execStarted: make(chan struct{}, 8), execRelease: make(chan struct{})}
 	nss := append(handlers.Namespaces(deps), gatedTestNamespace, o.namespace)

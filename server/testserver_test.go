@@ -61,14 +61,9 @@ func gatedTestNamespace() (registry.Namespace, error) {
 	}, nil
 }
 
-// testEnv starts the real router on a loopback httptest server.
-type testEnv struct {
-	srv *Server
-	ts  *httptest.Server
-	cfg Config
-}
-
-func newTestEnv(t *testing.T, env map[string]string) *testEnv {
+// testConfig loads the config the way the server does, from the given
+// environment only, with a fresh workspace, and the handler dependencies.
+func testConfig(t *testing.T, env map[string]string) (Config, *handlers.Deps) {
 	t.Helper()
 	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
 	cfg, err := LoadConfig("", lookup)
@@ -80,6 +75,19 @@ func newTestEnv(t *testing.T, env map[string]string) *testEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return cfg, deps
+}
+
+// testEnv starts the real router on a loopback httptest server.
+type testEnv struct {
+	srv *Server
+	ts  *httptest.Server
+	cfg Config
+}
+
+func newTestEnv(t *testing.T, env map[string]string) *testEnv {
+	t.Helper()
+	cfg, deps := testConfig(t, env)
 	nss := append(handlers.Namespaces(deps), gatedTestNamespace)
 	reg, err := registry.New(registry.Options{Policy: cfg.Policy(), Timeout: cfg.Limits.ToolTimeout, Observer: CallObserver()}, nss...)
 	if err != nil {
