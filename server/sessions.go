@@ -85,10 +85,3 @@ func (m *sessionIDs) Terminate(id string) (isNotAllowed bool, err error) {
 	}
 	return false, nil
 }
-
-// size is the number of ids remembered (for tests).
-func (m *sessionIDs) size() int {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return len(m.live) + len(m.terminated)
-}

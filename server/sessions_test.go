@@ -50,3 +50,10 @@ func TestSessionIDsAreUnique(t *testing.T) {
 		seen[id] = true
 	}
 }
+
+// size is the number of ids remembered.
+func (m *sessionIDs) size() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.live) + len(m.terminated)
+}
