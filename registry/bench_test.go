@@ -39,7 +39,7 @@ func benchPair(b *testing.B, ours, floor func()) {
 
 // BenchmarkCall is registry.Call on a trivial tool against calling the same
 // handler directly: the cost of lookup, gates, schema validation, the
-// deadline goroutine and the envelope metadata.
+// call deadline and the envelope metadata.
 //
 //	go test -run=^$ -bench=BenchmarkCall -count=10 ./registry | tee new.txt; benchstat new.txt
 func BenchmarkCall(b *testing.B) {

@@ -12,7 +12,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 )
 
@@ -296,142 +295,54 @@ func (r *Registry) run(ctx context.Context, t *ToolDef, caller Caller, args map[
 	return r.invoke(ctx, t, args, timeout, rec)
 }
 
-// invoke runs the handler in its own goroutine so a deadline (timeout > 0)
-// is honoured even by a handler that ignores its context, and so a panic
-// is contained. invoke waits for the handler, the deadline and the
-// caller's context in one select, and ends the handler's context itself:
-// that is cheaper than context.WithTimeout, which adds a timer callback
-// and a registration with the caller's context on every call.
-func (r *Registry) invoke(parent context.Context, t *ToolDef, args map[string]any, timeout time.Duration, rec *CallRecord) *Result {
-	type outcome struct {
-		res   *Result
-		err   error
-		panic any
-		stack []byte
-	}
+// invoke runs the handler on the caller's goroutine under a context that
+// ends at the tool's deadline (or the caller's, if earlier) and when the
+// caller cancels. Handlers honour their context: every one that blocks or
+// loops over caller-sized input checks it, so a call ends promptly at its
+// deadline. A handler that ignores it still gets `timeout` for an answer,
+// only late; running every call in a goroutine of its own to answer on
+// time regardless would cost a goroutine hand-off per call (a third of a
+// trivial call's server time, see BenchmarkCall) while the runaway
+// handler kept running anyway.
+func (r *Registry) invoke(parent context.Context, t *ToolDef, args map[string]any, timeout time.Duration, rec *CallRecord) (res *Result) {
 	ctx := parent
-	var cc *callCtx
-	var expired <-chan time.Time
 	if timeout > 0 {
-		cc = newCallCtx(parent, time.Now().Add(timeout))
-		// Like the cancel of context.WithTimeout: whatever the handler
-		// started sees its context end when the call is over.
-		defer cc.cancel(context.Canceled)
-		timer := timers.Get().(*time.Timer)
-		timer.Reset(timeout)
-		defer func() {
-			timer.Stop()
-			timers.Put(timer)
-		}()
-		ctx, expired = cc, timer.C
-		if d, ok := parent.Deadline(); ok && d.Before(cc.deadline) {
-			// The caller's own deadline comes first and ends parent.
-			expired = nil
-		}
-		defer func() {
-			// Tell the handler why its context ended, as context.WithTimeout would.
-			select {
-			case <-parent.Done():
-				cc.cancel(parent.Err())
-			default:
-			}
-		}()
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(parent, timeout)
+		defer cancel()
 	}
-	done := make(chan outcome, 1)
-	go func() {
-		defer func() {
-			if v := recover(); v != nil {
-				done <- outcome{panic: v, stack: debug.Stack()}
-			}
-		}()
-		res, err := t.Handler(ctx, Request{Tool: t.Name, Args: args, Registry: r})
-		done <- outcome{res: res, err: err}
-	}()
-	select {
-	case <-expired:
-		cc.cancel(context.DeadlineExceeded)
-		return timeoutError(t.Name)
-	case o := <-done:
-		switch {
-		case o.panic != nil:
-			rec.Panic, rec.Stack = o.panic, o.stack
-			return internalError(t.Name)
-		case o.err != nil:
-			var te *ToolError
-			if errors.As(o.err, &te) {
-				return te.result()
-			}
-			if errors.Is(o.err, context.DeadlineExceeded) {
-				return timeoutError(t.Name)
-			}
-			rec.Err = o.err
-			return internalError(t.Name)
-		case o.res == nil:
-			return OK(nil)
-		default:
-			return o.res
+	defer func() {
+		if v := recover(); v != nil {
+			rec.Panic, rec.Stack = v, debug.Stack()
+			res = internalError(t.Name)
 		}
-	case <-parent.Done():
-		if errors.Is(parent.Err(), context.DeadlineExceeded) {
+	}()
+	out, err := t.Handler(ctx, Request{Tool: t.Name, Args: args, Registry: r})
+	if ctx.Err() != nil {
+		// The call ended while the handler ran: whatever it returned is
+		// not the answer the caller waited for.
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			return timeoutError(t.Name)
 		}
 		return Fail(CodeToolError, fmt.Sprintf("tool '%s' was cancelled by the caller", t.Name))
 	}
-}
-
-// timers are reused across calls; since Go 1.23 a stopped timer's channel
-// holds no stale tick, so Reset after Stop is safe.
-var timers = sync.Pool{New: func() any {
-	t := time.NewTimer(time.Hour)
-	t.Stop()
-	return t
-}}
-
-// callCtx is a handler's context when the call has a deadline: the
-// caller's values, the earlier of the two deadlines, and a Done channel
-// that invoke closes. The caller's context is wrapped with
-// context.WithoutCancel so context.Cause reports this context's error,
-// not the caller's.
-type callCtx struct {
-	context.Context
-	parent   context.Context
-	deadline time.Time
-	done     chan struct{}
-
-	mu  sync.Mutex
-	err error
-}
-
-func newCallCtx(parent context.Context, deadline time.Time) *callCtx {
-	return &callCtx{Context: context.WithoutCancel(parent), parent: parent, deadline: deadline, done: make(chan struct{})}
-}
-
-func (c *callCtx) Deadline() (time.Time, bool) {
-	if d, ok := c.parent.Deadline(); ok && d.Before(c.deadline) {
-		return d, true
-	}
-	return c.deadline, true
-}
-
-func (c *callCtx) Done() <-chan struct{} { return c.done }
-
-func (c *callCtx) Err() error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.err
-}
-
-// cancel ends the context with err; only the first call counts.
-func (c *callCtx) cancel(err error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.err == nil {
-		c.err = err
-		close(c.done)
+	switch {
+	case err != nil:
+		var te *ToolError
+		if errors.As(err, &te) {
+			return te.result()
+		}
+		if errors.Is(err, context.DeadlineExceeded) {
+			return timeoutError(t.Name)
+		}
+		rec.Err = err
+		return internalError(t.Name)
+	case out == nil:
+		return OK(nil)
+	default:
+		return out
 	}
 }
-
-func (c *callCtx) String() string { return "registry.callCtx" }
 
 func internalError(tool string) *Result {
 	return Fail(CodeInternal, fmt.Sprintf("tool '%s' failed unexpectedly; the server log has the details", tool))

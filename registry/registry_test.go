@@ -119,11 +119,14 @@ func TestCallContainsPanicsAndErrors(t *testing.T) {
 	}
 }
 
+// TestCallTimeout: a handler that ignores its context runs to its end,
+// and the call still answers timeout, not the result that came too late.
 func TestCallTimeout(t *testing.T) {
-	block := make(chan struct{})
-	defer close(block)
-	r := newReg(t, Options{PerToolTimeout: map[string]time.Duration{"t.slow": 20 * time.Millisecond}},
-		tool("t.slow", func(ctx context.Context, _ Request) (*Result, error) { <-block; return OK(nil), nil }))
+	r := newReg(t, Options{PerToolTimeout: map[string]time.Duration{"t.slow": 10 * time.Millisecond}},
+		tool("t.slow", func(context.Context, Request) (*Result, error) {
+			time.Sleep(40 * time.Millisecond)
+			return OK(map[string]any{"late": true}), nil
+		}))
 	if res := r.Call(context.Background(), "t.slow", map[string]any{"name": "x"}); res.Code != CodeTimeout {
 		t.Fatalf("code = %s", res.Code)
 	}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -12,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -172,16 +174,20 @@ func BenchmarkRESTCall(b *testing.B) {
 
 // BenchmarkMCPCall is tools/call bench__noop over streamable HTTP through
 // our server against a minimal stateless mcp-go server with one no-op tool,
-// using the same mcp-go client (one initialized client per worker).
+// using the same mcp-go client (one initialized client per worker). Like
+// the REST floor, the floor's tool answers with the result ours gives (the
+// envelope as text and as structuredContent), so the client does the same
+// work for both and the ratio measures the server stack alone.
 func BenchmarkMCPCall(b *testing.B) {
 	ours := benchServer(b)
+	hc := benchClient(64)
+	envelope := benchEnvelope(b, ours.URL+"/mcp", hc)
 	s := mcpserver.NewMCPServer("floor", "1", mcpserver.WithToolCapabilities(false))
-	s.AddTool(mcp.NewTool("bench__noop", mcp.WithString("name")), func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		return mcp.NewToolResultText(`{"ok":true,"data":{"name":"` + req.GetString("name", "") + `"}}`), nil
+	s.AddTool(mcp.NewTool("bench__noop", mcp.WithString("name")), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent(envelope)}, StructuredContent: json.RawMessage(envelope)}, nil
 	})
 	floor := httptest.NewServer(mcpserver.NewStreamableHTTPServer(s, mcpserver.WithStateLess(true)))
 	defer floor.Close()
-	hc := benchClient(64)
 	connect := func(url string) *mcpclient.Client {
 		tr, err := transport.NewStreamableHTTP(url, transport.WithHTTPBasicClient(hc))
 		if err != nil {
@@ -219,6 +225,33 @@ func BenchmarkMCPCall(b *testing.B) {
 			benchPairConcurrent(b, clients, call(ours.URL+"/mcp"), call(floor.URL))
 		})
 	}
+}
+
+// benchEnvelope is the envelope text our server returns for the
+// benchmark's call, read over raw HTTP.
+func benchEnvelope(b *testing.B, url string, hc *http.Client) string {
+	b.Helper()
+	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"bench__noop","arguments":{"name":"x"}}}`))
+	if err != nil {
+		b.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := hc.Do(req)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var msg struct {
+		Result struct {
+			Content []struct{ Text string } `json:"content"`
+		} `json:"result"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&msg); err != nil || len(msg.Result.Content) != 1 {
+		b.Fatalf("tools/call answered %d: %v %+v", resp.StatusCode, err, msg)
+	}
+	return msg.Result.Content[0].Text
 }
 
 var (
