@@ -39,6 +39,9 @@ func (p Policy) Gate(t *ToolDef) (enabled bool, setting string) {
 }
 
 func matches(list []string, t *ToolDef) bool {
+	if len(list) == 0 {
+		return false
+	}
 	return slices.Contains(list, t.Name) || slices.Contains(list, t.WireName()) || slices.Contains(list, t.Namespace())
 }
 

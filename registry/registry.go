@@ -59,6 +59,7 @@ type Options struct {
 type Registry struct {
 	opts       Options
 	tools      map[string]*entry
+	byWireName map[string]*entry
 	sorted     []*ToolDef
 	namespaces map[string]string
 	skipped    []error
@@ -74,7 +75,7 @@ var noAutoHelp = map[string]bool{"tools": true}
 
 // New assembles a registry from namespaces in the given order.
 func New(opts Options, namespaces ...NamespaceFunc) (*Registry, error) {
-	r := &Registry{opts: opts, tools: map[string]*entry{}, namespaces: map[string]string{}}
+	r := &Registry{opts: opts, tools: map[string]*entry{}, byWireName: map[string]*entry{}, namespaces: map[string]string{}}
 	for _, build := range namespaces {
 		ns, err := safeBuild(build)
 		if err != nil {
@@ -160,7 +161,9 @@ func (r *Registry) add(t ToolDef) error {
 	if err != nil {
 		return err
 	}
-	r.tools[t.Name] = &entry{def: t, validator: v}
+	e := &entry{def: t, validator: v}
+	r.tools[t.Name] = e
+	r.byWireName[t.WireName()] = e
 	return nil
 }
 
@@ -198,10 +201,8 @@ func (r *Registry) Lookup(name string) (*ToolDef, bool) {
 	if e, ok := r.tools[name]; ok {
 		return &e.def, true
 	}
-	if strings.Contains(name, "__") {
-		if e, ok := r.tools[strings.ReplaceAll(name, "__", ".")]; ok {
-			return &e.def, true
-		}
+	if e, ok := r.byWireName[name]; ok {
+		return &e.def, true
 	}
 	return nil, false
 }
@@ -363,22 +364,21 @@ func (r *Registry) names() []string {
 
 // DecodeArgs parses a JSON arguments body. An empty body means {}.
 func DecodeArgs(body []byte) (map[string]any, *Result) {
-	if len(bytes.TrimSpace(body)) == 0 {
+	trimmed := bytes.TrimSpace(body)
+	if len(trimmed) == 0 {
 		return map[string]any{}, nil
 	}
-	var v any
-	dec := json.NewDecoder(bytes.NewReader(body))
-	if err := dec.Decode(&v); err != nil {
-		return nil, Fail(CodeInvalidInput, "arguments must be a JSON object: "+err.Error())
-	}
-	if dec.More() {
-		return nil, Fail(CodeInvalidInput, "arguments must be a single JSON object")
-	}
-	m, ok := v.(map[string]any)
-	if !ok {
+	if trimmed[0] != '{' {
 		return nil, Fail(CodeInvalidInput, "arguments must be a JSON object")
 	}
-	return m, nil
+	// json.Unmarshal rejects anything after the object too. Decoding into
+	// an interface (not a map) takes encoding/json's path without
+	// reflection.
+	var v any
+	if err := json.Unmarshal(trimmed, &v); err != nil {
+		return nil, Fail(CodeInvalidInput, "arguments must be a single JSON object: "+err.Error())
+	}
+	return v.(map[string]any), nil
 }
 
 func (r *Registry) namespaceHelp(ns string) ToolDef {

@@ -228,7 +228,7 @@ func TestRenderDescriptionAndAnnotations(t *testing.T) {
 }
 
 func TestDecodeArgs(t *testing.T) {
-	for body, ok := range map[string]bool{"": true, "  ": true, "{}": true, `{"a":1}`: true, "[]": false, "3": false, "{": false, "{} {}": false} {
+	for body, ok := range map[string]bool{"": true, "  ": true, "{}": true, `{"a":1}`: true, "[]": false, "3": false, "null": false, "{": false, "{} {}": false, `{"a":1}x`: false, ` {"a":[1,{"b":null}]} `: true} {
 		_, bad := DecodeArgs([]byte(body))
 		if (bad == nil) != ok {
 			t.Errorf("DecodeArgs(%q) ok=%v", body, bad == nil)

@@ -17,7 +17,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/go-chi/chi/v5/middleware"
 	"github.com/rs/zerolog"
 
 	"github.com/cursus-dev/cursus/registry"
@@ -91,7 +90,7 @@ func (a *authenticator) authenticate(r *http.Request) (identity, error) {
 			return id, nil
 		}
 		// The reason helps operators; the token itself is never logged.
-		a.log.Debug().Err(err).Str("request_id", middleware.GetReqID(r.Context())).Msg("jwt rejected")
+		a.log.Debug().Err(err).Str("request_id", requestIDFrom(r.Context())).Msg("jwt rejected")
 	}
 	return identity{}, errBadCredentials
 }
@@ -117,12 +116,10 @@ func (a *authenticator) middleware(m *metrics) func(http.Handler) http.Handler {
 					"authentication required: send a valid token as 'Authorization: Bearer <token>'").Encode())
 				return
 			}
-			if st := stateFrom(r.Context()); st != nil {
-				st.setPrincipal(id.principal)
-			}
-			c := registry.CallerFrom(r.Context())
-			c.Principal, c.Scopes = id.principal, id.scopes
-			next.ServeHTTP(w, r.WithContext(registry.WithCaller(r.Context(), c)))
+			// remoteCaller, on every authenticated route, makes the identity
+			// the caller's.
+			stateFrom(r.Context()).setIdentity(id)
+			next.ServeHTTP(w, r)
 		})
 	}
 }

@@ -138,14 +138,11 @@ func (g *guards) restCallGuard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
 		name := chi.URLParam(r, "tool")
-		var args map[string]any
-		if st := stateFrom(ctx); st != nil {
-			// A bad body is the handler's to report; it reuses this decode.
-			st.args, st.argsBad = registry.DecodeArgs(st.body)
-			st.argsRead = true
-			args = st.args
-		}
-		ctx = withCallInfo(ctx, &callInfo{argv: args, argCap: g.argCap})
+		st := stateFrom(ctx)
+		// A bad body is the handler's to report; it reuses this decode.
+		st.args, st.argsBad = registry.DecodeArgs(st.body)
+		args := st.args
+		st.call = &callInfo{argv: args, argCap: g.argCap}
 		caller := registry.CallerFrom(ctx)
 		if def, ok := g.reg.Lookup(name); ok && g.auth != nil && caller.Scopes != nil {
 			if enabled, _ := g.reg.Enabled(caller, def); enabled && !slices.Contains(caller.Scopes, registry.RequiredScope(def)) {
@@ -164,7 +161,7 @@ func (g *guards) restCallGuard(next http.Handler) http.Handler {
 			return
 		}
 		defer release()
-		next.ServeHTTP(w, r.WithContext(ctx))
+		next.ServeHTTP(w, r)
 	})
 }
 

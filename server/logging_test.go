@@ -1,6 +1,8 @@
 package server
 
 import (
+	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -71,10 +73,97 @@ func TestSummarizeArgs(t *testing.T) {
 	if got != `{"client_secret":"[redacted]","list":["a"],"n":1}` {
 		t.Errorf("summary %s", got)
 	}
+	wide := map[string]any{}
+	for i := range 18 {
+		wide[fmt.Sprintf("k%02d", i)] = float64(i)
+	}
+	items := make([]any, 18)
+	for i := range items {
+		items[i] = true
+	}
+	mixed := map[string]any{
+		"quote": "say \"hi\"\n", "big": 123456789.0, "half": 0.5, "tiny": 1e-9, "none": nil,
+		"deep":  map[string]any{"a": map[string]any{"b": map[string]any{"c": map[string]any{"d": 1.0}}}},
+		"items": items, "wide": wide, "X-Api-Key": "k", "long": strings.Repeat("x", 70),
+	}
+	got = summarizeArgs(mixed, 4096)
+	want := `{"X-Api-Key":"[redacted]","big":123456789,"deep":{"a":{"b":{"c":"{…}"}}},"half":0.5,` +
+		`"items":[true,true,true,true,true,true,true,true,true,true,true,true,true,true,true,true,"… 2 more items"],` +
+		`"long":"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx…(70 bytes)","none":null,"quote":"say \"hi\"\n","tiny":1e-09,` +
+		`"wide":{"k00":0,"k01":1,"k02":2,"k03":3,"k04":4,"k05":5,"k06":6,"k07":7,"k08":8,"k09":9,"k10":10,"k11":11,"k12":12,"k13":13,"k14":14,"k15":15,"…":"2 more keys"}}`
+	if got != want || !json.Valid([]byte(got)) {
+		t.Errorf("summary\n got %s\nwant %s", got, want)
+	}
 	if got := summarizeArgs(map[string]any{"k": strings.Repeat("é", 100)}, 20); len(got) > 20+len("…") || !strings.HasSuffix(got, "…") {
 		t.Errorf("capped summary %q", got)
 	}
 	if summarizeArgs(nil, 100) != "" || summarizeArgs(map[string]any{"a": 1.0}, 0) != "" {
 		t.Error("nil args or a zero cap must log nothing")
+	}
+}
+
+// TestRequestIDs: every response names its request id, the log lines of
+// the request carry it, and a caller's own short id is kept (so a proxy's
+// id ties our lines to its own) while anything else is replaced.
+func TestRequestIDs(t *testing.T) {
+	o := newOpsEnv(t, nil)
+	ids := map[string]string{}
+	for _, sent := range []string{"", "proxy-7f3a:42", "has space", strings.Repeat("x", 129)} {
+		h := map[string]string{}
+		if sent != "" {
+			h["X-Request-Id"] = sent
+		}
+		resp, _ := o.call(t, "opstest.echo", `{}`, h)
+		got := resp.Header.Get("X-Request-Id")
+		switch {
+		case sent == "proxy-7f3a:42" && got != sent:
+			t.Errorf("caller id %q answered as %q", sent, got)
+		case sent != "proxy-7f3a:42" && (got == "" || got == sent || len(got) > 128):
+			t.Errorf("sent %q, got %q; want a fresh id", sent, got)
+		}
+		ids[got] = sent
+	}
+	if len(ids) != 4 {
+		t.Fatalf("ids not unique: %v", ids)
+	}
+	lines := map[string]int{}
+	for _, l := range o.logs.lines(t) {
+		if id, _ := l["request_id"].(string); id != "" && (l["message"] == "tool call" || l["message"] == "http request") {
+			lines[id]++
+		}
+	}
+	for id := range ids {
+		if lines[id] != 2 {
+			t.Errorf("request %q has %d of its 2 log lines", id, lines[id])
+		}
+	}
+}
+
+// TestMCPRequestLines: an MCP request logs one HTTP line naming its
+// JSON-RPC method (and error, when it failed), and the call its tool-call
+// line; mcp-go's own per-message lines stay off. (A method mcp-go does not
+// know reaches no hook, so its line names none.)
+func TestMCPRequestLines(t *testing.T) {
+	o := newOpsEnv(t, nil)
+	o.rpc(t, 1, "tools/list", map[string]any{}, nil)
+	o.rpc(t, 2, "tools/call", map[string]any{"name": "opstest__echo", "arguments": map[string]any{}}, nil)
+	o.rpc(t, 3, "tools/call", map[string]any{"name": "no_such_tool"}, nil)
+	o.rpc(t, 4, "no/such_method", map[string]any{}, nil)
+	var methods, errs []string
+	for _, l := range o.logs.lines(t) {
+		switch l["message"] {
+		case "http request":
+			m, _ := l["mcp_method"].(string)
+			e, _ := l["mcp_error"].(string)
+			methods, errs = append(methods, m), append(errs, e)
+		case "mcp.request", "mcp.tool":
+			t.Errorf("mcp-go line logged: %v", l)
+		}
+	}
+	if strings.Join(methods, " ") != "tools/list tools/call tools/call " {
+		t.Errorf("methods on the request lines: %q", methods)
+	}
+	if errs[0] != "" || errs[1] != "" || !strings.Contains(errs[2], "no_such_tool") || errs[3] != "" {
+		t.Errorf("errors on the request lines: %q", errs)
 	}
 }

@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"encoding/json"
-	"log/slog"
 	"net/http"
 	"time"
 
@@ -21,8 +20,10 @@ const serverInstructions = "cursus builds Amazon SageMaker pipelines from a DAG 
 // through registry.Call, so gates, validation and envelopes are the same as
 // over REST. Gated tools are left out of tools/list but still registered,
 // so a call to one gets the tool_disabled envelope instead of a bare
-// "tool not found".
-func NewMCPServer(reg *registry.Registry, prompts []registry.Prompt, logger *slog.Logger) *mcpserver.MCPServer {
+// "tool not found". mcp-go's own per-message log lines are left off: the
+// HTTP request line names the JSON-RPC method and error (see mcpLogHooks)
+// and the tool-call line covers the call.
+func NewMCPServer(reg *registry.Registry, prompts []registry.Prompt) *mcpserver.MCPServer {
 	hooks := &mcpserver.Hooks{}
 	hooks.AddAfterListTools(func(ctx context.Context, _ any, _ *mcp.ListToolsRequest, result *mcp.ListToolsResult) {
 		caller := callerForMCP(ctx)
@@ -41,9 +42,6 @@ func NewMCPServer(reg *registry.Registry, prompts []registry.Prompt, logger *slo
 		mcpserver.WithRecovery(),
 		mcpserver.WithHooks(hooks),
 		mcpserver.WithInstructions(serverInstructions),
-	}
-	if logger != nil {
-		opts = append(opts, mcpserver.WithLogger(logger))
 	}
 	if len(prompts) > 0 {
 		opts = append(opts, mcpserver.WithPromptCapabilities(false))

@@ -7,22 +7,20 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/go-chi/chi/v5/middleware"
 	"github.com/rs/zerolog"
 
 	"github.com/cursus-dev/cursus/registry"
 )
 
 // remoteCaller marks requests as coming from a remote caller on the given
-// transport, so gates apply. Authentication, when configured, adds the
-// principal and scopes.
+// transport, so gates apply, with the principal and scopes authentication
+// found. observeHTTP (for the request state) runs before it.
 func remoteCaller(transport string) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			c := registry.CallerFrom(r.Context())
-			c.Remote = true
-			c.Transport = transport
-			c.RequestID = middleware.GetReqID(r.Context())
+			st := stateFrom(r.Context())
+			id := st.getIdentity()
+			c := registry.Caller{Remote: true, Transport: transport, Principal: id.principal, Scopes: id.scopes, RequestID: st.requestID}
 			next.ServeHTTP(w, r.WithContext(registry.WithCaller(r.Context(), c)))
 		})
 	}

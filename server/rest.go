@@ -2,9 +2,7 @@ package server
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"net/http"
 
 	"github.com/go-chi/chi/v5"
@@ -39,25 +37,11 @@ func statusFor(res *registry.Result) int {
 }
 
 // handleCall runs POST /call/{tool}: body = arguments, response = envelope.
+// restCallGuard, on this route, has decoded the body into the request state.
 func (s *Server) handleCall() http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		name := chi.URLParam(r, "tool")
-		if st := stateFrom(r.Context()); st != nil && st.argsRead {
-			s.callAndWrite(w, r, name, st.args, st.argsBad)
-			return
-		}
-		body, err := io.ReadAll(r.Body)
-		if err != nil {
-			var tooBig *http.MaxBytesError
-			if errors.As(err, &tooBig) {
-				writeJSON(w, http.StatusRequestEntityTooLarge, registry.Fail(registry.CodeInvalidInput, "request body too large").WithMeta("tool", name).Encode())
-				return
-			}
-			writeJSON(w, http.StatusBadRequest, registry.Fail(registry.CodeInvalidInput, "could not read request body").Encode())
-			return
-		}
-		args, bad := registry.DecodeArgs(body)
-		s.callAndWrite(w, r, name, args, bad)
+		st := stateFrom(r.Context())
+		s.callAndWrite(w, r, chi.URLParam(r, "tool"), st.args, st.argsBad)
 	}
 }
 

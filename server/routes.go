@@ -6,7 +6,7 @@ import (
 
 	"github.com/cursus-dev/cursus/registry"
 	"github.com/go-chi/chi/v5"
-	"github.com/go-chi/chi/v5/middleware"
+	"github.com/mark3labs/mcp-go/mcp"
 	mcpserver "github.com/mark3labs/mcp-go/server"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
@@ -18,15 +18,26 @@ func (s *Server) routes() http.Handler {
 	auth := newAuthenticator(cfg, s.deps.Logger)
 	g := newGuards(s.deps.Registry, cfg, auth, tel.metrics)
 
-	// NewMCPServer always installs hooks; these only count sessions.
+	// NewMCPServer always installs hooks; these count sessions and give the
+	// HTTP request line the JSON-RPC method and error.
 	if hooks := s.mcp.GetHooks(); hooks != nil {
 		hooks.AddOnRegisterSession(func(context.Context, mcpserver.ClientSession) { tel.metrics.mcpSessions.Inc() })
 		hooks.AddOnUnregisterSession(func(context.Context, mcpserver.ClientSession) { tel.metrics.mcpSessions.Dec() })
+		hooks.AddBeforeAny(func(ctx context.Context, _ any, method mcp.MCPMethod, _ any) {
+			if st := stateFrom(ctx); st != nil {
+				st.noteMCP(string(method), nil)
+			}
+		})
+		hooks.AddOnError(func(ctx context.Context, _ any, method mcp.MCPMethod, _ any, err error) {
+			if st := stateFrom(ctx); st != nil {
+				st.noteMCP(string(method), err)
+			}
+		})
 	}
 	s.mcp.Use(g.mcpCallGuard)
 
 	r := chi.NewRouter()
-	r.Use(middleware.RequestID, tel.observeHTTP, recoverer(s.deps.Logger), checkOrigin(cfg.MCP.AllowedOrigins))
+	r.Use(tel.observeHTTP, recoverer(s.deps.Logger), checkOrigin(cfg.MCP.AllowedOrigins))
 	// Unknown routes and methods answer with an envelope too, so a client
 	// that reads JSON (e.g. POST /call/ without a tool) gets a clear error.
 	r.NotFound(handleNoRoute(http.StatusNotFound, registry.CodeNotFound, "no such route"))

@@ -44,7 +44,7 @@ type Server struct {
 func NewServer(deps Deps) *Server {
 	s := &Server{deps: deps}
 	logger := slog.New(zerolog.NewSlogHandler(deps.Logger))
-	s.mcp = NewMCPServer(deps.Registry, deps.Prompts, logger)
+	s.mcp = NewMCPServer(deps.Registry, deps.Prompts)
 	streamOpts := []mcpserver.StreamableHTTPOption{
 		mcpserver.WithHTTPContextFunc(withMCPCaller),
 		mcpserver.WithStreamableHTTPLogger(logger),

@@ -2,8 +2,13 @@ package server
 
 import (
 	"context"
+	"crypto/rand"
 	"net/http"
+	"os"
+	"strconv"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -64,32 +69,57 @@ func newTelemetry(deps Deps) *telemetry {
 // requestState is what the middleware layers learn about one HTTP request
 // and share with each other and with the tool-call observer.
 type requestState struct {
-	tel *telemetry
+	tel       *telemetry
+	requestID string
 
-	mu        sync.Mutex
-	principal string
+	mu       sync.Mutex
+	identity identity // from authentication; zero when auth is off
+	// call is the tool call of a REST request, set by its guard (an MCP
+	// request may carry several calls; each has its callInfo in ctx).
+	call *callInfo
 	// MCP facts from headers, when present.
 	protocolVersion string
 	sessionID       string
+	// The JSON-RPC method(s) of an MCP request and the first error.
+	mcpMethods string
+	mcpError   string
 	// body is the request body, read once by readBody (POST only).
 	body []byte
 	// args is body decoded as tool arguments by the REST guard (or the
 	// failure to decode it), so the handler does not decode it again.
-	args     map[string]any
-	argsBad  *registry.Result
-	argsRead bool
+	args    map[string]any
+	argsBad *registry.Result
 }
 
-func (s *requestState) setPrincipal(p string) {
+// setIdentity records who authenticated the request; remoteCaller makes
+// it the caller of the request's tool calls.
+func (s *requestState) setIdentity(id identity) {
 	s.mu.Lock()
-	s.principal = p
+	s.identity = id
 	s.mu.Unlock()
 }
 
-func (s *requestState) getPrincipal() string {
+func (s *requestState) getIdentity() identity {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.principal
+	return s.identity
+}
+
+// noteMCP records a JSON-RPC method the request carried (a batch carries
+// several) and the first error one of them ended with.
+func (s *requestState) noteMCP(method string, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err != nil {
+		if s.mcpError == "" {
+			s.mcpError = err.Error()
+		}
+		return
+	}
+	if s.mcpMethods != "" {
+		method = s.mcpMethods + "," + method
+	}
+	s.mcpMethods = method
 }
 
 type requestStateKey struct{}
@@ -97,6 +127,45 @@ type requestStateKey struct{}
 func stateFrom(ctx context.Context) *requestState {
 	s, _ := ctx.Value(requestStateKey{}).(*requestState)
 	return s
+}
+
+// requestIDFrom is the id observeHTTP gave the request in ctx ("" outside
+// an HTTP request).
+func requestIDFrom(ctx context.Context) string {
+	if s := stateFrom(ctx); s != nil {
+		return s.requestID
+	}
+	return ""
+}
+
+const requestIDHeader = "X-Request-Id"
+
+// requestIDPrefix makes ids unique across replicas and restarts; a
+// counter makes them unique within this process.
+var (
+	requestIDPrefix = newRequestIDPrefix()
+	requestCounter  atomic.Uint64
+)
+
+func newRequestIDPrefix() string {
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "localhost"
+	}
+	return host + "/" + rand.Text()[:10] + "-"
+}
+
+// requestID is the caller's X-Request-Id when it is a short token (so a
+// proxy's id ties our log lines to its own), otherwise a new one.
+func requestID(r *http.Request) string {
+	if id := r.Header.Get(requestIDHeader); id != "" && len(id) <= 128 && !strings.ContainsFunc(id, notIDChar) {
+		return id
+	}
+	return requestIDPrefix + strconv.FormatUint(requestCounter.Add(1), 10)
+}
+
+func notIDChar(c rune) bool {
+	return !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune("-_.:/+=", c))
 }
 
 // callInfo is what a front end knows about a call before the registry
@@ -125,11 +194,13 @@ func withCallInfo(ctx context.Context, c *callInfo) context.Context {
 }
 
 func callInfoFrom(ctx context.Context) *callInfo {
-	c, _ := ctx.Value(callInfoKey{}).(*callInfo)
-	if c == nil {
-		return &callInfo{}
+	if c, ok := ctx.Value(callInfoKey{}).(*callInfo); ok {
+		return c
 	}
-	return c
+	if st := stateFrom(ctx); st != nil && st.call != nil {
+		return st.call
+	}
+	return &callInfo{}
 }
 
 // CallObserver is the registry observer that reports tool calls to the
@@ -276,14 +347,15 @@ func principalOf(c registry.Caller) string {
 	return c.Principal
 }
 
-// observeHTTP is the outermost middleware after the request id: it starts
-// the request span (trace context from the traceparent header), counts
-// the request by route pattern and status, and logs one line when the
-// request ends. Its response writer keeps http.Flusher, which SSE needs.
+// observeHTTP is the outermost middleware: it gives the request its id
+// (echoed in X-Request-Id), starts the request span (trace context from
+// the traceparent header), counts the request by route pattern and
+// status, and logs one line when the request ends. Its response writer
+// keeps http.Flusher, which SSE needs.
 func (t *telemetry) observeHTTP(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		st := &requestState{tel: t}
+		st := &requestState{tel: t, requestID: requestID(r)}
 		if r.URL.Path == "/mcp" || r.URL.Path == "/message" {
 			st.protocolVersion = r.Header.Get("MCP-Protocol-Version")
 			st.sessionID = r.Header.Get("Mcp-Session-Id")
@@ -302,9 +374,7 @@ func (t *telemetry) observeHTTP(next http.Handler) http.Handler {
 			span = trace.SpanFromContext(ctx)
 		}
 		ctx = context.WithValue(ctx, requestStateKey{}, st)
-		if id := middleware.GetReqID(ctx); id != "" {
-			w.Header().Set("X-Request-Id", id)
-		}
+		w.Header().Set(requestIDHeader, st.requestID)
 		ww := middleware.NewWrapResponseWriter(w, r.ProtoMajor)
 		defer func() {
 			status := ww.Status()
@@ -329,11 +399,19 @@ func (t *telemetry) observeHTTP(next http.Handler) http.Handler {
 			if ev == nil {
 				return
 			}
-			ev.Str("request_id", middleware.GetReqID(ctx)).
+			ev.Str("request_id", st.requestID).
 				Str("method", r.Method).Str("route", route).Int("status", status).
 				Int("bytes", ww.BytesWritten()).
 				Float64("duration_ms", float64(d.Microseconds())/1000).
-				Str("principal", principalOrAnonymous(st.getPrincipal()))
+				Str("principal", principalOrAnonymous(st.getIdentity().principal))
+			st.mu.Lock()
+			if st.mcpMethods != "" {
+				ev.Str("mcp_method", st.mcpMethods)
+			}
+			if st.mcpError != "" {
+				ev.Str("mcp_error", st.mcpError)
+			}
+			st.mu.Unlock()
 			if sc := span.SpanContext(); sc.IsValid() {
 				ev.Str("trace_id", sc.TraceID().String())
 			}
