@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"sync"
 )
 
 // Error codes: machine-readable and stable. Add one only with a test.
@@ -141,14 +142,36 @@ func (r *Result) MarshalJSON() ([]byte, error) {
 
 // marshalNoEscape encodes like json.Marshal but leaves <, > and & alone:
 // envelopes carry scripts and S3 paths, and agents read them verbatim.
+// Every call encodes an envelope, so encoders and their buffers are reused.
 func marshalNoEscape(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	e := envelopeEncoders.Get().(*envelopeEncoder)
+	defer e.release()
+	if err := e.enc.Encode(v); err != nil {
 		return nil, err
 	}
-	return bytes.TrimRight(buf.Bytes(), "\n"), nil
+	return bytes.Clone(bytes.TrimRight(e.buf.Bytes(), "\n")), nil
+}
+
+type envelopeEncoder struct {
+	buf bytes.Buffer
+	enc *json.Encoder
+}
+
+var envelopeEncoders = sync.Pool{New: func() any {
+	e := &envelopeEncoder{}
+	e.enc = json.NewEncoder(&e.buf)
+	e.enc.SetEscapeHTML(false)
+	return e
+}}
+
+// release returns e to the pool unless a large envelope grew its buffer:
+// one big result must not pin its memory for the life of the process.
+func (e *envelopeEncoder) release() {
+	if e.buf.Cap() > 64<<10 {
+		return
+	}
+	e.buf.Reset()
+	envelopeEncoders.Put(e)
 }
 
 // Encode returns the envelope's wire bytes.

@@ -81,7 +81,7 @@ func (g *guards) readBody(next http.Handler) http.Handler {
 // rateKey is whom a request is charged to: the authenticated principal, or
 // the client address when authentication is off.
 func rateKey(r *http.Request) string {
-	if p := registry.CallerFrom(r.Context()).Principal; p != "" {
+	if p := stateFrom(r.Context()).getIdentity().principal; p != "" {
 		return "principal:" + p
 	}
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
@@ -143,7 +143,7 @@ func (g *guards) restCallGuard(next http.Handler) http.Handler {
 		st.args, st.argsBad = registry.DecodeArgs(st.body)
 		args := st.args
 		st.call = &callInfo{argv: args, argCap: g.argCap}
-		caller := registry.CallerFrom(ctx)
+		caller := st.caller()
 		if def, ok := g.reg.Lookup(name); ok && g.auth != nil && caller.Scopes != nil {
 			if enabled, _ := g.reg.Enabled(caller, def); enabled && !slices.Contains(caller.Scopes, registry.RequiredScope(def)) {
 				w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer error="insufficient_scope", scope=%q, resource_metadata=%q`,
@@ -208,7 +208,7 @@ func (g *guards) preCall(ctx context.Context, caller registry.Caller, name strin
 		if known {
 			rec.Tool, rec.Gated = def.Name, registry.Gated(def)
 		}
-		callObserver{}.CallFinished(ctx, rec)
+		reportCall(ctx, rec, false)
 		return release, r, retry
 	}
 	if size, depth := measureArgs(args, g.limits.MaxArgDepth); depth > g.limits.MaxArgDepth {

@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"encoding/json"
-	"net/http"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -141,28 +140,14 @@ func mcpArguments(raw any) (map[string]any, *registry.Result) {
 	}
 }
 
-type mcpCallerKey struct{}
-
-// withMCPCaller stores the caller of an HTTP request for the MCP handlers;
-// mcp-go hands our context function the request, and the hooks only the
-// context.
-func withMCPCaller(ctx context.Context, r *http.Request) context.Context {
-	return context.WithValue(ctx, mcpCallerKey{}, registry.CallerFrom(r.Context()))
-}
-
-// callerForMCP is the remote caller of an MCP request. Without an HTTP
-// request (stdio) the caller is remote too: gates apply to every MCP
-// surface, only the in-process CLI is trusted.
+// callerForMCP is the remote caller of an MCP request, over HTTP or stdio:
+// gates apply to every MCP surface, only the in-process CLI is trusted.
 func callerForMCP(ctx context.Context) registry.Caller {
-	if c, ok := ctx.Value(mcpCallerKey{}).(registry.Caller); ok {
-		return c
+	if st := stateFrom(ctx); st != nil && st.transport != "" {
+		return st.caller()
 	}
-	c := registry.CallerFrom(ctx)
-	c.Remote = true
-	if c.Transport == "" {
-		c.Transport = "stdio"
-	}
-	return c
+	// An MCP server used without our HTTP or stdio front end.
+	return registry.Caller{Remote: true, Transport: "stdio"}
 }
 
 func mcpPrompt(p registry.Prompt) mcp.Prompt {

@@ -13,15 +13,14 @@ import (
 )
 
 // remoteCaller marks requests as coming from a remote caller on the given
-// transport, so gates apply, with the principal and scopes authentication
-// found. observeHTTP (for the request state) runs before it.
+// transport, so gates apply; the request state's caller() is then the
+// caller of its tool calls, with the identity authentication found.
+// observeHTTP (for the request state) runs before it.
 func remoteCaller(transport string) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			st := stateFrom(r.Context())
-			id := st.getIdentity()
-			c := registry.Caller{Remote: true, Transport: transport, Principal: id.principal, Scopes: id.scopes, RequestID: st.requestID}
-			next.ServeHTTP(w, r.WithContext(registry.WithCaller(r.Context(), c)))
+			stateFrom(r.Context()).transport = transport
+			next.ServeHTTP(w, r)
 		})
 	}
 }

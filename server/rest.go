@@ -41,18 +41,12 @@ func statusFor(res *registry.Result) int {
 func (s *Server) handleCall() http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		st := stateFrom(r.Context())
-		s.callAndWrite(w, r, chi.URLParam(r, "tool"), st.args, st.argsBad)
+		res := st.argsBad
+		if res == nil {
+			res = s.deps.Registry.Call(registry.WithCaller(r.Context(), st.caller()), chi.URLParam(r, "tool"), st.args)
+		}
+		writeJSON(w, statusFor(res), res.Encode())
 	}
-}
-
-// callAndWrite runs the tool unless the arguments already failed to decode,
-// and writes the envelope with its status.
-func (s *Server) callAndWrite(w http.ResponseWriter, r *http.Request, name string, args map[string]any, bad *registry.Result) {
-	res := bad
-	if bad == nil {
-		res = s.deps.Registry.Call(r.Context(), name, args)
-	}
-	writeJSON(w, statusFor(res), res.Encode())
 }
 
 // handleListTools serves GET /tools: the tools this caller may call, in
@@ -60,7 +54,7 @@ func (s *Server) callAndWrite(w http.ResponseWriter, r *http.Request, name strin
 func (s *Server) handleListTools() http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		q := r.URL.Query()
-		tools := s.deps.Registry.Visible(registry.CallerFrom(r.Context()), q.Get("namespace"))
+		tools := s.deps.Registry.Visible(stateFrom(r.Context()).caller(), q.Get("namespace"))
 		var out any
 		switch q.Get("format") {
 		case "", "openai":

@@ -46,7 +46,6 @@ func NewServer(deps Deps) *Server {
 	logger := slog.New(zerolog.NewSlogHandler(deps.Logger))
 	s.mcp = NewMCPServer(deps.Registry, deps.Prompts)
 	streamOpts := []mcpserver.StreamableHTTPOption{
-		mcpserver.WithHTTPContextFunc(withMCPCaller),
 		mcpserver.WithStreamableHTTPLogger(logger),
 		mcpserver.WithHeartbeatInterval(deps.Config.MCP.HeartbeatPeriod),
 		// Our own Origin/Host middleware guards /mcp; mcp-go's loopback
@@ -64,7 +63,6 @@ func NewServer(deps Deps) *Server {
 	s.stream = mcpserver.NewStreamableHTTPServer(s.mcp, streamOpts...)
 	if deps.Config.MCP.LegacySSE {
 		sseOpts := []mcpserver.SSEOption{
-			mcpserver.WithSSEContextFunc(withMCPCaller),
 			mcpserver.WithKeepAlive(true),
 		}
 		if deps.Config.MCP.BaseURL != "" {

@@ -17,7 +17,7 @@ func ServeStdio(ctx context.Context, deps Deps, in io.Reader, out io.Writer, err
 	stdio.SetErrorLogger(errLog)
 	// One state for the whole stdio session: there is no HTTP request, and
 	// the single local client has no principal.
-	st := &requestState{tel: newTelemetry(deps)}
+	st := &requestState{tel: newTelemetry(deps), transport: "stdio"}
 	stdio.SetContextFunc(func(ctx context.Context) context.Context {
 		return context.WithValue(ctx, requestStateKey{}, st)
 	})

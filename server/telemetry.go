@@ -53,6 +53,13 @@ func (t *telemetry) tracing() bool {
 // MCP params._meta.
 var propagator = propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{})
 
+// hasTraceContext reports whether h carries anything propagator reads, so
+// requests without it skip the extraction (which looks each header up by
+// a name it has to canonicalize first).
+func hasTraceContext(h http.Header) bool {
+	return len(h["Traceparent"]) > 0 || len(h["Baggage"]) > 0
+}
+
 func newTelemetry(deps Deps) *telemetry {
 	tp := deps.Tracing
 	if tp == nil {
@@ -71,6 +78,9 @@ func newTelemetry(deps Deps) *telemetry {
 type requestState struct {
 	tel       *telemetry
 	requestID string
+	// transport is set by remoteCaller on the routes that run tools
+	// ("mcp", "sse", "rest"; "stdio" for the stdio session).
+	transport string
 
 	mu       sync.Mutex
 	identity identity // from authentication; zero when auth is off
@@ -103,6 +113,12 @@ func (s *requestState) getIdentity() identity {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.identity
+}
+
+// caller is the remote caller of the request's tool calls.
+func (s *requestState) caller() registry.Caller {
+	id := s.getIdentity()
+	return registry.Caller{Remote: true, Transport: s.transport, Principal: id.principal, Scopes: id.scopes, RequestID: s.requestID}
 }
 
 // noteMCP records a JSON-RPC method the request carried (a batch carries
@@ -211,14 +227,6 @@ func CallObserver() registry.Observer { return callObserver{} }
 
 type callObserver struct{}
 
-// callState carries a call's span from CallStarted to CallFinished.
-type callState struct {
-	tool string
-	span trace.Span
-}
-
-type callStateKey struct{}
-
 func transportOf(c registry.Caller) string {
 	if c.Transport == "" {
 		return "in_process"
@@ -226,27 +234,34 @@ func transportOf(c registry.Caller) string {
 	return c.Transport
 }
 
+// CallStarted counts the call in flight and starts its span; the registry
+// calls it for every tool it found, so CallFinished knows a call with a
+// tool name was started.
 func (callObserver) CallStarted(ctx context.Context, tool string, caller registry.Caller) context.Context {
 	st := stateFrom(ctx)
 	if st == nil {
 		return ctx
 	}
 	st.tel.metrics.callStarted(tool, transportOf(caller))
-	cs := &callState{tool: tool}
 	if st.tel.tracing() {
-		ctx, cs.span = st.tel.startToolSpan(ctx, tool, caller, time.Now())
+		ctx, _ = st.tel.startToolSpan(ctx, tool, caller, time.Now())
 	}
-	return context.WithValue(ctx, callStateKey{}, cs)
+	return ctx
 }
 
 func (callObserver) CallFinished(ctx context.Context, rec registry.CallRecord) {
+	reportCall(ctx, rec, rec.Tool != "")
+}
+
+// reportCall ends a call's span and writes its metrics and log lines.
+// started says whether CallStarted ran for it: calls refused before the
+// registry (by a guard) and unknown tools were never started.
+func reportCall(ctx context.Context, rec registry.CallRecord, started bool) {
 	st := stateFrom(ctx)
 	if st == nil {
 		return
 	}
 	t := st.tel
-	cs, _ := ctx.Value(callStateKey{}).(*callState)
-	started := cs != nil && rec.Tool != "" && cs.tool == rec.Tool
 	t.metrics.callFinished(rec.Tool, transportOf(rec.Caller), rec.Code, rec.Duration, started)
 	if t.tracing() {
 		span := trace.SpanFromContext(ctx)
@@ -356,14 +371,20 @@ func (t *telemetry) observeHTTP(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		st := &requestState{tel: t, requestID: requestID(r)}
-		if r.URL.Path == "/mcp" || r.URL.Path == "/message" {
-			st.protocolVersion = r.Header.Get("MCP-Protocol-Version")
+		// Header names in canonical form: Get would otherwise allocate
+		// the canonical form on every request.
+		switch r.URL.Path {
+		case "/mcp":
+			st.protocolVersion = r.Header.Get("Mcp-Protocol-Version")
 			st.sessionID = r.Header.Get("Mcp-Session-Id")
-			if st.sessionID == "" {
-				st.sessionID = r.URL.Query().Get("sessionId")
-			}
+		case "/message":
+			st.protocolVersion = r.Header.Get("Mcp-Protocol-Version")
+			st.sessionID = r.URL.Query().Get("sessionId")
 		}
-		ctx := propagator.Extract(r.Context(), propagation.HeaderCarrier(r.Header))
+		ctx := r.Context()
+		if hasTraceContext(r.Header) {
+			ctx = propagator.Extract(ctx, propagation.HeaderCarrier(r.Header))
+		}
 		var span trace.Span
 		if t.tracing() {
 			ctx, span = t.tracer.Start(ctx, r.Method, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(
