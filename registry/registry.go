@@ -306,11 +306,11 @@ func (r *Registry) run(ctx context.Context, t *ToolDef, caller Caller, args map[
 // trivial call's server time, see BenchmarkCall) while the runaway
 // handler kept running anyway.
 func (r *Registry) invoke(parent context.Context, t *ToolDef, args map[string]any, timeout time.Duration, rec *CallRecord) (res *Result) {
-	ctx := parent
+	ctx, ended := context.Context(parent), parent.Err
 	if timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(parent, timeout)
-		defer cancel()
+		cc := newCallContext(parent, timeout)
+		defer cc.end()
+		ctx, ended = cc, cc.ended
 	}
 	defer func() {
 		if v := recover(); v != nil {
@@ -319,10 +319,10 @@ func (r *Registry) invoke(parent context.Context, t *ToolDef, args map[string]an
 		}
 	}()
 	out, err := t.Handler(ctx, Request{Tool: t.Name, Args: args, Registry: r})
-	if ctx.Err() != nil {
+	if why := ended(); why != nil {
 		// The call ended while the handler ran: whatever it returned is
 		// not the answer the caller waited for.
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		if errors.Is(why, context.DeadlineExceeded) {
 			return timeoutError(t.Name)
 		}
 		return Fail(CodeToolError, fmt.Sprintf("tool '%s' was cancelled by the caller", t.Name))

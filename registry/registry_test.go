@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -322,5 +323,46 @@ func TestHandlerContext(t *testing.T) {
 	s = <-got
 	if !errors.Is(s.err, context.Canceled) || s.childErr == nil {
 		t.Errorf("after caller cancel: err=%v child=%v", s.err, s.childErr)
+	}
+}
+
+// TestHandlerContextOutlivesCall: what a handler leaves running sees its
+// context end with the call, even when it first asks after the call, and
+// several goroutines may ask at once.
+func TestHandlerContextOutlivesCall(t *testing.T) {
+	type key struct{}
+	kept := make(chan context.Context, 2)
+	r := newReg(t, Options{Timeout: time.Minute},
+		tool("t.keeps", func(ctx context.Context, _ Request) (*Result, error) {
+			kept <- ctx
+			return OK(nil), nil
+		}),
+		tool("t.asks", func(ctx context.Context, _ Request) (*Result, error) {
+			var wg sync.WaitGroup
+			for range 4 {
+				wg.Add(1)
+				go func() { defer wg.Done(); _ = ctx.Err(); <-time.After(time.Millisecond); _ = ctx.Done() }()
+			}
+			wg.Wait()
+			kept <- ctx
+			return OK(nil), nil
+		}))
+	parent := context.WithValue(context.Background(), key{}, "v")
+	for _, name := range []string{"t.keeps", "t.asks"} {
+		if res := r.Call(parent, name, map[string]any{"name": "x"}); !res.OK {
+			t.Fatalf("%s: %s", name, res.Encode())
+		}
+		ctx := <-kept
+		select {
+		case <-ctx.Done():
+		case <-time.After(time.Second):
+			t.Fatalf("%s: context still open after the call", name)
+		}
+		if !errors.Is(ctx.Err(), context.Canceled) || ctx.Value(key{}) != "v" {
+			t.Errorf("%s: after the call err=%v value=%v", name, ctx.Err(), ctx.Value(key{}))
+		}
+		if d, ok := ctx.Deadline(); !ok || time.Until(d) > time.Minute {
+			t.Errorf("%s: deadline %v %v", name, d, ok)
+		}
 	}
 }

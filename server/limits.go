@@ -73,10 +73,16 @@ func (g *guards) readBody(next http.Handler) http.Handler {
 			return
 		}
 		st.body = body
-		r.Body = io.NopCloser(bytes.NewReader(body))
+		st.bodyReader.Reset(body)
+		r.Body = &st.bodyReader
 		next.ServeHTTP(w, r)
 	})
 }
+
+// bodyReader is a request body read into memory.
+type bodyReader struct{ bytes.Reader }
+
+func (*bodyReader) Close() error { return nil }
 
 // rateKey is whom a request is charged to: the authenticated principal, or
 // the client address when authentication is off.

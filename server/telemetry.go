@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5"
-	"github.com/go-chi/chi/v5/middleware"
 	"github.com/rs/zerolog"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
@@ -93,8 +92,11 @@ type requestState struct {
 	// The JSON-RPC method(s) of an MCP request and the first error.
 	mcpMethods string
 	mcpError   string
-	// body is the request body, read once by readBody (POST only).
-	body []byte
+	// body is the request body, read once by readBody (POST only), and
+	// bodyReader gives it to the handler again.
+	body       []byte
+	bodyReader bodyReader
+	response   responseWriter
 	// args is body decoded as tool arguments by the REST guard (or the
 	// failure to decode it), so the handler does not decode it again.
 	args    map[string]any
@@ -396,9 +398,10 @@ func (t *telemetry) observeHTTP(next http.Handler) http.Handler {
 		}
 		ctx = context.WithValue(ctx, requestStateKey{}, st)
 		w.Header().Set(requestIDHeader, st.requestID)
-		ww := middleware.NewWrapResponseWriter(w, r.ProtoMajor)
+		st.response.ResponseWriter = w
+		ww := &st.response
 		defer func() {
-			status := ww.Status()
+			status := ww.status
 			if status == 0 {
 				status = http.StatusOK
 			}
@@ -422,7 +425,7 @@ func (t *telemetry) observeHTTP(next http.Handler) http.Handler {
 			}
 			ev.Str("request_id", st.requestID).
 				Str("method", r.Method).Str("route", route).Int("status", status).
-				Int("bytes", ww.BytesWritten()).
+				Int("bytes", ww.bytes).
 				Float64("duration_ms", float64(d.Microseconds())/1000).
 				Str("principal", principalOrAnonymous(st.getIdentity().principal))
 			st.mu.Lock()
@@ -441,6 +444,40 @@ func (t *telemetry) observeHTTP(next http.Handler) http.Handler {
 		next.ServeHTTP(ww, r.WithContext(ctx))
 	})
 }
+
+// responseWriter notes the status and size of a response for observeHTTP.
+// It lives in the request state (no allocation of its own), keeps
+// http.Flusher, which streaming MCP responses need, and unwraps for
+// http.ResponseController.
+type responseWriter struct {
+	http.ResponseWriter
+	status int
+	bytes  int
+}
+
+func (w *responseWriter) WriteHeader(status int) {
+	if w.status == 0 {
+		w.status = status
+	}
+	w.ResponseWriter.WriteHeader(status)
+}
+
+func (w *responseWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	n, err := w.ResponseWriter.Write(b)
+	w.bytes += n
+	return n, err
+}
+
+func (w *responseWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (w *responseWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 func principalOrAnonymous(p string) string {
 	if p == "" {
