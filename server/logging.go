@@ -35,16 +35,20 @@ func secretName(name string) bool {
 
 // summarizeArgs renders args for a log line as JSON: secret-looking keys
 // redacted, long strings shortened, deep or wide values elided, object
-// keys sorted, the whole capped at max bytes. It writes the JSON directly
-// (rather than building a redacted copy for json.Marshal) because it runs
-// on every logged call, and stops as soon as the cap is passed.
-func summarizeArgs(args any, max int) string {
+// keys sorted. whole is false when the summary had to be cut at max bytes
+// (it then ends in "…" and is no longer JSON). It writes the JSON
+// directly (rather than building a redacted copy for json.Marshal)
+// because it runs on every logged call, and stops once past the cap.
+func summarizeArgs(args any, max int) (summary []byte, whole bool) {
 	if max <= 0 || args == nil {
-		return ""
+		return nil, true
 	}
 	w := summaryWriter{buf: make([]byte, 0, min(max+1, 64)), max: max}
 	w.value(args, 0)
-	return capString(string(w.buf), max)
+	if len(w.buf) <= max {
+		return w.buf, true
+	}
+	return []byte(capString(string(w.buf), max)), false
 }
 
 type summaryWriter struct {

@@ -22,7 +22,11 @@ func TestLogsCarryNoSecrets(t *testing.T) {
 	o.call(t, "opstest.echo", body, bearer("wrong-token-secret-value"))
 	o.call(t, "testonly.write", `{}`, bearer(readToken))  // refused: audit line
 	o.call(t, "testonly.write", `{}`, bearer(writeToken)) // allowed: audit line
-	_, _ = o.rpc(t, 1, "tools/call", map[string]any{"name": "opstest__echo", "arguments": map[string]any{"password": password, "payload": map[string]any{"text": long}}}, bearer(readToken))
+	wide := map[string]any{}
+	for i := range 16 {
+		wide[fmt.Sprintf("field%02d", i)] = strings.Repeat("w", 40)
+	}
+	_, _ = o.rpc(t, 1, "tools/call", map[string]any{"name": "opstest__echo", "arguments": map[string]any{"password": password, "payload": map[string]any{"text": long}, "wide": wide}}, bearer(readToken))
 
 	logs := o.logs.String()
 	for _, secret := range []string{readToken, writeToken, "wrong-token-secret-value", password, "AKIA-SECRET-KEY", "xyz-inner", "TAIL-BEYOND-CAP", long[:200]} {
@@ -30,7 +34,7 @@ func TestLogsCarryNoSecrets(t *testing.T) {
 			t.Errorf("log contains %.40q", secret)
 		}
 	}
-	var calls, audits, requests int
+	var calls, audits, requests, truncated int
 	var decisions []string
 	for _, l := range o.logs.lines(t) {
 		switch l["message"] {
@@ -41,8 +45,14 @@ func TestLogsCarryNoSecrets(t *testing.T) {
 					t.Errorf("tool-call line lacks %s: %v", k, l)
 				}
 			}
-			if args, _ := l["args"].(string); len(args) > 300+len("…") {
-				t.Errorf("args summary is %d bytes, over the cap", len(args))
+			if args, ok := l["args_truncated"].(string); ok {
+				truncated++
+				if len(args) > 300+len("…") {
+					t.Errorf("args summary is %d bytes, over the cap", len(args))
+				}
+			}
+			if _, ok := l["args"].(map[string]any); !ok && l["args_truncated"] == nil {
+				t.Errorf("tool-call line without its arguments: %v", l)
 			}
 		case "gated tool call":
 			audits++
@@ -57,21 +67,21 @@ func TestLogsCarryNoSecrets(t *testing.T) {
 			}
 		}
 	}
-	if calls != 4 || requests != 5 {
-		t.Errorf("%d tool-call lines and %d request lines, want 4 and 5", calls, requests)
+	if calls != 4 || requests != 5 || truncated != 1 {
+		t.Errorf("%d tool-call lines (%d with cut arguments) and %d request lines, want 4 (1) and 5", calls, truncated, requests)
 	}
 	if strings.Join(decisions, ",") != "alice:refused:forbidden,bob:allowed:ok" {
 		t.Errorf("audit decisions %v", decisions)
 	}
-	if !strings.Contains(logs, `\"password\":\"[redacted]\"`) || !strings.Contains(logs, `abcdefgh…(1615 bytes)`) {
+	if !strings.Contains(logs, `"args":{"password":"[redacted]","payload":{"api_key":"[redacted]"`) || !strings.Contains(logs, `abcdefgh…(1615 bytes)`) {
 		t.Errorf("summary lacks the redaction or the length marker:\n%s", logs)
 	}
 }
 
 func TestSummarizeArgs(t *testing.T) {
-	got := summarizeArgs(map[string]any{"client_secret": "s", "n": 1.0, "list": []any{"a"}}, 200)
-	if got != `{"client_secret":"[redacted]","list":["a"],"n":1}` {
-		t.Errorf("summary %s", got)
+	got, whole := summarizeArgs(map[string]any{"client_secret": "s", "n": 1.0, "list": []any{"a"}}, 200)
+	if string(got) != `{"client_secret":"[redacted]","list":["a"],"n":1}` || !whole {
+		t.Errorf("summary %s (whole %v)", got, whole)
 	}
 	wide := map[string]any{}
 	for i := range 18 {
@@ -86,18 +96,21 @@ func TestSummarizeArgs(t *testing.T) {
 		"deep":  map[string]any{"a": map[string]any{"b": map[string]any{"c": map[string]any{"d": 1.0}}}},
 		"items": items, "wide": wide, "X-Api-Key": "k", "long": strings.Repeat("x", 70),
 	}
-	got = summarizeArgs(mixed, 4096)
+	got, _ = summarizeArgs(mixed, 4096)
 	want := `{"X-Api-Key":"[redacted]","big":123456789,"deep":{"a":{"b":{"c":"{…}"}}},"half":0.5,` +
 		`"items":[true,true,true,true,true,true,true,true,true,true,true,true,true,true,true,true,"… 2 more items"],` +
 		`"long":"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx…(70 bytes)","none":null,"quote":"say \"hi\"\n","tiny":1e-09,` +
 		`"wide":{"k00":0,"k01":1,"k02":2,"k03":3,"k04":4,"k05":5,"k06":6,"k07":7,"k08":8,"k09":9,"k10":10,"k11":11,"k12":12,"k13":13,"k14":14,"k15":15,"…":"2 more keys"}}`
-	if got != want || !json.Valid([]byte(got)) {
+	if string(got) != want || !json.Valid(got) {
 		t.Errorf("summary\n got %s\nwant %s", got, want)
 	}
-	if got := summarizeArgs(map[string]any{"k": strings.Repeat("é", 100)}, 20); len(got) > 20+len("…") || !strings.HasSuffix(got, "…") {
-		t.Errorf("capped summary %q", got)
+	if got, whole := summarizeArgs(map[string]any{"k": strings.Repeat("é", 100)}, 20); len(got) > 20+len("…") || !strings.HasSuffix(string(got), "…") || whole {
+		t.Errorf("capped summary %q (whole %v)", got, whole)
 	}
-	if summarizeArgs(nil, 100) != "" || summarizeArgs(map[string]any{"a": 1.0}, 0) != "" {
+	if got, _ := summarizeArgs(nil, 100); got != nil {
+		t.Error("nil args must log nothing")
+	}
+	if got, _ := summarizeArgs(map[string]any{"a": 1.0}, 0); got != nil {
 		t.Error("nil args or a zero cap must log nothing")
 	}
 }

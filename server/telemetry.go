@@ -192,17 +192,20 @@ type callInfo struct {
 	mcpMethod string // "tools/call" on MCP transports, "" on REST
 	argv      any    // the call's arguments, summarized only if a log line is written
 	argCap    int
-	summary   *string
+	summary   []byte
+	whole     bool
+	done      bool
 }
 
-// args is the size-capped, redacted summary of the arguments, computed on
-// first use: calls whose log lines are filtered out never pay for it.
-func (c *callInfo) args() string {
-	if c.summary == nil {
-		s := summarizeArgs(c.argv, c.argCap)
-		c.summary = &s
+// args is the redacted summary of the arguments (see summarizeArgs),
+// computed on first use: calls whose log lines are filtered out never pay
+// for it.
+func (c *callInfo) args() (summary []byte, whole bool) {
+	if !c.done {
+		c.summary, c.whole = summarizeArgs(c.argv, c.argCap)
+		c.done = true
 	}
-	return *c.summary
+	return c.summary, c.whole
 }
 
 type callInfoKey struct{}
@@ -352,8 +355,13 @@ func (t *telemetry) callFields(ctx context.Context, ev *zerolog.Event, rec regis
 	if sc := trace.SpanContextFromContext(ctx); sc.IsValid() {
 		ev.Str("trace_id", sc.TraceID().String())
 	}
-	if args := callInfoFrom(ctx).args(); args != "" {
-		ev.Str("args", args)
+	// A whole summary is logged as a JSON object; a cut one as text.
+	switch args, whole := callInfoFrom(ctx).args(); {
+	case len(args) == 0:
+	case whole:
+		ev.RawJSON("args", args)
+	default:
+		ev.Bytes("args_truncated", args)
 	}
 }
 
