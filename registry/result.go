@@ -1,10 +1,9 @@
 package registry
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
-	"sync"
+
+	segjson "github.com/segmentio/encoding/json"
 )
 
 // Error codes: machine-readable and stable. Add one only with a test.
@@ -142,36 +141,12 @@ func (r *Result) MarshalJSON() ([]byte, error) {
 
 // marshalNoEscape encodes like json.Marshal but leaves <, > and & alone:
 // envelopes carry scripts and S3 paths, and agents read them verbatim.
-// Every call encodes an envelope, so encoders and their buffers are reused.
+// Every call encodes an envelope, some of them large (compiled pipeline
+// definitions), so it uses segmentio's encoder: encoding/json's output
+// (map keys sorted), in about half the time and without its per-map
+// reflection allocations.
 func marshalNoEscape(v any) ([]byte, error) {
-	e := envelopeEncoders.Get().(*envelopeEncoder)
-	defer e.release()
-	if err := e.enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.Clone(bytes.TrimRight(e.buf.Bytes(), "\n")), nil
-}
-
-type envelopeEncoder struct {
-	buf bytes.Buffer
-	enc *json.Encoder
-}
-
-var envelopeEncoders = sync.Pool{New: func() any {
-	e := &envelopeEncoder{}
-	e.enc = json.NewEncoder(&e.buf)
-	e.enc.SetEscapeHTML(false)
-	return e
-}}
-
-// release returns e to the pool unless a large envelope grew its buffer:
-// one big result must not pin its memory for the life of the process.
-func (e *envelopeEncoder) release() {
-	if e.buf.Cap() > 64<<10 {
-		return
-	}
-	e.buf.Reset()
-	envelopeEncoders.Put(e)
+	return segjson.Append(nil, v, segjson.SortMapKeys)
 }
 
 // Encode returns the envelope's wire bytes.
