@@ -37,7 +37,8 @@ go test -race -count=1 -timeout 20m ./...
 
 step "fuzzing, ${CURSUS_FUZZTIME:-10s} per target (longer runs: docs/PERFORMANCE.md)"
 for target in FuzzCallArguments:./registry FuzzRESTCall:./server FuzzParseDAG:./engine/dag \
-              FuzzParseInterface:./engine/steps FuzzParseConfig:./engine/config; do
+              FuzzParseInterface:./engine/steps FuzzParseConfig:./engine/config \
+              FuzzAnalyzeScript:./engine/validate; do
   go test -run='^$' -fuzz="^${target%%:*}\$" -fuzztime="${CURSUS_FUZZTIME:-10s}" -parallel=1 "${target#*:}"
 done
 
