@@ -204,11 +204,7 @@ func nilIfEmpty(s string) any {
 }
 
 func (d *Deps) authorCheckScript(_ context.Context, req registry.Request) (*registry.Result, error) {
-	var args struct {
-		StepName string `json:"step_name"`
-		JobType  string `json:"job_type"`
-		scriptSearch
-	}
+	var args stepScriptArgs
 	if err := req.Bind(&args); err != nil {
 		return nil, err
 	}

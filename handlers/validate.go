@@ -204,6 +204,14 @@ type scriptSearch struct {
 	WorkspaceDirs []string `json:"workspace_dirs"`
 }
 
+// stepScriptArgs name one step (and job type) and where to look for its
+// script: the arguments of author.check_script and validate.step.
+type stepScriptArgs struct {
+	StepName string `json:"step_name"`
+	JobType  string `json:"job_type"`
+	scriptSearch
+}
+
 // findScript locates the script of iface inside the workspace. It returns
 // the workspace-relative path ("" when not found), its source and the
 // places searched. Path arguments that escape the workspace are errors.
@@ -372,11 +380,7 @@ func (d *Deps) validateAlignment(ctx context.Context, req registry.Request) (*re
 }
 
 func (d *Deps) validateStep(_ context.Context, req registry.Request) (*registry.Result, error) {
-	var args struct {
-		StepName string `json:"step_name"`
-		JobType  string `json:"job_type"`
-		scriptSearch
-	}
+	var args stepScriptArgs
 	if err := req.Bind(&args); err != nil {
 		return nil, err
 	}
