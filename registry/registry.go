@@ -298,9 +298,10 @@ func (r *Registry) run(ctx context.Context, t *ToolDef, caller Caller, args map[
 
 // invoke runs the handler on the caller's goroutine under a context that
 // ends at the tool's deadline (or the caller's, if earlier) and when the
-// caller cancels. Handlers honour their context: every one that blocks or
-// loops over caller-sized input checks it, so a call ends promptly at its
-// deadline. A handler that ignores it still gets `timeout` for an answer,
+// caller cancels. The long-running handlers check their context (the
+// compiler per step, script runs, S3 and SageMaker calls), so such a call
+// ends promptly at its deadline; the others do in-memory work bounded by
+// the argument caps. A handler that ignores it still gets `timeout` for an answer,
 // only late; running every call in a goroutine of its own to answer on
 // time regardless would cost a goroutine hand-off per call (a third of a
 // trivial call's server time, see BenchmarkCall) while the runaway

@@ -20,8 +20,8 @@ const serverInstructions = "cursus builds Amazon SageMaker pipelines from a DAG 
 // over REST. Gated tools are left out of tools/list but still registered,
 // so a call to one gets the tool_disabled envelope instead of a bare
 // "tool not found". mcp-go's own per-message log lines are left off: the
-// HTTP request line names the JSON-RPC method and error (see mcpLogHooks)
-// and the tool-call line covers the call.
+// HTTP request line names the JSON-RPC method and error (hooks added in
+// routes) and the tool-call line covers the call.
 func NewMCPServer(reg *registry.Registry, prompts []registry.Prompt) *mcpserver.MCPServer {
 	hooks := &mcpserver.Hooks{}
 	hooks.AddAfterListTools(func(ctx context.Context, _ any, _ *mcp.ListToolsRequest, result *mcp.ListToolsResult) {
