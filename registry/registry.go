@@ -253,7 +253,7 @@ func (r *Registry) Call(ctx context.Context, name string, args map[string]any) *
 		rec.Code = res.Code
 	}
 	rec.Duration = time.Since(start)
-	res.WithMeta("tool", t.Name).WithMeta("duration_ms", float64(rec.Duration.Microseconds())/1000)
+	res.Stamp(t.Name, rec.Duration)
 	r.finish(ctx, rec)
 	return res
 }

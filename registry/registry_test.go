@@ -56,11 +56,74 @@ func TestEnvelopeWireForm(t *testing.T) {
 	}
 }
 
+// TestEnvelopeMatchesWireStructs: MarshalJSON writes the envelope field
+// by field; its bytes must be what encoding/json writes for the envelope
+// as structs with meta as one map (the registry's stamp merged in, keys
+// sorted).
+func TestEnvelopeMatchesWireStructs(t *testing.T) {
+	type success struct {
+		OK        bool           `json:"ok"`
+		Data      any            `json:"data"`
+		NextSteps []NextStep     `json:"next_steps,omitempty"`
+		Warnings  []string       `json:"warnings,omitempty"`
+		Meta      map[string]any `json:"meta,omitempty"`
+	}
+	type failure struct {
+		OK       bool           `json:"ok"`
+		Error    string         `json:"error"`
+		Code     string         `json:"code"`
+		Remedy   *Remedy        `json:"remedy,omitempty"`
+		Warnings []string       `json:"warnings,omitempty"`
+		Meta     map[string]any `json:"meta,omitempty"`
+	}
+	many := OK([]any{"a", 1.5}).Stamp("t.many", 1234567*time.Nanosecond)
+	for _, k := range []string{"z", "a", "tool", "m", "b", "q", "c", "d", "e", "duration_ms"} {
+		many.WithMeta(k, k+"<&>")
+	}
+	for _, tc := range []struct {
+		res  *Result
+		want any
+	}{
+		{OK(nil), success{OK: true}},
+		{OK(map[string]any{"b": "\u2028 \xff", "a": nil}).Stamp("t.x", 7*time.Microsecond),
+			success{OK: true, Data: map[string]any{"b": "\u2028 \xff", "a": nil}, Meta: map[string]any{"tool": "t.x", "duration_ms": 0.007}}},
+		{many, success{OK: true, Data: []any{"a", 1.5}, Meta: map[string]any{
+			"z": "z<&>", "a": "a<&>", "m": "m<&>", "b": "b<&>", "q": "q<&>", "c": "c<&>", "d": "d<&>", "e": "e<&>",
+			"tool": "t.many", "duration_ms": 1.234}}},
+		{OK("x").Next(NextStep{Tool: "a.b", When: "w", Why: "y", ArgsHint: map[string]any{"k": 1}}).Warn("w1", "w2").WithMeta("count", 3),
+			success{OK: true, Data: "x", NextSteps: []NextStep{{Tool: "a.b", When: "w", Why: "y", ArgsHint: map[string]any{"k": 1}}},
+				Warnings: []string{"w1", "w2"}, Meta: map[string]any{"count": 3}}},
+		{Fail(CodeInvalidInput, "bad \"x\"\n").Suggest("fix", "t.y").Warn("w").WithDetails(map[string]any{"k": []int{1}}).ForTool("t.y"),
+			failure{Error: "bad \"x\"\n", Code: CodeInvalidInput, Remedy: &Remedy{SuggestedTools: []string{"t.y"}, FixAction: "fix"},
+				Warnings: []string{"w"}, Meta: map[string]any{"details": map[string]any{"k": []int{1}}, "tool": "t.y"}}},
+		{Fail("", "x").Stamp("t.z", 0), failure{Error: "x", Code: CodeToolError, Meta: map[string]any{"tool": "t.z", "duration_ms": 0.0}}},
+	} {
+		var want bytes.Buffer
+		enc := json.NewEncoder(&want)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(tc.want); err != nil {
+			t.Fatal(err)
+		}
+		if got := string(tc.res.Encode()); got != strings.TrimSuffix(want.String(), "\n") {
+			t.Errorf("envelope\n got %s\nwant %s", got, want.String())
+		}
+	}
+	if got := string(OK(make(chan int)).ForTool("t.c").Encode()); !strings.Contains(got, `"code":"internal_error"`) || !strings.Contains(got, `"tool":"t.c"`) {
+		t.Errorf("unencodable data: %s", got)
+	}
+}
+
 func TestCallStampsMetaAndValidates(t *testing.T) {
 	r := newReg(t, Options{}, tool("t.echo", okHandler))
 	res := r.Call(context.Background(), "t__echo", map[string]any{"name": "x"})
-	if !res.OK || res.Meta["tool"] != "t.echo" || res.Meta["duration_ms"] == nil {
+	if _, timed := res.DurationMS(); !res.OK || res.Tool() != "t.echo" || !timed {
 		t.Fatalf("res = %s", res.Encode())
+	}
+	var wire struct {
+		Meta map[string]any `json:"meta"`
+	}
+	if err := json.Unmarshal(res.Encode(), &wire); err != nil || wire.Meta["tool"] != "t.echo" || wire.Meta["duration_ms"] == nil {
+		t.Fatalf("meta on the wire = %v (%v)", wire.Meta, err)
 	}
 	res = r.Call(context.Background(), "t.echo", map[string]any{"count": "three", "extra": true, "mode": "medium"})
 	if res.Code != CodeInvalidInput {

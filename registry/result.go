@@ -2,6 +2,8 @@ package registry
 
 import (
 	"fmt"
+	"slices"
+	"time"
 
 	segjson "github.com/segmentio/encoding/json"
 )
@@ -60,7 +62,14 @@ type Result struct {
 	NextSteps []NextStep
 	Remedy    *Remedy
 	Warnings  []string
-	Meta      map[string]any
+	// Meta holds the tool's own facts (counts, ids, details). The registry
+	// adds meta.tool and meta.duration_ms with Stamp; those two keys in
+	// Meta are ignored once stamped.
+	Meta map[string]any
+
+	tool     string
+	duration time.Duration
+	timed    bool
 }
 
 // OK is a successful result carrying data.
@@ -92,6 +101,34 @@ func (r *Result) WithMeta(key string, v any) *Result {
 	return r
 }
 
+// ForTool names the tool in meta.tool (a call refused before it ran).
+func (r *Result) ForTool(name string) *Result {
+	r.tool = name
+	return r
+}
+
+// Stamp records the tool that answered and how long it took, for
+// meta.tool and meta.duration_ms.
+func (r *Result) Stamp(tool string, d time.Duration) *Result {
+	r.tool, r.duration, r.timed = tool, d, true
+	return r
+}
+
+// Tool is meta.tool: the tool this envelope answers for ("" if unknown).
+func (r *Result) Tool() string {
+	if r.tool != "" {
+		return r.tool
+	}
+	s, _ := r.Meta["tool"].(string)
+	return s
+}
+
+// DurationMS is meta.duration_ms, in milliseconds with microsecond
+// resolution, and whether the registry timed the call.
+func (r *Result) DurationMS() (float64, bool) {
+	return float64(r.duration.Microseconds()) / 1000, r.timed
+}
+
 // WithDetails puts a failure report into meta.details. An empty map is
 // dropped so the wire form stays minimal.
 func (r *Result) WithDetails(details map[string]any) *Result {
@@ -107,36 +144,103 @@ func (r *Result) Suggest(fixAction string, tools ...string) *Result {
 	return r
 }
 
-// The wire forms, in the field order of SPEC §2; empty optional fields
-// are dropped. data is always present on success, even when null.
-type wireSuccess struct {
-	OK        bool           `json:"ok"`
-	Data      any            `json:"data"`
-	NextSteps []NextStep     `json:"next_steps,omitempty"`
-	Warnings  []string       `json:"warnings,omitempty"`
-	Meta      map[string]any `json:"meta,omitempty"`
-}
-
-type wireFailure struct {
-	OK       bool           `json:"ok"`
-	Error    string         `json:"error"`
-	Code     string         `json:"code"`
-	Remedy   *Remedy        `json:"remedy,omitempty"`
-	Warnings []string       `json:"warnings,omitempty"`
-	Meta     map[string]any `json:"meta,omitempty"`
-}
-
-// MarshalJSON writes the wire form: success {ok,data,next_steps,warnings,
-// meta}; failure {ok,error,code,remedy,warnings,meta}.
+// MarshalJSON writes the wire form, in the field order of SPEC §2:
+// success {ok,data,next_steps,warnings,meta}; failure {ok,error,code,
+// remedy,warnings,meta}. Empty optional fields are dropped; data is always
+// present on success, even when null.
+//
+// The envelope's own fields are written here and each value by
+// marshalNoEscape, so meta can merge the registry's stamp with the tool's
+// keys without a map of its own: every call encodes an envelope.
 func (r *Result) MarshalJSON() ([]byte, error) {
+	b := make([]byte, 0, 256)
+	var err error
+	field := func(name string, v any) {
+		if err == nil {
+			b = append(b, name...)
+			b, err = appendNoEscape(b, v)
+		}
+	}
 	if r.OK {
-		return marshalNoEscape(wireSuccess{OK: true, Data: r.Data, NextSteps: r.NextSteps, Warnings: r.Warnings, Meta: r.Meta})
+		b = append(b, `{"ok":true`...)
+		field(`,"data":`, r.Data)
+		if len(r.NextSteps) > 0 {
+			field(`,"next_steps":`, r.NextSteps)
+		}
+	} else {
+		code := r.Code
+		if code == "" {
+			code = CodeToolError
+		}
+		b = append(b, `{"ok":false`...)
+		field(`,"error":`, r.Error)
+		field(`,"code":`, code)
+		if r.Remedy != nil {
+			field(`,"remedy":`, r.Remedy)
+		}
 	}
-	code := r.Code
-	if code == "" {
-		code = CodeToolError
+	if len(r.Warnings) > 0 {
+		field(`,"warnings":`, r.Warnings)
 	}
-	return marshalNoEscape(wireFailure{Error: r.Error, Code: code, Remedy: r.Remedy, Warnings: r.Warnings, Meta: r.Meta})
+	if err == nil {
+		b, err = r.appendMeta(b)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '}'), nil
+}
+
+// appendMeta writes `,"meta":{...}` with keys sorted (as encoding/json
+// sorts a map's), or nothing when meta is empty.
+func (r *Result) appendMeta(b []byte) ([]byte, error) {
+	var stack [8]string
+	keys := stack[:0]
+	for k := range r.Meta {
+		if r.stamped(k) {
+			continue
+		}
+		keys = append(keys, k)
+	}
+	if r.tool != "" {
+		keys = append(keys, "tool")
+	}
+	if r.timed {
+		keys = append(keys, "duration_ms")
+	}
+	if len(keys) == 0 {
+		return b, nil
+	}
+	slices.Sort(keys)
+	b = append(b, `,"meta":{`...)
+	for i, k := range keys {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		var v any
+		switch {
+		case k == "tool" && r.tool != "":
+			v = r.tool
+		case k == "duration_ms" && r.timed:
+			v, _ = r.DurationMS()
+		default:
+			v = r.Meta[k]
+		}
+		var err error
+		if b, err = appendNoEscape(b, k); err != nil {
+			return nil, err
+		}
+		b = append(b, ':')
+		if b, err = appendNoEscape(b, v); err != nil {
+			return nil, err
+		}
+	}
+	return append(b, '}'), nil
+}
+
+// stamped reports whether the registry's stamp supersedes Meta's key.
+func (r *Result) stamped(key string) bool {
+	return key == "tool" && r.tool != "" || key == "duration_ms" && r.timed
 }
 
 // marshalNoEscape encodes like json.Marshal but leaves <, > and & alone:
@@ -145,8 +249,10 @@ func (r *Result) MarshalJSON() ([]byte, error) {
 // definitions), so it uses segmentio's encoder: encoding/json's output
 // (map keys sorted), in about half the time and without its per-map
 // reflection allocations.
-func marshalNoEscape(v any) ([]byte, error) {
-	return segjson.Append(nil, v, segjson.SortMapKeys)
+func marshalNoEscape(v any) ([]byte, error) { return appendNoEscape(nil, v) }
+
+func appendNoEscape(b []byte, v any) ([]byte, error) {
+	return segjson.Append(b, v, segjson.SortMapKeys)
 }
 
 // Encode returns the envelope's wire bytes.
@@ -155,7 +261,7 @@ func (r *Result) Encode() []byte {
 	if err != nil {
 		// Data that cannot be encoded is a handler bug; report it as such
 		// rather than sending half an envelope.
-		b, _ = Fail(CodeInternal, "tool result could not be encoded").WithMeta("tool", r.Meta["tool"]).MarshalJSON()
+		b, _ = Fail(CodeInternal, "tool result could not be encoded").ForTool(r.Tool()).MarshalJSON()
 	}
 	return b
 }

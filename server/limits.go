@@ -217,7 +217,7 @@ func (g *guards) mcpCallGuard(next mcpserver.ToolHandlerFunc) mcpserver.ToolHand
 		}
 		release, res, _ := g.preCall(ctx, callerForMCP(ctx), name, req.Params.Arguments)
 		if res != nil {
-			return toolResult(res.WithMeta("tool", name)), nil
+			return toolResult(res.ForTool(name)), nil
 		}
 		defer release()
 		return next(ctx, req)

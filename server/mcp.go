@@ -104,7 +104,7 @@ func toolHandler(reg *registry.Registry, s *mcpserver.MCPServer, name string) mc
 		args, bad := mcpArguments(req.Params.Arguments)
 		var res *registry.Result
 		if bad != nil {
-			res = bad.WithMeta("tool", name)
+			res = bad.ForTool(name)
 		} else {
 			res = reg.Call(ctx, name, args)
 		}
