@@ -69,7 +69,8 @@ func (w *summaryWriter) value(v any, depth int) {
 			return
 		}
 		w.buf = append(w.buf, '{')
-		keys := make([]string, 0, len(x))
+		var small [summaryItemsMax]string // most argument objects fit: no allocation
+		keys := small[:0]
 		for k := range x {
 			keys = append(keys, k)
 		}
