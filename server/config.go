@@ -113,8 +113,9 @@ type LimitsConfig struct {
 	// to ExecWait for a slot, then fails with a retry hint.
 	ExecConcurrency int           `yaml:"exec_concurrency"`
 	ExecWait        time.Duration `yaml:"exec_wait"`
-	// ReadTimeout bounds reading a request body; it never applies to
-	// streams, so SSE responses are not cut.
+	// ReadTimeout bounds reading a whole request, headers and body; it
+	// ends once the body is in, so responses, streams and long calls are
+	// never cut. ReadHeaderTimout bounds the headers alone.
 	ReadTimeout      time.Duration `yaml:"read_timeout"`
 	ReadHeaderTimout time.Duration `yaml:"read_header_timeout"`
 }

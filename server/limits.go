@@ -45,21 +45,15 @@ func newGuards(reg *registry.Registry, cfg Config, auth *authenticator, m *metri
 	return g
 }
 
-// readBody reads a POST body once, under limits.read_timeout, and keeps it
-// for the layers that look inside (rate limit, argument checks). The
-// deadline covers the body only: net/http clears the connection's read
-// deadline when the body hits EOF, so a long call or its SSE response is
-// never cut (and the server sets no WriteTimeout).
+// readBody reads a POST body once and keeps it for the layers that look
+// inside (rate limit, argument checks). The server's ReadTimeout
+// (limits.read_timeout) bounds the read; a stalled body gets 400.
 func (g *guards) readBody(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		st := stateFrom(r.Context())
 		if r.Method != http.MethodPost || st == nil {
 			next.ServeHTTP(w, r)
 			return
-		}
-		if g.limits.ReadTimeout > 0 {
-			// Writers without deadline support (recorders in tests) skip it.
-			_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(g.limits.ReadTimeout))
 		}
 		body, err := readAll(r.Body, r.ContentLength)
 		if err != nil {

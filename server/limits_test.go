@@ -2,6 +2,7 @@ package server
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"net"
 	"net/http"
@@ -9,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
 )
 
 func TestRateLimitPerPrincipal(t *testing.T) {
@@ -161,6 +164,21 @@ func TestReadTimeoutDoesNotCutLongCalls(t *testing.T) {
 	resp, env := o.call(t, "opstest.sleep", `{"ms": 300}`, nil)
 	if resp.StatusCode != 200 {
 		t.Fatalf("long call after a short read timeout: %d %v", resp.StatusCode, env)
+	}
+}
+
+// TestReadTimeoutDoesNotCutStreams: a request without a body (the SSE
+// stream's GET) has no read deadline once its headers are in, so the
+// stream outlives limits.read_timeout and still carries calls.
+func TestReadTimeoutDoesNotCutStreams(t *testing.T) {
+	o := newOpsEnv(t, map[string]string{"CURSUS_LIMITS_READ_TIMEOUT": "50ms"})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c := mcpGoClient(t, ctx, o.ts.URL+"/sse", "2024-11-05")
+	time.Sleep(300 * time.Millisecond)
+	res, err := c.CallTool(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "tools__help"}})
+	if err != nil || res.IsError {
+		t.Fatalf("call on an SSE stream older than the read timeout: %v %v", err, res)
 	}
 }
 

@@ -81,6 +81,21 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.S
 // MCP is the underlying MCP server (for the stdio transport).
 func (s *Server) MCP() *mcpserver.MCPServer { return s.mcp }
 
+// httpServer is the http.Server that ListenAndServe runs s on. No
+// WriteTimeout: it would cut SSE streams and long calls. ReadTimeout bounds
+// reading a whole request (headers and body) and ends with it: net/http
+// clears the connection's read deadline once a body has been read to its
+// end (or at once when there is none), so a stream or a long call runs on.
+func (s *Server) httpServer() *http.Server {
+	limits := s.deps.Config.Limits
+	return &http.Server{
+		Handler:           s,
+		ReadHeaderTimeout: limits.ReadHeaderTimout,
+		ReadTimeout:       limits.ReadTimeout,
+		IdleTimeout:       2 * time.Minute,
+	}
+}
+
 // ListenAndServe serves on cfg.Listen.Addr until ctx is cancelled, then
 // drains in-flight requests for up to the shutdown timeout. ready, if not
 // nil, receives the bound address once the listener is open.
@@ -90,13 +105,7 @@ func (s *Server) ListenAndServe(ctx context.Context, ready chan<- net.Addr) erro
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{
-		Handler: s,
-		// No WriteTimeout: it would cut SSE streams. Slow clients are
-		// bounded by the header and idle timeouts instead.
-		ReadHeaderTimeout: cfg.Limits.ReadHeaderTimout,
-		IdleTimeout:       2 * time.Minute,
-	}
+	srv := s.httpServer()
 	if ready != nil {
 		ready <- ln.Addr()
 	}

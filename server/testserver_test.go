@@ -94,12 +94,22 @@ func newTestEnv(t *testing.T, env map[string]string) *testEnv {
 		t.Fatal(err)
 	}
 	srv := NewServer(Deps{Config: cfg, Registry: reg, Prompts: handlers.Prompts(), Logger: zerolog.New(io.Discard)})
-	ts := httptest.NewServer(srv)
-	t.Cleanup(ts.Close)
+	ts := startHTTP(t, srv)
 	// Stops the stateful session sweeper (ListenAndServe does this in
 	// production).
 	t.Cleanup(func() { _ = srv.stream.Shutdown(context.Background()) })
 	return &testEnv{srv: srv, ts: ts, cfg: cfg}
+}
+
+// startHTTP serves srv on a loopback test listener with the http.Server
+// settings of `cursus serve` (its read timeouts).
+func startHTTP(t *testing.T, srv *Server) *httptest.Server {
+	t.Helper()
+	ts := httptest.NewUnstartedServer(srv)
+	ts.Config = srv.httpServer()
+	ts.Start()
+	t.Cleanup(ts.Close)
+	return ts
 }
 
 // mcpGoClient connects the mcp-go client to url (an /mcp or /sse endpoint)
