@@ -17,7 +17,6 @@ import (
 
 	"github.com/go-chi/chi/v5"
 	"github.com/mark3labs/mcp-go/mcp"
-	mcpserver "github.com/mark3labs/mcp-go/server"
 	"go.opentelemetry.io/otel/propagation"
 
 	"github.com/cursus-dev/cursus/registry"
@@ -164,7 +163,7 @@ func (g *guards) restCallGuard(next http.Handler) http.Handler {
 		// A bad body is the handler's to report; it reuses this decode.
 		st.args, st.argsBad = registry.DecodeArgs(st.body)
 		args := st.args
-		st.call = &callInfo{argv: args, argCap: g.argCap}
+		st.call = &callInfo{st: st, argv: args, argCap: g.argCap}
 		caller := st.caller()
 		if def, ok := g.reg.Lookup(name); ok && g.auth != nil && caller.Scopes != nil {
 			if enabled, _ := g.reg.Enabled(caller, def); enabled && !slices.Contains(caller.Scopes, registry.RequiredScope(def)) {
@@ -187,35 +186,28 @@ func (g *guards) restCallGuard(next http.Handler) http.Handler {
 	})
 }
 
-// mcpCallGuard is the MCP twin of restCallGuard, as mcp-go tool
-// middleware. It also takes trace context from params._meta (traceparent,
-// tracestate), which wins over the HTTP header: the client attached it to
-// this very call.
-func (g *guards) mcpCallGuard(next mcpserver.ToolHandlerFunc) mcpserver.ToolHandlerFunc {
-	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		if m := req.Params.Meta; m != nil && len(m.AdditionalFields) > 0 {
-			carrier := propagation.MapCarrier{}
-			for _, k := range []string{"traceparent", "tracestate", "baggage"} {
-				if v, ok := m.AdditionalFields[k].(string); ok {
-					carrier[k] = v
-				}
-			}
-			if len(carrier) > 0 {
-				ctx = propagator.Extract(ctx, carrier)
+// admitMCPCall is the MCP twin of restCallGuard: toolHandler runs it for
+// every tools/call that came through this server's HTTP front end
+// (remoteCaller puts the guards into the request state). It also takes
+// trace context from params._meta (traceparent, tracestate, baggage),
+// which wins over the HTTP header: the client attached it to this very
+// call. A refusal is the envelope to answer with.
+func (g *guards) admitMCPCall(ctx context.Context, info *callInfo, caller registry.Caller, name string, req mcp.CallToolRequest) (context.Context, func(), *registry.Result) {
+	if m := req.Params.Meta; m != nil && len(m.AdditionalFields) > 0 {
+		carrier := propagation.MapCarrier{}
+		for _, k := range []string{"traceparent", "tracestate", "baggage"} {
+			if v, ok := m.AdditionalFields[k].(string); ok {
+				carrier[k] = v
 			}
 		}
-		ctx = withCallInfo(ctx, &callInfo{mcpMethod: string(mcp.MethodToolsCall), argv: req.Params.Arguments, argCap: g.argCap})
-		name := req.Params.Name
-		if def, ok := g.reg.Lookup(name); ok {
-			name = def.Name
+		if len(carrier) > 0 {
+			ctx = propagator.Extract(ctx, carrier)
+			info.traced = true
 		}
-		release, res, _ := g.preCall(ctx, callerForMCP(ctx), name, req.Params.Arguments)
-		if res != nil {
-			return toolResult(res.ForTool(name)), nil
-		}
-		defer release()
-		return next(ctx, req)
 	}
+	info.argCap = g.argCap
+	release, res, _ := g.preCall(ctx, caller, name, req.Params.Arguments)
+	return ctx, release, res
 }
 
 // preCall checks a call's arguments and takes an exec slot for exec_code

@@ -25,7 +25,7 @@ const serverInstructions = "cursus builds Amazon SageMaker pipelines from a DAG 
 func NewMCPServer(reg *registry.Registry, prompts []registry.Prompt) *mcpserver.MCPServer {
 	hooks := &mcpserver.Hooks{}
 	hooks.AddAfterListTools(func(ctx context.Context, _ any, _ *mcp.ListToolsRequest, result *mcp.ListToolsResult) {
-		caller := callerForMCP(ctx)
+		caller := callerOf(stateFrom(ctx))
 		kept := result.Tools[:0]
 		for _, t := range result.Tools {
 			if def, ok := reg.Lookup(t.Name); ok {
@@ -78,7 +78,19 @@ func mcpTool(t *registry.ToolDef) mcp.Tool {
 
 func toolHandler(reg *registry.Registry, s *mcpserver.MCPServer, name string) mcpserver.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		ctx = registry.WithCaller(ctx, callerForMCP(ctx))
+		st := stateFrom(ctx)
+		caller := callerOf(st)
+		if st != nil && st.guards != nil {
+			info := &callInfo{st: st, mcpMethod: string(mcp.MethodToolsCall), argv: req.Params.Arguments}
+			ctx = withCallInfo(ctx, info)
+			var release func()
+			var refusal *registry.Result
+			if ctx, release, refusal = st.guards.admitMCPCall(ctx, info, caller, name, req); refusal != nil {
+				return toolResult(refusal.ForTool(name)), nil
+			}
+			defer release()
+		}
+		ctx = registry.WithCaller(ctx, caller)
 		reported := false
 		if req.Params.Meta != nil && req.Params.Meta.ProgressToken != nil {
 			token := req.Params.Meta.ProgressToken
@@ -140,10 +152,11 @@ func mcpArguments(raw any) (map[string]any, *registry.Result) {
 	}
 }
 
-// callerForMCP is the remote caller of an MCP request, over HTTP or stdio:
-// gates apply to every MCP surface, only the in-process CLI is trusted.
-func callerForMCP(ctx context.Context) registry.Caller {
-	if st := stateFrom(ctx); st != nil && st.transport != "" {
+// callerOf is the remote caller of an MCP request (state st), over HTTP
+// or stdio: gates apply to every MCP surface, only the in-process CLI is
+// trusted.
+func callerOf(st *requestState) registry.Caller {
+	if st != nil && st.transport != "" {
 		return st.caller()
 	}
 	// An MCP server used without our HTTP or stdio front end.

@@ -14,12 +14,14 @@ import (
 
 // remoteCaller marks requests as coming from a remote caller on the given
 // transport, so gates apply; the request state's caller() is then the
-// caller of its tool calls, with the identity authentication found.
-// observeHTTP (for the request state) runs before it.
-func remoteCaller(transport string) func(http.Handler) http.Handler {
+// caller of its tool calls, with the identity authentication found, and
+// the state's guards are the limits its MCP tool calls pass (see
+// admitMCPCall). observeHTTP (for the request state) runs before it.
+func (g *guards) remoteCaller(transport string) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			stateFrom(r.Context()).transport = transport
+			st := stateFrom(r.Context())
+			st.transport, st.guards = transport, g
 			next.ServeHTTP(w, r)
 		})
 	}

@@ -34,7 +34,6 @@ func (s *Server) routes() http.Handler {
 			}
 		})
 	}
-	s.mcp.Use(g.mcpCallGuard)
 
 	r := chi.NewRouter()
 	r.Use(tel.observeHTTP, recoverer(s.deps.Logger), checkOrigin(cfg.MCP.AllowedOrigins))
@@ -56,13 +55,13 @@ func (s *Server) routes() http.Handler {
 
 	r.Group(func(r chi.Router) {
 		r.Use(limitBody(cfg.Limits.MaxBodyBytes), auth.middleware(tel.metrics), g.readBody)
-		r.With(remoteCaller("mcp"), g.rateLimit("mcp")).Handle("/mcp", s.stream)
+		r.With(g.remoteCaller("mcp"), g.rateLimit("mcp")).Handle("/mcp", s.stream)
 		if s.sse != nil {
-			r.With(remoteCaller("sse")).Handle("/sse", s.sse.SSEHandler())
-			r.With(remoteCaller("sse"), g.rateLimit("sse")).Handle("/message", s.sse.MessageHandler())
+			r.With(g.remoteCaller("sse")).Handle("/sse", s.sse.SSEHandler())
+			r.With(g.remoteCaller("sse"), g.rateLimit("sse")).Handle("/message", s.sse.MessageHandler())
 		}
-		r.With(remoteCaller("rest")).Get("/tools", s.handleListTools())
-		r.With(remoteCaller("rest"), g.rateLimit("rest"), g.restCallGuard).Post("/call/{tool}", s.handleCall())
+		r.With(g.remoteCaller("rest")).Get("/tools", s.handleListTools())
+		r.With(g.remoteCaller("rest"), g.rateLimit("rest"), g.restCallGuard).Post("/call/{tool}", s.handleCall())
 	})
 	return r
 }

@@ -77,9 +77,14 @@ func newTelemetry(deps Deps) *telemetry {
 type requestState struct {
 	tel       *telemetry
 	requestID string
-	// transport is set by remoteCaller on the routes that run tools
-	// ("mcp", "sse", "rest"; "stdio" for the stdio session).
+	// transport and guards are set by remoteCaller on the routes that run
+	// tools (transport "mcp", "sse", "rest"; "stdio" for the stdio
+	// session, which has no guards).
 	transport string
+	guards    *guards
+	// traced is set when the request carried trace context: with tracing
+	// off, a tool call's log line has a trace id only then.
+	traced bool
 
 	mu       sync.Mutex
 	identity identity // from authentication; zero when auth is off
@@ -179,7 +184,13 @@ func requestID(r *http.Request) string {
 	if id := r.Header.Get(requestIDHeader); id != "" && len(id) <= 128 && !strings.ContainsFunc(id, notIDChar) {
 		return id
 	}
-	return requestIDPrefix + strconv.FormatUint(requestCounter.Add(1), 10)
+	var digits [20]byte
+	n := strconv.AppendUint(digits[:0], requestCounter.Add(1), 10)
+	var b strings.Builder
+	b.Grow(len(requestIDPrefix) + len(n))
+	b.WriteString(requestIDPrefix)
+	b.Write(n)
+	return b.String()
 }
 
 func notIDChar(c rune) bool {
@@ -187,8 +198,13 @@ func notIDChar(c rune) bool {
 }
 
 // callInfo is what a front end knows about a call before the registry
-// runs it: MCP facts and the redacted argument summary for the logs.
+// runs it: its request, MCP facts and the redacted argument summary for
+// the logs. It sits near the top of the call's context, so the observer
+// finds the request state through it without walking down past the MCP
+// server's context values.
 type callInfo struct {
+	st        *requestState
+	traced    bool   // params._meta carried trace context
 	mcpMethod string // "tools/call" on MCP transports, "" on REST
 	argv      any    // the call's arguments, summarized only if a log line is written
 	argCap    int
@@ -214,14 +230,17 @@ func withCallInfo(ctx context.Context, c *callInfo) context.Context {
 	return context.WithValue(ctx, callInfoKey{}, c)
 }
 
+// callInfoFrom is the call's info; outside a guarded call, an empty one
+// for the request state in ctx (which may be nil).
 func callInfoFrom(ctx context.Context) *callInfo {
 	if c, ok := ctx.Value(callInfoKey{}).(*callInfo); ok {
 		return c
 	}
-	if st := stateFrom(ctx); st != nil && st.call != nil {
+	st := stateFrom(ctx)
+	if st != nil && st.call != nil {
 		return st.call
 	}
-	return &callInfo{}
+	return &callInfo{st: st}
 }
 
 // CallObserver is the registry observer that reports tool calls to the
@@ -243,7 +262,7 @@ func transportOf(c registry.Caller) string {
 // calls it for every tool it found, so CallFinished knows a call with a
 // tool name was started.
 func (callObserver) CallStarted(ctx context.Context, tool string, caller registry.Caller) context.Context {
-	st := stateFrom(ctx)
+	st := callInfoFrom(ctx).st
 	if st == nil {
 		return ctx
 	}
@@ -262,7 +281,8 @@ func (callObserver) CallFinished(ctx context.Context, rec registry.CallRecord) {
 // started says whether CallStarted ran for it: calls refused before the
 // registry (by a guard) and unknown tools were never started.
 func reportCall(ctx context.Context, rec registry.CallRecord, started bool) {
-	st := stateFrom(ctx)
+	info := callInfoFrom(ctx)
+	st := info.st
 	if st == nil {
 		return
 	}
@@ -281,7 +301,7 @@ func reportCall(ctx context.Context, rec registry.CallRecord, started bool) {
 		}
 		span.End()
 	}
-	t.logCall(ctx, rec)
+	t.logCall(ctx, info, rec)
 }
 
 // startToolSpan starts the span of one tool call with the MCP and GenAI
@@ -298,7 +318,7 @@ func (t *telemetry) startToolSpan(ctx context.Context, tool string, caller regis
 	if info.mcpMethod != "" {
 		spanName = info.mcpMethod + " " + name
 		attrs = append(attrs, attribute.String("mcp.method.name", info.mcpMethod))
-		if st := stateFrom(ctx); st != nil {
+		if st := info.st; st != nil {
 			st.mu.Lock()
 			if st.protocolVersion != "" {
 				attrs = append(attrs, attribute.String("mcp.protocol.version", st.protocolVersion))
@@ -313,7 +333,7 @@ func (t *telemetry) startToolSpan(ctx context.Context, tool string, caller regis
 }
 
 // logCall writes the tool-call line, and for a gated tool the audit line.
-func (t *telemetry) logCall(ctx context.Context, rec registry.CallRecord) {
+func (t *telemetry) logCall(ctx context.Context, info *callInfo, rec registry.CallRecord) {
 	code := rec.Code
 	if code == "" {
 		code = codeOK
@@ -323,7 +343,7 @@ func (t *telemetry) logCall(ctx context.Context, rec registry.CallRecord) {
 		level = zerolog.ErrorLevel
 	}
 	ev := t.log.WithLevel(level)
-	t.callFields(ctx, ev, rec, code)
+	t.callFields(ctx, info, ev, rec, code)
 	if rec.Err != nil {
 		ev = ev.AnErr("internal_error", rec.Err)
 	}
@@ -337,12 +357,12 @@ func (t *telemetry) logCall(ctx context.Context, rec registry.CallRecord) {
 			decision = "refused"
 		}
 		ev := t.log.WithLevel(zerolog.InfoLevel).Bool("audit", true).Str("decision", decision)
-		t.callFields(ctx, ev, rec, code)
+		t.callFields(ctx, info, ev, rec, code)
 		ev.Msg("gated tool call")
 	}
 }
 
-func (t *telemetry) callFields(ctx context.Context, ev *zerolog.Event, rec registry.CallRecord, code string) {
+func (t *telemetry) callFields(ctx context.Context, info *callInfo, ev *zerolog.Event, rec registry.CallRecord, code string) {
 	if ev == nil {
 		return
 	}
@@ -352,11 +372,15 @@ func (t *telemetry) callFields(ctx context.Context, ev *zerolog.Event, rec regis
 		Str("tool", toolLabel(rec.Tool)).
 		Str("code", code).
 		Float64("duration_ms", float64(rec.Duration.Microseconds())/1000)
-	if sc := trace.SpanContextFromContext(ctx); sc.IsValid() {
-		ev.Str("trace_id", sc.TraceID().String())
+	// Without tracing and without trace context from the caller there is
+	// no trace id, and looking for one walks the whole context.
+	if t.tracing() || info.traced || info.st.traced {
+		if sc := trace.SpanContextFromContext(ctx); sc.IsValid() {
+			ev.Str("trace_id", sc.TraceID().String())
+		}
 	}
 	// A whole summary is logged as a JSON object; a cut one as text.
-	switch args, whole := callInfoFrom(ctx).args(); {
+	switch args, whole := info.args(); {
 	case len(args) == 0:
 	case whole:
 		ev.RawJSON("args", args)
@@ -394,6 +418,7 @@ func (t *telemetry) observeHTTP(next http.Handler) http.Handler {
 		ctx := r.Context()
 		if hasTraceContext(r.Header) {
 			ctx = propagator.Extract(ctx, propagation.HeaderCarrier(r.Header))
+			st.traced = true
 		}
 		var span trace.Span
 		if t.tracing() {
@@ -405,7 +430,7 @@ func (t *telemetry) observeHTTP(next http.Handler) http.Handler {
 			span = trace.SpanFromContext(ctx)
 		}
 		ctx = context.WithValue(ctx, requestStateKey{}, st)
-		w.Header().Set(requestIDHeader, st.requestID)
+		w.Header()[requestIDHeader] = []string{st.requestID} // the name is canonical
 		st.response.ResponseWriter = w
 		ww := &st.response
 		defer func() {

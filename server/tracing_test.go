@@ -5,10 +5,12 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/rs/zerolog"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	collectortrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	"google.golang.org/protobuf/proto"
@@ -241,5 +243,30 @@ func TestOTLPFromStandardVariable(t *testing.T) {
 	defer mu.Unlock()
 	if posts == 0 {
 		t.Fatal("no POST reached /v1/traces")
+	}
+}
+
+// TestTraceIDsInLogsWithoutTracing: with no tracer installed, a tool-call
+// line still carries the trace id its caller sent (the traceparent header,
+// or params._meta over MCP), and none when the caller sent none.
+func TestTraceIDsInLogsWithoutTracing(t *testing.T) {
+	o := newOpsEnv(t, nil)
+	logs := &syncBuffer{}
+	srv := NewServer(Deps{Config: o.cfg, Registry: o.srv.deps.Registry, Logger: zerolog.New(logs)})
+	t.Cleanup(func() { _ = srv.stream.Shutdown(context.Background()) })
+	o.ts = startHTTP(t, srv) // the helpers below now talk to the untraced server
+
+	o.call(t, "tools.help", `{}`, map[string]string{"traceparent": "00-" + testTraceID + "-" + testParentSpan + "-01"})
+	o.rpc(t, 1, "tools/call", map[string]any{"name": "tools__help", "arguments": map[string]any{},
+		"_meta": map[string]any{"traceparent": "00-" + testMetaTrace + "-" + testMetaSpan + "-01"}}, nil)
+	o.call(t, "tools.help", `{}`, nil)
+	var got []any
+	for _, l := range logs.lines(t) {
+		if l["message"] == "tool call" {
+			got = append(got, l["trace_id"])
+		}
+	}
+	if want := []any{testTraceID, testMetaTrace, nil}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("trace ids of the tool-call lines = %v, want %v", got, want)
 	}
 }
