@@ -439,8 +439,8 @@ func (t *telemetry) observeHTTP(next http.Handler) http.Handler {
 				status = http.StatusOK
 			}
 			route := "unmatched"
-			if rc := chi.RouteContext(r.Context()); rc != nil && rc.RoutePattern() != "" {
-				route = rc.RoutePattern()
+			if pattern := chi.RouteContext(r.Context()).RoutePattern(); pattern != "" {
+				route = pattern // RoutePattern joins the pattern afresh on every call
 			}
 			d := time.Since(start)
 			if span.IsRecording() {
