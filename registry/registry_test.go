@@ -97,6 +97,12 @@ func TestEnvelopeMatchesWireStructs(t *testing.T) {
 			failure{Error: "bad \"x\"\n", Code: CodeInvalidInput, Remedy: &Remedy{SuggestedTools: []string{"t.y"}, FixAction: "fix"},
 				Warnings: []string{"w"}, Meta: map[string]any{"details": map[string]any{"k": []int{1}}, "tool": "t.y"}}},
 		{Fail("", "x").Stamp("t.z", 0), failure{Error: "x", Code: CodeToolError, Meta: map[string]any{"tool": "t.z", "duration_ms": 0.0}}},
+		{OK(1.0).ForTool("odd \"tool\" \\ \u2028 é \x01 \xff").WithMeta("k\ney", true),
+			success{OK: true, Data: 1.0, Meta: map[string]any{"tool": "odd \"tool\" \\ \u2028 é \x01 \xff", "k\ney": true}}},
+		{OK(nil).ForTool(`back\slash`).WithMeta("tab\there", 1), success{OK: true, Meta: map[string]any{"tool": `back\slash`, "tab\there": 1}}},
+		{OK(nil).ForTool("é").WithMeta(`q"uote`, 1), success{OK: true, Meta: map[string]any{"tool": "é", `q"uote`: 1}}},
+		{OK(nil).Stamp("t.slow", 90*time.Minute+time.Microsecond),
+			success{OK: true, Meta: map[string]any{"tool": "t.slow", "duration_ms": 5400000.001}}},
 	} {
 		var want bytes.Buffer
 		enc := json.NewEncoder(&want)

@@ -3,6 +3,7 @@ package registry
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"time"
 
 	segjson "github.com/segmentio/encoding/json"
@@ -217,25 +218,39 @@ func (r *Result) appendMeta(b []byte) ([]byte, error) {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		var v any
+		b = appendString(b, k)
+		b = append(b, ':')
 		switch {
 		case k == "tool" && r.tool != "":
-			v = r.tool
+			b = appendString(b, r.tool)
 		case k == "duration_ms" && r.timed:
-			v, _ = r.DurationMS()
+			// Milliseconds with microsecond resolution: 0 or at least 0.001,
+			// which encoding/json writes in this plain form too.
+			ms, _ := r.DurationMS()
+			b = strconv.AppendFloat(b, ms, 'f', -1, 64)
 		default:
-			v = r.Meta[k]
-		}
-		var err error
-		if b, err = appendNoEscape(b, k); err != nil {
-			return nil, err
-		}
-		b = append(b, ':')
-		if b, err = appendNoEscape(b, v); err != nil {
-			return nil, err
+			var err error
+			if b, err = appendNoEscape(b, r.Meta[k]); err != nil {
+				return nil, err
+			}
 		}
 	}
 	return append(b, '}'), nil
+}
+
+// appendString writes s as a JSON string. Printable ASCII without quotes
+// or backslashes (tool names, meta keys) is written as it is; anything
+// else goes through the encoder, which escapes as encoding/json does.
+func appendString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
+			b, _ = appendNoEscape(b, s) // a string always encodes
+			return b
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
 }
 
 // stamped reports whether the registry's stamp supersedes Meta's key.
