@@ -3,10 +3,12 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"runtime/debug"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	mcpserver "github.com/mark3labs/mcp-go/server"
+	"github.com/rs/zerolog"
 
 	"github.com/cursus-dev/cursus"
 	"github.com/cursus-dev/cursus/registry"
@@ -38,7 +40,6 @@ func NewMCPServer(reg *registry.Registry, prompts []registry.Prompt) *mcpserver.
 	})
 	opts := []mcpserver.ServerOption{
 		mcpserver.WithToolCapabilities(false),
-		mcpserver.WithRecovery(),
 		mcpserver.WithHooks(hooks),
 		mcpserver.WithInstructions(serverInstructions),
 	}
@@ -77,8 +78,22 @@ func mcpTool(t *registry.ToolDef) mcp.Tool {
 }
 
 func toolHandler(reg *registry.Registry, s *mcpserver.MCPServer, name string) mcpserver.ToolHandlerFunc {
-	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	return func(ctx context.Context, req mcp.CallToolRequest) (result *mcp.CallToolResult, err error) {
 		st := stateFrom(ctx)
+		// The registry contains tool panics; this catches a bug in the code
+		// around the call, which would otherwise end a stdio server. (It
+		// replaces mcp-go's WithRecovery, which wraps a closure around
+		// every call.)
+		defer func() {
+			if v := recover(); v != nil {
+				log := zerolog.Nop()
+				if st != nil {
+					log = st.tel.log
+				}
+				log.Error().Interface("panic", v).Bytes("stack", debug.Stack()).Str("tool", name).Msg("MCP tool handler panicked")
+				result, err = toolResult(registry.Fail(registry.CodeInternal, "internal error").ForTool(name)), nil
+			}
+		}()
 		caller := callerOf(st)
 		if st != nil && st.guards != nil {
 			info := &callInfo{st: st, mcpMethod: string(mcp.MethodToolsCall), argv: req.Params.Arguments}

@@ -15,6 +15,8 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/cursus-dev/cursus/registry"
 )
 
 var wireName = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
@@ -232,5 +234,38 @@ func TestMCPForeignOriginRefused(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusForbidden {
 		t.Fatalf("status = %d, want 403", resp.StatusCode)
+	}
+}
+
+// panickyObserver panics when a call starts: a bug outside any tool
+// handler, which the registry does not contain.
+type panickyObserver struct{}
+
+func (panickyObserver) CallStarted(context.Context, string, registry.Caller) context.Context {
+	panic("observer bug")
+}
+func (panickyObserver) CallFinished(context.Context, registry.CallRecord) {}
+
+// TestMCPToolHandlerContainsPanics: a panic around a call answers an
+// internal_error envelope, and the MCP server goes on serving.
+func TestMCPToolHandlerContainsPanics(t *testing.T) {
+	reg, err := registry.New(registry.Options{Observer: panickyObserver{}}, benchNamespace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := NewMCPServer(reg, nil)
+	for i := range 2 {
+		msg := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"bench__noop","arguments":{"name":"x"}}}`, i)
+		resp, ok := s.HandleMessage(context.Background(), json.RawMessage(msg)).(mcp.JSONRPCResponse)
+		if !ok {
+			t.Fatalf("call %d: not a result", i)
+		}
+		res, ok := resp.Result.(*mcp.CallToolResult)
+		if !ok || !res.IsError || len(res.Content) != 1 {
+			t.Fatalf("call %d: %#v", i, resp.Result)
+		}
+		if env := envelopeOf(t, res.Content[0].(mcp.TextContent).Text, res.StructuredContent); env["code"] != "internal_error" {
+			t.Fatalf("call %d: envelope %v", i, env)
+		}
 	}
 }
