@@ -19,7 +19,8 @@ const serverInstructions = "cursus builds Amazon SageMaker pipelines from a DAG 
 
 // NewMCPServer exposes the registry as MCP tools. Every tools/call goes
 // through registry.Call, so gates, validation and envelopes are the same as
-// over REST. Gated tools are left out of tools/list but still registered,
+// over REST; a call that came through our HTTP front end passes that
+// server's argument and exec limits first (admitMCPCall). Gated tools are left out of tools/list but still registered,
 // so a call to one gets the tool_disabled envelope instead of a bare
 // "tool not found". mcp-go's own per-message log lines are left off: the
 // HTTP request line names the JSON-RPC method and error (hooks added in
