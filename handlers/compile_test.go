@@ -17,23 +17,8 @@ import (
 func exampleRegistry(t *testing.T, endpoint string) (*registry.Registry, string) {
 	t.Helper()
 	dir := t.TempDir()
-	src := filepath.Join("..", "examples", "xgboost-tabular")
-	err := filepath.WalkDir(src, func(p string, e os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		dst := filepath.Join(dir, "examples", "xgboost-tabular", rel)
-		if e.IsDir() {
-			return os.MkdirAll(dst, 0o755)
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(dst, b, 0o644)
-	})
-	if err != nil {
+	rel := filepath.Join("examples", "xgboost-tabular")
+	if err := os.CopyFS(filepath.Join(dir, rel), os.DirFS(filepath.Join("..", rel))); err != nil {
 		t.Fatal(err)
 	}
 	deps, err := NewDeps(Options{WorkspaceRoot: dir, AWSEndpoint: endpoint, AWSRegion: "us-east-1"})

@@ -2,7 +2,6 @@ package handlers
 
 import (
 	"encoding/json"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -18,22 +17,7 @@ const exampleDir = "../examples/xgboost-tabular"
 // copyExample copies examples/xgboost-tabular into <root>/ex.
 func copyExample(t *testing.T, root string) {
 	t.Helper()
-	err := filepath.WalkDir(exampleDir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(exampleDir, p)
-		dst := filepath.Join(root, "ex", rel)
-		if d.IsDir() {
-			return os.MkdirAll(dst, 0o755)
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(dst, data, 0o644)
-	})
-	if err != nil {
+	if err := os.CopyFS(filepath.Join(root, "ex"), os.DirFS(exampleDir)); err != nil {
 		t.Fatalf("copy the example project: %v", err)
 	}
 }

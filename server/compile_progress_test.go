@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"encoding/json"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,23 +18,7 @@ import (
 func copyExampleProject(t *testing.T, root string) {
 	t.Helper()
 	const rel = "examples/xgboost-tabular"
-	src := filepath.Join("..", rel)
-	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		r, _ := filepath.Rel(src, p)
-		dst := filepath.Join(root, rel, r)
-		if d.IsDir() {
-			return os.MkdirAll(dst, 0o755)
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(dst, data, 0o644)
-	})
-	if err != nil {
+	if err := os.CopyFS(filepath.Join(root, rel), os.DirFS(filepath.Join("..", rel))); err != nil {
 		t.Fatalf("copy the example project: %v", err)
 	}
 }
