@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/rs/zerolog"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	collectortrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	"google.golang.org/protobuf/proto"
@@ -193,14 +194,7 @@ func TestOTLPReceiverGetsSpans(t *testing.T) {
 	cfg.OTLPEndpoint = recv.URL
 	cfg.OTLPHeaders = map[string]string{"X-Api-Key": "k1"}
 	tp, shutdown, err := SetupTracing(context.Background(), cfg, func(string) (string, bool) { return "", false })
-	if err != nil || tp == nil {
-		t.Fatalf("SetupTracing: %v", err)
-	}
-	_, span := tp.Tracer("test").Start(context.Background(), "probe")
-	span.End()
-	if err := shutdown(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	exportProbeSpan(t, tp, shutdown, err)
 	mu.Lock()
 	defer mu.Unlock()
 	if strings.Join(names, ",") != "probe" {
@@ -208,6 +202,20 @@ func TestOTLPReceiverGetsSpans(t *testing.T) {
 	}
 	if auth != "k1" {
 		t.Errorf("telemetry.otlp_headers not sent: %q", auth)
+	}
+}
+
+// exportProbeSpan ends one span named "probe" on what SetupTracing
+// returned and shuts the provider down, which flushes it to the receiver.
+func exportProbeSpan(t *testing.T, tp *sdktrace.TracerProvider, shutdown func(context.Context) error, setupErr error) {
+	t.Helper()
+	if setupErr != nil || tp == nil {
+		t.Fatalf("SetupTracing: %v", setupErr)
+	}
+	_, span := tp.Tracer("test").Start(context.Background(), "probe")
+	span.End()
+	if err := shutdown(context.Background()); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -231,14 +239,7 @@ func TestOTLPFromStandardVariable(t *testing.T) {
 		}
 		return "", false
 	})
-	if err != nil || tp == nil {
-		t.Fatalf("SetupTracing: %v", err)
-	}
-	_, span := tp.Tracer("test").Start(context.Background(), "probe")
-	span.End()
-	if err := shutdown(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	exportProbeSpan(t, tp, shutdown, err)
 	mu.Lock()
 	defer mu.Unlock()
 	if posts == 0 {
