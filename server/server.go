@@ -78,6 +78,26 @@ func NewServer(deps Deps) *Server {
 // ServeHTTP makes Server an http.Handler.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
 
+// handleMCP hands a request to mcp-go's streamable HTTP transport through
+// its Handle entry point, with the body readBody already holds (ServeHTTP
+// would read it a second time). Handle leaves out mcp-go's CORS,
+// DNS-rebinding and protected-resource handling, none of which we turn on:
+// checkOrigin and our own routes do those jobs.
+func (s *Server) handleMCP() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		st := stateFrom(r.Context())
+		rw, ok := w.(mcpserver.HTTPResponseWriter)
+		if st == nil || !ok {
+			// Not behind observeHTTP and readBody: mcp-go reads the body.
+			s.stream.ServeHTTP(w, r)
+			return
+		}
+		s.stream.Handle(rw, &mcpserver.HTTPRequest{
+			Method: r.Method, URL: r.URL, Header: r.Header, Body: st.body, Context: r.Context(),
+		})
+	})
+}
+
 // MCP is the underlying MCP server (for the stdio transport).
 func (s *Server) MCP() *mcpserver.MCPServer { return s.mcp }
 

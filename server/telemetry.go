@@ -480,8 +480,8 @@ func (t *telemetry) observeHTTP(next http.Handler) http.Handler {
 
 // responseWriter notes the status and size of a response for observeHTTP.
 // It lives in the request state (no allocation of its own), keeps
-// http.Flusher, which streaming MCP responses need, and unwraps for
-// http.ResponseController.
+// http.Flusher, which streaming MCP responses need, unwraps for
+// http.ResponseController and is an mcp-go HTTPResponseWriter.
 type responseWriter struct {
 	http.ResponseWriter
 	status int
@@ -508,6 +508,13 @@ func (w *responseWriter) Flush() {
 	if f, ok := w.ResponseWriter.(http.Flusher); ok {
 		f.Flush()
 	}
+}
+
+// CanStream completes mcp-go's HTTPResponseWriter, so handleMCP can pass
+// the writer to the transport as it is.
+func (w *responseWriter) CanStream() bool {
+	_, ok := w.ResponseWriter.(http.Flusher)
+	return ok
 }
 
 func (w *responseWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
