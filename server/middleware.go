@@ -62,6 +62,8 @@ func checkOrigin(allowed []string) func(http.Handler) http.Handler {
 }
 
 // limitBody caps request bodies; a larger one gets 413 when it is read.
+// A body with a Content-Length needs no reader of its own: net/http stops
+// it at that length, which is within the cap once checked here.
 func limitBody(max int64) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -69,7 +71,9 @@ func limitBody(max int64) func(http.Handler) http.Handler {
 				writeJSON(w, http.StatusRequestEntityTooLarge, registry.Fail(registry.CodeInvalidInput, "request body too large").Encode())
 				return
 			}
-			r.Body = http.MaxBytesReader(w, r.Body, max)
+			if r.ContentLength < 0 {
+				r.Body = http.MaxBytesReader(w, r.Body, max)
+			}
 			next.ServeHTTP(w, r)
 		})
 	}
