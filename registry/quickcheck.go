@@ -44,6 +44,11 @@ func compileQuick(doc any) (*quickSchema, bool) {
 		return nil, false
 	}
 	q := &quickSchema{maxProps: -1, maxItems: -1, maxLen: -1}
+	counts := map[string]*int{
+		"minProperties": &q.minProps, "maxProperties": &q.maxProps,
+		"minItems": &q.minItems, "maxItems": &q.maxItems,
+		"minLength": &q.minLen, "maxLength": &q.maxLen,
+	}
 	for key, val := range m {
 		var ok bool
 		switch key {
@@ -57,20 +62,8 @@ func compileQuick(doc any) (*quickSchema, bool) {
 			q.required, ok = stringList(val)
 		case "additionalProperties":
 			q.closed, ok = val == false, val == false || val == true
-		case "minProperties":
-			q.minProps, ok = count(val)
-		case "maxProperties":
-			q.maxProps, ok = count(val)
 		case "items":
 			q.items, ok = compileQuick(val)
-		case "minItems":
-			q.minItems, ok = count(val)
-		case "maxItems":
-			q.maxItems, ok = count(val)
-		case "minLength":
-			q.minLen, ok = count(val)
-		case "maxLength":
-			q.maxLen, ok = count(val)
 		case "pattern":
 			if s, isString := val.(string); isString {
 				var err error
@@ -83,6 +76,10 @@ func compileQuick(doc any) (*quickSchema, bool) {
 			q.min, ok = exactBound(val)
 		case "maximum":
 			q.max, ok = exactBound(val)
+		default:
+			if field, isCount := counts[key]; isCount {
+				*field, ok = count(val)
+			}
 		}
 		if !ok {
 			return nil, false
