@@ -76,8 +76,9 @@ func (g *guards) readBody(next http.Handler) http.Handler {
 // allocation of that size; io.ReadAll would start at 512 bytes and grow.
 // It reads on to the end of the body, which tells net/http to watch the
 // connection (a client that goes away then cancels the call). limitBody
-// has refused announced lengths over the limit; its MaxBytesReader stops
-// bodies that run past it.
+// has refused announced lengths over the limit, and net/http ends such a
+// body at its length; a chunked body (announced -1) is stopped by
+// limitBody's MaxBytesReader.
 func readAll(body io.Reader, announced int64) ([]byte, error) {
 	if announced <= 0 {
 		return io.ReadAll(body)
