@@ -66,21 +66,36 @@ func NewDeps(opts Options) (*Deps, error) {
 		Pipelines: dags, PipelineProblems: dagProblems, Scripts: newScriptRunner(opts)}, nil
 }
 
-// Namespaces lists the namespaces in their fixed registration order.
+// Namespaces lists the namespaces in their fixed registration order, each
+// with its <ns>.help tool.
 func Namespaces(d *Deps) []registry.NamespaceFunc {
+	prompts := Prompts()
+	workflows := make([]workflowInfo, 0, len(prompts))
+	for _, p := range prompts {
+		workflows = append(workflows, workflowInfo{Name: p.Name, Description: p.Description})
+	}
+	helped := func(build func() (registry.Namespace, error)) registry.NamespaceFunc {
+		return func() (registry.Namespace, error) {
+			ns, err := build()
+			if err != nil {
+				return ns, err
+			}
+			return withHelp(ns, workflows), nil
+		}
+	}
 	return []registry.NamespaceFunc{
-		func() (registry.Namespace, error) { return catalogNamespace(d) },
-		func() (registry.Namespace, error) { return dagNamespace(d) },
-		func() (registry.Namespace, error) { return configNamespace(d) },
-		func() (registry.Namespace, error) { return compileNamespace(d) },
-		func() (registry.Namespace, error) { return validateNamespace(d) },
-		func() (registry.Namespace, error) { return execdocNamespace(d) },
-		func() (registry.Namespace, error) { return pipelineCatalogNamespace(d) },
-		func() (registry.Namespace, error) { return projectNamespace(d) },
-		func() (registry.Namespace, error) { return strategiesNamespace() },
-		func() (registry.Namespace, error) { return stepsNamespace(d) },
-		func() (registry.Namespace, error) { return authorNamespace(d) },
-		func() (registry.Namespace, error) { return toolsNamespace(Prompts()), nil },
+		helped(func() (registry.Namespace, error) { return catalogNamespace(d) }),
+		helped(func() (registry.Namespace, error) { return dagNamespace(d) }),
+		helped(func() (registry.Namespace, error) { return configNamespace(d) }),
+		helped(func() (registry.Namespace, error) { return compileNamespace(d) }),
+		helped(func() (registry.Namespace, error) { return validateNamespace(d) }),
+		helped(func() (registry.Namespace, error) { return execdocNamespace(d) }),
+		helped(func() (registry.Namespace, error) { return pipelineCatalogNamespace(d) }),
+		helped(func() (registry.Namespace, error) { return projectNamespace(d) }),
+		helped(strategiesNamespace),
+		helped(func() (registry.Namespace, error) { return stepsNamespace(d) }),
+		helped(func() (registry.Namespace, error) { return authorNamespace(d) }),
+		func() (registry.Namespace, error) { return toolsNamespace(workflows), nil },
 	}
 }
 

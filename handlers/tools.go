@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/google/jsonschema-go/jsonschema"
+
 	"github.com/cursus-dev/cursus/registry"
 )
 
@@ -15,19 +17,40 @@ const toolsOverview = "cursus serves its ML-pipeline engine as small namespaced 
 	"<namespace>.help (e.g. compile.help) for one namespace, tools.describe_tool for a tool's full input " +
 	"schema, or tools.by_phase for the tools of the phase you are in."
 
-func toolsNamespace(prompts []registry.Prompt) registry.Namespace {
-	workflows := make([]workflowInfo, 0, len(prompts))
-	for _, p := range prompts {
-		workflows = append(workflows, workflowInfo{Name: p.Name, Description: p.Description})
-	}
-	phase := registry.Enum("Restrict to one lifecycle phase.", registry.PhasePlanner, registry.PhaseValidator, registry.PhaseProgrammer)
+// phaseArg is a lifecycle phase name.
+type phaseArg string
+
+func (phaseArg) JSONSchema() *jsonschema.Schema {
+	return &jsonschema.Schema{Type: "string", Enum: []any{registry.PhasePlanner, registry.PhaseValidator, registry.PhaseProgrammer}}
+}
+
+type helpIn struct {
+	Namespace     *string  `json:"namespace,omitempty" jsonschema:"Restrict to one namespace (e.g. catalog, compile)."`
+	Phase         phaseArg `json:"phase,omitempty" jsonschema:"Restrict to one lifecycle phase."`
+	IncludeSchema bool     `json:"include_schema,omitempty" jsonschema:"Attach each tool's JSON input schema (default false)."`
+}
+
+type namespaceHelpIn struct {
+	Phase         phaseArg `json:"phase,omitempty" jsonschema:"Restrict to one lifecycle phase."`
+	IncludeSchema bool     `json:"include_schema,omitempty" jsonschema:"Attach each tool's JSON input schema (default false)."`
+}
+
+type byPhaseIn struct {
+	Phase phaseArg `json:"phase" jsonschema:"Restrict to one lifecycle phase."`
+}
+
+type describeIn struct {
+	Name string `json:"name" jsonschema:"Dotted (compile.dag) or wire (compile__dag) tool name."`
+}
+
+func toolsNamespace(workflows []workflowInfo) registry.Namespace {
 	return registry.Namespace{
 		Name:        "tools",
 		Description: "Meta tools over the registry itself: help, by_phase, describe_tool.",
 		Tools: []registry.ToolDef{
-			{
+			registry.Define(registry.ToolDef{
 				Name:        "tools.help",
-				Description: "Overview of every tool this caller may use, grouped by namespace, with phase counts, and the multi-stage workflows (served as MCP prompts). Tools the server has disabled are listed separately with the setting that enables each.",
+				Description: "Overview of every tool this caller may use, grouped by namespace, with phase counts, and the multi-stage workflows (served as MCP prompts). Tools closed to this caller are counted by the gate that closes them, with the setting that opens it.",
 				When:        "You are starting out, or do not know which tool to call.",
 				Examples: []string{
 					`tools.help {}  # everything`,
@@ -35,25 +58,15 @@ func toolsNamespace(prompts []registry.Prompt) registry.Namespace {
 					`tools.help {"phase": "validator", "include_schema": true}  # validator tools with schemas`,
 				},
 				Tags: []string{registry.PhasePlanner},
-				Schema: registry.Object(map[string]any{
-					"namespace":      registry.String("Restrict to one namespace (e.g. catalog, compile)."),
-					"phase":          phase,
-					"include_schema": registry.Boolean("Attach each tool's JSON input schema (default false)."),
-				}),
-				Handler: func(ctx context.Context, req registry.Request) (*registry.Result, error) {
-					return toolsHelp(ctx, req, workflows)
-				},
-			},
-			{
+			}, func(ctx context.Context, in helpIn) (helpData, error) { return toolsHelp(ctx, in, workflows) }),
+			registry.Define(registry.ToolDef{
 				Name:        "tools.by_phase",
 				Description: "List the tools tagged with one phase (planner, validator or programmer).",
 				When:        "You know which phase you are in and want only its tools.",
 				Examples:    []string{`tools.by_phase {"phase": "planner"}  # discovery and assembly tools`},
 				Tags:        []string{registry.PhasePlanner},
-				Schema:      registry.Object(map[string]any{"phase": phase}, "phase"),
-				Handler:     toolsByPhase,
-			},
-			{
+			}, toolsByPhase),
+			registry.Define(registry.ToolDef{
 				Name:        "tools.describe_tool",
 				Description: "Full description of one tool: input schema, when-cue, examples, tags and capability flags. Accepts the dotted or the wire name.",
 				When:        "You have picked a tool and need its exact input schema.",
@@ -61,12 +74,30 @@ func toolsNamespace(prompts []registry.Prompt) registry.Namespace {
 					`tools.describe_tool {"name": "compile.dag"}  # dotted name`,
 					`tools.describe_tool {"name": "catalog__search"}  # wire name`,
 				},
-				Tags:    []string{registry.PhasePlanner},
-				Schema:  registry.Object(map[string]any{"name": registry.String("Dotted (compile.dag) or wire (compile__dag) tool name.")}, "name"),
-				Handler: toolsDescribe,
-			},
+				Tags: []string{registry.PhasePlanner},
+			}, toolsDescribe),
 		},
 	}
+}
+
+// withHelp adds the namespace's <ns>.help tool: tools.help for that one
+// namespace.
+func withHelp(ns registry.Namespace, workflows []workflowInfo) registry.Namespace {
+	name := ns.Name
+	ns.Tools = append(ns.Tools, registry.Define(registry.ToolDef{
+		Name: name + ".help",
+		Description: "Overview of the '" + name + "' tools: " + ns.Description + " Lists each " + name +
+			".* tool with its description, when to use it and examples. Set include_schema for the JSON input schemas. Start here before using " + name + " tools.",
+		When: "You are about to work with " + name + " tools and want that namespace's overview and examples.",
+		Examples: []string{
+			name + ".help {}  # every " + name + ".* tool with when and examples",
+			name + `.help {"include_schema": true}  # the same, plus JSON input schemas`,
+		},
+		Tags: []string{registry.PhasePlanner},
+	}, func(ctx context.Context, in namespaceHelpIn) (helpData, error) {
+		return toolsHelp(ctx, helpIn{Namespace: &name, Phase: in.Phase, IncludeSchema: in.IncludeSchema}, workflows)
+	}))
+	return ns
 }
 
 // toolSummary is how meta tools describe one tool.
@@ -94,12 +125,6 @@ func summarize(t *registry.ToolDef, withSchema bool) toolSummary {
 	return s
 }
 
-type helpArgs struct {
-	Namespace     *string `json:"namespace"`
-	Phase         string  `json:"phase"`
-	IncludeSchema bool    `json:"include_schema"`
-}
-
 // helpData is the tools.help payload, in the reference's key order.
 type helpData struct {
 	Overview          string               `json:"overview"`
@@ -107,7 +132,7 @@ type helpData struct {
 	Shown             int                  `json:"shown"`
 	Phases            map[string]phaseInfo `json:"phases"`
 	Namespaces        []namespaceInfo      `json:"namespaces"`
-	Disabled          []disabledTool       `json:"disabled"`
+	Disabled          []closedGate         `json:"disabled"`
 	Workflows         []workflowInfo       `json:"workflows"` // served as MCP prompts
 	FilteredNamespace *string              `json:"filtered_namespace,omitempty"`
 	FilteredPhase     string               `json:"filtered_phase,omitempty"`
@@ -125,9 +150,12 @@ type namespaceInfo struct {
 	Tools       []toolSummary `json:"tools"`
 }
 
-type disabledTool struct {
-	Name    string `json:"name"`
-	Setting string `json:"enable_with"`
+// closedGate counts the tools one gate keeps from this caller. It names
+// none of them: a caller is told only of tools it may call.
+type closedGate struct {
+	Gate       string `json:"gate"`
+	Count      int    `json:"count"`
+	EnableWith string `json:"enable_with,omitempty"`
 }
 
 // workflowInfo names a workflow an MCP client can fetch with prompts/get.
@@ -136,38 +164,32 @@ type workflowInfo struct {
 	Description string `json:"description"`
 }
 
-func toolsHelp(ctx context.Context, req registry.Request, workflows []workflowInfo) (*registry.Result, error) {
-	var args helpArgs
-	if err := req.Bind(&args); err != nil {
-		return nil, err
-	}
-	reg := req.Registry
+func toolsHelp(ctx context.Context, in helpIn, workflows []workflowInfo) (helpData, error) {
+	reg := registry.RegistryFrom(ctx)
 	nsDesc := reg.Namespaces()
-	if args.Namespace != nil {
-		if _, ok := nsDesc[*args.Namespace]; !ok {
+	ns := ""
+	if in.Namespace != nil {
+		ns = *in.Namespace
+		if _, ok := nsDesc[ns]; !ok {
 			names := make([]string, 0, len(nsDesc))
 			for n := range nsDesc {
 				names = append(names, n)
 			}
 			slices.Sort(names)
-			return nil, registry.Errorf(registry.CodeNotFound, "unknown namespace: '%s'", *args.Namespace).
+			return helpData{}, registry.Errorf(registry.CodeNotFound, "unknown namespace: '%s'", ns).
 				WithDetails(map[string]any{"available_namespaces": names}).
 				Suggest("Call tools.help without a namespace to see the valid namespaces.", "tools.help")
 		}
 	}
-	ns := ""
-	if args.Namespace != nil {
-		ns = *args.Namespace
-	}
 	caller := registry.CallerFrom(ctx)
 	var shown []*registry.ToolDef
-	var disabled []disabledTool
+	disabled := []closedGate{}
 	for _, t := range reg.Tools(ns) {
-		if args.Phase != "" && !slices.Contains(t.Tags, args.Phase) {
+		if in.Phase != "" && !slices.Contains(t.Tags, string(in.Phase)) {
 			continue
 		}
-		if ok, setting := reg.Enabled(caller, t); !ok {
-			disabled = append(disabled, disabledTool{Name: t.Name, Setting: setting})
+		if a := reg.Admit(caller, t); !a.Allowed {
+			disabled = countClosed(disabled, a)
 			continue
 		}
 		shown = append(shown, t)
@@ -183,99 +205,90 @@ func toolsHelp(ctx context.Context, req registry.Request, workflows []workflowIn
 		}
 		phases[p.Name] = phaseInfo{Description: p.Description, Count: n}
 	}
-	var groups []namespaceInfo
+	groups := []namespaceInfo{}
 	for _, t := range shown {
 		if len(groups) == 0 || groups[len(groups)-1].Namespace != t.Namespace() {
 			groups = append(groups, namespaceInfo{Namespace: t.Namespace(), Description: nsDesc[t.Namespace()], Tools: []toolSummary{}})
 		}
 		g := &groups[len(groups)-1]
-		g.Tools = append(g.Tools, summarize(t, args.IncludeSchema))
+		g.Tools = append(g.Tools, summarize(t, in.IncludeSchema))
 		g.Count++
 	}
 	data := helpData{
 		Overview: toolsOverview, TotalTools: len(reg.Tools("")), Shown: len(shown), Phases: phases,
-		Namespaces: nonNilGroups(groups), Disabled: nonNilDisabled(disabled), Workflows: workflows,
-		FilteredPhase: args.Phase,
-	}
-	if args.Namespace != nil {
-		data.FilteredNamespace = &ns
+		Namespaces: groups, Disabled: disabled, Workflows: workflows, FilteredPhase: string(in.Phase),
 	}
 	nsHint := "<namespace>"
-	if ns != "" {
+	if in.Namespace != nil {
+		data.FilteredNamespace = &ns
 		nsHint = ns
 	}
-	return registry.OK(data).Next(
+	registry.Next(ctx,
 		registry.NextStep{Tool: nsHint + ".help", When: "You know which namespace you need and want just its tools and examples.",
 			Why: "Each namespace has its own help (e.g. compile.help, catalog.help).", ArgsHint: map[string]any{"include_schema": false}},
 		registry.NextStep{Tool: "tools.describe_tool", When: "You have chosen a tool and need its exact input schema.",
 			Why: "Returns the full JSON schema, when-cue, examples, tags and flags.", ArgsHint: map[string]any{"name": "<dotted tool name, e.g. compile.dag>"}},
 		registry.NextStep{Tool: "tools.by_phase", When: "You want just the tools for the phase you are in.",
 			Why: "Filters to planner, validator or programmer tools.", ArgsHint: map[string]any{"phase": registry.PhasePlanner}},
-	), nil
+	)
+	return data, nil
 }
 
-func nonNilGroups(g []namespaceInfo) []namespaceInfo {
-	if g == nil {
-		return []namespaceInfo{}
+func countClosed(list []closedGate, a registry.Admission) []closedGate {
+	for i := range list {
+		if list[i].Gate == string(a.Gate) {
+			list[i].Count++
+			return list
+		}
 	}
-	return g
+	return append(list, closedGate{Gate: string(a.Gate), Count: 1, EnableWith: a.Hint})
 }
 
-func nonNilDisabled(d []disabledTool) []disabledTool {
-	if d == nil {
-		return []disabledTool{}
-	}
-	return d
+type byPhaseOut struct {
+	Phase string        `json:"phase"`
+	Count int           `json:"count"`
+	Tools []toolSummary `json:"tools"`
 }
 
-func toolsByPhase(ctx context.Context, req registry.Request) (*registry.Result, error) {
-	var args struct {
-		Phase string `json:"phase"`
-	}
-	if err := req.Bind(&args); err != nil {
-		return nil, err
-	}
-	caller := registry.CallerFrom(ctx)
+func toolsByPhase(ctx context.Context, in byPhaseIn) (byPhaseOut, error) {
 	tools := []toolSummary{}
-	for _, t := range req.Registry.Visible(caller, "") {
-		if slices.Contains(t.Tags, args.Phase) {
+	for _, t := range registry.RegistryFrom(ctx).Visible(registry.CallerFrom(ctx), "") {
+		if slices.Contains(t.Tags, string(in.Phase)) {
 			tools = append(tools, summarize(t, false))
 		}
 	}
-	return registry.OK(map[string]any{"phase": args.Phase, "count": len(tools), "tools": tools}), nil
-}
-
-func toolsDescribe(ctx context.Context, req registry.Request) (*registry.Result, error) {
-	var args struct {
-		Name string `json:"name"`
-	}
-	if err := req.Bind(&args); err != nil {
-		return nil, err
-	}
-	name := strings.TrimSpace(args.Name)
-	if name == "" {
-		return nil, registry.Errorf(registry.CodeInvalidInput, "'name' must be a non-empty tool name")
-	}
-	t, ok := req.Registry.Lookup(name)
-	if !ok {
-		names := []string{}
-		for _, t := range req.Registry.Tools("") {
-			names = append(names, t.Name)
-		}
-		return nil, registry.Errorf(registry.CodeNotFound, "unknown tool: '%s'", name).
-			WithDetails(map[string]any{"available": names}).
-			Suggest("Call tools.help for the full tool list, or tools.by_phase to find the tool for your phase.", "tools.help", "tools.by_phase")
-	}
-	enabled, setting := req.Registry.Enabled(registry.CallerFrom(ctx), t)
-	return registry.OK(toolDescription{
-		toolSummary: summarize(t, true), Annotations: t.Annotations(), Enabled: enabled, EnableWith: setting,
-	}), nil
+	return byPhaseOut{Phase: string(in.Phase), Count: len(tools), Tools: tools}, nil
 }
 
 // toolDescription is a summary plus what a client needs to call the tool.
 type toolDescription struct {
 	toolSummary
-	Annotations registry.Annotations `json:"annotations"`
-	Enabled     bool                 `json:"enabled"`
-	EnableWith  string               `json:"enable_with,omitempty"`
+	OutputSchema map[string]any       `json:"output_schema,omitempty"`
+	Annotations  registry.Annotations `json:"annotations"`
+	Enabled      bool                 `json:"enabled"`
+}
+
+// toolsDescribe describes a tool this caller may call; a closed one
+// answers as a call to it would.
+func toolsDescribe(ctx context.Context, in describeIn) (toolDescription, error) {
+	reg, caller := registry.RegistryFrom(ctx), registry.CallerFrom(ctx)
+	name := strings.TrimSpace(in.Name)
+	if name == "" {
+		return toolDescription{}, registry.Errorf(registry.CodeInvalidInput, "'name' must be a non-empty tool name")
+	}
+	t, ok := reg.Lookup(name)
+	if ok {
+		if a := reg.Admit(caller, t); !a.Allowed {
+			return toolDescription{}, a.Err(t)
+		}
+	} else {
+		names := []string{}
+		for _, t := range reg.Visible(caller, "") {
+			names = append(names, t.Name)
+		}
+		return toolDescription{}, registry.Errorf(registry.CodeNotFound, "unknown tool: '%s'", name).
+			WithDetails(map[string]any{"available": names}).
+			Suggest("Call tools.help for the full tool list, or tools.by_phase to find the tool for your phase.", "tools.help", "tools.by_phase")
+	}
+	return toolDescription{toolSummary: summarize(t, true), OutputSchema: t.OutputSchema, Annotations: t.Annotations(), Enabled: true}, nil
 }

@@ -73,14 +73,20 @@ func TestToolsHelpListsDisabledToolsForRemoteCallers(t *testing.T) {
 		ns.Tools = append(ns.Tools, gated)
 		return ns, nil
 	}
-	reg, err := registry.New(registry.Options{}, withGated)
+	hints := map[registry.Gate]string{registry.GateWrite: "CURSUS_MCP_ENABLE_DESTRUCTIVE=1"}
+	reg, err := registry.New(registry.Options{GateHints: hints}, withGated)
 	if err != nil {
 		t.Fatal(err)
 	}
 	data := dataOf(t, callRemote(t, reg, "tools.help", `{}`))
 	disabled := data["disabled"].([]any)
-	if len(disabled) != 1 || !strings.Contains(disabled[0].(map[string]any)["enable_with"].(string), "CURSUS_MCP_ENABLE_DESTRUCTIVE") {
+	if len(disabled) != 1 || !strings.Contains(disabled[0].(map[string]any)["enable_with"].(string), "CURSUS_MCP_ENABLE_DESTRUCTIVE") ||
+		disabled[0].(map[string]any)["count"] != 1.0 || disabled[0].(map[string]any)["gate"] != "writes" {
 		t.Fatalf("disabled = %v", disabled)
+	}
+	// The closed tool is counted, never named.
+	if body := string(callRemote(t, reg, "tools.help", `{}`).Encode()); strings.Contains(body, "zz_gated") {
+		t.Fatalf("tools.help names a closed tool: %s", body)
 	}
 	if int(data["shown"].(float64)) != int(data["total_tools"].(float64))-1 {
 		t.Fatalf("shown %v of %v", data["shown"], data["total_tools"])

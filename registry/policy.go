@@ -2,16 +2,12 @@ package registry
 
 import (
 	"context"
+	"fmt"
 	"slices"
+	"strings"
 )
 
-// Settings that open the gates, named in tool_disabled errors and in help.
-const (
-	SettingDestructive = "CURSUS_MCP_ENABLE_DESTRUCTIVE=1 (config: gates.enable_destructive)"
-	SettingScriptExec  = "CURSUS_MCP_ALLOW_SCRIPT_EXEC=1 (config: gates.allow_script_exec)"
-)
-
-// Policy decides which tools remote callers may see and call. The zero
+// Policy is the deployment's gate policy for remote callers. The zero
 // value is the safe default: read-only tools on, everything else off.
 type Policy struct {
 	EnableDestructive bool     // opens destructive and writes tools
@@ -20,29 +16,95 @@ type Policy struct {
 	Deny              []string // tool names or namespaces; wins over Allow
 }
 
-// Gate reports whether remote callers may use t, and if not, the setting
-// that would enable it.
-func (p Policy) Gate(t *ToolDef) (enabled bool, setting string) {
-	if matches(p.Deny, t) {
-		return false, "remove it from gates.deny (CURSUS_GATES_DENY)"
+// Gate names what keeps a tool closed to a caller.
+type Gate string
+
+// The gates, in the order Admit checks them.
+const (
+	GateDeny  Gate = "deny"   // the tool is on the deployment's deny list
+	GateAllow Gate = "allow"  // the deployment allows a list of tools and this is not on it
+	GateExec  Gate = "exec"   // the tool runs code and script execution is off
+	GateWrite Gate = "writes" // the tool writes files or changes AWS and writing is off
+	GateScope Gate = "scope"  // the caller's credential lacks the tool's scope
+)
+
+// Admission is the one answer to "may this caller see and call this
+// tool". A tool is listed exactly when it may be called.
+type Admission struct {
+	Allowed bool
+	Gate    Gate   // what closed it ("" when allowed)
+	Scope   string // the scope the tool needs (GateScope)
+	Hint    string // how to open it, in the deployment's words (Options.GateHints)
+}
+
+// Code is the envelope code of a call the admission refuses.
+func (a Admission) Code() string {
+	if a.Gate == GateScope {
+		return CodeForbidden
 	}
-	if len(p.Allow) > 0 && !matches(p.Allow, t) {
-		return false, "add it to gates.allow (CURSUS_GATES_ALLOW)"
+	return CodeToolDisabled
+}
+
+// Admit decides whether caller may see and call t. Trusted (non-remote)
+// callers may use every tool; for remote ones the deployment's gates
+// apply, then the scopes of the caller's credential (nil when the server
+// has no authentication).
+func (r *Registry) Admit(caller Caller, t *ToolDef) Admission {
+	if !caller.Remote {
+		return Admission{Allowed: true}
 	}
-	if t.ExecCode && !p.AllowScriptExec {
-		return false, SettingScriptExec
+	if gate := r.opts.Policy.closedBy(t); gate != "" {
+		return Admission{Gate: gate, Hint: r.opts.GateHints[gate]}
 	}
-	if (t.Destructive || t.Writes) && !p.EnableDestructive {
-		return false, SettingDestructive
+	if need := RequiredScope(t); caller.Scopes != nil && !slices.Contains(caller.Scopes, need) {
+		return Admission{Gate: GateScope, Scope: need, Hint: r.opts.GateHints[GateScope]}
 	}
-	return true, ""
+	return Admission{Allowed: true}
+}
+
+// Admits reports whether caller may call the named tool (dotted or wire).
+func (r *Registry) Admits(caller Caller, name string) bool {
+	t, ok := r.Lookup(name)
+	return ok && r.Admit(caller, t).Allowed
+}
+
+func (p Policy) closedBy(t *ToolDef) Gate {
+	switch {
+	case matches(p.Deny, t):
+		return GateDeny
+	case len(p.Allow) > 0 && !matches(p.Allow, t):
+		return GateAllow
+	case t.ExecCode && !p.AllowScriptExec:
+		return GateExec
+	case (t.Destructive || t.Writes) && !p.EnableDestructive:
+		return GateWrite
+	}
+	return ""
 }
 
 func matches(list []string, t *ToolDef) bool {
-	if len(list) == 0 {
-		return false
+	return slices.ContainsFunc(list, func(name string) bool {
+		return strings.EqualFold(name, t.Name) || strings.EqualFold(name, t.WireName()) || strings.EqualFold(name, t.Namespace())
+	})
+}
+
+// Err is the error of a call to t that the admission refuses.
+func (a Admission) Err(t *ToolDef) *ToolError {
+	var msg string
+	if a.Gate == GateScope {
+		msg = fmt.Sprintf("tool '%s' needs the '%s' scope, which this credential lacks", t.Name, a.Scope)
+	} else {
+		msg = fmt.Sprintf("tool '%s' is disabled on this server; only the operator can enable it", t.Name)
 	}
-	return slices.Contains(list, t.Name) || slices.Contains(list, t.WireName()) || slices.Contains(list, t.Namespace())
+	details := map[string]any{"gate": string(a.Gate)}
+	if a.Scope != "" {
+		details["required_scope"] = a.Scope
+	}
+	if a.Hint != "" {
+		msg += " (" + a.Hint + ")"
+		details["setting"] = a.Hint
+	}
+	return Errorf(a.Code(), "%s", msg).WithDetails(details)
 }
 
 // Scopes a bearer token may carry.

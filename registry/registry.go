@@ -52,6 +52,9 @@ type Options struct {
 	Timeout        time.Duration
 	PerToolTimeout map[string]time.Duration
 	Observer       Observer
+	// GateHints says, per gate, how the deployment opens it (the setting
+	// to change); the registry knows no configuration names itself.
+	GateHints map[Gate]string
 }
 
 // Registry holds the tools. It is immutable after New and safe for
@@ -70,9 +73,6 @@ type entry struct {
 	validator *validator
 }
 
-// NoAutoHelp lists namespaces that get no generated <ns>.help tool.
-var noAutoHelp = map[string]bool{"tools": true}
-
 // New assembles a registry from namespaces in the given order.
 func New(opts Options, namespaces ...NamespaceFunc) (*Registry, error) {
 	r := &Registry{opts: opts, tools: map[string]*entry{}, byWireName: map[string]*entry{}, namespaces: map[string]string{}}
@@ -84,19 +84,6 @@ func New(opts Options, namespaces ...NamespaceFunc) (*Registry, error) {
 		}
 		if err := r.addNamespace(ns); err != nil {
 			r.skipped = append(r.skipped, err)
-		}
-	}
-	nsNames := make([]string, 0, len(r.namespaces))
-	for ns := range r.namespaces {
-		nsNames = append(nsNames, ns)
-	}
-	sort.Strings(nsNames)
-	for _, ns := range nsNames {
-		if noAutoHelp[ns] || r.tools[ns+".help"] != nil {
-			continue
-		}
-		if err := r.add(r.namespaceHelp(ns)); err != nil {
-			return nil, err
 		}
 	}
 	for _, e := range r.tools {
@@ -207,20 +194,11 @@ func (r *Registry) Lookup(name string) (*ToolDef, bool) {
 	return nil, false
 }
 
-// Enabled reports whether caller may use t, and if not, the setting that
-// would enable it. Trusted (non-remote) callers may use every tool.
-func (r *Registry) Enabled(caller Caller, t *ToolDef) (bool, string) {
-	if !caller.Remote {
-		return true, ""
-	}
-	return r.opts.Policy.Gate(t)
-}
-
 // Visible lists the tools caller may call, sorted, optionally one namespace.
 func (r *Registry) Visible(caller Caller, namespace string) []*ToolDef {
 	var out []*ToolDef
 	for _, t := range r.Tools(namespace) {
-		if ok, _ := r.Enabled(caller, t); ok {
+		if r.Admit(caller, t).Allowed {
 			out = append(out, t)
 		}
 	}
@@ -238,7 +216,7 @@ func (r *Registry) Call(ctx context.Context, name string, args map[string]any) *
 	t, ok := r.Lookup(name)
 	if !ok {
 		res := Fail(CodeUnknownTool, fmt.Sprintf("unknown tool: '%s'", name)).
-			WithDetails(map[string]any{"available": r.names()}).
+			WithDetails(map[string]any{"available": r.visibleNames(caller)}).
 			Suggest("Call tools.help to list the available tools.", "tools.help")
 		r.finish(ctx, CallRecord{Caller: caller, Code: res.Code, Duration: time.Since(start)})
 		return res
@@ -248,6 +226,7 @@ func (r *Registry) Call(ctx context.Context, name string, args map[string]any) *
 	}
 	rec := CallRecord{Tool: t.Name, Caller: caller, Gated: Gated(t)}
 	res := r.run(ctx, t, caller, args, &rec)
+	r.keepAdmitted(caller, res)
 	rec.Code = ""
 	if !res.OK {
 		rec.Code = res.Code
@@ -265,15 +244,8 @@ func (r *Registry) finish(ctx context.Context, rec CallRecord) {
 }
 
 func (r *Registry) run(ctx context.Context, t *ToolDef, caller Caller, args map[string]any, rec *CallRecord) *Result {
-	if enabled, setting := r.Enabled(caller, t); !enabled {
-		return Fail(CodeToolDisabled, fmt.Sprintf("tool '%s' is disabled on this server; enable it with %s", t.Name, setting)).
-			WithDetails(map[string]any{"setting": setting})
-	}
-	if caller.Remote && caller.Scopes != nil {
-		if need := RequiredScope(t); !slices.Contains(caller.Scopes, need) {
-			return Fail(CodeForbidden, fmt.Sprintf("tool '%s' needs the '%s' scope, which this credential lacks", t.Name, need)).
-				WithDetails(map[string]any{"required_scope": need})
-		}
+	if a := r.Admit(caller, t); !a.Allowed {
+		return a.Err(t).result()
 	}
 	if args == nil {
 		args = map[string]any{}
@@ -319,7 +291,7 @@ func (r *Registry) invoke(parent context.Context, t *ToolDef, args map[string]an
 			res = internalError(t.Name)
 		}
 	}()
-	out, err := t.Handler(ctx, Request{Tool: t.Name, Args: args, Registry: r})
+	out, err := t.handle(ctx, Request{Tool: t.Name, Args: args, Registry: r})
 	if why := ended(); why != nil {
 		// The call ended while the handler ran: whatever it returned is
 		// not the answer the caller waited for.
@@ -355,12 +327,21 @@ func timeoutError(tool string) *Result {
 		Suggest("Retry with a smaller input, or ask the operator to raise limits.tool_timeout.")
 }
 
-func (r *Registry) names() []string {
-	out := make([]string, len(r.sorted))
-	for i, t := range r.sorted {
-		out[i] = t.Name
+func (r *Registry) visibleNames(caller Caller) []string {
+	out := []string{}
+	for _, t := range r.Visible(caller, "") {
+		out = append(out, t.Name)
 	}
 	return out
+}
+
+// keepAdmitted drops the next steps and suggested tools that caller may
+// not call: guidance never points at a closed door.
+func (r *Registry) keepAdmitted(caller Caller, res *Result) {
+	res.NextSteps = slices.DeleteFunc(res.NextSteps, func(n NextStep) bool { return !r.Admits(caller, n.Tool) })
+	if res.Remedy != nil {
+		res.Remedy.SuggestedTools = slices.DeleteFunc(res.Remedy.SuggestedTools, func(name string) bool { return !r.Admits(caller, name) })
+	}
 }
 
 // DecodeArgs parses a JSON arguments body. An empty body means {}.
@@ -380,36 +361,6 @@ func DecodeArgs(body []byte) (map[string]any, *Result) {
 		return nil, Fail(CodeInvalidInput, "arguments must be a single JSON object: "+err.Error())
 	}
 	return v.(map[string]any), nil
-}
-
-func (r *Registry) namespaceHelp(ns string) ToolDef {
-	desc := r.namespaces[ns]
-	return ToolDef{
-		Name: ns + ".help",
-		Description: fmt.Sprintf("Overview of the '%s' tools: %s Lists each %s.* tool with its description, when to use it and examples. Set include_schema for the JSON input schemas. Start here before using %s tools.",
-			ns, desc, ns, ns),
-		When: fmt.Sprintf("You are about to work with %s tools and want that namespace's overview and examples.", ns),
-		Examples: []string{
-			ns + ".help {}  # every " + ns + ".* tool with when and examples",
-			ns + `.help {"include_schema": true}  # the same, plus JSON input schemas`,
-		},
-		Tags: []string{PhasePlanner},
-		Schema: Object(map[string]any{
-			"phase":          Enum("Restrict to one lifecycle phase.", PhasePlanner, PhaseValidator, PhaseProgrammer),
-			"include_schema": Boolean("Attach each tool's JSON input schema (default false)."),
-		}),
-		Handler: func(ctx context.Context, req Request) (*Result, error) {
-			args := map[string]any{"namespace": ns}
-			for k, v := range req.Args {
-				args[k] = v
-			}
-			help, ok := r.tools["tools.help"]
-			if !ok {
-				return nil, Errorf(CodeNotFound, "tools.help is not registered")
-			}
-			return help.def.Handler(ctx, Request{Tool: req.Tool, Args: args, Registry: r})
-		},
-	}
 }
 
 // ValidateArgs checks arguments against a tool's schema without running

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -153,13 +154,20 @@ func TestCallStampsMetaAndValidates(t *testing.T) {
 }
 
 func TestCallUnknownTool(t *testing.T) {
-	r := newReg(t, Options{}, tool("t.echo", okHandler))
+	w := tool("t.write", okHandler)
+	w.Writes = true
+	r := newReg(t, Options{}, tool("t.echo", okHandler), w)
 	res := r.Call(context.Background(), "t.nope", nil)
 	if res.Code != CodeUnknownTool {
 		t.Fatalf("code = %s", res.Code)
 	}
-	if avail := res.Meta["details"].(map[string]any)["available"].([]string); len(avail) != 2 {
-		t.Fatalf("available = %v", avail)
+	if avail := res.Meta["details"].(map[string]any)["available"].([]string); !slices.Equal(avail, []string{"t.echo", "t.write"}) {
+		t.Fatalf("available to a trusted caller = %v", avail)
+	}
+	// A remote caller is told only of the tools it may call.
+	res = r.Call(WithCaller(context.Background(), Caller{Remote: true}), "t.nope", nil)
+	if avail := res.Meta["details"].(map[string]any)["available"].([]string); !slices.Equal(avail, []string{"t.echo"}) {
+		t.Fatalf("available to a remote caller = %v", avail)
 	}
 }
 
@@ -222,7 +230,7 @@ func TestGatesAndScopes(t *testing.T) {
 			t.Errorf("%s trusted = %s", name, res.Code)
 		}
 	}
-	if got := len(r.Visible(Caller{Remote: true}, "t")); got != 2 { // t.read + t.help
+	if got := len(r.Visible(Caller{Remote: true}, "t")); got != 1 { // t.read
 		t.Errorf("visible = %d", got)
 	}
 	// Gate closed wins over bad arguments: nothing about the tool leaks.

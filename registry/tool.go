@@ -50,6 +50,23 @@ func (r Request) Bind(v any) error {
 	return nil
 }
 
+// handle runs the tool's handler.
+func (t *ToolDef) handle(ctx context.Context, req Request) (*Result, error) {
+	if t.call != nil {
+		return t.call(context.WithValue(ctx, registryKey{}, req.Registry), req)
+	}
+	return t.Handler(ctx, req)
+}
+
+type registryKey struct{}
+
+// RegistryFrom is the registry running the call ctx belongs to (for the
+// meta tools that describe the registry itself).
+func RegistryFrom(ctx context.Context) *Registry {
+	r, _ := ctx.Value(registryKey{}).(*Registry)
+	return r
+}
+
 // ToolDef declares one tool.
 type ToolDef struct {
 	Name        string   // dotted: <namespace>.<verb>
@@ -62,6 +79,9 @@ type ToolDef struct {
 	Schema       map[string]any
 	OutputSchema map[string]any
 	Handler      Handler
+
+	call      Handler // the typed handler's adapter (Define)
+	defineErr error   // why Define could not derive the schemas
 
 	Destructive bool // mutates external state (e.g. a SageMaker upsert)
 	Writes      bool // writes the local filesystem
@@ -131,7 +151,10 @@ func (t *ToolDef) check() error {
 	if t.Description == "" || t.When == "" || len(t.Examples) == 0 {
 		return fmt.Errorf("tool %q: description, when and examples are required", t.Name)
 	}
-	if t.Handler == nil {
+	if t.defineErr != nil {
+		return fmt.Errorf("tool %q: %w", t.Name, t.defineErr)
+	}
+	if t.Handler == nil && t.call == nil {
 		return fmt.Errorf("tool %q: no handler", t.Name)
 	}
 	if t.Schema["type"] != "object" || t.Schema["additionalProperties"] != false {

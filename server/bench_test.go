@@ -65,7 +65,7 @@ func benchServer(b *testing.B) *httptest.Server {
 	if err != nil {
 		b.Fatal(err)
 	}
-	reg, err := registry.New(registry.Options{Policy: cfg.Policy(), Timeout: cfg.Limits.ToolTimeout, Observer: CallObserver()},
+	reg, err := registry.New(registry.Options{Policy: cfg.Policy(), GateHints: GateHints(), Timeout: cfg.Limits.ToolTimeout, Observer: CallObserver()},
 		append(handlers.Namespaces(deps), benchNamespace)...)
 	if err != nil {
 		b.Fatal(err)

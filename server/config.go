@@ -168,6 +168,18 @@ func (c Config) Policy() registry.Policy {
 	}
 }
 
+// GateHints name, for each gate, the setting that opens it: the words a
+// tool_disabled or forbidden answer gives, and tools.help shows.
+func GateHints() map[registry.Gate]string {
+	return map[registry.Gate]string{
+		registry.GateDeny:  "remove it from gates.deny (CURSUS_GATES_DENY)",
+		registry.GateAllow: "add it to gates.allow (CURSUS_GATES_ALLOW)",
+		registry.GateExec:  "CURSUS_MCP_ALLOW_SCRIPT_EXEC=1 (config: gates.allow_script_exec)",
+		registry.GateWrite: "CURSUS_MCP_ENABLE_DESTRUCTIVE=1 (config: gates.enable_destructive)",
+		registry.GateScope: "a token with that scope (auth.tokens_file or the identity provider)",
+	}
+}
+
 // LoadConfig builds the effective configuration from the defaults, the
 // optional file at path, and the environment (lookup is os.LookupEnv in
 // production; tests pass their own).

@@ -30,7 +30,7 @@ func fuzzServer(f *testing.F) http.Handler {
 	if err != nil {
 		f.Fatal(err)
 	}
-	reg, err := registry.New(registry.Options{Policy: cfg.Policy(), Timeout: cfg.Limits.ToolTimeout}, handlers.Namespaces(deps)...)
+	reg, err := registry.New(registry.Options{Policy: cfg.Policy(), GateHints: GateHints(), Timeout: cfg.Limits.ToolTimeout}, handlers.Namespaces(deps)...)
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -10,7 +10,6 @@ import (
 	"math"
 	"net"
 	"net/http"
-	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -166,8 +165,8 @@ func (g *guards) restCallGuard(next http.Handler) http.Handler {
 		args := st.args
 		st.call = &callInfo{st: st, argv: args, argCap: g.argCap}
 		caller := st.caller()
-		if def, ok := g.reg.Lookup(name); ok && g.auth != nil && caller.Scopes != nil {
-			if enabled, _ := g.reg.Enabled(caller, def); enabled && !slices.Contains(caller.Scopes, registry.RequiredScope(def)) {
+		if def, ok := g.reg.Lookup(name); ok && g.auth != nil {
+			if g.reg.Admit(caller, def).Gate == registry.GateScope {
 				w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer error="insufficient_scope", scope=%q, resource_metadata=%q`,
 					registry.RequiredScope(def), g.auth.metadataURL(r)))
 			}
@@ -234,7 +233,7 @@ func (g *guards) preCall(ctx context.Context, caller registry.Caller, name strin
 			fmt.Sprintf("arguments are about %d bytes, over the %d-byte limit (limits.max_arg_bytes)", size, g.limits.MaxArgBytes)).
 			Suggest("Pass large content as a file in the workspace and name its path instead."))
 	}
-	if !known || !def.ExecCode || !mayRun(g.reg, caller, def) {
+	if !known || !def.ExecCode || !g.reg.Admit(caller, def).Allowed {
 		return release, nil, 0
 	}
 	if release, ok := g.exec.acquire(ctx); ok {
@@ -244,15 +243,6 @@ func (g *guards) preCall(ctx context.Context, caller registry.Caller, name strin
 	return refuse(registry.Fail(registry.CodeRateLimited,
 		fmt.Sprintf("tool '%s' runs code and %d such calls are already running (limits.exec_concurrency); retry shortly", def.Name, cap(g.exec.slots))).
 		Suggest("Retry in a few seconds."))
-}
-
-// mayRun mirrors the registry's gate and scope checks, so a call the
-// registry will refuse never waits for an exec slot.
-func mayRun(reg *registry.Registry, caller registry.Caller, def *registry.ToolDef) bool {
-	if enabled, _ := reg.Enabled(caller, def); !enabled {
-		return false
-	}
-	return !caller.Remote || caller.Scopes == nil || slices.Contains(caller.Scopes, registry.RequiredScope(def))
 }
 
 // measureArgs estimates the encoded size of decoded JSON arguments and

@@ -33,7 +33,7 @@ func NewMCPServer(reg *registry.Registry, prompts []registry.Prompt) *mcpserver.
 		kept := result.Tools[:0]
 		for _, t := range result.Tools {
 			if def, ok := reg.Lookup(t.Name); ok {
-				if enabled, _ := reg.Enabled(caller, def); enabled {
+				if reg.Admit(caller, def).Allowed {
 					kept = append(kept, t)
 				}
 			}

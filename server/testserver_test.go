@@ -89,7 +89,7 @@ func newTestEnv(t *testing.T, env map[string]string) *testEnv {
 	t.Helper()
 	cfg, deps := testConfig(t, env)
 	nss := append(handlers.Namespaces(deps), gatedTestNamespace)
-	reg, err := registry.New(registry.Options{Policy: cfg.Policy(), Timeout: cfg.Limits.ToolTimeout, Observer: CallObserver()}, nss...)
+	reg, err := registry.New(registry.Options{Policy: cfg.Policy(), GateHints: GateHints(), Timeout: cfg.Limits.ToolTimeout, Observer: CallObserver()}, nss...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -92,7 +92,7 @@ func newApp(cfg server.Config, stderr io.Writer) (*app, error) {
 		return nil, err
 	}
 	reg, err := registry.New(registry.Options{
-		Policy: cfg.Policy(), Timeout: cfg.Limits.ToolTimeout, PerToolTimeout: cfg.Limits.ToolTimeouts,
+		Policy: cfg.Policy(), GateHints: server.GateHints(), Timeout: cfg.Limits.ToolTimeout, PerToolTimeout: cfg.Limits.ToolTimeouts,
 		// Reports HTTP calls to the receiving server's metrics, traces and logs.
 		Observer: server.CallObserver(),
 	}, handlers.Namespaces(deps)...)

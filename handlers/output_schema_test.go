@@ -1,0 +1,86 @@
+package handlers
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/cursus-dev/cursus/registry"
+)
+
+// goldenPath overrides a tool's examples where none of them can succeed
+// in the test workspace (a copy of examples/xgboost-tabular).
+var goldenPath = map[string][]string{}
+
+// TestEveryToolAnswersItsOutputSchema runs every tool's golden-path call
+// (its examples, or the override above) in a workspace holding the example
+// project and checks that every envelope it answers — successes and
+// failures — validates against the tool's outputSchema, and that at least
+// one call succeeds.
+func TestEveryToolAnswersItsOutputSchema(t *testing.T) {
+	reg, _ := exampleRegistry(t, "")
+	for _, tool := range reg.Tools("") {
+		t.Run(tool.Name, func(t *testing.T) {
+			if tool.OutputSchema == nil {
+				t.Fatal("no outputSchema")
+			}
+			schema := compileOutputSchema(t, tool)
+			calls := goldenPath[tool.Name]
+			if calls == nil {
+				calls = exampleArgsOf(tool)
+			}
+			succeeded := 0
+			for _, args := range calls {
+				res := call(t, reg, tool.Name, args)
+				doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(res.Encode()))
+				if err != nil {
+					t.Fatalf("%s: envelope is not JSON: %v", args, err)
+				}
+				if err := schema.Validate(doc); err != nil {
+					t.Errorf("%s: envelope does not match the outputSchema: %v\n%s", args, err, res.Encode())
+				}
+				if res.OK {
+					succeeded++
+				}
+			}
+			if succeeded == 0 {
+				t.Errorf("no golden-path call succeeded (tried %d)", len(calls))
+			}
+		})
+	}
+}
+
+func exampleArgsOf(tool *registry.ToolDef) []string {
+	var out []string
+	for _, ex := range tool.Examples {
+		_, rest, _ := strings.Cut(ex, " ")
+		body, _, _ := strings.Cut(rest, "  #")
+		out = append(out, strings.TrimSpace(body))
+	}
+	return out
+}
+
+func compileOutputSchema(t *testing.T, tool *registry.ToolDef) *jsonschema.Schema {
+	t.Helper()
+	raw, err := json.Marshal(tool.OutputSchema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := jsonschema.NewCompiler()
+	url := "cursus:///" + tool.Name + ".output.json"
+	if err := c.AddResource(url, doc); err != nil {
+		t.Fatal(err)
+	}
+	s, err := c.Compile(url)
+	if err != nil {
+		t.Fatalf("outputSchema does not compile: %v", err)
+	}
+	return s
+}

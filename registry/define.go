@@ -1,0 +1,363 @@
+package registry
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strconv"
+	"strings"
+
+	"github.com/google/jsonschema-go/jsonschema"
+)
+
+// Define declares a tool once: the input struct is the argument schema,
+// the output type is the data of its envelope (the MCP outputSchema), and
+// handle is the tool.
+//
+// The schemas are derived by jsonschema-go from the types. A field of In
+// whose json tag has no omitempty is required; its `jsonschema` tag is the
+// description. What a Go type cannot say is added with two more tags:
+//
+//	schema:"minLength=1,maxLength=256,enum=a|b,default=true"  // keywords of the field's own schema
+//	pattern:"^[A-Za-z]+$"                                     // the field's pattern (any characters)
+//
+// A named type that describes itself (a Schemer, such as a node name with
+// its pattern) is used wherever it appears, so a shape shared by many
+// tools is written once.
+//
+// The handler adds next steps, warnings and meta keys to its envelope
+// with Next, Warn and Meta on its context, and fails with a *ToolError.
+func Define[In, Out any](spec ToolDef, handle func(ctx context.Context, in In) (Out, error)) ToolDef {
+	in, err := inputSchema(reflect.TypeFor[In]())
+	if err != nil {
+		spec.defineErr = err
+		return spec
+	}
+	out, err := outputSchema(reflect.TypeFor[Out]())
+	if err != nil {
+		spec.defineErr = err
+		return spec
+	}
+	spec.Schema, spec.OutputSchema = in, out
+	spec.call = func(ctx context.Context, req Request) (*Result, error) {
+		var args In
+		if err := req.Bind(&args); err != nil {
+			return nil, err
+		}
+		extras := &replyExtras{}
+		data, err := handle(context.WithValue(ctx, replyKey{}, extras), args)
+		if err != nil {
+			return nil, err
+		}
+		res := OK(data).Next(extras.next...).Warn(extras.warnings...)
+		for _, kv := range extras.meta {
+			res.WithMeta(kv.key, kv.value)
+		}
+		return res, nil
+	}
+	return spec
+}
+
+// Schemer is a named argument or output type that knows its own JSON
+// Schema, for shapes that many tools share.
+type Schemer interface {
+	JSONSchema() *jsonschema.Schema
+}
+
+type replyKey struct{}
+
+// replyExtras collects what a typed handler adds to its envelope.
+type replyExtras struct {
+	next     []NextStep
+	warnings []string
+	meta     []metaEntry
+}
+
+type metaEntry struct {
+	key   string
+	value any
+}
+
+func extrasFrom(ctx context.Context) *replyExtras {
+	e, _ := ctx.Value(replyKey{}).(*replyExtras)
+	return e
+}
+
+// Next suggests the tools to call after this successful call.
+func Next(ctx context.Context, steps ...NextStep) {
+	if e := extrasFrom(ctx); e != nil {
+		e.next = append(e.next, steps...)
+	}
+}
+
+// Warn adds warnings to this call's envelope.
+func Warn(ctx context.Context, msgs ...string) {
+	if e := extrasFrom(ctx); e != nil {
+		e.warnings = append(e.warnings, msgs...)
+	}
+}
+
+// Meta sets one key of this call's envelope meta.
+func Meta(ctx context.Context, key string, value any) {
+	if e := extrasFrom(ctx); e != nil {
+		e.meta = append(e.meta, metaEntry{key, value})
+	}
+}
+
+// inputSchema derives an argument schema: an object that allows no other
+// keys. Arguments come from JSON, where an omitted key is how one says
+// "none", so the null that jsonschema-go allows for pointers and slices is
+// left out.
+func inputSchema(t reflect.Type) (map[string]any, error) {
+	if t.Kind() != reflect.Struct {
+		return nil, fmt.Errorf("input type %s is not a struct", t)
+	}
+	s, err := deriveSchema(t)
+	if err != nil {
+		return nil, err
+	}
+	walkSchema(s, func(s *jsonschema.Schema) {
+		if len(s.Types) == 2 && s.Types[0] == "null" {
+			s.Type, s.Types = s.Types[1], nil
+		}
+	})
+	if s.Properties == nil {
+		s.Properties = map[string]*jsonschema.Schema{}
+	}
+	return schemaMap(s)
+}
+
+// outputSchema is the schema of the envelope a tool answers with, its data
+// described by t. Failures carry no data, so only ok is required.
+func outputSchema(t reflect.Type) (map[string]any, error) {
+	data, err := deriveSchema(t)
+	if err != nil {
+		return nil, err
+	}
+	dataMap, err := schemaMap(data)
+	if err != nil {
+		return nil, err
+	}
+	env := envelopeSchema()
+	env["properties"].(map[string]any)["data"] = dataMap
+	return env, nil
+}
+
+// envelopeSchema is SPEC §2's envelope, data left open.
+func envelopeSchema() map[string]any {
+	str := map[string]any{"type": "string"}
+	return map[string]any{
+		"type":     "object",
+		"required": []any{"ok"},
+		"properties": map[string]any{
+			"ok":    map[string]any{"type": "boolean"},
+			"data":  map[string]any{},
+			"error": str,
+			"code":  str,
+			"next_steps": map[string]any{"type": "array", "items": map[string]any{
+				"type": "object", "required": []any{"tool", "when", "why"},
+				"properties": map[string]any{"tool": str, "when": str, "why": str, "args_hint": map[string]any{"type": "object"}},
+			}},
+			"remedy": map[string]any{
+				"type": "object", "required": []any{"suggested_tools", "fix_action"},
+				"properties": map[string]any{"suggested_tools": map[string]any{"type": "array", "items": str}, "fix_action": str},
+			},
+			"warnings": map[string]any{"type": "array", "items": str},
+			"meta":     map[string]any{"type": "object"},
+		},
+	}
+}
+
+// deriveSchema asks jsonschema-go for t's schema, with every Schemer type
+// reachable from t described by itself, then applies the schema and
+// pattern tags of struct fields.
+func deriveSchema(t reflect.Type) (*jsonschema.Schema, error) {
+	opts := &jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{}}
+	collectSchemers(t, opts.TypeSchemas, map[reflect.Type]bool{})
+	s, err := jsonschema.ForType(t, opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := applyTags(t, s); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+var schemerType = reflect.TypeFor[Schemer]()
+
+func collectSchemers(t reflect.Type, into map[reflect.Type]*jsonschema.Schema, seen map[reflect.Type]bool) {
+	if seen[t] {
+		return
+	}
+	seen[t] = true
+	if t.Name() != "" && t.Implements(schemerType) {
+		into[t] = reflect.Zero(t).Interface().(Schemer).JSONSchema()
+		return
+	}
+	switch t.Kind() {
+	case reflect.Pointer, reflect.Slice, reflect.Array, reflect.Map:
+		collectSchemers(t.Elem(), into, seen)
+	case reflect.Struct:
+		for _, f := range reflect.VisibleFields(t) {
+			if f.IsExported() {
+				collectSchemers(f.Type, into, seen)
+			}
+		}
+	}
+}
+
+// applyTags walks t's struct fields alongside schema s and adds the
+// keywords of their schema and pattern tags.
+func applyTags(t reflect.Type, s *jsonschema.Schema) error {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if s == nil {
+		return nil
+	}
+	switch t.Kind() {
+	case reflect.Slice, reflect.Array:
+		return applyTags(t.Elem(), s.Items)
+	case reflect.Map:
+		return applyTags(t.Elem(), s.AdditionalProperties)
+	case reflect.Struct:
+	default:
+		return nil
+	}
+	if t.Implements(schemerType) {
+		return nil
+	}
+	for _, f := range reflect.VisibleFields(t) {
+		name, ok := jsonName(f)
+		if !ok {
+			continue
+		}
+		prop := s.Properties[name]
+		if prop == nil {
+			continue
+		}
+		if err := applyTags(f.Type, prop); err != nil {
+			return err
+		}
+		if p, ok := f.Tag.Lookup("pattern"); ok {
+			prop.Pattern = p
+		}
+		if tag, ok := f.Tag.Lookup("schema"); ok {
+			if err := applyKeywords(prop, tag); err != nil {
+				return fmt.Errorf("%s.%s: %w", t, f.Name, err)
+			}
+		}
+	}
+	return nil
+}
+
+func jsonName(f reflect.StructField) (string, bool) {
+	if !f.IsExported() || f.Anonymous {
+		return "", false
+	}
+	tag := f.Tag.Get("json")
+	if tag == "-" {
+		return "", false
+	}
+	name, _, _ := strings.Cut(tag, ",")
+	if name == "" {
+		name = f.Name
+	}
+	return name, true
+}
+
+// applyKeywords reads a schema tag: comma-separated key=value pairs
+// (uniqueItems alone means true).
+func applyKeywords(s *jsonschema.Schema, tag string) error {
+	for _, kv := range strings.Split(tag, ",") {
+		key, value, _ := strings.Cut(strings.TrimSpace(kv), "=")
+		var err error
+		switch key {
+		case "minLength":
+			s.MinLength, err = intPtr(value)
+		case "maxLength":
+			s.MaxLength, err = intPtr(value)
+		case "minItems":
+			s.MinItems, err = intPtr(value)
+		case "maxItems":
+			s.MaxItems, err = intPtr(value)
+		case "minProperties":
+			s.MinProperties, err = intPtr(value)
+		case "maxProperties":
+			s.MaxProperties, err = intPtr(value)
+		case "minimum":
+			s.Minimum, err = floatPtr(value)
+		case "maximum":
+			s.Maximum, err = floatPtr(value)
+		case "uniqueItems":
+			s.UniqueItems = true
+		case "enum":
+			s.Enum = nil
+			for _, v := range strings.Split(value, "|") {
+				s.Enum = append(s.Enum, v)
+			}
+		case "default":
+			if !json.Valid([]byte(value)) {
+				return fmt.Errorf("default %q is not JSON", value)
+			}
+			s.Default = json.RawMessage(value)
+		case "format":
+			s.Format = value
+		default:
+			return fmt.Errorf("unknown schema keyword %q", key)
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", key, err)
+		}
+	}
+	return nil
+}
+
+func intPtr(v string) (*int, error) {
+	n, err := strconv.Atoi(v)
+	return &n, err
+}
+
+func floatPtr(v string) (*float64, error) {
+	f, err := strconv.ParseFloat(v, 64)
+	return &f, err
+}
+
+func walkSchema(s *jsonschema.Schema, fn func(*jsonschema.Schema)) {
+	if s == nil {
+		return
+	}
+	fn(s)
+	walkSchema(s.Items, fn)
+	walkSchema(s.AdditionalProperties, fn)
+	for _, p := range s.Properties {
+		walkSchema(p, fn)
+	}
+	for _, list := range [][]*jsonschema.Schema{s.PrefixItems, s.AnyOf, s.OneOf, s.AllOf} {
+		for _, sub := range list {
+			walkSchema(sub, fn)
+		}
+	}
+}
+
+// schemaMap turns a derived schema into the plain JSON value the registry
+// stores, validates with and serves. An empty additionalProperties (a
+// map[string]any) says nothing and is dropped.
+func schemaMap(s *jsonschema.Schema) (map[string]any, error) {
+	walkSchema(s, func(s *jsonschema.Schema) {
+		if a := s.AdditionalProperties; a != nil && reflect.ValueOf(*a).IsZero() {
+			s.AdditionalProperties = nil
+		}
+	})
+	b, err := json.Marshal(s)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, err
+	}
+	return m, nil
+}

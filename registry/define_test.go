@@ -1,0 +1,109 @@
+package registry
+
+import (
+	"context"
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/google/jsonschema-go/jsonschema"
+)
+
+type nodeName string
+
+func (nodeName) JSONSchema() *jsonschema.Schema {
+	return &jsonschema.Schema{Type: "string", Pattern: "^[A-Z]"}
+}
+
+type defineIn struct {
+	Name   string              `json:"name" jsonschema:"Who to greet." schema:"minLength=1,maxLength=8"`
+	Mode   string              `json:"mode,omitempty" schema:"enum=loud|quiet,default=\"quiet\""`
+	ID     string              `json:"id,omitempty" pattern:"^[a-z]{1,3}$"`
+	Count  *int                `json:"count,omitempty" schema:"minimum=0,maximum=3"`
+	Nodes  []nodeName          `json:"nodes,omitempty" schema:"maxItems=2"`
+	Edges  [][2]nodeName       `json:"edges,omitempty"`
+	Values map[string]any      `json:"values,omitempty"`
+	Nested struct{ On bool }   `json:"nested,omitzero"`
+	Labels map[string]nodeName `json:"labels,omitempty"`
+}
+
+type defineOut struct {
+	Greeting string   `json:"greeting"`
+	Tags     []string `json:"tags"`
+}
+
+func greetTool() ToolDef {
+	return Define(ToolDef{Name: "t.greet", Description: "d", When: "w", Examples: []string{`t.greet {"name": "x"}`}},
+		func(ctx context.Context, in defineIn) (defineOut, error) {
+			if in.Name == "fail" {
+				return defineOut{}, Errorf(CodeValidationFailed, "no")
+			}
+			Warn(ctx, "w1")
+			Meta(ctx, "n", len(in.Nodes))
+			Next(ctx, NextStep{Tool: "t.greet", When: "again", Why: "why"})
+			return defineOut{Greeting: "hi " + in.Name}, nil
+		})
+}
+
+func TestDefineDerivesTheInputSchema(t *testing.T) {
+	got, _ := json.Marshal(greetTool().Schema)
+	want := `{"additionalProperties":false,"properties":{` +
+		`"count":{"maximum":3,"minimum":0,"type":"integer"},` +
+		`"edges":{"items":{"items":{"pattern":"^[A-Z]","type":"string"},"maxItems":2,"minItems":2,"type":"array"},"type":"array"},` +
+		`"id":{"pattern":"^[a-z]{1,3}$","type":"string"},` +
+		`"labels":{"additionalProperties":{"pattern":"^[A-Z]","type":"string"},"type":"object"},` +
+		`"mode":{"default":"quiet","enum":["loud","quiet"],"type":"string"},` +
+		`"name":{"description":"Who to greet.","maxLength":8,"minLength":1,"type":"string"},` +
+		`"nested":{"additionalProperties":false,"properties":{"On":{"type":"boolean"}},"required":["On"],"type":"object"},` +
+		`"nodes":{"items":{"pattern":"^[A-Z]","type":"string"},"maxItems":2,"type":"array"},` +
+		`"values":{"type":"object"}},` +
+		`"required":["name"],"type":"object"}`
+	if string(got) != want {
+		t.Fatalf("schema\n got %s\nwant %s", got, want)
+	}
+}
+
+func TestDefineOutputSchemaIsTheEnvelope(t *testing.T) {
+	out := greetTool().OutputSchema
+	props := out["properties"].(map[string]any)
+	data := props["data"].(map[string]any)
+	if out["type"] != "object" || !reflect.DeepEqual(out["required"], []any{"ok"}) {
+		t.Fatalf("envelope = %v", out)
+	}
+	if !reflect.DeepEqual(data["required"], []any{"greeting", "tags"}) || data["additionalProperties"] != false {
+		t.Fatalf("data = %v", data)
+	}
+	// Output slices may be null (a nil slice encodes so).
+	if tags := data["properties"].(map[string]any)["tags"].(map[string]any); !reflect.DeepEqual(tags["type"], []any{"null", "array"}) {
+		t.Fatalf("tags = %v", tags)
+	}
+}
+
+func TestDefineRunsTheTypedHandler(t *testing.T) {
+	r := newReg(t, Options{}, greetTool())
+	res := r.Call(context.Background(), "t.greet", map[string]any{"name": "Ann", "nodes": []any{"A"}})
+	body := string(res.Encode())
+	for _, want := range []string{`"greeting":"hi Ann"`, `"warnings":["w1"]`, `"n":1`, `"next_steps":[{"tool":"t.greet"`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("envelope lacks %s: %s", want, body)
+		}
+	}
+	if res := r.Call(context.Background(), "t.greet", map[string]any{"name": "fail"}); res.Code != CodeValidationFailed {
+		t.Errorf("tool error = %s", res.Encode())
+	}
+	if res := r.Call(context.Background(), "t.greet", map[string]any{"name": "Ann", "count": 9.0}); res.Code != CodeInvalidInput {
+		t.Errorf("tag constraint not enforced: %s", res.Encode())
+	}
+}
+
+func TestDefineReportsBadTags(t *testing.T) {
+	type bad struct {
+		X string `json:"x" schema:"minLenght=1"`
+	}
+	def := Define(ToolDef{Name: "t.bad", Description: "d", When: "w", Examples: []string{"t.bad {}"}},
+		func(context.Context, bad) (struct{}, error) { return struct{}{}, nil })
+	if err := def.check(); err == nil || !strings.Contains(err.Error(), `unknown schema keyword "minLenght"`) {
+		t.Fatalf("check = %v", err)
+	}
+}
