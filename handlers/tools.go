@@ -5,9 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/google/jsonschema-go/jsonschema"
-
-	"github.com/cursus-dev/cursus/registry"
+		"github.com/cursus-dev/cursus/registry"
 )
 
 const toolsOverview = "cursus serves its ML-pipeline engine as small namespaced JSON-in/JSON-out tools. " +
@@ -16,13 +14,6 @@ const toolsOverview = "cursus serves its ML-pipeline engine as small namespaced 
 	"into a SageMaker pipeline definition and generate the execution document). Start here, then call " +
 	"<namespace>.help (e.g. compile.help) for one namespace, tools.describe_tool for a tool's full input " +
 	"schema, or tools.by_phase for the tools of the phase you are in."
-
-// phaseArg is a lifecycle phase name.
-type phaseArg string
-
-func (phaseArg) JSONSchema() *jsonschema.Schema {
-	return &jsonschema.Schema{Type: "string", Enum: []any{registry.PhasePlanner, registry.PhaseValidator, registry.PhaseProgrammer}}
-}
 
 type helpIn struct {
 	Namespace     *string  `json:"namespace,omitempty" jsonschema:"Restrict to one namespace (e.g. catalog, compile)."`
