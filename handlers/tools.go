@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-		"github.com/cursus-dev/cursus/registry"
+	"github.com/cursus-dev/cursus/registry"
 )
 
 const toolsOverview = "cursus serves its ML-pipeline engine as small namespaced JSON-in/JSON-out tools. " +
