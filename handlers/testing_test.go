@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
 
 	"github.com/cursus-dev/cursus/registry"
@@ -47,18 +48,20 @@ func callAs(t *testing.T, ctx context.Context, reg *registry.Registry, tool, arg
 	return reg.Call(ctx, tool, args)
 }
 
-// mustOK fails the test unless res is a success, and returns its data.
+// mustOK fails the test unless res is a success, and returns its data as
+// a client reads it (decoded from the wire: numbers are float64).
 func mustOK(t *testing.T, res *registry.Result) map[string]any {
 	t.Helper()
 	if !res.OK {
 		t.Fatalf("call failed: %s (%s) %v", res.Error, res.Code, res.Meta)
 	}
-	data, ok := res.Data.(map[string]any)
-	if !ok {
-		b := res.Encode()
-		t.Fatalf("data is not an object: %s", b)
+	var env struct {
+		Data map[string]any `json:"data"`
 	}
-	return data
+	if err := json.Unmarshal(res.Encode(), &env); err != nil || env.Data == nil {
+		t.Fatalf("data is not an object: %s", res.Encode())
+	}
+	return env.Data
 }
 
 // mustFail fails the test unless res failed with code.
