@@ -218,7 +218,7 @@ func toolsHelp(ctx context.Context, in helpIn, workflows []workflowInfo) (helpDa
 		registry.NextStep{Tool: nsHint + ".help", When: "You know which namespace you need and want just its tools and examples.",
 			Why: "Each namespace has its own help (e.g. compile.help, catalog.help).", ArgsHint: map[string]any{"include_schema": false}},
 		registry.NextStep{Tool: "tools.describe_tool", When: "You have chosen a tool and need its exact input schema.",
-			Why: "Returns the full JSON schema, when-cue, examples, tags and flags.", ArgsHint: map[string]any{"name": "<dotted tool name, e.g. compile.dag>"}},
+			Why: "Returns the full JSON schema, when-cue, examples, tags and flags.", ArgsHint: map[string]any{"name": "<dotted tool name, e.g. compile.preview>"}},
 		registry.NextStep{Tool: "tools.by_phase", When: "You want just the tools for the phase you are in.",
 			Why: "Filters to planner, validator or programmer tools.", ArgsHint: map[string]any{"phase": registry.PhasePlanner}},
 	)
