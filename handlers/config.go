@@ -454,9 +454,10 @@ func (d *Deps) configMergeSave(ctx context.Context, in configMergeSaveIn) (confi
 		return configMergeSaveOut{}, registry.Errorf(registry.CodeConfigInvalid, "%v", err)
 	}
 	sum := sha256.Sum256(doc)
-	res := configMergeSaveOut{Document: rawJSONDocument{doc}, Bytes: len(doc), SHA256: hex.EncodeToString(sum[:]), CreatedAt: createdAt}
-	for _, c := range configs {
-		res.ConfigKeys = append(res.ConfigKeys, c.Key)
+	res := configMergeSaveOut{Document: rawJSONDocument{doc}, Bytes: len(doc), SHA256: hex.EncodeToString(sum[:]), CreatedAt: createdAt,
+		ConfigKeys: make([]string, len(configs))}
+	for i, c := range configs {
+		res.ConfigKeys[i] = c.Key
 	}
 	registry.Meta(ctx, "config_count", len(configs))
 	if out == "" {
