@@ -439,27 +439,11 @@ func (d *Deps) configMergeSave(ctx context.Context, in configMergeSaveIn) (confi
 			return configMergeSaveOut{}, pathError("output_file", err)
 		}
 	}
-	configs, probs := d.Config.BuildDAG(g, in.Base, in.PerNode)
-	if len(probs) > 0 {
-		return configMergeSaveOut{}, registry.Errorf(registry.CodeConfigInvalid, "%d config problem(s); nothing saved", len(probs)).
-			WithDetails(map[string]any{"problems": probs, "problem_count": len(probs)}).
-			Suggest("Fix every listed problem (node, field, kind, message) and call again; config.requirements lists what each node needs.", "config.requirements", "config.field_info")
-	}
-	createdAt := in.CreatedAt
-	if createdAt == "" {
-		createdAt = time.Now().UTC().Format(time.RFC3339)
-	}
-	doc, err := config.Marshal(configs, createdAt)
+	res, doc, err := d.configDocument(g, in)
 	if err != nil {
-		return configMergeSaveOut{}, registry.Errorf(registry.CodeConfigInvalid, "%v", err)
+		return configMergeSaveOut{}, err
 	}
-	sum := sha256.Sum256(doc)
-	res := configMergeSaveOut{Document: rawJSONDocument{doc}, Bytes: len(doc), SHA256: hex.EncodeToString(sum[:]), CreatedAt: createdAt,
-		ConfigKeys: make([]string, len(configs))}
-	for i, c := range configs {
-		res.ConfigKeys[i] = c.Key
-	}
-	registry.Meta(ctx, "config_count", len(configs))
+	registry.Meta(ctx, "config_count", len(res.ConfigKeys))
 	if out == "" {
 		registry.Next(ctx, registry.NextStep{Tool: "compile.validate", When: "the document is saved where the compiler reads it",
 			Why: "checks DAG, configs and builders fit together"})
@@ -472,6 +456,32 @@ func (d *Deps) configMergeSave(ctx context.Context, in configMergeSaveIn) (confi
 	registry.Next(ctx, registry.NextStep{Tool: "config.load", When: "you want to re-check the saved file", Why: "re-reads and validates it",
 		ArgsHint: map[string]any{"config_file": out}})
 	return res, nil
+}
+
+// configDocument builds and validates every node's config and renders
+// the config.json document.
+func (d *Deps) configDocument(g *dag.DAG, in configMergeSaveIn) (configMergeSaveOut, []byte, error) {
+	configs, probs := d.Config.BuildDAG(g, in.Base, in.PerNode)
+	if len(probs) > 0 {
+		return configMergeSaveOut{}, nil, registry.Errorf(registry.CodeConfigInvalid, "%d config problem(s); nothing saved", len(probs)).
+			WithDetails(map[string]any{"problems": probs, "problem_count": len(probs)}).
+			Suggest("Fix every listed problem (node, field, kind, message) and call again; config.requirements lists what each node needs.", "config.requirements", "config.field_info")
+	}
+	createdAt := in.CreatedAt
+	if createdAt == "" {
+		createdAt = time.Now().UTC().Format(time.RFC3339)
+	}
+	doc, err := config.Marshal(configs, createdAt)
+	if err != nil {
+		return configMergeSaveOut{}, nil, registry.Errorf(registry.CodeConfigInvalid, "%v", err)
+	}
+	sum := sha256.Sum256(doc)
+	res := configMergeSaveOut{Document: rawJSONDocument{doc}, Bytes: len(doc), SHA256: hex.EncodeToString(sum[:]), CreatedAt: createdAt,
+		ConfigKeys: make([]string, len(configs))}
+	for i, c := range configs {
+		res.ConfigKeys[i] = c.Key
+	}
+	return res, doc, nil
 }
 
 func cfgAnyMap[V any](m map[string]V) map[string]any {
