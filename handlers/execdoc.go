@@ -28,15 +28,15 @@ func (execDocument) JSONSchema() *jsonschema.Schema {
 	return &jsonschema.Schema{Type: "object", Description: execdocShape}
 }
 
-// stepNameList is the compiled pipeline's step names.
-type stepNameList []string
+// execdocStepNames is the compiled pipeline's step names.
+type execdocStepNames []string
 
-func (stepNameList) JSONSchema() *jsonschema.Schema {
+func (execdocStepNames) JSONSchema() *jsonschema.Schema {
 	return &jsonschema.Schema{Type: "array", MinItems: ptr(1), MaxItems: ptr(1000), Items: &jsonschema.Schema{Type: "string", MinLength: ptr(1), MaxLength: ptr(256)}}
 }
 
 type execdocTemplateIn struct {
-	StepNames stepNameList `json:"step_names" jsonschema:"Pipeline step names."`
+	StepNames execdocStepNames `json:"step_names" jsonschema:"Pipeline step names."`
 }
 
 type execdocGenerateIn struct {
