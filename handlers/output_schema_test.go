@@ -13,7 +13,14 @@ import (
 
 // goldenPath overrides a tool's examples where none of them can succeed
 // in the test workspace (a copy of examples/xgboost-tabular).
-var goldenPath = map[string][]string{}
+var goldenPath = map[string][]string{
+	// config, compile, execdoc, author (config half): the examples name
+	// files of a user's project.
+	"config.load": {
+		`{"config_file": "examples/xgboost-tabular/config.json"}`,
+		`{"path": "examples/xgboost-tabular/config.json", "include_values": true}`,
+	},
+}
 
 // TestEveryToolAnswersItsOutputSchema runs every tool's golden-path call
 // (its examples, or the override above) in a workspace holding the example
