@@ -14,30 +14,9 @@ import (
 	"github.com/cursus-dev/cursus/registry"
 )
 
-// Limits on inline DAGs: far above any real pipeline, low enough that a
-// hostile call cannot make the server do unbounded work. dagGraph's
-// maxItems tags repeat them.
-const (
-	maxDAGNodes = 10000
-	maxDAGEdges = 50000
-)
-
-// The untyped validate.deps_resolve declares its nodes and edges with
-// these; they go when it is converted.
-var (
-	dagNodeName = map[string]any{"type": "string", "minLength": 1, "maxLength": 256, "pattern": `^[A-Za-z][A-Za-z0-9_]*$`}
-	dagNodesArg = map[string]any{
-		"type": "array", "maxItems": maxDAGNodes, "items": dagNodeName,
-		"description": "Node names: <StepType> or <StepType>_<job_type>, e.g. TabularPreprocessing_training.",
-	}
-	dagEdgesArg = map[string]any{
-		"type": "array", "maxItems": maxDAGEdges,
-		"items":       map[string]any{"type": "array", "minItems": 2, "maxItems": 2, "items": dagNodeName},
-		"description": "Edges as [source, destination] node pairs; the source runs first and feeds the destination.",
-	}
-)
-
-// dagGraph is the inline DAG the dag.* tools take.
+// dagGraph is the inline DAG the dag.* tools take. Its limits are far
+// above any real pipeline, low enough that a hostile call cannot make the
+// server do unbounded work.
 type dagGraph struct {
 	Nodes []nodeName `json:"nodes" jsonschema:"Node names: <StepType> or <StepType>_<job_type>, e.g. TabularPreprocessing_training." schema:"maxItems=10000"`
 	Edges []dagEdge  `json:"edges,omitempty" jsonschema:"Edges as [source, destination] node pairs; the source runs first and feeds the destination." schema:"maxItems=50000"`
@@ -54,6 +33,30 @@ func (in dagGraph) graph() *dag.DAG {
 		g.Edges[i] = [2]string{string(e[0]), string(e[1])}
 	}
 	return g
+}
+
+// The untyped validate.deps_resolve declares dagGraph's fields with these
+// maps and reads them with dagArgs; both go when it is converted.
+var (
+	dagNodeName = map[string]any{"type": "string", "minLength": 1, "maxLength": 256, "pattern": `^[A-Za-z][A-Za-z0-9_]*$`}
+	dagNodesArg = map[string]any{
+		"type": "array", "maxItems": 10000, "items": dagNodeName,
+		"description": "Node names: <StepType> or <StepType>_<job_type>, e.g. TabularPreprocessing_training.",
+	}
+	dagEdgesArg = map[string]any{
+		"type": "array", "maxItems": 50000,
+		"items":       map[string]any{"type": "array", "minItems": 2, "maxItems": 2, "items": dagNodeName},
+		"description": "Edges as [source, destination] node pairs; the source runs first and feeds the destination.",
+	}
+)
+
+// dagArgs reads the nodes/edges arguments (schema-checked already).
+func dagArgs(args map[string]any) (*dag.DAG, error) {
+	g, err := dag.FromValue(args["nodes"], args["edges"], "")
+	if err != nil {
+		return nil, registry.Errorf(registry.CodeInvalidInput, "%v", err)
+	}
+	return g, nil
 }
 
 type dagDocumentIn struct {
@@ -161,16 +164,6 @@ func dagNamespace(d *Deps) (registry.Namespace, error) {
 	}, nil
 }
 
-// dagArgs reads the nodes/edges arguments of an untyped tool
-// (schema-checked already).
-func dagArgs(args map[string]any) (*dag.DAG, error) {
-	g, err := dag.FromValue(args["nodes"], args["edges"], "")
-	if err != nil {
-		return nil, registry.Errorf(registry.CodeInvalidInput, "%v", err)
-	}
-	return g, nil
-}
-
 // nodeClass colours nodes by their step's node type in Mermaid output.
 func (d *Deps) nodeClass(node string) string {
 	res, err := d.Steps.Resolve(node)
@@ -260,7 +253,7 @@ func integrityFailure(r dag.Integrity) *registry.ToolError {
 			break
 		}
 	}
-	return registry.Errorf(registry.CodeValidationFailed, "%s", "DAG integrity check failed: "+strings.Join(parts, "; ")).
+	return registry.Errorf(registry.CodeValidationFailed, "DAG integrity check failed: %s", strings.Join(parts, "; ")).
 		WithDetails(newIntegrityReport(r).details()).
 		Suggest("Fix the listed issues (details.findings locate each one) and check again; unknown steps list close matches.",
 			"dag.validate_integrity", "catalog.search")
