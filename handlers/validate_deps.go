@@ -102,9 +102,9 @@ func (d *Deps) validateDepsResolve(_ context.Context, req registry.Request) (*re
 	if err != nil {
 		return nil, err
 	}
-	plan, fail, err := d.resolveChecked(g)
-	if fail != nil || err != nil {
-		return fail, err
+	plan, err := d.resolveChecked(g)
+	if err != nil {
+		return nil, err
 	}
 	details := map[string]any{}
 	var unresolvedAll []string
