@@ -276,50 +276,7 @@ func (d *Deps) validateBuilder(ctx context.Context, req registry.Request) (*regi
 // ---- validate.info ----------------------------------------------------------
 
 func (d *Deps) validateInfo(_ context.Context, _ registry.Request) (*registry.Result, error) {
-	rulesets := map[string]validate.Ruleset{}
-	for _, t := range steps.SageMakerStepTypes {
-		rulesets[t] = validate.RulesetFor(t)
-	}
-	return registry.OK(map[string]any{
-		"validation": map[string]any{
-			"levels": map[string]string{
-				"critical": "the step cannot work (no main(), syntax error)",
-				"error":    "a mismatch that breaks the step at build or run time",
-				"warning":  "likely a mistake; does not fail the check",
-				"info":     "for the record",
-			},
-			"categories": map[string]string{
-				validate.CatScriptContract: "script ↔ contract: static analysis of the Python script (no interpreter needed)",
-				validate.CatConfigContract: "config ↔ contract: env vars sourced from config fields, entry point defaults",
-				validate.CatSpecDependency: "spec ↔ catalog: each dependency scored against every other step's outputs",
-				validate.CatBuilderConfig:  "builder ↔ registry/config: handler binding, compute and config fields the builder reads",
-			},
-			"rulesets": rulesets,
-			"script_rules": map[string]string{
-				"script_syntax_error": "critical", "missing_main_function": "critical", "invalid_main_signature": "error",
-				"undeclared_input_path": "error", "undeclared_output_path": "error", "unwritten_output_path": "error",
-				"unread_required_env_var": "error", "unparsed_declared_arg": "error (warning when flags are computed)",
-				"undeclared_env_var": "warning", "undeclared_job_arg": "warning", "unread_input_path": "warning (info when optional)",
-				"undeclared_container_path": "warning", "reverse_arg_check_skipped_non_processing": "info",
-			},
-			"dependency_thresholds": map[string]float64{"pass": 0.6, "resolution": 0.5, "warning": 0.4},
-			"builder_test_weights":  verify.BuilderWeights,
-		},
-		"script_testing": map[string]any{
-			"runtime":        "python3 from PATH",
-			"available":      errString(d.Scripts.Available()),
-			"default_limits": map[string]any{"timeout_seconds": 60, "max_output_bytes": 64 << 10, "max_input_bytes": 256 << 20},
-			"isolation":      validate.Isolation,
-			"entry":          "main(input_paths, output_paths, environ_vars, job_args) when defined, else the script as __main__",
-		},
-	}), nil
-}
-
-func errString(err error) any {
-	if err == nil {
-		return true
-	}
-	return err.Error()
+	return registry.OK(d.verifier().Describe()), nil
 }
 
 // ---- validate.run_scripts ---------------------------------------------------

@@ -25,6 +25,7 @@ func verifyError(err error) error {
 		ce      *verify.ConfigError
 		ns      *verify.NoScriptError
 		ne      *verify.NodeError
+		missing *verify.NotFoundError
 		runtime *validate.RuntimeUnavailableError
 	)
 	switch {
@@ -41,6 +42,8 @@ func verifyError(err error) error {
 		return pathError(pe.Arg, pe.Err)
 	case errors.As(err, &ce):
 		return registry.Errorf(registry.CodeConfigInvalid, "%s", ce.Error()).Suggest("Fix the config values (config.load shows every problem).", "config.load")
+	case errors.As(err, &missing):
+		return registry.Errorf(registry.CodeNotFound, "%s", missing.Msg)
 	case errors.As(err, &ns):
 		return registry.Errorf(registry.CodeNotFound, "%s", ns.Error()).
 			Suggest("Pass source_dir (the directory holding the scripts) or config_path.", "project.init")

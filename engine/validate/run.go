@@ -110,6 +110,8 @@ type OutputProduct struct {
 // Runner runs step scripts with python3, at most N at a time.
 type Runner struct {
 	sem chan struct{}
+	// configured names the interpreter UseInterpreter chose.
+	configured string
 
 	once   sync.Once
 	python string
@@ -129,7 +131,16 @@ func NewRunner(maxConcurrent int) *Runner {
 // UseInterpreter makes the runner find python by name (or path) instead of
 // python3 on PATH.
 func (r *Runner) UseInterpreter(name string) {
+	r.configured = name
 	r.LookPath = func(string) (string, error) { return exec.LookPath(name) }
+}
+
+// Runtime says which interpreter the runner uses.
+func (r *Runner) Runtime() string {
+	if r.configured != "" {
+		return r.configured + " (configured)"
+	}
+	return "python3 from PATH"
 }
 
 // Isolation describes honestly what a run is and is not protected from.

@@ -23,9 +23,6 @@ import (
 // MaxRunNodes bounds one run: each node is a python3 process run in turn.
 const MaxRunNodes = 50
 
-// DefaultRunTimeout is the wall-clock limit per script when none is given.
-const DefaultRunTimeout = 60 * time.Second
-
 // RunScriptsRequest names the nodes to run (Nodes and Edges, or DAGFile)
 // and what they run with.
 type RunScriptsRequest struct {
@@ -39,7 +36,7 @@ type RunScriptsRequest struct {
 	// Env and JobArgs override the config's values for every node.
 	Env     map[string]string
 	JobArgs map[string]string
-	Timeout time.Duration // per script; DefaultRunTimeout when zero
+	Timeout time.Duration // per script; the runner's default when zero
 	// NoWiring stops feeding each node's outputs to its consumers.
 	NoWiring bool
 	Search   ScriptSearch
@@ -119,7 +116,7 @@ func (s *Suite) RunScripts(ctx context.Context, req RunScriptsRequest) (*RunScri
 	defer plan.Close()
 	timeout := req.Timeout
 	if timeout <= 0 {
-		timeout = DefaultRunTimeout
+		timeout = validate.DefaultLimits().Timeout
 	}
 	progress := req.Progress
 	if progress == nil {
