@@ -208,56 +208,39 @@ func (d *Deps) authorCheckScript(_ context.Context, req registry.Request) (*regi
 	if err := req.Bind(&args); err != nil {
 		return nil, err
 	}
-	iface, _, _, err := d.stepFor(args.StepName, args.JobType)
-	if err != nil {
-		return nil, err
-	}
-	base := map[string]any{"step_name": iface.StepType, "sagemaker_step_type": iface.Registry.SageMakerStepType}
-	skip := func(reason string) (*registry.Result, error) {
-		base["status"], base["reason"], base["passed"], base["issues"] = "skipped", reason, true, []validate.Finding{}
-		return registry.OK(base), nil
-	}
-	if iface.Registry.Requires == "secure_ai_sandbox_workflow_python_sdk" {
-		return skip("the step's script lives in an Amazon-internal SDK")
-	}
-	if !verify.RunsScript(iface) && args.ScriptPath == "" {
-		return skip(iface.Registry.SageMakerStepType + " steps run no step script")
-	}
-	script, err := d.findScript(iface, args.ScriptSearch)
-	if err != nil {
-		return nil, err
-	}
-	rel, searched := script.Rel, script.Searched
-	if rel == "" {
-		return nil, registry.Errorf(registry.CodeNotFound, "script %s for %s not found (looked in %s)", iface.Contract.EntryPoint, iface.StepType, strings.Join(searched, ", ")).
-			WithDetails(map[string]any{"searched": nonNilList(searched)}).
+	rep, err := d.verifier().CheckScript(args.StepName, args.JobType, args.ScriptSearch)
+	var missing *verify.ScriptNotFoundError
+	var bad *verify.AnalysisError
+	switch {
+	case errors.As(err, &missing):
+		return nil, registry.Errorf(registry.CodeNotFound, "%s", missing.Error()).WithDetails(map[string]any{"searched": nonNilList(missing.Searched)}).
 			Suggest("Pass script_path or source_dir; project.init scaffolds a stub that satisfies the contract.", "project.init")
+	case errors.As(err, &bad):
+		return nil, analysisError(bad)
+	case err != nil:
+		return nil, verifyError(err)
 	}
-	a, err := validate.AnalyzeScript(rel, script.Source)
-	if err != nil {
-		var se *validate.ScriptAnalysisError
-		if errors.As(err, &se) {
-			return nil, registry.Errorf(registry.CodeScriptAnalysisError, "%s", se.Error()).
-				WithDetails(map[string]any{"script": rel, "line": se.Line, "message": se.Message}).
-				Suggest(fmt.Sprintf("Fix the syntax at line %d.", se.Line))
-		}
-		return nil, registry.Errorf(registry.CodeScriptAnalysisError, "%v", err)
+	if !rep.Passed {
+		return registry.Fail(registry.CodeScriptCheckFailed, fmt.Sprintf("%s does not match the %s contract", rep.Script, rep.StepName)).
+			WithDetails(toMap(rep)).Suggest("Apply each issue's fix; steps.io shows the declared ports.", "steps.io", "author.config_constraints"), nil
 	}
-	issues := findingsOf(validate.CheckScript(iface, a))
-	passed := true
-	for _, f := range issues {
-		if f.Blocking() {
-			passed = false
-		}
+	res := registry.OK(rep)
+	if rep.Status == "checked" {
+		res.Next(registry.NextStep{Tool: "author.preflight_step", When: "the script passes", Why: "run the constructibility gates",
+			ArgsHint: map[string]any{"step_name": rep.StepName}})
 	}
-	base["status"], base["script"], base["passed"], base["issues"] = "checked", rel, passed, issues
-	base["analysis"] = a
-	if !passed {
-		return registry.Fail(registry.CodeScriptCheckFailed, fmt.Sprintf("%s does not match the %s contract", rel, iface.StepType)).
-			WithDetails(base).Suggest("Apply each issue's fix; steps.io shows the declared ports.", "steps.io", "author.config_constraints"), nil
+	return res, nil
+}
+
+// analysisError is script_analysis_error, with the line of a syntax error.
+func analysisError(e *verify.AnalysisError) error {
+	var se *validate.ScriptAnalysisError
+	if errors.As(e.Err, &se) {
+		return registry.Errorf(registry.CodeScriptAnalysisError, "%s", se.Error()).
+			WithDetails(map[string]any{"script": e.Script, "line": se.Line, "message": se.Message}).
+			Suggest(fmt.Sprintf("Fix the syntax at line %d.", se.Line))
 	}
-	return registry.OK(base).Next(registry.NextStep{Tool: "author.preflight_step", When: "the script passes", Why: "run the constructibility gates",
-		ArgsHint: map[string]any{"step_name": iface.StepType}}), nil
+	return registry.Errorf(registry.CodeScriptAnalysisError, "%v", e.Err)
 }
 
 func (d *Deps) authorPreflightStep(ctx context.Context, req registry.Request) (*registry.Result, error) {

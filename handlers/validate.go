@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/cursus-dev/cursus/engine/steps"
 	"github.com/cursus-dev/cursus/engine/validate"
 	"github.com/cursus-dev/cursus/engine/verify"
 	"github.com/cursus-dev/cursus/registry"
@@ -150,32 +149,12 @@ func validateNamespace(d *Deps) (registry.Namespace, error) {
 
 // ---- shared helpers -------------------------------------------------------
 
-// stepFor resolves a step type or node name to its interface (job-type
-// variant applied).
-func (d *Deps) stepFor(name, jobType string) (*steps.Interface, steps.Resolution, []string, error) {
-	iface, res, warns, err := d.verifier().Step(name, jobType)
-	return iface, res, warns, verifyError(err)
-}
-
 // stepScriptArgs name one step (and job type) and where to look for its
 // script: the arguments of author.check_script and validate.step.
 type stepScriptArgs struct {
 	StepName string `json:"step_name"`
 	JobType  string `json:"job_type"`
 	verify.ScriptSearch
-}
-
-// findScript locates the script of iface inside the workspace.
-func (d *Deps) findScript(iface *steps.Interface, s verify.ScriptSearch) (verify.Script, error) {
-	script, err := d.verifier().FindScript(iface, s)
-	return script, verifyError(err)
-}
-
-func findingsOf(fs []validate.Finding) []validate.Finding {
-	if fs == nil {
-		return []validate.Finding{}
-	}
-	return fs
 }
 
 // ---- validate.alignment / validate.step ----------------------------------
