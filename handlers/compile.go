@@ -7,8 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
-	"sort"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
@@ -176,7 +174,7 @@ func (d *Deps) compileInput(src compileSource, pipelineName pipelineNameArg) (co
 	if err != nil {
 		return compiler.Input{}, nil, err
 	}
-	return compiler.Input{DAG: g, Configs: f.Configs, Catalog: d.Steps, Sources: workspaceFS{d}, PipelineName: string(pipelineName)}, f, nil
+	return compiler.Input{DAG: g, Configs: f.Configs, Catalog: d.Steps, Sources: d.Root.FS(), PipelineName: string(pipelineName)}, f, nil
 }
 
 // compileError maps engine errors to tool errors.
@@ -457,46 +455,4 @@ func (d *Deps) upsert(ctx context.Context, res *compiler.Result, role string) (*
 		return nil, compileError(err)
 	}
 	return rep, nil
-}
-
-// workspaceFS reads the workspace through its confinement rules: every
-// path is resolved by the workspace root, so ".." and symlinks that leave
-// it fail.
-type workspaceFS struct{ d *Deps }
-
-func (w workspaceFS) resolve(op, name string) (string, error) {
-	if !fs.ValidPath(name) {
-		return "", &fs.PathError{Op: op, Path: name, Err: fs.ErrInvalid}
-	}
-	abs, err := w.d.Root.Resolve(name)
-	if err != nil {
-		return "", &fs.PathError{Op: op, Path: name, Err: err}
-	}
-	return abs, nil
-}
-
-func (w workspaceFS) Open(name string) (fs.File, error) {
-	abs, err := w.resolve("open", name)
-	if err != nil {
-		return nil, err
-	}
-	return os.Open(abs)
-}
-
-func (w workspaceFS) Stat(name string) (fs.FileInfo, error) {
-	abs, err := w.resolve("stat", name)
-	if err != nil {
-		return nil, err
-	}
-	return os.Stat(abs)
-}
-
-func (w workspaceFS) ReadDir(name string) ([]fs.DirEntry, error) {
-	abs, err := w.resolve("readdir", name)
-	if err != nil {
-		return nil, err
-	}
-	entries, err := os.ReadDir(abs)
-	sort.Slice(entries, func(i, j int) bool { return entries[i].Name() < entries[j].Name() })
-	return entries, err
 }
