@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"encoding/json"
 	"errors"
 
 	"github.com/cursus-dev/cursus/engine/steps"
@@ -66,4 +67,12 @@ func unknownStep(nf *steps.NotFoundError) error {
 	}
 	return registry.Errorf(registry.CodeNotFound, "%s", nf.Error()).WithDetails(map[string]any{"step_name": nf.Name, "suggestions": nonNilList(nf.Suggestions)}).
 		Suggest("Use a step type from catalog.list_steps or catalog.search.", "catalog.list_steps", "catalog.search")
+}
+
+// toMap turns an engine report into plain JSON data for meta.details.
+func toMap(v any) map[string]any {
+	b, _ := json.Marshal(v)
+	var m map[string]any
+	_ = json.Unmarshal(b, &m)
+	return m
 }
