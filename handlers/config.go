@@ -92,7 +92,7 @@ func configNamespace(d *Deps) (registry.Namespace, error) {
 				Name: "config.requirements",
 				Description: "For every node of a DAG, the config fields still needed, grouped by tier (essential = you must give it, " +
 					"system = has a default, derived = computed), with types, defaults, allowed values and descriptions. Fields every node " +
-					"shares are listed once under shared. Also returns a fill-in template for config.merge_save.",
+					"shares are listed once under shared. Also returns a fill-in template in the config.json layout.",
 				When: "You have a DAG and need to know what configuration to provide.",
 				Examples: []string{
 					`config.requirements {"dag": {"nodes": ["TabularPreprocessing_training", "XGBoostTraining"], "edges": [["TabularPreprocessing_training", "XGBoostTraining"]]}}  # inline`,
