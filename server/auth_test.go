@@ -422,7 +422,7 @@ func TestJWTAlgAllowList(t *testing.T) {
 }
 
 // TestJWKSECKeys verifies ES256/384/512 tokens against EC keys in the JWKS,
-// and refuses a key set whose point is off the curve.
+// and refuses a key published for encryption or off the curve.
 func TestJWKSECKeys(t *testing.T) {
 	enc := base64.RawURLEncoding.EncodeToString
 	for _, tc := range []struct {
@@ -446,8 +446,8 @@ func TestJWKSECKeys(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		verify := func(y []byte) error {
-			set, _ := json.Marshal(map[string]any{"keys": []any{map[string]any{"kty": "EC", "kid": "ec", "use": "sig", "crv": tc.crv, "x": enc(x), "y": enc(y)}}})
+		verify := func(use string, y []byte) error {
+			set, _ := json.Marshal(map[string]any{"keys": []any{map[string]any{"kty": "EC", "kid": "ec", "use": use, "crv": tc.crv, "x": enc(x), "y": enc(y)}}})
 			ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write(set) }))
 			defer ts.Close()
 			v := newJWTVerifier(AuthConfig{OIDC: OIDCConfig{Issuer: "https://i", Audience: "a", JWKSURL: ts.URL}}, zerolog.Nop())
@@ -455,11 +455,14 @@ func TestJWKSECKeys(t *testing.T) {
 			_, err := v.verify(context.Background(), signed)
 			return err
 		}
-		if err := verify(y); err != nil {
+		if err := verify("sig", y); err != nil {
 			t.Errorf("%s: %v", tc.crv, err)
 		}
+		if err := verify("enc", y); err == nil {
+			t.Errorf(`%s: key published with "use": "enc" accepted`, tc.crv)
+		}
 		y[len(y)-1] ^= 1
-		if err := verify(y); err == nil {
+		if err := verify("sig", y); err == nil {
 			t.Errorf("%s: key off the curve accepted", tc.crv)
 		}
 	}

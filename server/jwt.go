@@ -188,7 +188,7 @@ func (v *jwtVerifier) newKeySet() (keyfunc.Keyfunc, error) {
 		return nil, fmt.Errorf("JWKS: %w", err)
 	}
 	// Keys published for encryption ("use": "enc") never verify a token.
-	return keyfunc.New(keyfunc.Options{Ctx: v.ctx, Storage: store, UseWhitelist: []jwkset.USE{jwkset.UseSig, ""}})
+	return keyfunc.New(keyfunc.Options{Storage: store, UseWhitelist: []jwkset.USE{jwkset.UseSig, ""}})
 }
 
 // discoverJWKSURL reads jwks_uri from the issuer's OIDC discovery document.
