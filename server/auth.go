@@ -53,9 +53,16 @@ func newAuthenticator(cfg Config, log zerolog.Logger) *authenticator {
 		a.static = newTokenFile(cfg.Auth.TokensFile, log)
 	}
 	if cfg.Auth.OIDC.Issuer != "" {
-		a.oidc = newJWTVerifier(cfg.Auth)
+		a.oidc = newJWTVerifier(cfg.Auth, log)
 	}
 	return a
+}
+
+// close stops the background JWKS refresh, if any.
+func (a *authenticator) close() {
+	if a != nil && a.oidc != nil {
+		a.oidc.close()
+	}
 }
 
 // CheckAuth loads what can be checked before serving (the tokens file), so

@@ -2,18 +2,24 @@ package server
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/sha256"
+	"crypto/x509"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"encoding/pem"
+	"fmt"
 	"math/big"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -160,11 +166,13 @@ func TestLoadTokensErrorsNameTheLine(t *testing.T) {
 }
 
 // jwksServer serves the public half of key under kid, counting fetches.
+// gate, when set, runs before fetch number n is answered.
 type jwksServer struct {
 	*httptest.Server
 	key     atomic.Pointer[rsa.PrivateKey]
 	kid     atomic.Value
 	fetches atomic.Int32
+	gate    atomic.Pointer[func(n int32)]
 }
 
 func newJWKSServer(t *testing.T) *jwksServer {
@@ -172,7 +180,10 @@ func newJWKSServer(t *testing.T) *jwksServer {
 	j := &jwksServer{}
 	j.rotate(t, "k1")
 	j.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		j.fetches.Add(1)
+		n := j.fetches.Add(1)
+		if gate := j.gate.Load(); gate != nil {
+			(*gate)(n)
+		}
 		k := j.key.Load()
 		_ = json.NewEncoder(w).Encode(map[string]any{"keys": []any{map[string]any{
 			"kty": "RSA", "kid": j.kid.Load(), "use": "sig", "alg": "RS256",
@@ -258,25 +269,212 @@ func TestOIDCJWT(t *testing.T) {
 	}
 }
 
+// TestJWKSRefreshAfterInterval: the key set is refetched in the background
+// every jwks_refresh, so a rotated key is known before any token names it.
 func TestJWKSRefreshAfterInterval(t *testing.T) {
 	jwks := newJWKSServer(t)
-	v := newJWTVerifier(AuthConfig{OIDC: OIDCConfig{Issuer: "https://i", Audience: "a", JWKSURL: jwks.URL, JWKSRefresh: time.Minute}})
-	now := time.Now()
-	v.now = func() time.Time { return now }
-	claims := jwt.MapClaims{"iss": "https://i", "aud": "a", "sub": "s", "exp": now.Add(time.Hour).Unix()}
-	for i := 0; i < 3; i++ {
-		if _, err := v.verify(context.Background(), jwks.token(t, claims)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if n := jwks.fetches.Load(); n != 1 {
-		t.Fatalf("fetches = %d, want 1", n)
-	}
-	now = now.Add(2 * time.Minute)
+	v := newJWTVerifier(AuthConfig{OIDC: OIDCConfig{Issuer: "https://i", Audience: "a", JWKSURL: jwks.URL, JWKSRefresh: 50 * time.Millisecond}}, zerolog.Nop())
+	t.Cleanup(v.close)
+	claims := jwt.MapClaims{"iss": "https://i", "aud": "a", "sub": "s", "exp": time.Now().Add(time.Hour).Unix()}
 	if _, err := v.verify(context.Background(), jwks.token(t, claims)); err != nil {
 		t.Fatal(err)
 	}
+	jwks.rotate(t, "k2")
+	// Read the cached set directly: a token naming k2 would refetch itself.
+	cached := (*v.keys.Load()).Storage()
+	waitFor(t, func() bool {
+		keys, err := cached.KeyReadAll(context.Background())
+		return err == nil && len(keys) == 1 && keys[0].Marshal().KID == "k2"
+	})
+}
+
+// TestJWKSUnknownKidDoesNotBlockKnownKeys: while a refetch for a forged kid
+// hangs on a slow issuer, tokens under keys already fetched still verify at
+// once.
+func TestJWKSUnknownKidDoesNotBlockKnownKeys(t *testing.T) {
+	jwks := newJWKSServer(t)
+	release := make(chan struct{})
+	refetching := make(chan struct{})
+	hang := func(n int32) {
+		if n == 2 {
+			close(refetching)
+			<-release
+		}
+	}
+	jwks.gate.Store(&hang)
+	v := newJWTVerifier(AuthConfig{OIDC: OIDCConfig{Issuer: "https://i", Audience: "a", JWKSURL: jwks.URL}}, zerolog.Nop())
+	t.Cleanup(v.close)
+	claims := jwt.MapClaims{"iss": "https://i", "aud": "a", "sub": "s", "exp": time.Now().Add(time.Hour).Unix()}
+	valid := jwks.token(t, claims)
+	if _, err := v.verify(context.Background(), valid); err != nil {
+		t.Fatal(err)
+	}
+	forged := jwt.NewWithClaims(jwt.SigningMethodRS256, claims)
+	forged.Header["kid"] = "forged"
+	forgedRaw, err := forged.SignedString(jwks.key.Load())
+	if err != nil {
+		t.Fatal(err)
+	}
+	forgedDone := make(chan error, 1)
+	go func() {
+		_, err := v.verify(context.Background(), forgedRaw)
+		forgedDone <- err
+	}()
+	<-refetching
+	validDone := make(chan error, 1)
+	go func() {
+		_, err := v.verify(context.Background(), valid)
+		validDone <- err
+	}()
+	select {
+	case err := <-validDone:
+		if err != nil {
+			t.Errorf("valid token during the refetch: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Error("a valid token waited for the forged kid's refetch")
+	}
+	close(release)
+	if err := <-forgedDone; err == nil {
+		t.Error("forged kid accepted")
+	}
+}
+
+// TestJWKSForgedKidFloodIsRateLimited: many tokens naming unknown kids
+// cause one refetch, not one each, and are refused without waiting long.
+func TestJWKSForgedKidFloodIsRateLimited(t *testing.T) {
+	jwks := newJWKSServer(t)
+	v := newJWTVerifier(AuthConfig{OIDC: OIDCConfig{Issuer: "https://i", Audience: "a", JWKSURL: jwks.URL}}, zerolog.Nop())
+	t.Cleanup(v.close)
+	// The next refetch slot lies beyond the longest wait, so every token
+	// after the first is refused at once.
+	v.missRefetch, v.fetchTimeout = time.Hour, 2*time.Second
+	claims := jwt.MapClaims{"iss": "https://i", "aud": "a", "sub": "s", "exp": time.Now().Add(time.Hour).Unix()}
+	if _, err := v.verify(context.Background(), jwks.token(t, claims)); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	var wg sync.WaitGroup
+	for i := range 50 {
+		forged := jwt.NewWithClaims(jwt.SigningMethodRS256, claims)
+		forged.Header["kid"] = fmt.Sprintf("forged-%d", i)
+		raw, err := forged.SignedString(jwks.key.Load())
+		if err != nil {
+			t.Fatal(err)
+		}
+		wg.Go(func() {
+			if _, err := v.verify(context.Background(), raw); err == nil {
+				t.Error("forged kid accepted")
+			}
+		})
+	}
+	wg.Wait()
 	if n := jwks.fetches.Load(); n != 2 {
-		t.Fatalf("fetches after the refresh interval = %d, want 2", n)
+		t.Errorf("JWKS fetched %d times for 50 forged kids, want 2 (first fetch + one refetch)", n)
+	}
+	if d := time.Since(start); d > v.fetchTimeout {
+		t.Errorf("forged kids took %v to refuse", d)
+	}
+}
+
+// TestJWTAlgAllowList: "none" and an HMAC keyed with the issuer's public
+// key are refused; a token without a kid is checked against the key set.
+func TestJWTAlgAllowList(t *testing.T) {
+	jwks := newJWKSServer(t)
+	v := newJWTVerifier(AuthConfig{OIDC: OIDCConfig{Issuer: "https://i", Audience: "a", JWKSURL: jwks.URL}}, zerolog.Nop())
+	t.Cleanup(v.close)
+	claims := jwt.MapClaims{"iss": "https://i", "aud": "a", "sub": "s", "exp": time.Now().Add(time.Hour).Unix()}
+
+	none := jwt.NewWithClaims(jwt.SigningMethodNone, claims)
+	none.Header["kid"] = "k1"
+	unsigned, err := none.SignedString(jwt.UnsafeAllowNoneSignatureType)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := v.verify(context.Background(), unsigned); err == nil {
+		t.Error(`alg "none" accepted`)
+	}
+
+	pubDER, err := x509.MarshalPKIXPublicKey(&jwks.key.Load().PublicKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, secret := range [][]byte{pubDER, pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pubDER})} {
+		hs := jwt.NewWithClaims(jwt.SigningMethodHS256, claims)
+		hs.Header["kid"] = "k1"
+		signed, err := hs.SignedString(secret)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := v.verify(context.Background(), signed); err == nil {
+			t.Error("HS256 keyed with the public key accepted")
+		}
+	}
+
+	noKid := jwt.NewWithClaims(jwt.SigningMethodRS256, claims)
+	signed, err := noKid.SignedString(jwks.key.Load())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := v.verify(context.Background(), signed); err != nil {
+		t.Errorf("token without kid under the published key: %v", err)
+	}
+}
+
+// TestJWKSECKeys verifies ES256/384/512 tokens against EC keys in the JWKS,
+// and refuses a key published for encryption or off the curve.
+func TestJWKSECKeys(t *testing.T) {
+	enc := base64.RawURLEncoding.EncodeToString
+	for _, tc := range []struct {
+		crv    string
+		curve  elliptic.Curve
+		method jwt.SigningMethod
+	}{{"P-256", elliptic.P256(), jwt.SigningMethodES256}, {"P-384", elliptic.P384(), jwt.SigningMethodES384}, {"P-521", elliptic.P521(), jwt.SigningMethodES512}} {
+		priv, err := ecdsa.GenerateKey(tc.curve, rand.Reader)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, err := priv.PublicKey.Bytes() // 0x04 || X || Y
+		if err != nil {
+			t.Fatal(err)
+		}
+		size := (len(raw) - 1) / 2
+		x, y := raw[1:1+size], append([]byte{}, raw[1+size:]...)
+		tok := jwt.NewWithClaims(tc.method, jwt.MapClaims{"iss": "https://i", "aud": "a", "sub": "s", "exp": time.Now().Add(time.Hour).Unix()})
+		tok.Header["kid"] = "ec"
+		signed, err := tok.SignedString(priv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		verify := func(use string, y []byte) error {
+			set, _ := json.Marshal(map[string]any{"keys": []any{map[string]any{"kty": "EC", "kid": "ec", "use": use, "crv": tc.crv, "x": enc(x), "y": enc(y)}}})
+			ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write(set) }))
+			defer ts.Close()
+			v := newJWTVerifier(AuthConfig{OIDC: OIDCConfig{Issuer: "https://i", Audience: "a", JWKSURL: ts.URL}}, zerolog.Nop())
+			defer v.close()
+			_, err := v.verify(context.Background(), signed)
+			return err
+		}
+		if err := verify("sig", y); err != nil {
+			t.Errorf("%s: %v", tc.crv, err)
+		}
+		if err := verify("enc", y); err == nil {
+			t.Errorf(`%s: key published with "use": "enc" accepted`, tc.crv)
+		}
+		y[len(y)-1] ^= 1
+		if err := verify("sig", y); err == nil {
+			t.Errorf("%s: key off the curve accepted", tc.crv)
+		}
+	}
+}
+
+// waitFor polls cond for up to five seconds.
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); !cond(); {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met within 5s")
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }

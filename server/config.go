@@ -89,8 +89,8 @@ type OIDCConfig struct {
 	// JWKSURL is where the signing keys are; empty = OIDC discovery at
 	// <issuer>/.well-known/openid-configuration.
 	JWKSURL string `yaml:"jwks_url"`
-	// JWKSRefresh is how long fetched keys are trusted before a refetch
-	// (a token with an unknown key id also triggers one).
+	// JWKSRefresh is how often the keys are refetched in the background (a
+	// token with an unknown key id also triggers one, at most every 10s).
 	JWKSRefresh time.Duration `yaml:"jwks_refresh"`
 }
 

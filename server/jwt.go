@@ -2,47 +2,61 @@ package server
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rsa"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"math/big"
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/MicahParks/jwkset"
+	"github.com/MicahParks/keyfunc/v3"
 	"github.com/golang-jwt/jwt/v5"
+	"github.com/rs/zerolog"
+	"golang.org/x/time/rate"
 )
 
 // jwtVerifier validates JWTs from one OIDC issuer: signature against the
-// issuer's JWKS (cached, refreshed after auth.oidc.jwks_refresh or when a
-// token names a key id not seen yet), issuer, audience and expiry.
+// issuer's JWKS, issuer, audience and expiry. keyfunc (on jwkset) fetches
+// and caches the JWKS, refreshes it in the background every
+// auth.oidc.jwks_refresh, and refetches it, rate-limited, when a token names
+// a key id it has not seen. That refetch runs in the asking request alone:
+// tokens under known keys read the cached set and never wait for it.
 type jwtVerifier struct {
 	issuer   string
 	audience string
 	jwksURL  string
 	refresh  time.Duration
 	client   *http.Client
-	now      func() time.Time
+	log      zerolog.Logger
+	// missRefetch is the least time between two refetches triggered by an
+	// unknown key id; fetchTimeout bounds one fetch, and also how long such
+	// a token waits for the next allowed refetch.
+	missRefetch  time.Duration
+	fetchTimeout time.Duration
 
-	mu      sync.Mutex
-	keys    map[string]any // kid → *rsa.PublicKey | *ecdsa.PublicKey
-	fetched time.Time
-	// lastMissFetch rate-limits refetches triggered by unknown key ids,
-	// so a flood of forged kids cannot hammer the issuer.
-	lastMissFetch time.Time
+	// ctx ends the background refresh; close cancels it.
+	ctx  context.Context
+	stop context.CancelFunc
+
+	// keys is built on the first token, so a server that never sees a JWT
+	// never calls the issuer.
+	keys       atomic.Pointer[keyfunc.Keyfunc]
+	setupMu    sync.Mutex
+	setupRetry *rate.Limiter
+	setupErr   error
 }
 
 // unknownKidRefetch is the least time between two refetches triggered by
-// an unknown key id.
+// an unknown key id, so a flood of forged kids cannot hammer the issuer.
 const unknownKidRefetch = 10 * time.Second
 
-func newJWTVerifier(cfg AuthConfig) *jwtVerifier {
+const jwksFetchTimeout = 10 * time.Second
+
+func newJWTVerifier(cfg AuthConfig, log zerolog.Logger) *jwtVerifier {
 	aud := cfg.OIDC.Audience
 	if aud == "" {
 		aud = cfg.ResourceURL
@@ -51,26 +65,39 @@ func newJWTVerifier(cfg AuthConfig) *jwtVerifier {
 	if refresh <= 0 {
 		refresh = 15 * time.Minute
 	}
+	ctx, stop := context.WithCancel(context.Background())
 	return &jwtVerifier{
 		issuer: cfg.OIDC.Issuer, audience: aud, jwksURL: cfg.OIDC.JWKSURL, refresh: refresh,
-		client: &http.Client{Timeout: 10 * time.Second}, now: time.Now,
+		client: &http.Client{Timeout: jwksFetchTimeout}, log: log,
+		missRefetch: unknownKidRefetch, fetchTimeout: jwksFetchTimeout,
+		ctx: ctx, stop: stop,
+		setupRetry: rate.NewLimiter(rate.Every(unknownKidRefetch), 1),
 	}
 }
 
+// close stops the background JWKS refresh.
+func (v *jwtVerifier) close() { v.stop() }
+
+// jwtMethods is the alg allow-list: asymmetric signatures only, so neither
+// "none" nor an HMAC keyed with a public key can pass.
 var jwtMethods = []string{"RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512"}
 
 func (v *jwtVerifier) verify(ctx context.Context, raw string) (identity, error) {
 	claims := jwt.MapClaims{}
 	_, err := jwt.ParseWithClaims(raw, claims, func(t *jwt.Token) (any, error) {
-		kid, _ := t.Header["kid"].(string)
-		return v.key(ctx, kid)
+		keys, err := v.keySet()
+		if err != nil {
+			return nil, err
+		}
+		// A caller hanging up must not abort a refetch it started: the
+		// rate limit would then hold back the next one.
+		return keys.KeyfuncCtx(context.WithoutCancel(ctx))(t)
 	},
 		jwt.WithValidMethods(jwtMethods),
 		jwt.WithIssuer(v.issuer),
 		jwt.WithAudience(v.audience),
 		jwt.WithExpirationRequired(),
 		jwt.WithLeeway(30*time.Second),
-		jwt.WithTimeFunc(v.now),
 	)
 	if err != nil {
 		return identity{}, err
@@ -107,149 +134,90 @@ func tokenScopes(claims jwt.MapClaims) []string {
 	return out
 }
 
-func (v *jwtVerifier) key(ctx context.Context, kid string) (any, error) {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	now := v.now()
-	stale := v.keys == nil || now.Sub(v.fetched) >= v.refresh
-	_, known := v.keys[kid]
-	if stale || (!known && kid != "" && now.Sub(v.lastMissFetch) >= unknownKidRefetch) {
-		if !stale {
-			v.lastMissFetch = now
-		}
-		// Fetch on behalf of every waiter: a caller hanging up must not
-		// abort it.
-		keys, err := v.fetch(context.WithoutCancel(ctx))
-		switch {
-		case err == nil:
-			v.keys, v.fetched = keys, now
-		case v.keys == nil:
-			return nil, err
-		}
-		// On a failed refresh the keys fetched before stay in use.
+// keySet returns the issuer's key set, building it on first use. A failed
+// build (OIDC discovery) is retried at most once per unknownKidRefetch.
+func (v *jwtVerifier) keySet() (keyfunc.Keyfunc, error) {
+	if k := v.keys.Load(); k != nil {
+		return *k, nil
 	}
-	if kid == "" && len(v.keys) == 1 {
-		for _, k := range v.keys {
-			return k, nil
-		}
+	v.setupMu.Lock()
+	defer v.setupMu.Unlock()
+	if k := v.keys.Load(); k != nil {
+		return *k, nil
 	}
-	if k, ok := v.keys[kid]; ok {
-		return k, nil
+	if !v.setupRetry.Allow() {
+		return nil, v.setupErr
 	}
-	return nil, fmt.Errorf("no signing key with id %q in the issuer's JWKS", kid)
+	k, err := v.newKeySet()
+	if err != nil {
+		v.setupErr = err
+		return nil, err
+	}
+	v.keys.Store(&k)
+	return k, nil
 }
 
-func (v *jwtVerifier) fetch(ctx context.Context) (map[string]any, error) {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
+func (v *jwtVerifier) newKeySet() (keyfunc.Keyfunc, error) {
 	jwksURL := v.jwksURL
 	if jwksURL == "" {
-		var disc struct {
-			JWKSURI string `json:"jwks_uri"`
+		var err error
+		if jwksURL, err = v.discoverJWKSURL(); err != nil {
+			return nil, err
 		}
-		if err := v.getJSON(ctx, strings.TrimSuffix(v.issuer, "/")+"/.well-known/openid-configuration", &disc); err != nil {
-			return nil, fmt.Errorf("OIDC discovery: %w", err)
-		}
-		if disc.JWKSURI == "" {
-			return nil, errors.New("OIDC discovery: no jwks_uri")
-		}
-		jwksURL = disc.JWKSURI
 	}
-	var set struct {
-		Keys []jwk `json:"keys"`
-	}
-	if err := v.getJSON(ctx, jwksURL, &set); err != nil {
+	remote, err := jwkset.NewStorageFromHTTP(jwksURL, jwkset.HTTPClientStorageOptions{
+		Client:          v.client,
+		Ctx:             v.ctx,
+		HTTPTimeout:     v.fetchTimeout,
+		RefreshInterval: v.refresh,
+		// An issuer down now is asked again on the next unknown kid.
+		NoErrorReturnFirstHTTPReq: true,
+		RefreshErrorHandler: func(_ context.Context, err error) {
+			v.log.Warn().Err(err).Str("jwks_url", jwksURL).Msg("JWKS fetch failed; the keys fetched before (if any) stay in use")
+		},
+	})
+	if err != nil {
 		return nil, fmt.Errorf("JWKS: %w", err)
 	}
-	keys := map[string]any{}
-	for _, k := range set.Keys {
-		if k.Use != "" && k.Use != "sig" {
-			continue
-		}
-		pub, err := k.publicKey()
-		if err != nil {
-			continue // a key type we do not use must not hide the others
-		}
-		keys[k.Kid] = pub
+	store, err := jwkset.NewHTTPClient(jwkset.HTTPClientOptions{
+		HTTPURLs:          map[string]jwkset.Storage{jwksURL: remote},
+		RateLimitWaitMax:  v.fetchTimeout,
+		RefreshUnknownKID: rate.NewLimiter(rate.Every(v.missRefetch), 1),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("JWKS: %w", err)
 	}
-	if len(keys) == 0 {
-		return nil, errors.New("JWKS: no usable signing keys")
-	}
-	return keys, nil
+	// Keys published for encryption ("use": "enc") never verify a token.
+	return keyfunc.New(keyfunc.Options{Storage: store, UseWhitelist: []jwkset.USE{jwkset.UseSig, ""}})
 }
 
-func (v *jwtVerifier) getJSON(ctx context.Context, u string, out any) error {
+// discoverJWKSURL reads jwks_uri from the issuer's OIDC discovery document.
+// It stays hand-written: keyfunc starts from a JWKS URL, and the one GET
+// does not justify a full OIDC client library.
+func (v *jwtVerifier) discoverJWKSURL() (string, error) {
+	ctx, cancel := context.WithTimeout(v.ctx, v.fetchTimeout)
+	defer cancel()
+	u := strings.TrimSuffix(v.issuer, "/") + "/.well-known/openid-configuration"
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
-		return err
+		return "", fmt.Errorf("OIDC discovery: %w", err)
 	}
 	resp, err := v.client.Do(req)
 	if err != nil {
-		return err
+		return "", fmt.Errorf("OIDC discovery: %w", err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("GET %s: %s", u, resp.Status)
+		return "", fmt.Errorf("OIDC discovery: GET %s: %s", u, resp.Status)
 	}
-	return json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(out)
-}
-
-// jwk is one JSON Web Key (RFC 7517) of type RSA or EC.
-type jwk struct {
-	Kty string `json:"kty"`
-	Kid string `json:"kid"`
-	Use string `json:"use"`
-	N   string `json:"n"`
-	E   string `json:"e"`
-	Crv string `json:"crv"`
-	X   string `json:"x"`
-	Y   string `json:"y"`
-}
-
-func (k jwk) publicKey() (any, error) {
-	b64 := func(s string) (*big.Int, error) {
-		b, err := base64.RawURLEncoding.DecodeString(strings.TrimRight(s, "="))
-		if err != nil || len(b) == 0 {
-			return nil, fmt.Errorf("bad base64url value in key %q", k.Kid)
-		}
-		return new(big.Int).SetBytes(b), nil
+	var disc struct {
+		JWKSURI string `json:"jwks_uri"`
 	}
-	switch k.Kty {
-	case "RSA":
-		n, err := b64(k.N)
-		if err != nil {
-			return nil, err
-		}
-		e, err := b64(k.E)
-		if err != nil || !e.IsInt64() || e.Int64() > 1<<31 {
-			return nil, fmt.Errorf("bad RSA exponent in key %q", k.Kid)
-		}
-		return &rsa.PublicKey{N: n, E: int(e.Int64())}, nil
-	case "EC":
-		var curve elliptic.Curve
-		switch k.Crv {
-		case "P-256":
-			curve = elliptic.P256()
-		case "P-384":
-			curve = elliptic.P384()
-		case "P-521":
-			curve = elliptic.P521()
-		default:
-			return nil, fmt.Errorf("unsupported curve %q", k.Crv)
-		}
-		// JWK coordinates are fixed-length big-endian; the uncompressed
-		// SEC 1 form is 0x04 || X || Y.
-		size := (curve.Params().BitSize + 7) / 8
-		x, errX := base64.RawURLEncoding.DecodeString(strings.TrimRight(k.X, "="))
-		y, errY := base64.RawURLEncoding.DecodeString(strings.TrimRight(k.Y, "="))
-		if errX != nil || errY != nil || len(x) != size || len(y) != size {
-			return nil, fmt.Errorf("bad EC coordinates in key %q", k.Kid)
-		}
-		pub, err := ecdsa.ParseUncompressedPublicKey(curve, append(append([]byte{4}, x...), y...))
-		if err != nil {
-			return nil, fmt.Errorf("EC key %q: %w", k.Kid, err)
-		}
-		return pub, nil
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&disc); err != nil {
+		return "", fmt.Errorf("OIDC discovery: %w", err)
 	}
-	return nil, fmt.Errorf("unsupported key type %q", k.Kty)
+	if disc.JWKSURI == "" {
+		return "", errors.New("OIDC discovery: no jwks_uri")
+	}
+	return disc.JWKSURI, nil
 }

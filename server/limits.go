@@ -17,6 +17,7 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/mark3labs/mcp-go/mcp"
 	"go.opentelemetry.io/otel/propagation"
+	"golang.org/x/time/rate"
 
 	"github.com/cursus-dev/cursus/registry"
 )
@@ -318,25 +319,20 @@ func (e *execLimiter) acquire(ctx context.Context) (release func(), ok bool) {
 	return nil, false
 }
 
-// rateLimiter is a token bucket per key: capacity perMinute, refilled
-// continuously at perMinute per minute.
+// rateLimiter keeps a token bucket (an x/time/rate Limiter) per key:
+// capacity perMinute, refilled continuously at perMinute per minute.
 type rateLimiter struct {
-	capacity float64
-	perSec   float64
+	perSec   rate.Limit
+	capacity int
 	now      func() time.Time
 
 	mu        sync.Mutex
-	buckets   map[string]*bucket
+	limiters  map[string]*rate.Limiter
 	lastSweep time.Time
 }
 
-type bucket struct {
-	tokens float64
-	last   time.Time
-}
-
 func newRateLimiter(perMinute int, now func() time.Time) *rateLimiter {
-	return &rateLimiter{capacity: float64(perMinute), perSec: float64(perMinute) / 60, now: now, buckets: map[string]*bucket{}}
+	return &rateLimiter{perSec: rate.Limit(float64(perMinute) / 60), capacity: perMinute, now: now, limiters: map[string]*rate.Limiter{}}
 }
 
 // allow takes one token from key's bucket; when empty it says how long
@@ -346,18 +342,15 @@ func (l *rateLimiter) allow(key string) (bool, time.Duration) {
 	defer l.mu.Unlock()
 	now := l.now()
 	l.sweep(now)
-	b := l.buckets[key]
-	if b == nil {
-		b = &bucket{tokens: l.capacity, last: now}
-		l.buckets[key] = b
+	lim := l.limiters[key]
+	if lim == nil {
+		lim = rate.NewLimiter(l.perSec, l.capacity)
+		l.limiters[key] = lim
 	}
-	b.tokens = min(l.capacity, b.tokens+now.Sub(b.last).Seconds()*l.perSec)
-	b.last = now
-	if b.tokens >= 1 {
-		b.tokens--
+	if lim.AllowN(now, 1) {
 		return true, 0
 	}
-	return false, time.Duration((1 - b.tokens) / l.perSec * float64(time.Second))
+	return false, time.Duration((1 - lim.TokensAt(now)) / float64(l.perSec) * float64(time.Second))
 }
 
 // sweep drops buckets that have refilled completely (idle at least a
@@ -367,9 +360,9 @@ func (l *rateLimiter) sweep(now time.Time) {
 		return
 	}
 	l.lastSweep = now
-	for k, b := range l.buckets {
-		if b.tokens+now.Sub(b.last).Seconds()*l.perSec >= l.capacity {
-			delete(l.buckets, k)
+	for k, lim := range l.limiters {
+		if lim.TokensAt(now) >= float64(l.capacity) {
+			delete(l.limiters, k)
 		}
 	}
 }

@@ -69,7 +69,7 @@ func TestRateLimiterRefills(t *testing.T) {
 	}
 	now = now.Add(2 * time.Minute)
 	l.allow("b")
-	if _, kept := l.buckets["a"]; kept {
+	if _, kept := l.limiters["a"]; kept {
 		t.Error("an idle, full bucket was not swept")
 	}
 }

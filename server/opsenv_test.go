@@ -89,6 +89,7 @@ func newOpsEnv(t *testing.T, env map[string]string) *opsEnv {
 	// Stops the stateful session sweeper (ListenAndServe does this in
 	// production).
 	t.Cleanup(func() { _ = o.srv.stream.Shutdown(context.Background()) })
+	t.Cleanup(o.srv.auth.close) // the JWKS refresh, likewise
 	t.Cleanup(func() {
 		select {
 		case <-o.execRelease:

@@ -16,6 +16,7 @@ func (s *Server) routes() http.Handler {
 	cfg := s.deps.Config
 	tel := newTelemetry(s.deps)
 	auth := newAuthenticator(cfg, s.deps.Logger)
+	s.auth = auth
 	g := newGuards(s.deps.Registry, cfg, auth, tel.metrics)
 
 	// NewMCPServer always installs hooks; these count sessions and give the

@@ -37,6 +37,7 @@ type Server struct {
 	mcp     *mcpserver.MCPServer
 	stream  *mcpserver.StreamableHTTPServer
 	sse     *mcpserver.SSEServer
+	auth    *authenticator // its JWKS refresh stops at shutdown
 	ready   atomic.Bool
 }
 
@@ -145,6 +146,8 @@ func (s *Server) ListenAndServe(ctx context.Context, ready chan<- net.Addr) erro
 		_ = s.sse.Shutdown(shutdownCtx)
 	}
 	_ = s.stream.Shutdown(shutdownCtx)
+	// After the drain: requests still in flight may need the JWKS.
+	defer s.auth.close()
 	if err := srv.Shutdown(shutdownCtx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}

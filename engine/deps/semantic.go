@@ -3,6 +3,8 @@ package deps
 import (
 	"strings"
 	"unicode"
+
+	"github.com/pmezard/go-difflib/difflib"
 )
 
 // Tables of the Cursus semantic matcher (engine-core-spec §3.2).
@@ -103,7 +105,7 @@ func Explain(a, b string) Explanation {
 	if n1 == n2 {
 		return Explanation{Overall: 1, Normalized: e.Normalized, String: 1, Token: 1, Semantic: semanticSim(n1, n2), Substring: 1}
 	}
-	e.String = sequenceRatio([]rune(n1), []rune(n2))
+	e.String = sequenceRatio(n1, n2)
 	e.Token = tokenSim(n1, n2)
 	e.Semantic = semanticSim(n1, n2)
 	e.Substring = substringSim(n1, n2)
@@ -183,6 +185,14 @@ func substringSim(n1, n2 string) float64 {
 		}
 	}
 	return best
+}
+
+// sequenceRatio is CPython's difflib.SequenceMatcher(None, a, b).ratio()
+// over the characters of a and b, autojunk included: go-difflib follows
+// CPython's block search and tie-breaking, so scores near the 0.5 wiring
+// threshold come out bit-identical to the reference.
+func sequenceRatio(a, b string) float64 {
+	return difflib.NewMatcher(strings.Split(a, ""), strings.Split(b, "")).Ratio()
 }
 
 // lengthRatio is shorter/longer. Normalised names are ASCII, so byte length

@@ -131,6 +131,8 @@ var compoundKeywords = map[string]bool{
 
 // AnalyzeScript tokenizes Python source and extracts what a step script
 // reads. A source Python would refuse to parse is a *ScriptAnalysisError.
+// It reads token patterns, not a syntax tree: no pure-Go Python 3 parser
+// exists (see the package doc).
 func AnalyzeScript(file string, src []byte) (*ScriptAnalysis, error) {
 	lines, err := tokenize(file, src)
 	if err != nil {

@@ -2,14 +2,16 @@
 // each other (engine-aux-spec §8) and runs step scripts in a sandbox.
 //
 // Python scripts are analysed statically by a small tokenizer written
-// here: no Go library parses Python, and requiring an interpreter for a
-// read-only check would make validation depend on the host. The tokenizer
-// follows the Python lexical rules that matter for finding names and
-// literals (comments, every string form including triple-quoted and
-// f-strings, explicit and implicit line joining, indentation) and reports
-// the structural errors a Python parser would reject first (unterminated
-// strings, unbalanced brackets, bad indentation, a compound statement
-// without its colon, characters that are never valid).
+// here because no pure-Go library tokenizes current Python 3: gpython's
+// lexer stops at the 3.4 grammar (no f-strings), and tree-sitter's Python
+// grammar needs cgo. Calling a Python interpreter instead would make a
+// read-only check depend on the host. The tokenizer follows the Python
+// lexical rules that matter for finding names and literals (comments,
+// every string form including triple-quoted and f-strings, explicit and
+// implicit line joining, indentation) and reports the structural errors a
+// Python parser would reject first (unterminated strings, unbalanced
+// brackets, bad indentation, a compound statement without its colon,
+// characters that are never valid).
 package validate
 
 import (
