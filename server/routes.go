@@ -18,11 +18,23 @@ func (s *Server) routes() http.Handler {
 	auth := newAuthenticator(cfg, s.deps.Logger)
 	g := newGuards(s.deps.Registry, cfg, auth, tel.metrics)
 
-	// NewMCPServer always installs hooks; these count sessions and give the
-	// HTTP request line the JSON-RPC method and error.
+	if cfg.MCP.Stateful {
+		s.sessions = newSessions(cfg.MCP.SessionIdleTTL, tel.metrics.mcpSessions.Add)
+	}
+	// NewMCPServer always installs hooks; these count legacy SSE sessions
+	// (streamable HTTP ones are counted by s.sessions) and give the HTTP
+	// request line the JSON-RPC method and error.
 	if hooks := s.mcp.GetHooks(); hooks != nil {
-		hooks.AddOnRegisterSession(func(context.Context, mcpserver.ClientSession) { tel.metrics.mcpSessions.Inc() })
-		hooks.AddOnUnregisterSession(func(context.Context, mcpserver.ClientSession) { tel.metrics.mcpSessions.Dec() })
+		hooks.AddOnRegisterSession(func(_ context.Context, cs mcpserver.ClientSession) {
+			if !isStreamableSession(cs) {
+				tel.metrics.mcpSessions.Inc()
+			}
+		})
+		hooks.AddOnUnregisterSession(func(_ context.Context, cs mcpserver.ClientSession) {
+			if !isStreamableSession(cs) {
+				tel.metrics.mcpSessions.Dec()
+			}
+		})
 		hooks.AddBeforeAny(func(ctx context.Context, _ any, method mcp.MCPMethod, _ any) {
 			if st := stateFrom(ctx); st != nil {
 				st.noteMCP(string(method), nil)
@@ -64,4 +76,11 @@ func (s *Server) routes() http.Handler {
 		r.With(g.remoteCaller("rest"), g.rateLimit("rest"), g.restCallGuard).Post("/call/{tool}", s.handleCall())
 	})
 	return r
+}
+
+// isStreamableSession tells mcp-go's streamable HTTP sessions (a GET
+// stream's) from the legacy SSE ones.
+func isStreamableSession(cs mcpserver.ClientSession) bool {
+	_, ok := cs.(mcpserver.SessionWithStreamableHTTPConfig)
+	return ok
 }

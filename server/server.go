@@ -37,7 +37,9 @@ type Server struct {
 	mcp     *mcpserver.MCPServer
 	stream  *mcpserver.StreamableHTTPServer
 	sse     *mcpserver.SSEServer
-	ready   atomic.Bool
+	// sessions is the stateful-mode session table (nil when stateless).
+	sessions *sessions
+	ready    atomic.Bool
 }
 
 // NewServer builds the HTTP handler for the given dependencies.
@@ -52,13 +54,15 @@ func NewServer(deps Deps) *Server {
 		// Host check would also refuse a same-pod proxy forwarding the
 		// original Host.
 		mcpserver.WithDisableLocalhostProtection(true),
+		// Stateless in both modes, so that every POST has a notification
+		// queue of its own; stateful mode's sessions are ours (sessions.go).
+		mcpserver.WithStateLess(true),
 	}
-	if deps.Config.MCP.Stateful {
-		streamOpts = append(streamOpts,
-			mcpserver.WithSessionIdManager(newSessionIDs(deps.Config.MCP.SessionIdleTTL)),
-			mcpserver.WithSessionIdleTTL(deps.Config.MCP.SessionIdleTTL))
-	} else {
-		streamOpts = append(streamOpts, mcpserver.WithStateLess(true))
+	if !deps.Config.MCP.Stateful {
+		// A standalone GET stream would be one session (id "") shared by
+		// every caller, and nothing is sent there: GET answers 405, which
+		// the spec allows.
+		streamOpts = append(streamOpts, mcpserver.WithDisableStreaming(true))
 	}
 	s.stream = mcpserver.NewStreamableHTTPServer(s.mcp, streamOpts...)
 	if deps.Config.MCP.LegacySSE {
@@ -91,6 +95,13 @@ func (s *Server) handleMCP() http.Handler {
 			// Not behind observeHTTP and readBody: mcp-go reads the body.
 			s.stream.ServeHTTP(w, r)
 			return
+		}
+		if s.sessions != nil {
+			var release func()
+			if r, release, ok = s.sessions.admit(w, r, st); !ok {
+				return
+			}
+			defer release()
 		}
 		s.stream.Handle(rw, &mcpserver.HTTPRequest{
 			Method: r.Method, URL: r.URL, Header: r.Header, Body: st.body, Context: r.Context(),
