@@ -67,9 +67,9 @@ func (s *Server) routes() http.Handler {
 
 	r.Group(func(r chi.Router) {
 		r.Use(limitBody(cfg.Limits.MaxBodyBytes), auth.middleware(tel.metrics), g.readBody)
-		r.With(g.remoteCaller("mcp"), g.rateLimit("mcp")).Handle("/mcp", s.handleMCP())
+		r.With(g.remoteCaller("mcp"), g.rateLimit("mcp"), s.streams.track).Handle("/mcp", s.handleMCP())
 		if s.sse != nil {
-			r.With(g.remoteCaller("sse")).Handle("/sse", s.sse.SSEHandler())
+			r.With(g.remoteCaller("sse"), s.streams.track).Handle("/sse", s.sse.SSEHandler())
 			r.With(g.remoteCaller("sse"), g.rateLimit("sse")).Handle("/message", s.sse.MessageHandler())
 		}
 		r.With(g.remoteCaller("rest")).Get("/tools", s.handleListTools())

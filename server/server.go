@@ -39,12 +39,13 @@ type Server struct {
 	sse     *mcpserver.SSEServer
 	// sessions is the stateful-mode session table (nil when stateless).
 	sessions *sessions
+	streams  *streams
 	ready    atomic.Bool
 }
 
 // NewServer builds the HTTP handler for the given dependencies.
 func NewServer(deps Deps) *Server {
-	s := &Server{deps: deps}
+	s := &Server{deps: deps, streams: newStreams()}
 	logger := slog.New(zerolog.NewSlogHandler(deps.Logger))
 	s.mcp = NewMCPServer(deps.Registry, deps.Prompts)
 	streamOpts := []mcpserver.StreamableHTTPOption{
@@ -152,9 +153,9 @@ func (s *Server) ListenAndServe(ctx context.Context, ready chan<- net.Addr) erro
 	s.deps.Logger.Info().Msg("shutting down: draining in-flight requests")
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), cfg.Listen.ShutdownTimeout)
 	defer cancel()
-	if s.sse != nil {
-		_ = s.sse.Shutdown(shutdownCtx)
-	}
+	// SSE streams last until their client leaves: end them, or Shutdown
+	// would wait for them until the timeout.
+	s.streams.close()
 	_ = s.stream.Shutdown(shutdownCtx)
 	if err := srv.Shutdown(shutdownCtx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
 		return err
