@@ -45,7 +45,7 @@ type Server struct {
 
 // NewServer builds the HTTP handler for the given dependencies.
 func NewServer(deps Deps) *Server {
-	s := &Server{deps: deps, streams: newStreams()}
+	s := &Server{deps: deps, streams: newStreams(deps.Config.Limits)}
 	logger := slog.New(zerolog.NewSlogHandler(deps.Logger))
 	s.mcp = NewMCPServer(deps.Registry, deps.Prompts)
 	streamOpts := []mcpserver.StreamableHTTPOption{

@@ -25,9 +25,11 @@ import (
 // session, and a queue, of its own), and this table adds what stateful mode
 // promises: an id issued on initialize and bound to the caller who opened
 // it; 404 for an unknown, ended or another caller's id; DELETE; an idle
-// TTL; and GET streams that end with their session.
+// TTL; caps on how many are open; and GET streams that end with their
+// session.
 type sessions struct {
 	idleTTL time.Duration
+	open    *quota
 	now     func() time.Time
 	// changed reports sessions opened (+1) and ended (-1), for the gauge.
 	changed func(delta float64)
@@ -50,27 +52,33 @@ type session struct {
 
 const sessionIDPrefix = "mcp-session-"
 
-func newSessions(idleTTL time.Duration, changed func(float64)) *sessions {
+func newSessions(idleTTL time.Duration, limits LimitsConfig, changed func(float64)) *sessions {
 	if idleTTL <= 0 {
 		idleTTL = 10 * time.Minute
 	}
-	return &sessions{idleTTL: idleTTL, now: time.Now, changed: changed, live: map[string]*session{}}
+	return &sessions{idleTTL: idleTTL, now: time.Now, changed: changed, live: map[string]*session{},
+		open: newQuota("open MCP sessions", limits.MaxSessions, "limits.max_sessions",
+			limits.MaxSessionsPerPrincipal, "limits.max_sessions_per_principal")}
 }
 
-// open starts a session owned by owner and returns its new,
-// cryptographically random id.
-func (t *sessions) open(owner string) string {
+// start opens a session owned by owner and returns its new,
+// cryptographically random id, or the refusal when owner or the server
+// has as many open as the caps allow.
+func (t *sessions) start(owner string) (id string, refusal *registry.Result) {
 	var b [16]byte
 	_, _ = rand.Read(b[:]) // crypto/rand does not fail on supported platforms
-	id := sessionIDPrefix + hex.EncodeToString(b[:])
-	ctx, end := context.WithCancel(context.Background())
+	id = sessionIDPrefix + hex.EncodeToString(b[:])
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	now := t.now()
 	t.sweep(now)
+	if refusal := t.open.take(owner); refusal != nil {
+		return "", refusal
+	}
+	ctx, end := context.WithCancel(context.Background())
 	t.live[id] = &session{owner: owner, lastUsed: now, ctx: ctx, end: end}
 	t.changed(1)
-	return id
+	return id, nil
 }
 
 // lookup is owner's live session id, touched; nil when there is none (or
@@ -129,8 +137,10 @@ func (t *sessions) close(id, owner string) bool {
 
 // remove ends a session. Holds mu.
 func (t *sessions) remove(id string) {
-	t.live[id].end()
+	s := t.live[id]
+	s.end()
 	delete(t.live, id)
+	t.open.give(s.owner)
 	t.changed(-1)
 }
 
@@ -164,7 +174,12 @@ func (t *sessions) admit(w http.ResponseWriter, r *http.Request, st *requestStat
 	// notification queue) of its own.
 	r.Header.Del(mcpserver.HeaderKeySessionID)
 	if r.Method == http.MethodPost && jsonrpcMethod(st.body) == string(mcp.MethodInitialize) {
-		w.Header().Set(mcpserver.HeaderKeySessionID, t.open(owner))
+		id, refusal := t.start(owner)
+		if refusal != nil {
+			writeOverQuota(w, refusal)
+			return nil, nil, false
+		}
+		w.Header().Set(mcpserver.HeaderKeySessionID, id)
 		return r, release, true
 	}
 	if id == "" {

@@ -9,8 +9,8 @@ import (
 
 func TestSessionsBelongToTheirOpener(t *testing.T) {
 	var gauge float64
-	tab := newSessions(time.Minute, func(d float64) { gauge += d })
-	id := tab.open("principal:alice")
+	tab := newSessions(time.Minute, LimitsConfig{}, func(d float64) { gauge += d })
+	id := mustStart(t, tab, "principal:alice")
 	if !strings.HasPrefix(id, sessionIDPrefix) || len(id) != len(sessionIDPrefix)+32 {
 		t.Fatalf("session id %q", id)
 	}
@@ -36,10 +36,10 @@ func TestSessionsBelongToTheirOpener(t *testing.T) {
 
 func TestSessionsExpireWhenIdle(t *testing.T) {
 	clock := time.Unix(1_700_000_000, 0)
-	tab := newSessions(time.Minute, func(float64) {})
+	tab := newSessions(time.Minute, LimitsConfig{}, func(float64) {})
 	tab.now = func() time.Time { return clock }
-	idle := tab.open("a")
-	streaming := tab.open("a")
+	idle := mustStart(t, tab, "a")
+	streaming := mustStart(t, tab, "a")
 	ctx, release, ok := tab.attach(context.Background(), streaming, "a")
 	if !ok {
 		t.Fatal("attach")
@@ -47,7 +47,7 @@ func TestSessionsExpireWhenIdle(t *testing.T) {
 	// Churn: many sessions opened over ten minutes and never closed.
 	for range 10_000 {
 		clock = clock.Add(60 * time.Millisecond)
-		tab.open("b")
+		mustStart(t, tab, "b")
 	}
 	if n := tab.size(); n > 1600 {
 		t.Fatalf("%d sessions live after churn; idle ones are not ended", n)
@@ -70,10 +70,10 @@ func TestSessionsExpireWhenIdle(t *testing.T) {
 }
 
 func TestSessionIDsAreUnique(t *testing.T) {
-	tab := newSessions(time.Minute, func(float64) {})
+	tab := newSessions(time.Minute, LimitsConfig{}, func(float64) {})
 	seen := map[string]bool{}
 	for range 1000 {
-		id := tab.open("a")
+		id := mustStart(t, tab, "a")
 		if seen[id] {
 			t.Fatalf("duplicate id %s", id)
 		}
@@ -86,4 +86,14 @@ func (t *sessions) size() int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return len(t.live)
+}
+
+// mustStart opens a session that the caps allow.
+func mustStart(t *testing.T, tab *sessions, owner string) string {
+	t.Helper()
+	id, refusal := tab.start(owner)
+	if refusal != nil {
+		t.Fatal(refusal.Error)
+	}
+	return id
 }
