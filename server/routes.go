@@ -70,7 +70,7 @@ func (s *Server) routes() http.Handler {
 		r.With(g.remoteCaller("mcp"), g.rateLimit("mcp"), s.streams.track).Handle("/mcp", s.handleMCP())
 		if s.sse != nil {
 			r.With(g.remoteCaller("sse"), s.streams.track).Handle("/sse", s.sse.SSEHandler())
-			r.With(g.remoteCaller("sse"), g.rateLimit("sse")).Handle("/message", s.sse.MessageHandler())
+			r.With(g.remoteCaller("sse"), s.sseOwners.check, g.rateLimit("sse")).Handle("/message", s.sse.MessageHandler())
 		}
 		r.With(g.remoteCaller("rest")).Get("/tools", s.handleListTools())
 		r.With(g.remoteCaller("rest"), g.rateLimit("rest"), g.restCallGuard).Post("/call/{tool}", s.handleCall())

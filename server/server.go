@@ -40,7 +40,9 @@ type Server struct {
 	// sessions is the stateful-mode session table (nil when stateless).
 	sessions *sessions
 	streams  *streams
-	ready    atomic.Bool
+	// sseOwners binds legacy SSE sessions to their callers.
+	sseOwners *sseOwners
+	ready     atomic.Bool
 }
 
 // NewServer builds the HTTP handler for the given dependencies.
@@ -67,8 +69,10 @@ func NewServer(deps Deps) *Server {
 	}
 	s.stream = mcpserver.NewStreamableHTTPServer(s.mcp, streamOpts...)
 	if deps.Config.MCP.LegacySSE {
+		s.sseOwners = newSSEOwners()
 		sseOpts := []mcpserver.SSEOption{
 			mcpserver.WithKeepAlive(true),
+			mcpserver.WithSessionIDGenerator(s.sseOwners.generate),
 		}
 		if deps.Config.MCP.BaseURL != "" {
 			sseOpts = append(sseOpts, mcpserver.WithBaseURL(deps.Config.MCP.BaseURL))

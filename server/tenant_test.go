@@ -349,3 +349,80 @@ func TestProgressStaysOnCallersStreamStateful(t *testing.T) {
 		}
 	}
 }
+
+// TestLegacySSESessionBelongsToItsOpener: on the legacy transport Bob
+// posting to Alice's session id is refused with 404, and Alice's stream
+// carries her call's result and nothing of Bob's. (mcp-go handles each
+// legacy message on its own goroutine, so whether notifications/initialized
+// is in before her call, and her progress is sent, is up to the scheduler.)
+func TestLegacySSESessionBelongsToItsOpener(t *testing.T) {
+	env := newTestEnv(t, map[string]string{"CURSUS_AUTH_TOKENS_FILE": writeTokens(t)}, tenancyNamespace)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, env.ts.URL+"/sse", nil)
+	req.Header.Set("Authorization", "Bearer "+readToken)
+	stream, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stream.Body.Close()
+	lines := bufio.NewScanner(stream.Body)
+	lines.Buffer(make([]byte, 64<<10), 4<<20)
+	endpoint := ""
+	for endpoint == "" && lines.Scan() {
+		if data, ok := strings.CutPrefix(lines.Text(), "data: "); ok {
+			endpoint = data
+		}
+	}
+	if !strings.Contains(endpoint, "sessionId=") {
+		t.Fatalf("no endpoint event: %q", endpoint)
+	}
+	post := func(token string, msg any) int {
+		t.Helper()
+		body, _ := json.Marshal(msg)
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, env.ts.URL+endpoint, bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	call := func(id int, token string) map[string]any {
+		return map[string]any{"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": map[string]any{
+			"name": "tenancy__progress", "arguments": map[string]any{"steps": progressSteps},
+			"_meta": map[string]any{"progressToken": token},
+		}}
+	}
+	if status := post(writeToken, call(99, "bob-token")); status != http.StatusNotFound {
+		t.Errorf("Bob's POST on Alice's SSE session: %d, want 404", status)
+	}
+	post(readToken, map[string]any{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": map[string]any{
+		"protocolVersion": "2024-11-05", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "t", "version": "1"},
+	}})
+	post(readToken, map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"})
+	post(readToken, call(7, "alice-token"))
+
+	for lines.Scan() {
+		data, ok := strings.CutPrefix(lines.Text(), "data: ")
+		if !ok {
+			continue
+		}
+		var msg map[string]any
+		if err := json.Unmarshal([]byte(data), &msg); err != nil {
+			t.Fatalf("SSE data is not JSON: %s", data)
+		}
+		if p, ok := asProgress(msg); ok && p.Token != "alice-token" {
+			t.Errorf("Alice's stream carried another caller's notification: %+v", p)
+		}
+		if msg["id"] == float64(99) {
+			t.Errorf("Alice's stream carried the response to Bob's call")
+		}
+		if msg["id"] == float64(7) {
+			return
+		}
+	}
+	t.Fatalf("Alice's stream ended before her call's result: %v", lines.Err())
+}
