@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/cursus-dev/cursus/engine/dag"
 	"github.com/cursus-dev/cursus/engine/steps"
 	"github.com/cursus-dev/cursus/engine/validate"
+	"github.com/cursus-dev/cursus/engine/verify"
 	"github.com/cursus-dev/cursus/registry"
 )
 
@@ -208,63 +208,39 @@ func (d *Deps) authorCheckScript(_ context.Context, req registry.Request) (*regi
 	if err := req.Bind(&args); err != nil {
 		return nil, err
 	}
-	iface, _, _, err := d.stepFor(args.StepName, args.JobType)
-	if err != nil {
-		return nil, err
-	}
-	base := map[string]any{"step_name": iface.StepType, "sagemaker_step_type": iface.Registry.SageMakerStepType}
-	skip := func(reason string) (*registry.Result, error) {
-		base["status"], base["reason"], base["passed"], base["issues"] = "skipped", reason, true, []validate.Finding{}
-		return registry.OK(base), nil
-	}
-	if iface.Registry.Requires == "secure_ai_sandbox_workflow_python_sdk" {
-		return skip("the step's script lives in an Amazon-internal SDK")
-	}
-	if !containsCategory(iface) && args.ScriptPath == "" {
-		return skip(iface.Registry.SageMakerStepType + " steps run no step script")
-	}
-	rel, src, searched, err := d.findScript(iface, args.scriptSearch)
-	if err != nil {
-		return nil, err
-	}
-	if rel == "" {
-		return nil, registry.Errorf(registry.CodeNotFound, "script %s for %s not found (looked in %s)", iface.Contract.EntryPoint, iface.StepType, strings.Join(searched, ", ")).
-			WithDetails(map[string]any{"searched": nonNilList(searched)}).
+	rep, err := d.verifier().CheckScript(args.StepName, args.JobType, args.ScriptSearch)
+	var missing *verify.ScriptNotFoundError
+	var bad *verify.AnalysisError
+	switch {
+	case errors.As(err, &missing):
+		return nil, registry.Errorf(registry.CodeNotFound, "%s", missing.Error()).WithDetails(map[string]any{"searched": nonNilList(missing.Searched)}).
 			Suggest("Pass script_path or source_dir; project.init scaffolds a stub that satisfies the contract.", "project.init")
+	case errors.As(err, &bad):
+		return nil, analysisError(bad)
+	case err != nil:
+		return nil, verifyError(err)
 	}
-	a, err := validate.AnalyzeScript(rel, src)
-	if err != nil {
-		var se *validate.ScriptAnalysisError
-		if errors.As(err, &se) {
-			return nil, registry.Errorf(registry.CodeScriptAnalysisError, "%s", se.Error()).
-				WithDetails(map[string]any{"script": rel, "line": se.Line, "message": se.Message}).
-				Suggest(fmt.Sprintf("Fix the syntax at line %d.", se.Line))
-		}
-		return nil, registry.Errorf(registry.CodeScriptAnalysisError, "%v", err)
+	if !rep.Passed {
+		return registry.Fail(registry.CodeScriptCheckFailed, fmt.Sprintf("%s does not match the %s contract", rep.Script, rep.StepName)).
+			WithDetails(toMap(rep)).Suggest("Apply each issue's fix; steps.io shows the declared ports.", "steps.io", "author.config_constraints"), nil
 	}
-	issues := findingsOf(validate.CheckScript(iface, a))
-	passed := true
-	for _, f := range issues {
-		if f.Blocking() {
-			passed = false
-		}
+	res := registry.OK(rep)
+	if rep.Status == "checked" {
+		res.Next(registry.NextStep{Tool: "author.preflight_step", When: "the script passes", Why: "run the constructibility gates",
+			ArgsHint: map[string]any{"step_name": rep.StepName}})
 	}
-	base["status"], base["script"], base["passed"], base["issues"] = "checked", rel, passed, issues
-	base["analysis"] = a
-	if !passed {
-		return registry.Fail(registry.CodeScriptCheckFailed, fmt.Sprintf("%s does not match the %s contract", rel, iface.StepType)).
-			WithDetails(base).Suggest("Apply each issue's fix; steps.io shows the declared ports.", "steps.io", "author.config_constraints"), nil
-	}
-	return registry.OK(base).Next(registry.NextStep{Tool: "author.preflight_step", When: "the script passes", Why: "run the constructibility gates",
-		ArgsHint: map[string]any{"step_name": iface.StepType}}), nil
+	return res, nil
 }
 
-type preflightGate struct {
-	Name   string `json:"name"`
-	Passed bool   `json:"passed"`
-	Detail string `json:"detail"`
-	Step   string `json:"step,omitempty"`
-	Remedy string `json:"remedy,omitempty"`
+// analysisError is script_analysis_error, with the line of a syntax error.
+func analysisError(e *verify.AnalysisError) error {
+	var se *validate.ScriptAnalysisError
+	if errors.As(e.Err, &se) {
+		return registry.Errorf(registry.CodeScriptAnalysisError, "%s", se.Error()).
+			WithDetails(map[string]any{"script": e.Script, "line": se.Line, "message": se.Message}).
+			Suggest(fmt.Sprintf("Fix the syntax at line %d.", se.Line))
+	}
+	return registry.Errorf(registry.CodeScriptAnalysisError, "%v", e.Err)
 }
 
 func (d *Deps) authorPreflightStep(ctx context.Context, req registry.Request) (*registry.Result, error) {
@@ -272,177 +248,20 @@ func (d *Deps) authorPreflightStep(ctx context.Context, req registry.Request) (*
 		StepName string `json:"step_name"`
 		All      bool   `json:"all"`
 		JobType  string `json:"job_type"`
-		scriptSearch
+		verify.ScriptSearch
 	}
 	if err := req.Bind(&args); err != nil {
 		return nil, err
 	}
-	if (args.StepName == "") == !args.All {
-		return nil, registry.Errorf(registry.CodeInvalidInput, "provide 'step_name' or set 'all' to true (not both)")
+	rep, err := d.verifier().Preflight(ctx, verify.PreflightRequest{StepName: args.StepName, All: args.All, JobType: args.JobType,
+		Search: args.ScriptSearch, Progress: func(done, total int, step string) { registry.Progress(ctx, float64(done), float64(total), step) }})
+	if err != nil {
+		return nil, verifyError(err)
 	}
-	var targets []*steps.Interface
-	if args.All {
-		for _, n := range d.Steps.Names() {
-			iface, _ := d.Steps.Get(n)
-			targets = append(targets, iface)
-		}
-	} else {
-		iface, _, _, err := d.stepFor(args.StepName, args.JobType)
-		if err != nil {
-			return nil, err
-		}
-		targets = append(targets, iface)
-	}
-	var gates []preflightGate
-	var failing []string
-	for i, iface := range targets {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		step := ""
-		if args.All {
-			step = iface.StepType
-		}
-		for _, g := range d.preflightGates(iface, args.scriptSearch) {
-			g.Step = step
-			if !g.Passed {
-				name := g.Name
-				if step != "" {
-					name += "[" + step + "]"
-				}
-				failing = append(failing, name)
-			}
-			gates = append(gates, g)
-		}
-		registry.Progress(ctx, float64(i+1), float64(len(targets)), iface.StepType)
-	}
-	scope := "all"
-	var stepName any
-	if !args.All {
-		scope, stepName = targets[0].StepType, targets[0].StepType
-	}
-	data := map[string]any{"step_name": stepName, "scope": scope, "constructible": len(failing) == 0, "gates": gates}
-	if len(failing) > 0 {
-		return registry.Fail(registry.CodeNotConstructible, "step not constructible — failing gate(s): "+strings.Join(failing, ", ")).
-			WithDetails(data).
+	if !rep.Constructible {
+		return registry.Fail(registry.CodeNotConstructible, "step not constructible — failing gate(s): "+strings.Join(rep.Failing, ", ")).
+			WithDetails(toMap(rep)).
 			Suggest("Each failing gate has a remedy; fix them in order (interface first).", "validate.step_interface", "strategies.for_step_type", "author.rules"), nil
 	}
-	return registry.OK(data).Next(registry.NextStep{Tool: "compile.dag", When: "all gates pass", Why: "integrate the step into a pipeline"}), nil
+	return registry.OK(rep).Next(registry.NextStep{Tool: "compile.dag", When: "all gates pass", Why: "integrate the step into a pipeline"}), nil
 }
-
-// preflightGates are the four gates of one step.
-func (d *Deps) preflightGates(iface *steps.Interface, search scriptSearch) []preflightGate {
-	var gates []preflightGate
-
-	ir := d.checkInterface(iface, "")
-	g := preflightGate{Name: "interface", Passed: ir.OK}
-	if ir.OK {
-		g.Detail = fmt.Sprintf("interface valid (%d warning(s))", len(ir.Warnings))
-	} else {
-		msgs := []string{}
-		for i, f := range ir.Errors {
-			if i == 3 {
-				break
-			}
-			msgs = append(msgs, f.Path+": "+f.Message)
-		}
-		g.Detail = fmt.Sprintf("%d blocking error(s): %s", len(ir.Errors), strings.Join(msgs, "; "))
-		g.Remedy = "validate.step_interface lists every error with its key path and rule"
-	}
-	gates = append(gates, g)
-
-	check := d.stepCheck(iface, "", nil, nil)
-	rep := validate.CheckStep(check)
-	g = preflightGate{Name: "registry_binding", Passed: true}
-	var problems []string
-	skipped := false
-	for _, f := range rep.Findings {
-		if f.Category != validate.CatBuilderConfig {
-			continue
-		}
-		if f.Rule == "builder_check_skipped" {
-			skipped = true
-		}
-		if f.Blocking() {
-			g.Passed = false
-			problems = append(problems, f.Location+": "+f.Message)
-			if g.Remedy == "" {
-				g.Remedy = f.Fix
-			}
-		}
-	}
-	switch {
-	case rep.Status == validate.StatusExcluded || skipped:
-		g.Detail = "SKIPPED: " + iface.Registry.SageMakerStepType + " steps bind no builder (counts as a pass)"
-	case g.Passed:
-		g.Detail = fmt.Sprintf("%s (assembly %s) binds builder %s; config has every field it reads", iface.Registry.SageMakerStepType,
-			orDash(iface.Patterns.StepAssembly), iface.BuilderName())
-	default:
-		g.Detail = strings.Join(firstN(problems, 3), "; ")
-	}
-	gates = append(gates, g)
-
-	g = preflightGate{Name: "config_constructible", Passed: true}
-	if rep.Status == validate.StatusExcluded {
-		g.Detail = "SKIPPED: no config to build"
-	} else if cfgs, probs := d.sampleConfigs(singleNodeDAG(iface.StepType)); len(probs) > 0 {
-		g.Passed = false
-		msgs := []string{}
-		for _, p := range firstN(probs, 3) {
-			msgs = append(msgs, p.String())
-		}
-		g.Detail = strings.Join(msgs, "; ")
-		g.Remedy = "author.config_constraints shows each field's type, default and allowed values; fix the config section of the .step.yaml"
-	} else {
-		g.Detail = fmt.Sprintf("a valid %s was built from sample values (%d field(s))", iface.ConfigClass(), len(cfgs[0].Values))
-	}
-	gates = append(gates, g)
-
-	g = preflightGate{Name: "script_alignment", Passed: true}
-	rel, src, searched, err := d.findScript(iface, search)
-	switch {
-	case err != nil:
-		g.Passed = false
-		g.Detail = err.Error()
-		g.Remedy = "give a script_path / source_dir inside the workspace"
-	case !containsCategory(iface):
-		g.Detail = "SKIPPED: " + iface.Registry.SageMakerStepType + " steps run no step script"
-	case rel == "":
-		g.Detail = fmt.Sprintf("SKIPPED: script %s not found (looked in %s)", iface.Contract.EntryPoint, strings.Join(searched, ", "))
-	default:
-		fs, _ := validate.CheckScriptSource(iface, rel, src)
-		var bad []string
-		for _, f := range fs {
-			if f.Blocking() {
-				g.Passed = false
-				bad = append(bad, fmt.Sprintf("[%s] %s: %s", f.Rule, f.Location, f.Message))
-				if g.Remedy == "" {
-					g.Remedy = f.Fix
-				}
-			}
-		}
-		if g.Passed {
-			g.Detail = fmt.Sprintf("%s matches the contract (%d non-blocking finding(s))", rel, len(fs))
-		} else {
-			g.Detail = strings.Join(firstN(bad, 3), "; ")
-		}
-	}
-	gates = append(gates, g)
-	return gates
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "default"
-	}
-	return s
-}
-
-func firstN[T any](l []T, n int) []T {
-	if len(l) > n {
-		return l[:n]
-	}
-	return l
-}
-
-func singleNodeDAG(stepType string) *dag.DAG { return dag.New([]string{stepType}, nil) }

@@ -7,39 +7,68 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/google/jsonschema-go/jsonschema"
+
 	"github.com/cursus-dev/cursus/engine/steps"
 	"github.com/cursus-dev/cursus/engine/strategies"
 	"github.com/cursus-dev/cursus/registry"
 )
 
-// Argument schemas shared by the catalog, steps and strategies tools. Step
-// names are identifiers: the pattern keeps paths ("../etc/passwd") and
+// sagemakerStepType is a SageMaker step type name (Processing, Training, …),
+// taken by catalog and strategies tools.
+type sagemakerStepType string
+
+func (sagemakerStepType) JSONSchema() *jsonschema.Schema {
+	return &jsonschema.Schema{Type: "string", MinLength: ptr(1), MaxLength: ptr(64), Pattern: `^[A-Za-z]+$`}
+}
+
+// searchQuery is catalog.search's free text, bounded by what the engine
+// reads of it.
+type searchQuery string
+
+func (searchQuery) JSONSchema() *jsonschema.Schema {
+	return &jsonschema.Schema{Type: "string", MinLength: ptr(1), MaxLength: ptr(steps.MaxQueryLen)}
+}
+
+// stepIn is the argument of the catalog and steps tools that take one step
+// and an optional job type (lookupStep applies both). Step names are
+// identifiers: stepTypeName's pattern keeps paths ("../etc/passwd") and
 // other junk out before any lookup runs.
-var (
-	stepNameSchema = map[string]any{
-		"type": "string", "minLength": 1, "maxLength": 200, "pattern": `^[A-Za-z][A-Za-z0-9_-]*$`,
-		"description": "Step type (XGBoostTraining) or DAG node name (TabularPreprocessing_training).",
-	}
-	jobTypeSchema = map[string]any{
-		"type": "string", "minLength": 1, "maxLength": 64, "pattern": `^[A-Za-z][A-Za-z0-9_]*$`,
-		"description": "Job type variant (training, validation, testing, calibration, or any custom job type).",
-	}
-	sagemakerStepTypeSchema = map[string]any{
-		"type": "string", "minLength": 1, "maxLength": 64, "pattern": `^[A-Za-z]+$`,
-		"description": "SageMaker step type: Processing, Training, CreateModel, Transform, Tuning, RegisterModel, …",
-	}
-)
+type stepIn struct {
+	StepName stepTypeName `json:"step_name" jsonschema:"Step type (XGBoostTraining) or DAG node name (TabularPreprocessing_training)."`
+	JobType  jobTypeName  `json:"job_type,omitempty" jsonschema:"Job type variant (training, validation, testing, calibration, or any custom job type)."`
+}
+
+// stepNameIn is the argument of tools that take one step, no job type.
+type stepNameIn struct {
+	StepName stepTypeName `json:"step_name" jsonschema:"Step type (XGBoostTraining) or DAG node name (TabularPreprocessing_training)."`
+}
+
+type listStepsIn struct {
+	WorkspaceID string            `json:"workspace_id,omitempty" jsonschema:"Accepted for compatibility; steps come from the built-in catalog and the configured extra directories." schema:"maxLength=200"`
+	JobType     jobTypeName       `json:"job_type,omitempty" jsonschema:"Job type variant (training, validation, testing, calibration, or any custom job type)."`
+	SMType      sagemakerStepType `json:"sagemaker_step_type,omitempty" jsonschema:"SageMaker step type: Processing, Training, CreateModel, Transform, Tuning, RegisterModel, …"`
+}
+
+type searchIn struct {
+	Query   searchQuery `json:"query" jsonschema:"Words to look for (case-insensitive)."`
+	JobType jobTypeName `json:"job_type,omitempty" jsonschema:"Job type variant (training, validation, testing, calibration, or any custom job type)."`
+	Limit   int         `json:"limit,omitempty" jsonschema:"Most matches to return (default 20)." schema:"minimum=1,maximum=100"`
+}
+
+type listBuildersIn struct {
+	SMType sagemakerStepType `json:"sagemaker_step_type,omitempty" jsonschema:"SageMaker step type: Processing, Training, CreateModel, Transform, Tuning, RegisterModel, …"`
+}
 
 func catalogNamespace(d *Deps) (registry.Namespace, error) {
 	if d.Steps == nil {
 		return registry.Namespace{}, errors.New("step catalog is not loaded")
 	}
-	stepOnly := stepOnlySchema()
 	return registry.Namespace{
 		Name:        "catalog",
 		Description: "Discover and search step types, their specs, configs and builders.",
 		Tools: []registry.ToolDef{
-			{
+			registry.Define(registry.ToolDef{
 				Name:        "catalog.list_steps",
 				Description: "List every known step type (built-in plus extra catalog directories), sorted, with SageMaker step type, node type, job-type variants and a one-line description.",
 				When:        "You start planning a pipeline and want to see which steps exist.",
@@ -49,14 +78,8 @@ func catalogNamespace(d *Deps) (registry.Namespace, error) {
 					`catalog.list_steps {"job_type": "calibration"}  # steps that take a calibration job type`,
 				},
 				Tags: []string{registry.PhasePlanner},
-				Schema: registry.Object(map[string]any{
-					"workspace_id":        map[string]any{"type": "string", "maxLength": 200, "description": "Accepted for compatibility; steps come from the built-in catalog and the configured extra directories."},
-					"job_type":            jobTypeSchema,
-					"sagemaker_step_type": sagemakerStepTypeSchema,
-				}),
-				Handler: d.catalogListSteps,
-			},
-			{
+			}, d.catalogListSteps),
+			registry.Define(registry.ToolDef{
 				Name: "catalog.search",
 				Description: "Search step types by free text. Ranked and explainable: each match has a score and the reasons it matched " +
 					"(name, description, SageMaker step type, framework, port names and keywords). Deterministic order.",
@@ -66,32 +89,22 @@ func catalogNamespace(d *Deps) (registry.Namespace, error) {
 					`catalog.search {"query": "calibrat", "limit": 5}`,
 				},
 				Tags: []string{registry.PhasePlanner},
-				Schema: registry.Object(map[string]any{
-					"query":    map[string]any{"type": "string", "minLength": 1, "maxLength": steps.MaxQueryLen, "description": "Words to look for (case-insensitive)."},
-					"job_type": jobTypeSchema,
-					"limit":    map[string]any{"type": "integer", "minimum": 1, "maximum": 100, "description": "Most matches to return (default 20)."},
-				}, "query"),
-				Handler: d.catalogSearch,
-			},
-			{
+			}, d.catalogSearch),
+			registry.Define(registry.ToolDef{
 				Name:        "catalog.step_info",
 				Description: "Registry facts of one step: SageMaker step type, node type, config class, builder name, framework, job-type variants, routing strategy and where its interface file comes from.",
 				When:        "You picked a step and want its identity card.",
 				Examples:    []string{`catalog.step_info {"step_name": "TabularPreprocessing"}`, `catalog.step_info {"step_name": "XGBoostModelEval_calibration"}`},
 				Tags:        []string{registry.PhasePlanner},
-				Schema:      stepOnly,
-				Handler:     d.catalogStepInfo,
-			},
-			{
+			}, d.catalogStepInfo),
+			registry.Define(registry.ToolDef{
 				Name:        "catalog.step_spec",
 				Description: "The logical ports of a step (job-type variant applied): dependencies with type, required flag, compatible sources and keywords; outputs with type, property path and aliases.",
 				When:        "You want to know what a step consumes and produces before wiring it.",
 				Examples:    []string{`catalog.step_spec {"step_name": "XGBoostTraining"}`, `catalog.step_spec {"step_name": "TabularPreprocessing", "job_type": "calibration"}`},
 				Tags:        []string{registry.PhasePlanner},
-				Schema:      stepOnly,
-				Handler:     d.catalogStepSpec,
-			},
-			{
+			}, d.catalogStepSpec),
+			registry.Define(registry.ToolDef{
 				Name: "catalog.resolve_step",
 				Description: "Interpret any spelling of a step: step type, DAG node (<StepType>_<job_type>), pipeline step name (<StepType>-<Jobtype>), " +
 					"config class, builder name, snake-case file stem or file-style words. Returns step type, job type, variant, config key, pipeline step name, config class and builder.",
@@ -100,53 +113,28 @@ func catalogNamespace(d *Deps) (registry.Namespace, error) {
 					`catalog.resolve_step {"step_name": "TabularPreprocessing_training"}  # job type training, variant applied`,
 					`catalog.resolve_step {"step_name": "model_evaluation_xgb"}  # file-style name`,
 				},
-				Tags:    []string{registry.PhaseProgrammer},
-				Schema:  registry.Object(map[string]any{"step_name": stepNameSchema}, "step_name"),
-				Handler: d.catalogResolveStep,
-			},
-			{
+				Tags: []string{registry.PhaseProgrammer},
+			}, d.catalogResolveStep),
+			registry.Define(registry.ToolDef{
 				Name:        "catalog.config_fields",
 				Description: "Every config field of a step type, inherited base fields included: type, tier (essential/system/derived), required flag, default, allowed values, pattern, range, description and the layer that declares it.",
 				When:        "You need to know what to configure for a step.",
 				Examples:    []string{`catalog.config_fields {"step_name": "TabularPreprocessing"}`},
 				Tags:        []string{registry.PhasePlanner, registry.PhaseProgrammer},
-				Schema:      registry.Object(map[string]any{"step_name": stepNameSchema}, "step_name"),
-				Handler:     d.catalogConfigFields,
-			},
-			{
+			}, d.catalogConfigFields),
+			registry.Define(registry.ToolDef{
 				Name:        "catalog.list_builders",
 				Description: "Builder names of every step that routes to a construction strategy, with the strategy and whether this service can compile it.",
 				When:        "You want to know which steps can be built, optionally for one SageMaker step type.",
 				Examples:    []string{`catalog.list_builders {}`, `catalog.list_builders {"sagemaker_step_type": "Training"}`},
 				Tags:        []string{registry.PhaseProgrammer},
-				Schema:      registry.Object(map[string]any{"sagemaker_step_type": sagemakerStepTypeSchema}),
-				Handler:     d.catalogListBuilders,
-			},
+			}, d.catalogListBuilders),
 		},
 	}, nil
 }
 
 // lookupStep resolves a step name (any spelling) and applies the job type:
 // an explicit jobType wins over a suffix in the name.
-// stepOnlySchema is the argument schema of tools that take one step:
-// step_name and an optional job_type. requestedStep reads it.
-func stepOnlySchema() map[string]any {
-	return registry.Object(map[string]any{"step_name": stepNameSchema, "job_type": jobTypeSchema}, "step_name")
-}
-
-// requestedStep resolves the step named by a tool's step_name and optional
-// job_type arguments (the stepOnlySchema shape).
-func (d *Deps) requestedStep(req registry.Request) (*steps.Interface, steps.Resolution, []string, error) {
-	var args struct {
-		StepName string `json:"step_name"`
-		JobType  string `json:"job_type"`
-	}
-	if err := req.Bind(&args); err != nil {
-		return nil, steps.Resolution{}, nil, err
-	}
-	return d.lookupStep(args.StepName, args.JobType)
-}
-
 func (d *Deps) lookupStep(name, jobType string) (*steps.Interface, steps.Resolution, []string, error) {
 	r, err := d.Steps.Resolve(name)
 	if err != nil {
@@ -163,6 +151,11 @@ func (d *Deps) lookupStep(name, jobType string) (*steps.Interface, steps.Resolut
 		return nil, r, nil, err
 	}
 	return iface, r, warnings, nil
+}
+
+// requestedStep resolves a stepIn argument.
+func (d *Deps) requestedStep(in stepIn) (*steps.Interface, steps.Resolution, []string, error) {
+	return d.lookupStep(string(in.StepName), string(in.JobType))
 }
 
 // stepNotFound turns a catalog miss into not_found with close matches, or
@@ -190,9 +183,9 @@ func stepNotFound(name string, err error) error {
 }
 
 // detectFramework names the ML framework a step runs, if any.
-func detectFramework(iface *steps.Interface) any {
+func detectFramework(iface *steps.Interface) *string {
 	if c := iface.Compute; c != nil && c.FrameworkName != "" {
-		return c.FrameworkName
+		return nullable(c.FrameworkName)
 	}
 	hay := strings.ToLower(iface.StepType)
 	if c := iface.Compute; c != nil {
@@ -200,7 +193,7 @@ func detectFramework(iface *steps.Interface) any {
 	}
 	for _, f := range []string{"xgboost", "lightgbm", "pytorch", "sklearn"} {
 		if strings.Contains(hay, f) {
-			return f
+			return &f
 		}
 	}
 	return nil
@@ -217,58 +210,74 @@ func componentsAvailable(iface *steps.Interface) []string {
 	return out
 }
 
-func (d *Deps) catalogListSteps(_ context.Context, req registry.Request) (*registry.Result, error) {
-	var args struct {
-		WorkspaceID string `json:"workspace_id"`
-		JobType     string `json:"job_type"`
-		SMType      string `json:"sagemaker_step_type"`
-	}
-	if err := req.Bind(&args); err != nil {
-		return nil, err
-	}
-	var warnings []string
-	names := d.Steps.Names()
-	if args.SMType != "" {
-		var kept []string
-		for _, n := range names {
-			if iface, _ := d.Steps.Get(n); strings.EqualFold(iface.Registry.SageMakerStepType, args.SMType) {
-				kept = append(kept, n)
-			}
-		}
-		names = kept
-	}
+type listStepsOut struct {
+	Steps       []string     `json:"steps"`
+	Count       int          `json:"count"`
+	StepDetails []stepDetail `json:"step_details"`
+}
+
+type stepDetail struct {
+	StepName          string   `json:"step_name"`
+	SageMakerStepType string   `json:"sagemaker_step_type"`
+	NodeType          string   `json:"node_type"`
+	JobTypes          []string `json:"job_types"`
+	Description       string   `json:"description"`
+}
+
+func (d *Deps) catalogListSteps(ctx context.Context, in listStepsIn) (listStepsOut, error) {
+	names := d.stepsOfSMType(d.Steps.Names(), string(in.SMType))
 	// The reference's job_type filter returned nothing for every real job
 	// type; here it keeps the steps that take that job type, and never
 	// empties a non-empty list.
-	if args.JobType != "" && args.JobType != "default" {
-		var kept []string
-		for _, n := range names {
-			if d.Steps.SupportsJobType(n, args.JobType) {
-				kept = append(kept, n)
-			}
-		}
-		if len(kept) == 0 && len(names) > 0 {
-			warnings = append(warnings, fmt.Sprintf("no step declares job type '%s'; showing all steps (job types are open: any step with a job_type field accepts it)", args.JobType))
-		} else {
-			names = kept
+	if jt := string(in.JobType); jt != "" && jt != "default" {
+		var filtered bool
+		if names, filtered = keepJobType(d.Steps, names, func(n string) string { return n }, jt); !filtered {
+			registry.Warn(ctx, fmt.Sprintf("no step declares job type '%s'; showing all steps (job types are open: any step with a job_type field accepts it)", jt))
 		}
 	}
-	if args.WorkspaceID != "" {
-		warnings = append(warnings, "workspace_id is not used: steps come from the built-in catalog and the configured extra directories")
+	if in.WorkspaceID != "" {
+		registry.Warn(ctx, "workspace_id is not used: steps come from the built-in catalog and the configured extra directories")
 	}
-	details := make([]map[string]any, 0, len(names))
+	details := make([]stepDetail, 0, len(names))
 	for _, n := range names {
 		iface, _ := d.Steps.Get(n)
-		details = append(details, map[string]any{
-			"step_name": n, "sagemaker_step_type": iface.Registry.SageMakerStepType, "node_type": nodeType(iface),
-			"job_types": nonNilStrings(iface.JobTypes()), "description": iface.Registry.Description,
-		})
+		details = append(details, stepDetail{StepName: n, SageMakerStepType: iface.Registry.SageMakerStepType, NodeType: nodeType(iface),
+			JobTypes: nonNilStrings(iface.JobTypes()), Description: iface.Registry.Description})
 	}
-	res := registry.OK(map[string]any{"steps": nonNilStrings(names), "count": len(names), "step_details": details}).
-		WithMeta("workspace_id", nullable(args.WorkspaceID)).WithMeta("job_type", nullable(args.JobType)).
-		Next(registry.NextStep{Tool: "catalog.step_info", When: "You picked a step.", Why: "See its SageMaker type, config class and variants.",
-			ArgsHint: map[string]any{"step_name": "XGBoostTraining"}})
-	return res.Warn(warnings...), nil
+	registry.Meta(ctx, "workspace_id", nullable(in.WorkspaceID))
+	registry.Meta(ctx, "job_type", nullable(string(in.JobType)))
+	registry.Next(ctx, registry.NextStep{Tool: "catalog.step_info", When: "You picked a step.", Why: "See its SageMaker type, config class and variants.",
+		ArgsHint: map[string]any{"step_name": "XGBoostTraining"}})
+	return listStepsOut{Steps: nonNilStrings(names), Count: len(names), StepDetails: details}, nil
+}
+
+// keepJobType keeps the items whose step takes jobType. Rather than empty
+// a non-empty list it keeps them all, and reports false.
+func keepJobType[T any](cat *steps.Catalog, items []T, stepOf func(T) string, jobType string) ([]T, bool) {
+	var kept []T
+	for _, it := range items {
+		if cat.SupportsJobType(stepOf(it), jobType) {
+			kept = append(kept, it)
+		}
+	}
+	if len(kept) == 0 && len(items) > 0 {
+		return items, false
+	}
+	return kept, true
+}
+
+// stepsOfSMType keeps the steps of one SageMaker step type (all for "").
+func (d *Deps) stepsOfSMType(names []string, smType string) []string {
+	if smType == "" {
+		return names
+	}
+	var kept []string
+	for _, n := range names {
+		if iface, _ := d.Steps.Get(n); strings.EqualFold(iface.Registry.SageMakerStepType, smType) {
+			kept = append(kept, n)
+		}
+	}
+	return kept
 }
 
 func nodeType(iface *steps.Interface) string {
@@ -278,129 +287,201 @@ func nodeType(iface *steps.Interface) string {
 	return iface.NodeType
 }
 
-func nullable(s string) any {
+// nullable is s, or null when empty.
+func nullable(s string) *string {
 	if s == "" {
 		return nil
 	}
-	return s
+	return &s
 }
 
-func (d *Deps) catalogSearch(_ context.Context, req registry.Request) (*registry.Result, error) {
-	var args struct {
-		Query   string `json:"query"`
-		JobType string `json:"job_type"`
-		Limit   int    `json:"limit"`
+type searchOut struct {
+	Matches      []searchMatch `json:"matches"`
+	Count        int           `json:"count"`
+	TotalMatches int           `json:"total_matches"`
+}
+
+type searchMatch struct {
+	StepName            string   `json:"step_name"`
+	WorkspaceID         *string  `json:"workspace_id"` // always null: steps have no workspace
+	Score               float64  `json:"score"`
+	MatchReason         string   `json:"match_reason"`
+	Reasons             []string `json:"reasons"`
+	SageMakerStepType   string   `json:"sagemaker_step_type"`
+	Description         string   `json:"description"`
+	ComponentsAvailable []string `json:"components_available"`
+}
+
+func (d *Deps) catalogSearch(ctx context.Context, in searchIn) (searchOut, error) {
+	query := string(in.Query)
+	if steps.CanonicalKey(query) == "" {
+		return searchOut{}, registry.Errorf(registry.CodeInvalidInput, "query must contain letters or digits")
 	}
-	if err := req.Bind(&args); err != nil {
-		return nil, err
+	limit := in.Limit
+	if limit == 0 {
+		limit = 20
 	}
-	if steps.CanonicalKey(args.Query) == "" {
-		return nil, registry.Errorf(registry.CodeInvalidInput, "query must contain letters or digits")
-	}
-	if args.Limit == 0 {
-		args.Limit = 20
-	}
-	hits := d.Steps.Search(args.Query)
-	var warnings []string
-	if args.JobType != "" {
-		var kept []steps.SearchHit
-		for _, h := range hits {
-			if d.Steps.SupportsJobType(h.StepType, args.JobType) {
-				kept = append(kept, h)
-			}
+	hits := d.Steps.Search(query)
+	if jt := string(in.JobType); jt != "" {
+		var filtered bool
+		if hits, filtered = keepJobType(d.Steps, hits, func(h steps.SearchHit) string { return h.StepType }, jt); !filtered {
+			registry.Warn(ctx, fmt.Sprintf("no match declares job type '%s'; showing all matches", jt))
 		}
-		if len(kept) == 0 && len(hits) > 0 {
-			warnings = append(warnings, fmt.Sprintf("no match declares job type '%s'; showing all matches", args.JobType))
-		} else {
-			hits = kept
-		}
 	}
-	total := len(hits)
-	if len(hits) > args.Limit {
-		hits = hits[:args.Limit]
-	}
-	matches := make([]map[string]any, 0, len(hits))
-	for _, h := range hits {
+	out := searchOut{TotalMatches: len(hits), Matches: make([]searchMatch, 0, min(len(hits), limit))}
+	for _, h := range hits[:min(len(hits), limit)] {
 		iface, _ := d.Steps.Get(h.StepType)
-		matches = append(matches, map[string]any{
-			"step_name": h.StepType, "workspace_id": nil, "score": h.Score, "match_reason": h.MatchReason, "reasons": h.Reasons,
-			"sagemaker_step_type": h.SageMakerStepType, "description": h.Description, "components_available": componentsAvailable(iface),
-		})
+		out.Matches = append(out.Matches, searchMatch{StepName: h.StepType, Score: h.Score, MatchReason: h.MatchReason, Reasons: h.Reasons,
+			SageMakerStepType: h.SageMakerStepType, Description: h.Description, ComponentsAvailable: componentsAvailable(iface)})
 	}
-	res := registry.OK(map[string]any{"matches": matches, "count": len(matches), "total_matches": total}).WithMeta("query", args.Query)
-	if len(matches) > 0 {
-		res.Next(registry.NextStep{Tool: "catalog.step_info", When: "The first match looks right.", Why: "Check its identity card.",
-			ArgsHint: map[string]any{"step_name": matches[0]["step_name"]}})
+	out.Count = len(out.Matches)
+	registry.Meta(ctx, "query", query)
+	if out.Count > 0 {
+		registry.Next(ctx, registry.NextStep{Tool: "catalog.step_info", When: "The first match looks right.", Why: "Check its identity card.",
+			ArgsHint: map[string]any{"step_name": out.Matches[0].StepName}})
 	} else {
-		res.Next(registry.NextStep{Tool: "catalog.list_steps", When: "Nothing matched.", Why: "Browse every step type."})
+		registry.Next(ctx, registry.NextStep{Tool: "catalog.list_steps", When: "Nothing matched.", Why: "Browse every step type."})
 	}
-	return res.Warn(warnings...), nil
+	return out, nil
 }
 
-func (d *Deps) catalogStepInfo(_ context.Context, req registry.Request) (*registry.Result, error) {
-	iface, r, warnings, err := d.requestedStep(req)
+// stepInfoOut is a step's identity card. Empty strings of the registry
+// answer as null, as the reference does.
+type stepInfoOut struct {
+	StepName            string         `json:"step_name"`
+	WorkspaceID         *string        `json:"workspace_id"` // always null: steps have no workspace
+	JobType             *string        `json:"job_type"`
+	RegistryData        registryData   `json:"registry_data"`
+	ConfigClass         string         `json:"config_class"`
+	BuilderStepName     string         `json:"builder_step_name"`
+	SageMakerStepType   string         `json:"sagemaker_step_type"`
+	Description         *string        `json:"description"`
+	NodeType            string         `json:"node_type"`
+	JobTypes            []string       `json:"job_types"`
+	PipelineStepName    string         `json:"pipeline_step_name"`
+	ComponentsAvailable []string       `json:"components_available"`
+	FileComponents      fileComponents `json:"file_components"`
+	Framework           *string        `json:"framework"`
+	ConfigExtends       *string        `json:"config_extends"`
+	Strategy            stepStrategy   `json:"strategy"`
+}
+
+type registryData struct {
+	ConfigClass       string  `json:"config_class"`
+	BuilderStepName   string  `json:"builder_step_name"`
+	SpecType          string  `json:"spec_type"`
+	SageMakerStepType string  `json:"sagemaker_step_type"`
+	Description       string  `json:"description"`
+	Requires          *string `json:"requires"`
+}
+
+type fileComponents struct {
+	Interface string `json:"interface"`
+	Script    string `json:"script,omitempty"`
+}
+
+// stepStrategy is the strategy a step routes to, or only the error that
+// says why it routes nowhere.
+type stepStrategy struct {
+	Axis        string `json:"axis,omitempty"`
+	Name        string `json:"name,omitempty"`
+	Handler     string `json:"handler,omitempty"`
+	Implemented *bool  `json:"implemented,omitempty"`
+	Error       string `json:"error,omitempty"`
+}
+
+func (d *Deps) catalogStepInfo(ctx context.Context, in stepIn) (stepInfoOut, error) {
+	iface, r, warnings, err := d.requestedStep(in)
 	if err != nil {
-		return nil, err
+		return stepInfoOut{}, err
 	}
-	strat, _, _, serr := strategies.Default().ForStepType(iface.Registry.SageMakerStepType, strategies.StepAssembly(iface))
-	strategy := map[string]any{"axis": strat.Axis, "name": strat.Name, "handler": strat.Handler, "implemented": strat.Implemented}
-	if serr != nil {
-		strategy = map[string]any{"error": serr.Error()}
-	}
-	files := map[string]any{"interface": iface.Source}
-	if iface.Contract.EntryPoint != "" {
-		files["script"] = iface.Contract.EntryPoint
-	}
-	data := map[string]any{
-		"step_name": iface.StepType, "workspace_id": nil, "job_type": nullable(iface.JobType),
-		"registry_data": map[string]any{
-			"config_class": iface.ConfigClass(), "builder_step_name": iface.BuilderName(), "spec_type": iface.StepType,
-			"sagemaker_step_type": iface.Registry.SageMakerStepType, "description": iface.Registry.Description,
-			"requires": nullable(iface.Registry.Requires),
-		},
-		"config_class": iface.ConfigClass(), "builder_step_name": iface.BuilderName(),
-		"sagemaker_step_type": iface.Registry.SageMakerStepType, "description": nullable(iface.Registry.Description),
-		"node_type": nodeType(iface), "job_types": nonNilStrings(iface.JobTypes()), "pipeline_step_name": r.PipelineStepName,
-		"components_available": componentsAvailable(iface), "file_components": files, "framework": detectFramework(iface),
-		"config_extends": nullable(iface.Config.Extends), "strategy": strategy,
-	}
-	return registry.OK(data).WithMeta("step_name", r.Node).Warn(warnings...).Next(
+	registry.Meta(ctx, "step_name", r.Node)
+	registry.Warn(ctx, warnings...)
+	registry.Next(ctx,
 		registry.NextStep{Tool: "catalog.step_spec", When: "Next, its ports.", Why: "See what it consumes and produces.", ArgsHint: map[string]any{"step_name": iface.StepType}},
 		registry.NextStep{Tool: "catalog.config_fields", When: "Next, its configuration.", Why: "See what you must configure.", ArgsHint: map[string]any{"step_name": iface.StepType}},
-	), nil
+	)
+	return stepInfo(iface, r), nil
 }
 
-func (d *Deps) catalogStepSpec(_ context.Context, req registry.Request) (*registry.Result, error) {
-	iface, r, warnings, err := d.requestedStep(req)
-	if err != nil {
-		return nil, err
+func stepInfo(iface *steps.Interface, r steps.Resolution) stepInfoOut {
+	reg := iface.Registry
+	return stepInfoOut{
+		StepName: iface.StepType, JobType: nullable(iface.JobType),
+		RegistryData: registryData{ConfigClass: iface.ConfigClass(), BuilderStepName: iface.BuilderName(), SpecType: iface.StepType,
+			SageMakerStepType: reg.SageMakerStepType, Description: reg.Description, Requires: nullable(reg.Requires)},
+		ConfigClass: iface.ConfigClass(), BuilderStepName: iface.BuilderName(),
+		SageMakerStepType: reg.SageMakerStepType, Description: nullable(reg.Description),
+		NodeType: nodeType(iface), JobTypes: nonNilStrings(iface.JobTypes()), PipelineStepName: r.PipelineStepName,
+		ComponentsAvailable: componentsAvailable(iface), FileComponents: fileComponents{Interface: iface.Source, Script: iface.Contract.EntryPoint},
+		Framework: detectFramework(iface), ConfigExtends: nullable(iface.Config.Extends), Strategy: strategyOf(iface),
 	}
-	deps := make([]map[string]any, 0, iface.Spec.Dependencies.Len())
+}
+
+func strategyOf(iface *steps.Interface) stepStrategy {
+	s, _, _, err := strategies.Default().ForStepType(iface.Registry.SageMakerStepType, strategies.StepAssembly(iface))
+	if err != nil {
+		return stepStrategy{Error: err.Error()}
+	}
+	return stepStrategy{Axis: s.Axis, Name: s.Name, Handler: s.Handler, Implemented: &s.Implemented}
+}
+
+type stepSpecOut struct {
+	StepType        string       `json:"step_type"`
+	NodeType        string       `json:"node_type"`
+	JobType         *string      `json:"job_type"`
+	JobTypes        []string     `json:"job_types"`
+	Dependencies    []specDep    `json:"dependencies"`
+	Outputs         []specOutput `json:"outputs"`
+	DependencyCount int          `json:"dependency_count"`
+	OutputCount     int          `json:"output_count"`
+}
+
+type specDep struct {
+	LogicalName       string   `json:"logical_name"`
+	DependencyType    string   `json:"dependency_type"`
+	Required          bool     `json:"required"`
+	CompatibleSources []string `json:"compatible_sources"`
+	DataType          string   `json:"data_type"`
+	Description       string   `json:"description"`
+	SemanticKeywords  []string `json:"semantic_keywords"`
+}
+
+type specOutput struct {
+	LogicalName      string   `json:"logical_name"`
+	OutputType       string   `json:"output_type"`
+	PropertyPath     string   `json:"property_path"`
+	DataType         string   `json:"data_type"`
+	Description      string   `json:"description"`
+	Aliases          []string `json:"aliases"`
+	SemanticKeywords []string `json:"semantic_keywords"`
+}
+
+func (d *Deps) catalogStepSpec(ctx context.Context, in stepIn) (stepSpecOut, error) {
+	iface, r, warnings, err := d.requestedStep(in)
+	if err != nil {
+		return stepSpecOut{}, err
+	}
+	out := stepSpecOut{StepType: iface.StepType, NodeType: nodeType(iface), JobType: nullable(iface.JobType), JobTypes: nonNilStrings(iface.JobTypes()),
+		Dependencies: make([]specDep, 0, iface.Spec.Dependencies.Len()), Outputs: make([]specOutput, 0, iface.Spec.Outputs.Len())}
 	for _, n := range iface.Spec.Dependencies.Keys() {
 		dep, _ := iface.Spec.Dependencies.Get(n)
-		deps = append(deps, map[string]any{
-			"logical_name": n, "dependency_type": orDefault(dep.Type, steps.TypeProcessingOutput), "required": dep.IsRequired(),
-			"compatible_sources": nonNilStrings(dep.CompatibleSources), "data_type": orDefault(dep.DataType, "S3Uri"),
-			"description": dep.Description, "semantic_keywords": nonNilStrings(dep.SemanticKeywords),
-		})
+		out.Dependencies = append(out.Dependencies, specDep{LogicalName: n, DependencyType: orDefault(dep.Type, steps.TypeProcessingOutput),
+			Required: dep.IsRequired(), CompatibleSources: nonNilStrings(dep.CompatibleSources), DataType: orDefault(dep.DataType, "S3Uri"),
+			Description: dep.Description, SemanticKeywords: nonNilStrings(dep.SemanticKeywords)})
 	}
-	outs := make([]map[string]any, 0, iface.Spec.Outputs.Len())
 	for _, n := range iface.Spec.Outputs.Keys() {
 		o, _ := iface.Spec.Outputs.Get(n)
-		outs = append(outs, map[string]any{
-			"logical_name": n, "output_type": orDefault(o.Type, steps.TypeProcessingOutput), "property_path": o.PropertyPath,
-			"data_type": orDefault(o.DataType, "S3Uri"), "description": o.Description, "aliases": nonNilStrings(o.Aliases),
-			"semantic_keywords": nonNilStrings(o.SemanticKeywords),
-		})
+		out.Outputs = append(out.Outputs, specOutput{LogicalName: n, OutputType: orDefault(o.Type, steps.TypeProcessingOutput),
+			PropertyPath: o.PropertyPath, DataType: orDefault(o.DataType, "S3Uri"), Description: o.Description,
+			Aliases: nonNilStrings(o.Aliases), SemanticKeywords: nonNilStrings(o.SemanticKeywords)})
 	}
-	data := map[string]any{
-		"step_type": iface.StepType, "node_type": nodeType(iface), "job_type": nullable(iface.JobType),
-		"job_types": nonNilStrings(iface.JobTypes()), "dependencies": deps, "outputs": outs,
-		"dependency_count": len(deps), "output_count": len(outs),
-	}
-	return registry.OK(data).WithMeta("step_name", r.Node).Warn(warnings...).Next(
-		registry.NextStep{Tool: "steps.io", When: "You need container paths or property references.", Why: "Joins these ports with the script contract.",
-			ArgsHint: map[string]any{"step_name": iface.StepType}}), nil
+	out.DependencyCount, out.OutputCount = len(out.Dependencies), len(out.Outputs)
+	registry.Meta(ctx, "step_name", r.Node)
+	registry.Warn(ctx, warnings...)
+	registry.Next(ctx, registry.NextStep{Tool: "steps.io", When: "You need container paths or property references.", Why: "Joins these ports with the script contract.",
+		ArgsHint: map[string]any{"step_name": iface.StepType}})
+	return out, nil
 }
 
 func orDefault(v, def string) string {
@@ -410,137 +491,157 @@ func orDefault(v, def string) string {
 	return v
 }
 
-func (d *Deps) catalogResolveStep(_ context.Context, req registry.Request) (*registry.Result, error) {
-	var args struct {
-		StepName string `json:"step_name"`
-	}
-	if err := req.Bind(&args); err != nil {
-		return nil, err
-	}
-	r, err := d.Steps.Resolve(args.StepName)
+type resolveStepOut struct {
+	Input             string  `json:"input"`
+	CanonicalName     string  `json:"canonical_name"`
+	ConfigClass       string  `json:"config_class"`
+	BuilderClass      string  `json:"builder_class"`
+	SpecType          string  `json:"spec_type"`
+	SageMakerStepType string  `json:"sagemaker_step_type"`
+	Source            string  `json:"source"` // canonical or file_name
+	MatchedBy         string  `json:"matched_by"`
+	JobType           *string `json:"job_type"`
+	VariantApplied    bool    `json:"variant_applied"`
+	Variant           *string `json:"variant"`
+	ConfigKey         string  `json:"config_key"`
+	PipelineStepName  string  `json:"pipeline_step_name"`
+}
+
+func (d *Deps) catalogResolveStep(ctx context.Context, in stepNameIn) (resolveStepOut, error) {
+	name := string(in.StepName)
+	r, err := d.Steps.Resolve(name)
 	if err != nil {
-		return nil, stepNotFound(args.StepName, err)
+		return resolveStepOut{}, stepNotFound(name, err)
 	}
 	iface, _ := d.Steps.Get(r.StepType)
 	variant := ""
-	var warnings []string
 	if r.JobType != "" {
 		if _, ok := iface.Variants.Get(r.JobType); ok {
 			variant = r.JobType
 		} else if iface.Variants.Len() > 0 {
-			_, warnings, _ = d.Steps.ForJobType(r.StepType, r.JobType)
+			_, warnings, _ := d.Steps.ForJobType(r.StepType, r.JobType)
+			registry.Warn(ctx, warnings...)
 		}
 	}
 	source := "canonical"
 	if r.Via != "step_type" {
 		source = "file_name"
 	}
-	data := map[string]any{
-		"input": args.StepName, "canonical_name": r.StepType, "config_class": r.ConfigClass, "builder_class": r.BuilderName,
-		"spec_type": r.StepType, "sagemaker_step_type": iface.Registry.SageMakerStepType, "source": source, "matched_by": r.Via,
-		"job_type": nullable(r.JobType), "variant_applied": variant != "", "variant": nullable(variant),
-		"config_key": r.ConfigKey, "pipeline_step_name": r.PipelineStepName,
-	}
-	return registry.OK(data).Warn(warnings...).Next(registry.NextStep{Tool: "catalog.step_spec", When: "Next, its ports.",
-		Why: "See the ports with this job type applied.", ArgsHint: map[string]any{"step_name": r.StepType, "job_type": r.JobType}}), nil
+	registry.Next(ctx, registry.NextStep{Tool: "catalog.step_spec", When: "Next, its ports.",
+		Why: "See the ports with this job type applied.", ArgsHint: map[string]any{"step_name": r.StepType, "job_type": r.JobType}})
+	return resolveStepOut{
+		Input: name, CanonicalName: r.StepType, ConfigClass: r.ConfigClass, BuilderClass: r.BuilderName,
+		SpecType: r.StepType, SageMakerStepType: iface.Registry.SageMakerStepType, Source: source, MatchedBy: r.Via,
+		JobType: nullable(r.JobType), VariantApplied: variant != "", Variant: nullable(variant),
+		ConfigKey: r.ConfigKey, PipelineStepName: r.PipelineStepName,
+	}, nil
 }
 
-func (d *Deps) catalogConfigFields(_ context.Context, req registry.Request) (*registry.Result, error) {
-	var args struct {
-		StepName string `json:"step_name"`
-	}
-	if err := req.Bind(&args); err != nil {
-		return nil, err
-	}
-	iface, _, _, err := d.lookupStep(args.StepName, "")
+// configFieldsOut lists a step's config fields. tier_counts needs the
+// config engine; without it only the step's own section is known.
+type configFieldsOut struct {
+	StepName    string         `json:"step_name"`
+	ConfigClass string         `json:"config_class"`
+	Chain       []string       `json:"chain"`
+	Fields      []configField  `json:"fields"`
+	Count       int            `json:"count"`
+	TierCounts  map[string]int `json:"tier_counts,omitzero"`
+}
+
+// configField is one field; the constraint keys appear only when set, and
+// origin only from the config engine.
+type configField struct {
+	Name          string   `json:"name"`
+	Type          string   `json:"type"`
+	Tier          string   `json:"tier"`
+	Required      bool     `json:"required"`
+	Default       any      `json:"default"`
+	Description   string   `json:"description"`
+	Source        string   `json:"source"`
+	Origin        string   `json:"origin,omitempty"`
+	AllowedValues []any    `json:"allowed_values,omitempty"`
+	Pattern       string   `json:"pattern,omitempty"`
+	Minimum       *float64 `json:"minimum,omitempty"`
+	Maximum       *float64 `json:"maximum,omitempty"`
+	Items         string   `json:"items,omitempty"`
+	Rule          string   `json:"rule,omitempty"`
+}
+
+func (d *Deps) catalogConfigFields(ctx context.Context, in stepNameIn) (configFieldsOut, error) {
+	iface, _, _, err := d.lookupStep(string(in.StepName), "")
 	if err != nil {
-		return nil, err
+		return configFieldsOut{}, err
 	}
-	data := map[string]any{"step_name": iface.StepType, "config_class": iface.ConfigClass()}
 	if d.Config == nil {
-		// Without the config engine only the step's own section is known.
-		fields := make([]map[string]any, 0, iface.Config.Fields.Len())
+		fields := make([]configField, 0, iface.Config.Fields.Len())
 		for _, n := range iface.Config.Fields.Keys() {
 			f, _ := iface.Config.Fields.Get(n)
 			fields = append(fields, fieldRecord(n, f, "step", f.Tier == steps.TierEssential && f.Default == nil))
 		}
-		data["fields"], data["count"], data["chain"] = fields, len(fields), []string{iface.Config.Extends}
-		return registry.OK(data).Warn("base config schemas are not loaded; only the step's own fields are listed"), nil
+		registry.Warn(ctx, "base config schemas are not loaded; only the step's own fields are listed")
+		return configFieldsOut{StepName: iface.StepType, ConfigClass: iface.ConfigClass(), Chain: []string{iface.Config.Extends},
+			Fields: fields, Count: len(fields)}, nil
 	}
 	sc, err := d.Config.ForStep(iface.StepType)
 	if err != nil {
-		return nil, registry.Errorf(registry.CodeNotFound, "no config schema for step '%s': %v", iface.StepType, err).
+		return configFieldsOut{}, registry.Errorf(registry.CodeNotFound, "no config schema for step '%s': %v", iface.StepType, err).
 			WithDetails(map[string]any{"step_name": iface.StepType, "config_class": iface.ConfigClass()}).
 			Suggest("Check the step's config section with validate.step_interface.", "validate.step_interface")
 	}
-	fields := make([]map[string]any, 0, len(sc.Fields))
-	counts := map[string]int{}
+	out := configFieldsOut{StepName: iface.StepType, ConfigClass: sc.ConfigClass, Chain: sc.Chain,
+		Fields: make([]configField, 0, len(sc.Fields)), TierCounts: map[string]int{}}
 	for _, f := range sc.Fields {
 		rec := fieldRecord(f.Name, f.Field, f.Source, f.Required())
-		rec["origin"] = f.Origin
-		fields = append(fields, rec)
-		counts[f.Tier]++
+		rec.Origin = f.Origin
+		out.Fields = append(out.Fields, rec)
+		out.TierCounts[f.Tier]++
 	}
-	data["config_class"], data["chain"], data["fields"], data["count"], data["tier_counts"] = sc.ConfigClass, sc.Chain, fields, len(fields), counts
-	return registry.OK(data).WithMeta("step_name", args.StepName).Next(registry.NextStep{Tool: "config.requirements",
-		When: "You have a DAG using this step.", Why: "Lists what is still missing for every node at once."}), nil
+	out.Count = len(out.Fields)
+	registry.Meta(ctx, "step_name", string(in.StepName))
+	registry.Next(ctx, registry.NextStep{Tool: "config.requirements",
+		When: "You have a DAG using this step.", Why: "Lists what is still missing for every node at once."})
+	return out, nil
 }
 
-func fieldRecord(name string, f steps.Field, source string, required bool) map[string]any {
-	rec := map[string]any{
-		"name": name, "type": f.Type, "tier": f.Tier, "required": required, "default": f.Default,
-		"description": f.Description, "source": source,
+func fieldRecord(name string, f steps.Field, source string, required bool) configField {
+	return configField{
+		Name: name, Type: f.Type, Tier: f.Tier, Required: required, Default: f.Default, Description: f.Description, Source: source,
+		AllowedValues: f.Allowed, Pattern: f.Pattern, Minimum: f.Minimum, Maximum: f.Maximum, Items: f.Items, Rule: f.Rule,
 	}
-	if len(f.Allowed) > 0 {
-		rec["allowed_values"] = f.Allowed
-	}
-	if f.Pattern != "" {
-		rec["pattern"] = f.Pattern
-	}
-	if f.Minimum != nil {
-		rec["minimum"] = *f.Minimum
-	}
-	if f.Maximum != nil {
-		rec["maximum"] = *f.Maximum
-	}
-	if f.Items != "" {
-		rec["items"] = f.Items
-	}
-	if f.Rule != "" {
-		rec["rule"] = f.Rule
-	}
-	return rec
 }
 
-func (d *Deps) catalogListBuilders(_ context.Context, req registry.Request) (*registry.Result, error) {
-	var args struct {
-		SMType string `json:"sagemaker_step_type"`
-	}
-	if err := req.Bind(&args); err != nil {
-		return nil, err
-	}
+type listBuildersOut struct {
+	Builders []builderRow `json:"builders"`
+	Count    int          `json:"count"`
+}
+
+type builderRow struct {
+	StepName          string `json:"step_name"`
+	BuilderClass      string `json:"builder_class"`
+	SageMakerStepType string `json:"sagemaker_step_type"`
+	Strategy          string `json:"strategy"` // <axis>/<name>
+	Handler           string `json:"handler"`
+	Implemented       bool   `json:"implemented"`
+}
+
+func (d *Deps) catalogListBuilders(ctx context.Context, in listBuildersIn) (listBuildersOut, error) {
 	lib := strategies.Default()
-	builders := []map[string]any{}
+	builders := []builderRow{}
 	var unroutable []string
-	for _, n := range d.Steps.Names() {
+	for _, n := range d.stepsOfSMType(d.Steps.Names(), string(in.SMType)) {
 		iface, _ := d.Steps.Get(n)
-		if args.SMType != "" && !strings.EqualFold(iface.Registry.SageMakerStepType, args.SMType) {
-			continue
-		}
 		s, err := lib.ForInterface(iface)
 		if err != nil {
 			unroutable = append(unroutable, n)
 			continue
 		}
-		builders = append(builders, map[string]any{
-			"step_name": n, "builder_class": iface.BuilderName(), "sagemaker_step_type": iface.Registry.SageMakerStepType,
-			"strategy": s.Axis + "/" + s.Name, "handler": s.Handler, "implemented": s.Implemented,
-		})
+		builders = append(builders, builderRow{StepName: n, BuilderClass: iface.BuilderName(), SageMakerStepType: iface.Registry.SageMakerStepType,
+			Strategy: s.Axis + "/" + s.Name, Handler: s.Handler, Implemented: s.Implemented})
 	}
 	sort.Strings(unroutable)
-	res := registry.OK(map[string]any{"builders": builders, "count": len(builders)}).WithMeta("sagemaker_step_type", nullable(args.SMType))
+	registry.Meta(ctx, "sagemaker_step_type", nullable(string(in.SMType)))
 	if len(unroutable) > 0 {
-		res.Warn(fmt.Sprintf("no construction strategy for: %s", strings.Join(unroutable, ", ")))
+		registry.Warn(ctx, fmt.Sprintf("no construction strategy for: %s", strings.Join(unroutable, ", ")))
 	}
-	return res, nil
+	return listBuildersOut{Builders: builders, Count: len(builders)}, nil
 }

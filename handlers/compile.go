@@ -7,8 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
-	"sort"
+
+	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/cursus-dev/cursus/engine/compiler"
 	"github.com/cursus-dev/cursus/engine/config"
@@ -16,19 +16,71 @@ import (
 	"github.com/cursus-dev/cursus/registry"
 )
 
-var (
-	compilePipelineNameSchema = map[string]any{"type": "string", "minLength": 1, "maxLength": 255,
-		"pattern": `^[a-zA-Z0-9](-*[a-zA-Z0-9])*$`, "description": "Pipeline name to use instead of the generated one."}
-	compileRoleSchema = map[string]any{"type": "string", "minLength": 1, "maxLength": 2048,
-		"pattern": `^arn:aws[a-z-]*:iam::[0-9]{12}:role/[A-Za-z0-9+=,.@_/-]+$`, "description": "IAM role ARN for SageMaker (default: the configs' role)."}
-)
+// pipelineNameArg is a SageMaker pipeline name given instead of the
+// generated one.
+type pipelineNameArg string
 
-func compileProps(extra map[string]any) map[string]any {
-	p := map[string]any{"config_file": configFileSchema, "dag": configDAGSchema, "dag_file": configDAGFileSchema}
-	for k, v := range extra {
-		p[k] = v
-	}
-	return p
+func (pipelineNameArg) JSONSchema() *jsonschema.Schema {
+	return &jsonschema.Schema{Type: "string", MinLength: ptr(1), MaxLength: ptr(255), Pattern: `^[a-zA-Z0-9](-*[a-zA-Z0-9])*$`,
+		Description: "Pipeline name to use instead of the generated one."}
+}
+
+// roleARNArg is the IAM role SageMaker runs the pipeline as.
+type roleARNArg string
+
+func (roleARNArg) JSONSchema() *jsonschema.Schema {
+	return &jsonschema.Schema{Type: "string", MinLength: ptr(1), MaxLength: ptr(2048), Pattern: `^arn:aws[a-z-]*:iam::[0-9]{12}:role/[A-Za-z0-9+=,.@_/-]+$`,
+		Description: "IAM role ARN for SageMaker (default: the configs' role)."}
+}
+
+// manualInputs maps a dependency name to the S3 URI that feeds it.
+type manualInputs map[string]string
+
+func (manualInputs) JSONSchema() *jsonschema.Schema {
+	return &jsonschema.Schema{Type: "object", MaxProperties: ptr(50), AdditionalProperties: &jsonschema.Schema{Type: "string", MaxLength: ptr(2048)}}
+}
+
+// compileSource is what every compile tool compiles: a config.json and a
+// DAG.
+type compileSource struct {
+	ConfigFile workspacePath `json:"config_file" jsonschema:"config.json file inside the workspace (Cursus layout)."`
+	dagSource
+}
+
+type compileValidateIn struct {
+	compileSource
+	// Accepted as the reference does; validation does not depend on it.
+	Role roleARNArg `json:"role,omitempty"`
+}
+
+type compilePreviewIn struct {
+	compileSource
+}
+
+type compileWithReportIn struct {
+	compileSource
+	PipelineName pipelineNameArg `json:"pipeline_name,omitempty"`
+}
+
+type compileNameIn struct {
+	Base     string `json:"base,omitempty" jsonschema:"Name base, e.g. the config's pipeline_name." schema:"minLength=1,maxLength=512"`
+	Version  string `json:"version,omitempty" jsonschema:"Version (default 1.0)." schema:"minLength=1,maxLength=64"`
+	Sanitize string `json:"sanitize,omitempty" jsonschema:"A name to sanitise." schema:"minLength=1,maxLength=1024"`
+}
+
+type compileSingleNodeIn struct {
+	compileSource
+	TargetNode     string          `json:"target_node" jsonschema:"DAG node to compile." schema:"minLength=1,maxLength=256"`
+	ManualInputs   manualInputs    `json:"manual_inputs" jsonschema:"Dependency name → s3:// URI."`
+	PipelineName   pipelineNameArg `json:"pipeline_name,omitempty"`
+	ValidateInputs *bool           `json:"validate_inputs,omitempty" jsonschema:"Check the node and every URI first (default true)."`
+}
+
+type compileDAGIn struct {
+	compileSource
+	PipelineName pipelineNameArg `json:"pipeline_name,omitempty"`
+	Role         roleARNArg      `json:"role,omitempty"`
+	Upsert       bool            `json:"upsert,omitempty" jsonschema:"Upload artifacts and create/update the pipeline in SageMaker (default false)."`
 }
 
 func compileNamespace(d *Deps) (registry.Namespace, error) {
@@ -39,37 +91,31 @@ func compileNamespace(d *Deps) (registry.Namespace, error) {
 		Name:        "compile",
 		Description: "Compile a DAG and its config.json into a SageMaker Pipelines definition; check, preview, name and deploy it.",
 		Tools: []registry.ToolDef{
-			{
+			registry.Define(registry.ToolDef{
 				Name: "compile.validate",
 				Description: "Check that a DAG and its config.json fit together without deploying anything: every node has a config " +
 					"(matched with a confidence), an interface and a builder; required inputs are wired; every step builds. Never fails: problems are in the result.",
 				When:     "Before compiling, to see what is missing or mismatched.",
 				Examples: []string{`compile.validate {"config_file": "examples/xgboost-tabular/config.json", "dag_file": "examples/xgboost-tabular/dag.json"}`},
 				Tags:     []string{registry.PhaseValidator},
-				Schema:   registry.Object(compileProps(map[string]any{"role": compileRoleSchema}), "config_file"),
-				Handler:  d.compileValidate,
-			},
-			{
+			}, d.compileValidate),
+			registry.Define(registry.ToolDef{
 				Name: "compile.preview",
 				Description: "Show how each DAG node resolves to a config (class, method, confidence, reasons) and which builder " +
 					"builds it, with renaming recommendations for weak matches. Builds nothing.",
 				When:     "You want to see node → config → builder before compiling.",
 				Examples: []string{`compile.preview {"config_file": "examples/xgboost-tabular/config.json", "dag_file": "examples/xgboost-tabular/dag.json"}`},
 				Tags:     []string{registry.PhasePlanner, registry.PhaseValidator},
-				Schema:   registry.Object(compileProps(nil), "config_file"),
-				Handler:  d.compilePreview,
-			},
-			{
+			}, d.compilePreview),
+			registry.Define(registry.ToolDef{
 				Name: "compile.with_report",
 				Description: "Compile without deploying and return the report (per step: node, config, builder, confidence, wired inputs), " +
 					"the full pipeline definition JSON and the manifest of code artifacts (local file → content-addressed S3 URI).",
 				When:     "You want the compiled pipeline (definition and report) on a read-only server.",
 				Examples: []string{`compile.with_report {"config_file": "examples/xgboost-tabular/config.json", "dag_file": "examples/xgboost-tabular/dag.json"}`},
 				Tags:     []string{registry.PhaseProgrammer},
-				Schema:   registry.Object(compileProps(map[string]any{"pipeline_name": compilePipelineNameSchema}), "config_file"),
-				Handler:  d.compileWithReport,
-			},
-			{
+			}, d.compileWithReport),
+			registry.Define(registry.ToolDef{
 				Name: "compile.name",
 				Description: "Generate a pipeline name (sanitised \"<base>-<version>-pipeline\") and/or sanitise a name: \".\" and \"_\" become \"-\", " +
 					"other characters outside [a-zA-Z0-9-] are dropped, at most 255 characters; reports whether each result is valid.",
@@ -77,14 +123,8 @@ func compileNamespace(d *Deps) (registry.Namespace, error) {
 				Examples: []string{`compile.name {"base": "xgboost-training", "version": "1.0"}  # xgboost-training-1-0-pipeline`,
 					`compile.name {"sanitize": "My Pipeline!! v3"}  # MyPipelinev3`},
 				Tags: []string{registry.PhaseProgrammer},
-				Schema: registry.Object(map[string]any{
-					"base":     map[string]any{"type": "string", "minLength": 1, "maxLength": 512, "description": "Name base, e.g. the config's pipeline_name."},
-					"version":  map[string]any{"type": "string", "minLength": 1, "maxLength": 64, "description": "Version (default 1.0)."},
-					"sanitize": map[string]any{"type": "string", "minLength": 1, "maxLength": 1024, "description": "A name to sanitise."},
-				}),
-				Handler: d.compileName,
-			},
-			{
+			}, compileName),
+			registry.Define(registry.ToolDef{
 				Name: "compile.single_node",
 				Description: "Compile one node of the DAG as its own pipeline, its inputs given as S3 URIs (dependency → s3://bucket/key). " +
 					"Returns the definition; deploys nothing.",
@@ -92,41 +132,26 @@ func compileNamespace(d *Deps) (registry.Namespace, error) {
 				Examples: []string{`compile.single_node {"config_file": "examples/xgboost-tabular/config.json", "dag_file": "examples/xgboost-tabular/dag.json", ` +
 					`"target_node": "XGBoostTraining", "manual_inputs": {"input_path": "s3://my-bucket/run/processed"}}`},
 				Tags: []string{registry.PhaseProgrammer},
-				Schema: registry.Object(compileProps(map[string]any{
-					"target_node": map[string]any{"type": "string", "minLength": 1, "maxLength": 256, "description": "DAG node to compile."},
-					"manual_inputs": map[string]any{"type": "object", "maxProperties": 50,
-						"additionalProperties": map[string]any{"type": "string", "maxLength": 2048},
-						"description":          "Dependency name → s3:// URI."},
-					"pipeline_name":   compilePipelineNameSchema,
-					"validate_inputs": registry.Boolean("Check the node and every URI first (default true)."),
-				}), "config_file", "target_node", "manual_inputs"),
-				Handler: d.compileSingleNode,
-			},
-			{
+			}, d.compileSingleNode),
+			registry.Define(registry.ToolDef{
 				Name: "compile.dag",
 				Description: "Compile the DAG into a SageMaker pipeline definition and return it. With upsert: true, uploads each code " +
 					"artifact to S3 (once: keys are content hashes) and creates the pipeline in SageMaker, or updates it when it exists.",
 				When: "You want to deploy the pipeline to SageMaker (upsert) or get its definition.",
 				Examples: []string{`compile.dag {"config_file": "examples/xgboost-tabular/config.json", "dag_file": "examples/xgboost-tabular/dag.json"}  # build only`,
 					`compile.dag {"config_file": "examples/xgboost-tabular/config.json", "dag_file": "examples/xgboost-tabular/dag.json", "upsert": true}  # deploy`},
-				Tags: []string{registry.PhaseProgrammer},
-				Schema: registry.Object(compileProps(map[string]any{
-					"pipeline_name": compilePipelineNameSchema,
-					"role":          compileRoleSchema,
-					"upsert":        registry.Boolean("Upload artifacts and create/update the pipeline in SageMaker (default false)."),
-				}), "config_file"),
+				Tags:        []string{registry.PhaseProgrammer},
 				Destructive: true,
 				Network:     true,
-				Handler:     d.compileDAG,
-			},
+			}, d.compileDAG),
 		},
 	}, nil
 }
 
 // compileInput loads the config file (checked first, as the reference
 // does) and the DAG.
-func (d *Deps) compileInput(args map[string]any) (compiler.Input, *config.File, error) {
-	p, _ := args["config_file"].(string)
+func (d *Deps) compileInput(src compileSource, pipelineName pipelineNameArg) (compiler.Input, *config.File, error) {
+	p := string(src.ConfigFile)
 	info, err := d.Root.Stat(p)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -145,12 +170,11 @@ func (d *Deps) compileInput(args map[string]any) (compiler.Input, *config.File, 
 	if err != nil {
 		return compiler.Input{}, nil, configLoadError(p, err)
 	}
-	g, err := d.configDAG(args, false)
+	g, err := d.loadDAG(src.dagSource, false)
 	if err != nil {
 		return compiler.Input{}, nil, err
 	}
-	name, _ := args["pipeline_name"].(string)
-	return compiler.Input{DAG: g, Configs: f.Configs, Catalog: d.Steps, Sources: workspaceFS{d}, PipelineName: name}, f, nil
+	return compiler.Input{DAG: g, Configs: f.Configs, Catalog: d.Steps, Sources: d.Root.FS(), PipelineName: string(pipelineName)}, f, nil
 }
 
 // compileError maps engine errors to tool errors.
@@ -209,15 +233,8 @@ func progress(ctx context.Context) compiler.Option {
 	})
 }
 
-// toMap turns an engine value into plain JSON data (objects, arrays,
-// strings, numbers), the shape every tool result carries.
-func toMap(v any) map[string]any {
-	b, _ := json.Marshal(v)
-	var m map[string]any
-	_ = json.Unmarshal(b, &m)
-	return m
-}
-
+// definitionValue is the compiled definition as JSON data, its numbers
+// kept as written.
 func definitionValue(res *compiler.Result) any {
 	var def any
 	dec := json.NewDecoder(bytes.NewReader(res.JSON))
@@ -226,52 +243,81 @@ func definitionValue(res *compiler.Result) any {
 	return def
 }
 
-func artifactList(res *compiler.Result) []any {
-	out := make([]any, 0, len(res.Artifacts))
-	for _, a := range res.Artifacts {
-		out = append(out, toMap(a))
-	}
-	return out
-}
-
-func (d *Deps) compileValidate(ctx context.Context, req registry.Request) (*registry.Result, error) {
-	in, _, err := d.compileInput(req.Args)
+func (d *Deps) compileValidate(ctx context.Context, in compileValidateIn) (compiler.ValidationResult, error) {
+	input, _, err := d.compileInput(in.compileSource, "")
 	if err != nil {
-		return nil, err
+		return compiler.ValidationResult{}, err
 	}
-	v := compiler.Validate(ctx, in)
-	r := registry.OK(toMap(v)).Warn(v.Warnings...)
+	v := compiler.Validate(ctx, input)
+	registry.Warn(ctx, v.Warnings...)
 	if v.IsValid {
-		return r.Next(registry.NextStep{Tool: "compile.with_report", When: "validation passed", Why: "get the definition and report"}), nil
+		registry.Next(ctx, registry.NextStep{Tool: "compile.with_report", When: "validation passed", Why: "get the definition and report"})
+	} else {
+		registry.Next(ctx, registry.NextStep{Tool: "compile.preview", When: "nodes did not resolve", Why: "see node → config matching"},
+			registry.NextStep{Tool: "catalog.search", When: "a step type is unknown", Why: "find the right step type"})
 	}
-	return r.Next(registry.NextStep{Tool: "compile.preview", When: "nodes did not resolve", Why: "see node → config matching"},
-		registry.NextStep{Tool: "catalog.search", When: "a step type is unknown", Why: "find the right step type"}), nil
+	return v, nil
 }
 
-func (d *Deps) compilePreview(_ context.Context, req registry.Request) (*registry.Result, error) {
-	in, _, err := d.compileInput(req.Args)
+func (d *Deps) compilePreview(ctx context.Context, in compilePreviewIn) (compiler.Preview, error) {
+	input, _, err := d.compileInput(in.compileSource, "")
 	if err != nil {
-		return nil, err
+		return compiler.Preview{}, err
 	}
-	p := compiler.PreviewResolution(in)
-	return registry.OK(toMap(p)).Warn(p.Recommendations...).
-		Next(registry.NextStep{Tool: "compile.validate", When: "the mapping looks right", Why: "check inputs and builds"}), nil
+	p := compiler.PreviewResolution(input)
+	registry.Warn(ctx, p.Recommendations...)
+	registry.Next(ctx, registry.NextStep{Tool: "compile.validate", When: "the mapping looks right", Why: "check inputs and builds"})
+	return p, nil
 }
 
-func (d *Deps) compileWithReport(ctx context.Context, req registry.Request) (*registry.Result, error) {
-	in, _, err := d.compileInput(req.Args)
+// compileReport is the compile.with_report payload.
+type compileReport struct {
+	Artifacts         []compiler.Artifact         `json:"artifacts"`
+	AvgConfidence     float64                     `json:"avg_confidence"`
+	Definition        any                         `json:"definition"`
+	Manifest          map[string]string           `json:"manifest"`
+	Metadata          compileReportMeta           `json:"metadata"`
+	PipelineName      string                      `json:"pipeline_name"`
+	ResolutionDetails map[string]resolutionDetail `json:"resolution_details"`
+	StepCount         int                         `json:"step_count"`
+	Steps             []compiler.StepReport       `json:"steps"`
+	Summary           string                      `json:"summary"`
+	Warnings          []string                    `json:"warnings"`
+}
+
+type compileReportMeta struct {
+	ConfigPath       string           `json:"config_path"`
+	DAGEdges         int              `json:"dag_edges"`
+	DAGNodes         int              `json:"dag_nodes"`
+	StepCatalogStats stepCatalogStats `json:"step_catalog_stats"`
+}
+
+type stepCatalogStats struct {
+	SupportedStepTypes int `json:"supported_step_types"`
+}
+
+// resolutionDetail is how one node resolved, in the reference's words.
+type resolutionDetail struct {
+	BuilderType string  `json:"builder_type"`
+	Confidence  float64 `json:"confidence"`
+	ConfigType  string  `json:"config_type"`
+	Method      string  `json:"method"`
+}
+
+func (d *Deps) compileWithReport(ctx context.Context, in compileWithReportIn) (compileReport, error) {
+	input, _, err := d.compileInput(in.compileSource, in.PipelineName)
 	if err != nil {
-		return nil, err
+		return compileReport{}, err
 	}
-	res, err := compiler.Compile(ctx, in, progress(ctx))
+	res, err := compiler.Compile(ctx, input, progress(ctx))
 	if err != nil {
-		return nil, compileError(err)
+		return compileReport{}, compileError(err)
 	}
-	details := map[string]any{}
+	details := map[string]resolutionDetail{}
 	sum := 0.0
 	var warns []string
 	for _, s := range res.Steps {
-		details[s.Node] = map[string]any{"config_type": s.ConfigClass, "builder_type": s.Builder, "confidence": s.Confidence, "method": s.Method}
+		details[s.Node] = resolutionDetail{ConfigType: s.ConfigClass, BuilderType: s.Builder, Confidence: s.Confidence, Method: s.Method}
 		sum += s.Confidence
 		if s.Confidence < compiler.LowConfidence {
 			warns = append(warns, fmt.Sprintf("Low confidence resolution for node '%s': %.2f", s.Node, s.Confidence))
@@ -279,101 +325,119 @@ func (d *Deps) compileWithReport(ctx context.Context, req registry.Request) (*re
 	}
 	avg := sum / float64(len(res.Steps))
 	warns = append(warns, res.Warnings...)
-	stepsOut := make([]any, 0, len(res.Steps))
-	for _, s := range res.Steps {
-		stepsOut = append(stepsOut, toMap(s))
-	}
-	data := map[string]any{
-		"pipeline_name":      res.PipelineName,
-		"step_count":         len(res.Steps),
-		"steps":              stepsOut,
-		"resolution_details": details,
-		"avg_confidence":     avg,
-		"warnings":           nonNilList(warns),
-		"metadata": map[string]any{"dag_nodes": len(in.DAG.Nodes), "dag_edges": len(in.DAG.Edges),
-			"config_path": req.Args["config_file"], "step_catalog_stats": map[string]any{"supported_step_types": len(d.Steps.Names())}},
-		"summary":    fmt.Sprintf("Pipeline '%s' compiled with %d steps (avg confidence: %.2f)", res.PipelineName, len(res.Steps), avg),
-		"definition": definitionValue(res),
-		"artifacts":  artifactList(res),
-		"manifest":   toMap(res.Manifest()),
-	}
-	return registry.OK(data).Warn(warns...).WithMeta("step_count", len(res.Steps)).
-		Next(registry.NextStep{Tool: "compile.dag", When: "the definition is right and deploying is allowed", Why: "upsert it to SageMaker",
-			ArgsHint: map[string]any{"upsert": true}},
-			registry.NextStep{Tool: "execdoc.generate", When: "you run it with an execution document", Why: "fill the per-step configs"}), nil
+	registry.Warn(ctx, warns...)
+	registry.Meta(ctx, "step_count", len(res.Steps))
+	registry.Next(ctx, registry.NextStep{Tool: "compile.dag", When: "the definition is right and deploying is allowed", Why: "upsert it to SageMaker",
+		ArgsHint: map[string]any{"upsert": true}},
+		registry.NextStep{Tool: "execdoc.generate", When: "you run it with an execution document", Why: "fill the per-step configs"})
+	return compileReport{
+		PipelineName: res.PipelineName, StepCount: len(res.Steps), Steps: nonNilList(res.Steps), ResolutionDetails: details,
+		AvgConfidence: avg, Warnings: nonNilList(warns),
+		Metadata: compileReportMeta{DAGNodes: len(input.DAG.Nodes), DAGEdges: len(input.DAG.Edges), ConfigPath: string(in.ConfigFile),
+			StepCatalogStats: stepCatalogStats{SupportedStepTypes: len(d.Steps.Names())}},
+		Summary:    fmt.Sprintf("Pipeline '%s' compiled with %d steps (avg confidence: %.2f)", res.PipelineName, len(res.Steps), avg),
+		Definition: definitionValue(res), Artifacts: nonNilList(res.Artifacts), Manifest: res.Manifest(),
+	}, nil
 }
 
-func (d *Deps) compileName(_ context.Context, req registry.Request) (*registry.Result, error) {
-	var args struct {
-		Base     string `json:"base"`
-		Version  string `json:"version"`
-		Sanitize string `json:"sanitize"`
+// compileNameOut has the generated name only for a base and the sanitised
+// one only for a name to sanitise.
+type compileNameOut struct {
+	Generated        string `json:"generated,omitempty"`
+	GeneratedIsValid *bool  `json:"generated_is_valid,omitempty"`
+	Sanitized        string `json:"sanitized,omitempty"`
+	SanitizedIsValid *bool  `json:"sanitized_is_valid,omitempty"`
+}
+
+func compileName(_ context.Context, in compileNameIn) (compileNameOut, error) {
+	if in.Base == "" && in.Sanitize == "" {
+		return compileNameOut{}, registry.Errorf(registry.CodeInvalidInput, "give base (to generate a name) or sanitize (to clean one)")
 	}
-	if err := req.Bind(&args); err != nil {
-		return nil, err
-	}
-	if args.Base == "" && args.Sanitize == "" {
-		return nil, registry.Errorf(registry.CodeInvalidInput, "give base (to generate a name) or sanitize (to clean one)")
-	}
-	data := map[string]any{}
-	if args.Base != "" {
-		v := args.Version
+	var out compileNameOut
+	if in.Base != "" {
+		v := in.Version
 		if v == "" {
 			v = "1.0"
 		}
-		g := sagemaker.GeneratePipelineName(args.Base, v)
-		data["generated"], data["generated_is_valid"] = g, sagemaker.ValidPipelineName(g)
+		out.Generated = sagemaker.GeneratePipelineName(in.Base, v)
+		out.GeneratedIsValid = ptr(sagemaker.ValidPipelineName(out.Generated))
 	}
-	if args.Sanitize != "" {
-		s := sagemaker.SanitizePipelineName(args.Sanitize)
-		data["sanitized"], data["sanitized_is_valid"] = s, sagemaker.ValidPipelineName(s)
+	if in.Sanitize != "" {
+		out.Sanitized = sagemaker.SanitizePipelineName(in.Sanitize)
+		out.SanitizedIsValid = ptr(sagemaker.ValidPipelineName(out.Sanitized))
 	}
-	return registry.OK(data), nil
+	return out, nil
 }
 
-func (d *Deps) compileSingleNode(ctx context.Context, req registry.Request) (*registry.Result, error) {
-	in, _, err := d.compileInput(req.Args)
-	if err != nil {
-		return nil, err
-	}
-	target, _ := req.Args["target_node"].(string)
-	manual := map[string]string{}
-	if m, ok := req.Args["manual_inputs"].(map[string]any); ok {
-		for k, v := range m {
-			s, _ := v.(string)
-			manual[k] = s
-		}
-	}
-	validate := true
-	if v, ok := req.Args["validate_inputs"].(bool); ok {
-		validate = v
-	}
-	res, err := compiler.CompileSingleNode(ctx, in, target, manual, validate, progress(ctx))
-	if err != nil {
-		return nil, compileError(err)
-	}
-	data := map[string]any{"pipeline_name": res.PipelineName, "target_node": target, "step_count": len(res.Steps),
-		"definition": definitionValue(res), "artifacts": artifactList(res)}
-	return registry.OK(data).Warn("build-only: single-node pipeline compiled but not started/upserted").Warn(res.Warnings...), nil
+type compileSingleNodeOut struct {
+	Artifacts    []compiler.Artifact `json:"artifacts"`
+	Definition   any                 `json:"definition"`
+	PipelineName string              `json:"pipeline_name"`
+	StepCount    int                 `json:"step_count"`
+	TargetNode   string              `json:"target_node"`
 }
 
-func (d *Deps) compileDAG(ctx context.Context, req registry.Request) (*registry.Result, error) {
-	in, _, err := d.compileInput(req.Args)
+func (d *Deps) compileSingleNode(ctx context.Context, in compileSingleNodeIn) (compileSingleNodeOut, error) {
+	input, _, err := d.compileInput(in.compileSource, in.PipelineName)
 	if err != nil {
-		return nil, err
+		return compileSingleNodeOut{}, err
 	}
-	res, err := compiler.Compile(ctx, in, progress(ctx))
+	validate := in.ValidateInputs == nil || *in.ValidateInputs
+	res, err := compiler.CompileSingleNode(ctx, input, in.TargetNode, in.ManualInputs, validate, progress(ctx))
 	if err != nil {
-		return nil, compileError(err)
+		return compileSingleNodeOut{}, compileError(err)
 	}
-	data := map[string]any{"pipeline_name": res.PipelineName, "step_count": len(res.Steps), "upserted": false,
-		"definition": definitionValue(res), "artifacts": artifactList(res)}
-	upsert, _ := req.Args["upsert"].(bool)
-	if !upsert {
-		return registry.OK(data).Warn("build-only: pipeline definition compiled but not upserted to SageMaker").
-			Warn(res.Warnings...).WithMeta("upserted", false), nil
+	registry.Warn(ctx, "build-only: single-node pipeline compiled but not started/upserted")
+	registry.Warn(ctx, res.Warnings...)
+	return compileSingleNodeOut{PipelineName: res.PipelineName, TargetNode: in.TargetNode, StepCount: len(res.Steps),
+		Definition: definitionValue(res), Artifacts: nonNilList(res.Artifacts)}, nil
+}
+
+// compileDAGOut is the compile.dag payload; the upsert report's keys are
+// present only after an upsert.
+type compileDAGOut struct {
+	Artifacts    []compiler.Artifact `json:"artifacts"`
+	Created      *bool               `json:"created,omitempty"`
+	Definition   any                 `json:"definition"`
+	DefinitionS3 string              `json:"definition_s3,omitempty"`
+	Existing     *[]string           `json:"existing,omitempty"`
+	PipelineARN  *string             `json:"pipeline_arn,omitempty"`
+	PipelineName string              `json:"pipeline_name"`
+	StepCount    int                 `json:"step_count"`
+	Uploaded     *[]string           `json:"uploaded,omitempty"`
+	Upserted     bool                `json:"upserted"`
+}
+
+func (d *Deps) compileDAG(ctx context.Context, in compileDAGIn) (compileDAGOut, error) {
+	input, _, err := d.compileInput(in.compileSource, in.PipelineName)
+	if err != nil {
+		return compileDAGOut{}, err
 	}
-	role, _ := req.Args["role"].(string)
+	res, err := compiler.Compile(ctx, input, progress(ctx))
+	if err != nil {
+		return compileDAGOut{}, compileError(err)
+	}
+	out := compileDAGOut{PipelineName: res.PipelineName, StepCount: len(res.Steps), Definition: definitionValue(res), Artifacts: nonNilList(res.Artifacts)}
+	if !in.Upsert {
+		registry.Warn(ctx, "build-only: pipeline definition compiled but not upserted to SageMaker")
+		registry.Warn(ctx, res.Warnings...)
+		registry.Meta(ctx, "upserted", false)
+		return out, nil
+	}
+	rep, err := d.upsert(ctx, res, string(in.Role))
+	if err != nil {
+		return compileDAGOut{}, err
+	}
+	out.Upserted, out.PipelineName, out.PipelineARN, out.Created = true, rep.PipelineName, &rep.PipelineARN, &rep.Created
+	out.Uploaded, out.Existing, out.DefinitionS3 = &rep.Uploaded, &rep.Existing, rep.DefinitionS3
+	registry.Warn(ctx, res.Warnings...)
+	registry.Meta(ctx, "upserted", true)
+	return out, nil
+}
+
+// upsert deploys a compiled pipeline to SageMaker as role (default: the
+// configs' role).
+func (d *Deps) upsert(ctx context.Context, res *compiler.Result, role string) (*compiler.UpsertReport, error) {
 	if role == "" && res.Role == "" {
 		return nil, registry.Errorf(registry.CodeInvalidInput, "'role' is required to upsert a pipeline to SageMaker")
 	}
@@ -390,51 +454,5 @@ func (d *Deps) compileDAG(ctx context.Context, req registry.Request) (*registry.
 	if err != nil {
 		return nil, compileError(err)
 	}
-	data["upserted"] = true
-	for k, v := range toMap(rep) {
-		data[k] = v
-	}
-	return registry.OK(data).Warn(res.Warnings...).WithMeta("upserted", true), nil
-}
-
-// workspaceFS reads the workspace through its confinement rules: every
-// path is resolved by the workspace root, so ".." and symlinks that leave
-// it fail.
-type workspaceFS struct{ d *Deps }
-
-func (w workspaceFS) resolve(op, name string) (string, error) {
-	if !fs.ValidPath(name) {
-		return "", &fs.PathError{Op: op, Path: name, Err: fs.ErrInvalid}
-	}
-	abs, err := w.d.Root.Resolve(name)
-	if err != nil {
-		return "", &fs.PathError{Op: op, Path: name, Err: err}
-	}
-	return abs, nil
-}
-
-func (w workspaceFS) Open(name string) (fs.File, error) {
-	abs, err := w.resolve("open", name)
-	if err != nil {
-		return nil, err
-	}
-	return os.Open(abs)
-}
-
-func (w workspaceFS) Stat(name string) (fs.FileInfo, error) {
-	abs, err := w.resolve("stat", name)
-	if err != nil {
-		return nil, err
-	}
-	return os.Stat(abs)
-}
-
-func (w workspaceFS) ReadDir(name string) ([]fs.DirEntry, error) {
-	abs, err := w.resolve("readdir", name)
-	if err != nil {
-		return nil, err
-	}
-	entries, err := os.ReadDir(abs)
-	sort.Slice(entries, func(i, j int) bool { return entries[i].Name() < entries[j].Name() })
-	return entries, err
+	return rep, nil
 }

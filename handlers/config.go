@@ -10,12 +10,15 @@ import (
 	"sort"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
+
 	"github.com/cursus-dev/cursus/engine/config"
 	"github.com/cursus-dev/cursus/engine/dag"
 	"github.com/cursus-dev/cursus/registry"
 )
 
-// Argument schemas shared by the config tools.
+// Argument schemas of the tools not yet declared with registry.Define;
+// typed tools use dagSource and workspacePath instead.
 var (
 	configDAGSchema = map[string]any{
 		"type":        "object",
@@ -29,11 +32,53 @@ var (
 		"type": "string", "minLength": 1, "maxLength": 4096,
 		"description": "config.json file inside the workspace (Cursus layout).",
 	}
-	configValuesSchema = map[string]any{
-		"type": "object", "maxProperties": 500,
-		"description": "Field name → value.",
-	}
 )
+
+// dagSource is the shared DAG input: exactly one of an inline DAG or a DAG
+// file (configDAG checks which).
+type dagSource struct {
+	DAG     map[string]any `json:"dag,omitempty" jsonschema:"Inline DAG: flat {\"nodes\": [...], \"edges\": [[src, dst], ...]} or wrapped {\"dag\": {...}}. Give this or dag_file."`
+	DAGFile workspacePath  `json:"dag_file,omitempty" jsonschema:"DAG JSON file inside the workspace. Give this or dag."`
+}
+
+// configValues is one config's field name → value.
+type configValues map[string]any
+
+func (configValues) JSONSchema() *jsonschema.Schema {
+	return &jsonschema.Schema{Type: "object", MaxProperties: ptr(500), Description: "Field name → value."}
+}
+
+// perNodeValues is DAG node → that node's values; its type matches what
+// config.BuildDAG takes.
+type perNodeValues map[string]map[string]any
+
+func (perNodeValues) JSONSchema() *jsonschema.Schema {
+	return &jsonschema.Schema{Type: "object", MaxProperties: ptr(500), AdditionalProperties: configValues{}.JSONSchema()}
+}
+
+type configRequirementsIn struct {
+	dagSource
+}
+
+type configFieldInfoIn struct {
+	ConfigClass string `json:"config_class" jsonschema:"Config class (XGBoostTrainingConfig) or step type (XGBoostTraining)." schema:"minLength=1,maxLength=200"`
+	Categorized bool   `json:"categorized,omitempty" jsonschema:"Group fields by tier instead of one list (default false)."`
+}
+
+type configLoadIn struct {
+	ConfigFile    workspacePath `json:"config_file,omitempty" jsonschema:"config.json file inside the workspace (Cursus layout)."`
+	Path          workspacePath `json:"path,omitempty" jsonschema:"Alias of config_file (the Cursus argument name)."`
+	IncludeValues bool          `json:"include_values,omitempty" jsonschema:"Include each step's values and derived values (default false)."`
+}
+
+type configMergeSaveIn struct {
+	dagSource
+	Base       configValues  `json:"base,omitempty"`
+	PerNode    perNodeValues `json:"per_node,omitempty" jsonschema:"DAG node → {field: value} for that node only (wins over base). Without a DAG, its keys are the nodes."`
+	OutputFile workspacePath `json:"output_file,omitempty" jsonschema:"Write the document here (inside the workspace)."`
+	Overwrite  bool          `json:"overwrite,omitempty" jsonschema:"Replace output_file if it exists (default false)."`
+	CreatedAt  string        `json:"created_at,omitempty" jsonschema:"metadata.created_at to record (default: now, UTC). Pin it for reproducible bytes." schema:"minLength=1,maxLength=64"`
+}
 
 func configNamespace(d *Deps) (registry.Namespace, error) {
 	if d.Config == nil {
@@ -43,21 +88,19 @@ func configNamespace(d *Deps) (registry.Namespace, error) {
 		Name:        "config",
 		Description: "Work out, fill, validate and save the per-step configuration (config.json) of a DAG.",
 		Tools: []registry.ToolDef{
-			{
+			registry.Define(registry.ToolDef{
 				Name: "config.requirements",
 				Description: "For every node of a DAG, the config fields still needed, grouped by tier (essential = you must give it, " +
 					"system = has a default, derived = computed), with types, defaults, allowed values and descriptions. Fields every node " +
-					"shares are listed once under shared. Also returns a fill-in template for config.merge_save.",
+					"shares are listed once under shared. Also returns a fill-in template in the config.json layout.",
 				When: "You have a DAG and need to know what configuration to provide.",
 				Examples: []string{
 					`config.requirements {"dag": {"nodes": ["TabularPreprocessing_training", "XGBoostTraining"], "edges": [["TabularPreprocessing_training", "XGBoostTraining"]]}}  # inline`,
 					`config.requirements {"dag_file": "pipeline_config/dag.json"}  # from a file in the workspace`,
 				},
-				Tags:    []string{registry.PhasePlanner},
-				Schema:  registry.Object(map[string]any{"dag": configDAGSchema, "dag_file": configDAGFileSchema}),
-				Handler: d.configRequirements,
-			},
-			{
+				Tags: []string{registry.PhasePlanner},
+			}, d.configRequirements),
+			registry.Define(registry.ToolDef{
 				Name:        "config.field_info",
 				Description: "Every config field of one step type or config class (inherited base fields included): type, tier, default, allowed values, pattern, range, derivation rule and which layer declares it.",
 				When:        "You need the full field list of one step's config.",
@@ -66,13 +109,8 @@ func configNamespace(d *Deps) (registry.Namespace, error) {
 					`config.field_info {"config_class": "TabularPreprocessing"}  # a step type works too`,
 				},
 				Tags: []string{registry.PhasePlanner},
-				Schema: registry.Object(map[string]any{
-					"config_class": map[string]any{"type": "string", "minLength": 1, "maxLength": 200, "description": "Config class (XGBoostTrainingConfig) or step type (XGBoostTraining)."},
-					"categorized":  registry.Boolean("Group fields by tier instead of one list (default false)."),
-				}, "config_class"),
-				Handler: d.configFieldInfo,
-			},
-			{
+			}, d.configFieldInfo),
+			registry.Define(registry.ToolDef{
 				Name: "config.load",
 				Description: "Load and validate a config.json (Cursus layout): merges shared and specific values per step, ignores derived keys, " +
 					"reports unknown keys as warnings, and fails with every invalid value listed. Returns the field names per step (values on request).",
@@ -82,14 +120,8 @@ func configNamespace(d *Deps) (registry.Namespace, error) {
 					`config.load {"config_file": "config.json", "include_values": true}  # with values and derived values`,
 				},
 				Tags: []string{registry.PhasePlanner},
-				Schema: registry.Object(map[string]any{
-					"config_file":    configFileSchema,
-					"path":           map[string]any{"type": "string", "minLength": 1, "maxLength": 4096, "description": "Alias of config_file (the Cursus argument name)."},
-					"include_values": registry.Boolean("Include each step's values and derived values (default false)."),
-				}),
-				Handler: d.configLoad,
-			},
-			{
+			}, d.configLoad),
+			registry.Define(registry.ToolDef{
 				Name: "config.merge_save",
 				Description: "Build every node's config from base values (shared by all nodes) and per-node values, validate them all " +
 					"(every problem at once), and return the merged config.json document (sorted keys, 2-space indent; fields equal in " +
@@ -99,31 +131,25 @@ func configNamespace(d *Deps) (registry.Namespace, error) {
 					`config.merge_save {"dag": {"nodes": ["XGBoostModel"], "edges": []}, "base": {"author": "jdoe", "bucket": "my-bucket", "role": "arn:aws:iam::123456789012:role/SageMakerRole", "region": "NA", "service_name": "fraud", "pipeline_version": "1.0.0"}}  # returns the document`,
 					`config.merge_save {"dag_file": "dag.json", "base": {"region": "EU"}, "per_node": {"XGBoostTraining": {"hyperparameters": {"num_round": 100}}}, "output_file": "config.json", "created_at": "2025-01-01T00:00:00Z"}  # writes it`,
 				},
-				Tags: []string{registry.PhasePlanner, registry.PhaseProgrammer},
-				Schema: registry.Object(map[string]any{
-					"dag":      configDAGSchema,
-					"dag_file": configDAGFileSchema,
-					"base":     configValuesSchema,
-					"per_node": map[string]any{
-						"type": "object", "maxProperties": 500,
-						"additionalProperties": configValuesSchema,
-						"description":          "DAG node → {field: value} for that node only (wins over base). Without a DAG, its keys are the nodes.",
-					},
-					"output_file": map[string]any{"type": "string", "minLength": 1, "maxLength": 4096, "description": "Write the document here (inside the workspace)."},
-					"overwrite":   registry.Boolean("Replace output_file if it exists (default false)."),
-					"created_at":  map[string]any{"type": "string", "minLength": 1, "maxLength": 64, "description": "metadata.created_at to record (default: now, UTC). Pin it for reproducible bytes."},
-				}),
-				Writes:  true,
-				Handler: d.configMergeSave,
-			},
+				Tags:   []string{registry.PhasePlanner, registry.PhaseProgrammer},
+				Writes: true,
+			}, d.configMergeSave),
 		},
 	}, nil
 }
 
-// configDAG reads the exactly-one-of dag / dag_file input.
+// configDAG reads the exactly-one-of dag / dag_file input of a tool that
+// still takes raw arguments.
 func (d *Deps) configDAG(args map[string]any, optional bool) (*dag.DAG, error) {
-	inline, hasInline := args["dag"]
-	file, hasFile := args["dag_file"].(string)
+	inline, _ := args["dag"].(map[string]any)
+	file, _ := args["dag_file"].(string)
+	return d.loadDAG(dagSource{DAG: inline, DAGFile: workspacePath(file)}, optional)
+}
+
+// loadDAG reads the exactly-one-of dag / dag_file input; optional allows
+// neither (nil DAG).
+func (d *Deps) loadDAG(in dagSource, optional bool) (*dag.DAG, error) {
+	hasInline, hasFile := in.DAG != nil, in.DAGFile != ""
 	switch {
 	case hasInline && hasFile:
 		return nil, registry.Errorf(registry.CodeInvalidInput, "give either dag or dag_file, not both")
@@ -134,17 +160,17 @@ func (d *Deps) configDAG(args map[string]any, optional bool) (*dag.DAG, error) {
 		return nil, registry.Errorf(registry.CodeInvalidInput, "give dag (inline) or dag_file").
 			Suggest("Pass the DAG inline as {\"nodes\": [...], \"edges\": [...]} or name a DAG file in the workspace.", "dag.construct")
 	case hasFile:
-		data, err := d.Root.ReadFile(file)
+		data, err := d.Root.ReadFile(string(in.DAGFile))
 		if err != nil {
 			return nil, pathError("dag_file", err)
 		}
 		g, err := dag.Parse(data)
 		if err != nil {
-			return nil, registry.Errorf(registry.CodeInvalidInput, "invalid DAG file '%s': %v", file, err)
+			return nil, registry.Errorf(registry.CodeInvalidInput, "invalid DAG file '%s': %v", in.DAGFile, err)
 		}
 		return g, nil
 	}
-	data, err := json.Marshal(inline)
+	data, err := json.Marshal(in.DAG)
 	if err != nil {
 		return nil, registry.Errorf(registry.CodeInvalidInput, "dag: %v", err)
 	}
@@ -155,46 +181,55 @@ func (d *Deps) configDAG(args map[string]any, optional bool) (*dag.DAG, error) {
 	return g, nil
 }
 
-func (d *Deps) configRequirements(_ context.Context, req registry.Request) (*registry.Result, error) {
-	g, err := d.configDAG(req.Args, false)
+// configRequirementsOut is the config.requirements payload.
+type configRequirementsOut struct {
+	ConfigClassMap map[string]string         `json:"config_class_map"`
+	Nodes          []config.NodeRequirements `json:"nodes"`
+	RequiredCount  int                       `json:"required_count"`
+	Shared         config.FieldGroups        `json:"shared"`
+	Template       configTemplate            `json:"template"`
+	Unresolved     []config.UnresolvedNode   `json:"unresolved"`
+}
+
+// configTemplate is config.merge_save's input with every required field
+// null, to fill in.
+type configTemplate struct {
+	Base    map[string]any            `json:"base"`
+	PerNode map[string]map[string]any `json:"per_node"`
+}
+
+func (d *Deps) configRequirements(ctx context.Context, in configRequirementsIn) (configRequirementsOut, error) {
+	g, err := d.loadDAG(in.dagSource, false)
 	if err != nil {
-		return nil, err
+		return configRequirementsOut{}, err
 	}
 	rep, err := config.Requirements(g, d.Config)
 	if err != nil {
-		return nil, registry.Errorf(registry.CodeInvalidInput, "%v", err)
+		return configRequirementsOut{}, registry.Errorf(registry.CodeInvalidInput, "%v", err)
 	}
-	classMap := map[string]string{}
-	perNode := map[string]any{}
-	required := 0
+	out := configRequirementsOut{ConfigClassMap: map[string]string{}, Nodes: rep.Nodes, Shared: rep.Shared, Unresolved: nonNilList(rep.Unresolved),
+		Template: configTemplate{Base: map[string]any{}, PerNode: map[string]map[string]any{}}}
 	for _, n := range rep.Nodes {
-		classMap[n.Node] = n.ConfigClass
+		out.ConfigClassMap[n.Node] = n.ConfigClass
 		vals := map[string]any{}
 		for _, name := range n.Fields.Required() {
 			vals[name] = nil
-			required++
+			out.RequiredCount++
 		}
-		perNode[n.Node] = vals
+		out.Template.PerNode[n.Node] = vals
 	}
-	base := map[string]any{}
 	for _, name := range rep.Shared.Required() {
-		base[name] = nil
-		required++
+		out.Template.Base[name] = nil
+		out.RequiredCount++
 	}
-	data := map[string]any{
-		"shared":           rep.Shared,
-		"nodes":            rep.Nodes,
-		"unresolved":       nonNilList(rep.Unresolved),
-		"config_class_map": classMap,
-		"required_count":   required,
-		"template":         map[string]any{"base": base, "per_node": perNode},
-	}
-	res := registry.OK(data).WithMeta("node_count", len(g.Nodes)).WithMeta("mapped_count", len(rep.Nodes))
+	registry.Meta(ctx, "node_count", len(g.Nodes))
+	registry.Meta(ctx, "mapped_count", len(rep.Nodes))
 	for _, u := range rep.Unresolved {
-		res.Warn(fmt.Sprintf("no step type for DAG node %s: %s", u.Node, u.Message))
+		registry.Warn(ctx, fmt.Sprintf("no step type for DAG node %s: %s", u.Node, u.Message))
 	}
-	return res.Next(registry.NextStep{Tool: "config.merge_save", When: "you have filled the template's null values",
-		Why: "builds, validates and saves every node's config", ArgsHint: map[string]any{"base": base, "per_node": perNode}}), nil
+	registry.Next(ctx, registry.NextStep{Tool: "config.merge_save", When: "you have filled the template's null values",
+		Why: "builds, validates and saves every node's config", ArgsHint: map[string]any{"base": out.Template.Base, "per_node": out.Template.PerNode}})
+	return out, nil
 }
 
 func nonNilList[T any](l []T) []T {
@@ -227,20 +262,27 @@ func (d *Deps) configSchemaFor(name string) (*config.Schema, error) {
 		WithDetails(details).Suggest("Use a step type from catalog.list_steps or its config class (<StepType>Config).", "catalog.list_steps", "catalog.search")
 }
 
-func (d *Deps) configFieldInfo(_ context.Context, req registry.Request) (*registry.Result, error) {
-	var args struct {
-		ConfigClass string `json:"config_class"`
-		Categorized bool   `json:"categorized"`
-	}
-	if err := req.Bind(&args); err != nil {
-		return nil, err
-	}
-	sc, err := d.configSchemaFor(args.ConfigClass)
+// configFieldInfoOut is the config.field_info payload: all fields in
+// requirements, or (categorized) grouped by tier. Each shape's lists are
+// present, even empty, only in that shape, hence the pointers.
+type configFieldInfoOut struct {
+	Chain        []string         `json:"chain"`
+	ConfigClass  string           `json:"config_class"`
+	Derived      *[]*config.Field `json:"derived,omitempty"`
+	Essential    *[]*config.Field `json:"essential,omitempty"`
+	Required     *[]string        `json:"required,omitempty"`
+	Requirements *[]*config.Field `json:"requirements,omitempty"`
+	StepType     string           `json:"step_type"`
+	System       *[]*config.Field `json:"system,omitempty"`
+}
+
+func (d *Deps) configFieldInfo(ctx context.Context, in configFieldInfoIn) (configFieldInfoOut, error) {
+	sc, err := d.configSchemaFor(in.ConfigClass)
 	if err != nil {
-		return nil, err
+		return configFieldInfoOut{}, err
 	}
-	data := map[string]any{"config_class": sc.ConfigClass, "step_type": sc.StepType, "chain": sc.Chain}
-	if args.Categorized {
+	out := configFieldInfoOut{ConfigClass: sc.ConfigClass, StepType: sc.StepType, Chain: sc.Chain}
+	if in.Categorized {
 		var g config.FieldGroups
 		for _, f := range sc.Fields {
 			switch f.Tier {
@@ -252,32 +294,74 @@ func (d *Deps) configFieldInfo(_ context.Context, req registry.Request) (*regist
 				g.Derived = append(g.Derived, f)
 			}
 		}
-		data["essential"], data["system"], data["derived"] = nonNilList(g.Essential), nonNilList(g.System), nonNilList(g.Derived)
-		data["required"] = nonNilList(g.Required())
+		out.Essential, out.System, out.Derived = nonNilPtr(g.Essential), nonNilPtr(g.System), nonNilPtr(g.Derived)
+		out.Required = nonNilPtr(g.Required())
 	} else {
-		data["requirements"] = sc.Fields
+		out.Requirements = &sc.Fields
 	}
-	return registry.OK(data).WithMeta("field_count", len(sc.Fields)), nil
+	registry.Meta(ctx, "field_count", len(sc.Fields))
+	return out, nil
 }
 
-func (d *Deps) configLoad(_ context.Context, req registry.Request) (*registry.Result, error) {
-	var args struct {
-		ConfigFile    string `json:"config_file"`
-		Path          string `json:"path"`
-		IncludeValues bool   `json:"include_values"`
-	}
-	if err := req.Bind(&args); err != nil {
-		return nil, err
-	}
-	arg, p := "config_file", args.ConfigFile
+// nonNilPtr points at l, never nil, for a list that is present only in
+// some payloads.
+func nonNilPtr[T any](l []T) *[]T {
+	l = nonNilList(l)
+	return &l
+}
+
+type configLoadOut struct {
+	CreatedAt        string                      `json:"created_at"`
+	Path             string                      `json:"path"`
+	SharedFieldCount int                         `json:"shared_field_count"`
+	SharedFields     []string                    `json:"shared_fields"`
+	StepCount        int                         `json:"step_count"`
+	Steps            map[string]configLoadedStep `json:"steps"`
+}
+
+// configLoadedStep summarises one config of the file; values only on request.
+type configLoadedStep struct {
+	ConfigClass string          `json:"config_class"`
+	Derived     *map[string]any `json:"derived,omitempty"`
+	FieldCount  int             `json:"field_count"`
+	Fields      []string        `json:"fields"`
+	JobType     string          `json:"job_type,omitempty"`
+	StepType    string          `json:"step_type"`
+	Values      *map[string]any `json:"values,omitempty"`
+}
+
+func (d *Deps) configLoad(ctx context.Context, in configLoadIn) (configLoadOut, error) {
+	arg, p := "config_file", string(in.ConfigFile)
 	switch {
-	case p != "" && args.Path != "":
-		return nil, registry.Errorf(registry.CodeInvalidInput, "give config_file or path, not both")
-	case p == "" && args.Path == "":
-		return nil, registry.Errorf(registry.CodeInvalidInput, "config_file is required")
+	case p != "" && in.Path != "":
+		return configLoadOut{}, registry.Errorf(registry.CodeInvalidInput, "give config_file or path, not both")
+	case p == "" && in.Path == "":
+		return configLoadOut{}, registry.Errorf(registry.CodeInvalidInput, "config_file is required")
 	case p == "":
-		arg, p = "path", args.Path
+		arg, p = "path", string(in.Path)
 	}
+	f, err := d.readConfigFile(arg, p)
+	if err != nil {
+		return configLoadOut{}, err
+	}
+	out := configLoadOut{Path: p, CreatedAt: f.CreatedAt, SharedFieldCount: len(f.SharedFields), SharedFields: nonNilList(f.SharedFields),
+		StepCount: len(f.Configs), Steps: map[string]configLoadedStep{}}
+	for _, c := range f.Configs {
+		fields := cfgSortedKeys(c.Values)
+		step := configLoadedStep{StepType: c.StepType, ConfigClass: c.ConfigClass, FieldCount: len(fields), Fields: fields, JobType: c.JobType}
+		if in.IncludeValues {
+			step.Values, step.Derived = &c.Values, &c.Derived
+		}
+		out.Steps[c.Key] = step
+	}
+	registry.Warn(ctx, f.Warnings...)
+	registry.Meta(ctx, "step_count", len(f.Configs))
+	registry.Next(ctx, registry.NextStep{Tool: "compile.validate", When: "the configs look right", Why: "checks DAG, configs and builders fit together"})
+	return out, nil
+}
+
+// readConfigFile loads and validates config.json p, named arg in errors.
+func (d *Deps) readConfigFile(arg, p string) (*config.File, error) {
 	info, err := d.Root.Stat(p)
 	if err != nil {
 		return nil, pathError(arg, err)
@@ -296,25 +380,7 @@ func (d *Deps) configLoad(_ context.Context, req registry.Request) (*registry.Re
 	if err != nil {
 		return nil, configLoadError(p, err)
 	}
-	stepsOut := map[string]any{}
-	for _, c := range f.Configs {
-		fields := cfgSortedKeys(c.Values)
-		entry := map[string]any{"step_type": c.StepType, "config_class": c.ConfigClass, "field_count": len(fields), "fields": fields}
-		if c.JobType != "" {
-			entry["job_type"] = c.JobType
-		}
-		if args.IncludeValues {
-			entry["values"], entry["derived"] = c.Values, c.Derived
-		}
-		stepsOut[c.Key] = entry
-	}
-	data := map[string]any{
-		"path": p, "created_at": f.CreatedAt,
-		"shared_field_count": len(f.SharedFields), "shared_fields": nonNilList(f.SharedFields),
-		"step_count": len(f.Configs), "steps": stepsOut,
-	}
-	return registry.OK(data).Warn(f.Warnings...).WithMeta("step_count", len(f.Configs)).
-		Next(registry.NextStep{Tool: "compile.validate", When: "the configs look right", Why: "checks DAG, configs and builders fit together"}), nil
+	return f, nil
 }
 
 func cfgSortedKeys(m map[string]any) []string {
@@ -339,69 +405,83 @@ func configLoadError(p string, err error) error {
 	return registry.Errorf(registry.CodeInvalidInput, "failed to load configs from '%s': %v", p, err)
 }
 
-func (d *Deps) configMergeSave(_ context.Context, req registry.Request) (*registry.Result, error) {
-	var args struct {
-		Base       map[string]any            `json:"base"`
-		PerNode    map[string]map[string]any `json:"per_node"`
-		OutputFile string                    `json:"output_file"`
-		Overwrite  bool                      `json:"overwrite"`
-		CreatedAt  string                    `json:"created_at"`
-	}
-	if err := req.Bind(&args); err != nil {
-		return nil, err
-	}
-	g, err := d.configDAG(req.Args, true)
+type configMergeSaveOut struct {
+	Bytes      int             `json:"bytes"`
+	ConfigKeys []string        `json:"config_keys"`
+	CreatedAt  string          `json:"created_at"`
+	Document   rawJSONDocument `json:"document"`
+	SHA256     string          `json:"sha256"`
+	Written    *string         `json:"written"` // null unless output_file was written
+}
+
+// rawJSONDocument is a JSON document sent as its exact bytes.
+type rawJSONDocument struct{ json.RawMessage }
+
+func (rawJSONDocument) JSONSchema() *jsonschema.Schema {
+	return &jsonschema.Schema{Type: "object", Description: "The config.json document."}
+}
+
+func (d *Deps) configMergeSave(ctx context.Context, in configMergeSaveIn) (configMergeSaveOut, error) {
+	g, err := d.loadDAG(in.dagSource, true)
 	if err != nil {
-		return nil, err
+		return configMergeSaveOut{}, err
 	}
 	if g == nil {
-		if len(args.PerNode) == 0 {
-			return nil, registry.Errorf(registry.CodeInvalidInput, "give dag, dag_file or per_node (whose keys are then the nodes)")
+		if len(in.PerNode) == 0 {
+			return configMergeSaveOut{}, registry.Errorf(registry.CodeInvalidInput, "give dag, dag_file or per_node (whose keys are then the nodes)")
 		}
-		g = dag.New(cfgSortedKeys(cfgAnyMap(args.PerNode)), nil)
+		g = dag.New(cfgSortedKeys(cfgAnyMap(in.PerNode)), nil)
 	}
 	// Resolve the output path before any work so an escape is refused early.
-	if args.OutputFile != "" {
-		if _, err := d.Root.Resolve(args.OutputFile); err != nil {
-			return nil, pathError("output_file", err)
+	out := string(in.OutputFile)
+	if out != "" {
+		if _, err := d.Root.Resolve(out); err != nil {
+			return configMergeSaveOut{}, pathError("output_file", err)
 		}
 	}
-	configs, probs := d.Config.BuildDAG(g, args.Base, args.PerNode)
+	res, doc, err := d.configDocument(g, in)
+	if err != nil {
+		return configMergeSaveOut{}, err
+	}
+	registry.Meta(ctx, "config_count", len(res.ConfigKeys))
+	if out == "" {
+		registry.Next(ctx, registry.NextStep{Tool: "compile.validate", When: "the document is saved where the compiler reads it",
+			Why: "checks DAG, configs and builders fit together"})
+		return res, nil
+	}
+	if err := d.Root.WriteFile(out, doc, in.Overwrite); err != nil {
+		return configMergeSaveOut{}, pathError("output_file", err)
+	}
+	res.Written = &out
+	registry.Next(ctx, registry.NextStep{Tool: "config.load", When: "you want to re-check the saved file", Why: "re-reads and validates it",
+		ArgsHint: map[string]any{"config_file": out}})
+	return res, nil
+}
+
+// configDocument builds and validates every node's config and renders
+// the config.json document.
+func (d *Deps) configDocument(g *dag.DAG, in configMergeSaveIn) (configMergeSaveOut, []byte, error) {
+	configs, probs := d.Config.BuildDAG(g, in.Base, in.PerNode)
 	if len(probs) > 0 {
-		return nil, registry.Errorf(registry.CodeConfigInvalid, "%d config problem(s); nothing saved", len(probs)).
+		return configMergeSaveOut{}, nil, registry.Errorf(registry.CodeConfigInvalid, "%d config problem(s); nothing saved", len(probs)).
 			WithDetails(map[string]any{"problems": probs, "problem_count": len(probs)}).
 			Suggest("Fix every listed problem (node, field, kind, message) and call again; config.requirements lists what each node needs.", "config.requirements", "config.field_info")
 	}
-	createdAt := args.CreatedAt
+	createdAt := in.CreatedAt
 	if createdAt == "" {
 		createdAt = time.Now().UTC().Format(time.RFC3339)
 	}
 	doc, err := config.Marshal(configs, createdAt)
 	if err != nil {
-		return nil, registry.Errorf(registry.CodeConfigInvalid, "%v", err)
+		return configMergeSaveOut{}, nil, registry.Errorf(registry.CodeConfigInvalid, "%v", err)
 	}
 	sum := sha256.Sum256(doc)
-	keys := make([]string, len(configs))
+	res := configMergeSaveOut{Document: rawJSONDocument{doc}, Bytes: len(doc), SHA256: hex.EncodeToString(sum[:]), CreatedAt: createdAt,
+		ConfigKeys: make([]string, len(configs))}
 	for i, c := range configs {
-		keys[i] = c.Key
+		res.ConfigKeys[i] = c.Key
 	}
-	data := map[string]any{
-		"document": json.RawMessage(doc), "bytes": len(doc), "sha256": hex.EncodeToString(sum[:]),
-		"config_keys": keys, "created_at": createdAt, "written": nil,
-	}
-	if args.OutputFile != "" {
-		if err := d.Root.WriteFile(args.OutputFile, doc, args.Overwrite); err != nil {
-			return nil, pathError("output_file", err)
-		}
-		data["written"] = args.OutputFile
-	}
-	res := registry.OK(data).WithMeta("config_count", len(configs))
-	if args.OutputFile != "" {
-		return res.Next(registry.NextStep{Tool: "config.load", When: "you want to re-check the saved file", Why: "re-reads and validates it",
-			ArgsHint: map[string]any{"config_file": args.OutputFile}}), nil
-	}
-	return res.Next(registry.NextStep{Tool: "compile.validate", When: "the document is saved where the compiler reads it",
-		Why: "checks DAG, configs and builders fit together"}), nil
+	return res, doc, nil
 }
 
 func cfgAnyMap[V any](m map[string]V) map[string]any {

@@ -14,127 +14,41 @@ import (
 	"github.com/cursus-dev/cursus/registry"
 )
 
-// Limits on inline DAGs: far above any real pipeline, low enough that a
-// hostile call cannot make the server do unbounded work.
-const (
-	maxDAGNodes = 10000
-	maxDAGEdges = 50000
-)
+// dagGraph is the inline DAG the dag.* tools take. Its limits are far
+// above any real pipeline, low enough that a hostile call cannot make the
+// server do unbounded work.
+type dagGraph struct {
+	Nodes []nodeName `json:"nodes" jsonschema:"Node names: <StepType> or <StepType>_<job_type>, e.g. TabularPreprocessing_training." schema:"maxItems=10000"`
+	Edges []dagEdge  `json:"edges,omitempty" jsonschema:"Edges as [source, destination] node pairs; the source runs first and feeds the destination." schema:"maxItems=50000"`
+}
 
+// graph is the DAG in the engine's terms; nodes and edges are never nil,
+// so they answer as lists.
+func (in dagGraph) graph() *dag.DAG {
+	g := &dag.DAG{Nodes: make([]string, len(in.Nodes)), Edges: make([][2]string, len(in.Edges))}
+	for i, n := range in.Nodes {
+		g.Nodes[i] = string(n)
+	}
+	for i, e := range in.Edges {
+		g.Edges[i] = [2]string{string(e[0]), string(e[1])}
+	}
+	return g
+}
+
+// The untyped validate.deps_resolve declares dagGraph's fields with these
+// maps and reads them with dagArgs; both go when it is converted.
 var (
 	dagNodeName = map[string]any{"type": "string", "minLength": 1, "maxLength": 256, "pattern": `^[A-Za-z][A-Za-z0-9_]*$`}
 	dagNodesArg = map[string]any{
-		"type": "array", "maxItems": maxDAGNodes, "items": dagNodeName,
+		"type": "array", "maxItems": 10000, "items": dagNodeName,
 		"description": "Node names: <StepType> or <StepType>_<job_type>, e.g. TabularPreprocessing_training.",
 	}
 	dagEdgesArg = map[string]any{
-		"type": "array", "maxItems": maxDAGEdges,
+		"type": "array", "maxItems": 50000,
 		"items":       map[string]any{"type": "array", "minItems": 2, "maxItems": 2, "items": dagNodeName},
 		"description": "Edges as [source, destination] node pairs; the source runs first and feeds the destination.",
 	}
-	dagMetadataArg = map[string]any{"type": "object", "maxProperties": 200, "description": "Free-form metadata stored with the DAG."}
-	dagPathArg     = map[string]any{"type": "string", "minLength": 1, "maxLength": 4096, "description": "File path inside the workspace root."}
 )
-
-func dagNamespace(d *Deps) (registry.Namespace, error) {
-	if d.Steps == nil {
-		return registry.Namespace{}, errors.New("step catalog is not loaded")
-	}
-	graph := func(extra map[string]any, required ...string) map[string]any {
-		props := map[string]any{"nodes": dagNodesArg, "edges": dagEdgesArg}
-		for k, v := range extra {
-			props[k] = v
-		}
-		return registry.Object(props, append([]string{"nodes"}, required...)...)
-	}
-	const ex = `{"nodes": ["DummyDataLoading_training", "TabularPreprocessing_training", "XGBoostTraining"], "edges": [["DummyDataLoading_training", "TabularPreprocessing_training"], ["TabularPreprocessing_training", "XGBoostTraining"]]}`
-	return registry.Namespace{
-		Name:        "dag",
-		Description: "Build, check, wire, draw and (de)serialise pipeline DAGs.",
-		Tools: []registry.ToolDef{
-			{
-				Name: "dag.construct",
-				Description: "Build the DAG document (format version, metadata, nodes, edges) with statistics (entry/exit/isolated nodes, " +
-					"longest path, cycles) and a Mermaid flowchart. Nothing is written and nothing is validated against the step catalog.",
-				When:     "You have a list of steps and edges and want the DAG document or a picture of it.",
-				Examples: []string{`dag.construct ` + ex + `  # three-step training DAG`},
-				Tags:     []string{registry.PhasePlanner},
-				Schema:   graph(map[string]any{"metadata": dagMetadataArg}),
-				Handler:  d.dagConstruct,
-			},
-			{
-				Name: "dag.validate_integrity",
-				Description: "Check a DAG: cycles (named), edges to undeclared nodes, duplicate nodes/edges, self-loops, isolated nodes, " +
-					"unknown step types (with suggestions) and node-type rules (a source step has no parents, a sink no children). " +
-					"Fails with validation_failed and the full report in details when anything is wrong.",
-				When:     "Before wiring or compiling a DAG you assembled by hand.",
-				Examples: []string{`dag.validate_integrity {"nodes": ["TabularPreprocessing", "XGBoostTraining"], "edges": [["TabularPreprocessing", "XGBoostTrainng"]]}  # typo in an edge`},
-				Tags:     []string{registry.PhaseValidator},
-				Schema:   graph(nil),
-				Handler:  d.dagValidateIntegrity,
-			},
-			{
-				Name: "dag.resolve_plan",
-				Description: "Wire the DAG: execution order, and for every node each dependency's chosen upstream output with its " +
-					"compatibility score and runtime property reference ({\"Get\": \"Steps.<step>.<path>\"}); required dependencies " +
-					"nothing can feed are listed with the best candidates and their score breakdowns. Includes a Mermaid flowchart " +
-					"whose edges are labelled with the wired ports.",
-				When:     "You want to know how data flows between the steps, or why an input stays empty.",
-				Examples: []string{`dag.resolve_plan ` + ex, `dag.resolve_plan {"nodes": ["XGBoostTraining", "Package"], "edges": [["XGBoostTraining", "Package"]], "include_breakdown": true}  # with score components`},
-				Tags:     []string{registry.PhasePlanner},
-				Schema:   graph(map[string]any{"include_breakdown": registry.Boolean("Include the score breakdown of every binding (default false; unresolved candidates always have one).")}),
-				Handler:  d.dagResolvePlan,
-			},
-			{
-				Name:        "dag.dependencies",
-				Description: "Immediate parents and children of one node, plus everything upstream and downstream of it.",
-				When:        "You want to know what a step depends on or what it affects.",
-				Examples:    []string{`dag.dependencies {"step": "B", "nodes": ["A", "B", "C"], "edges": [["A", "B"], ["B", "C"]]}`},
-				Tags:        []string{registry.PhasePlanner},
-				Schema:      graph(map[string]any{"step": dagNodeName}, "step"),
-				Handler:     d.dagDependencies,
-			},
-			{
-				Name: "dag.serialize",
-				Description: "Render the DAG document as JSON, or with path write it to a file inside the workspace (the DAG must be " +
-					"non-empty, acyclic and have no dangling edge). Output is deterministic: no timestamp unless created_at is given.",
-				When: "You want to save a DAG for dag.deserialize, config.requirements or compile.*.",
-				Examples: []string{
-					`dag.serialize ` + strings.TrimSuffix(ex, "}") + `, "path": "pipeline_config/dag.json"}  # write into the workspace`,
-					`dag.serialize {"nodes": ["A", "B"], "edges": [["A", "B"]]}  # JSON string only`,
-				},
-				Tags: []string{registry.PhasePlanner},
-				Schema: graph(map[string]any{
-					"metadata":   dagMetadataArg,
-					"path":       dagPathArg,
-					"pretty":     registry.Boolean("Indent the JSON (default true)."),
-					"overwrite":  registry.Boolean("Replace an existing file (default false)."),
-					"created_at": map[string]any{"type": "string", "maxLength": 64, "description": "Timestamp to record (e.g. 2025-01-31T12:00:00Z); omitted when not given."},
-				}),
-				Handler: d.dagSerialize,
-				Writes:  true,
-			},
-			{
-				Name:        "dag.deserialize",
-				Description: "Read a DAG JSON file from the workspace (writer format, Cursus shared-DAG format, or flat {nodes, edges}).",
-				When:        "You have a DAG file and want its nodes, edges, statistics and metadata.",
-				Examples:    []string{`dag.deserialize {"path": "pipeline_config/dag.json"}`},
-				Tags:        []string{registry.PhasePlanner},
-				Schema:      registry.Object(map[string]any{"path": dagPathArg}, "path"),
-				Handler:     d.dagDeserialize,
-			},
-			{
-				Name:        "dag.mermaid",
-				Description: "A Mermaid flowchart (flowchart TD) of the DAG to show a user; with wiring, edges are labelled output → input.",
-				When:        "You want a picture of the pipeline.",
-				Examples:    []string{`dag.mermaid ` + strings.TrimSuffix(ex, "}") + `, "wiring": true}`},
-				Tags:        []string{registry.PhasePlanner},
-				Schema:      graph(map[string]any{"wiring": registry.Boolean("Label edges with the wired ports (needs known step types; default false).")}),
-				Handler:     d.dagMermaid,
-			},
-		},
-	}, nil
-}
 
 // dagArgs reads the nodes/edges arguments (schema-checked already).
 func dagArgs(args map[string]any) (*dag.DAG, error) {
@@ -143,6 +57,111 @@ func dagArgs(args map[string]any) (*dag.DAG, error) {
 		return nil, registry.Errorf(registry.CodeInvalidInput, "%v", err)
 	}
 	return g, nil
+}
+
+type dagDocumentIn struct {
+	dagGraph
+	Metadata map[string]any `json:"metadata,omitempty" jsonschema:"Free-form metadata stored with the DAG." schema:"maxProperties=200"`
+}
+
+type dagResolvePlanIn struct {
+	dagGraph
+	IncludeBreakdown bool `json:"include_breakdown,omitempty" jsonschema:"Include the score breakdown of every binding (default false; unresolved candidates always have one)."`
+}
+
+type dagDependenciesIn struct {
+	dagGraph
+	Step nodeName `json:"step"`
+}
+
+type dagSerializeIn struct {
+	dagDocumentIn
+	Path      workspacePath `json:"path,omitempty" jsonschema:"File path inside the workspace root."`
+	Pretty    *bool         `json:"pretty,omitempty" jsonschema:"Indent the JSON (default true)."`
+	Overwrite bool          `json:"overwrite,omitempty" jsonschema:"Replace an existing file (default false)."`
+	CreatedAt string        `json:"created_at,omitempty" jsonschema:"Timestamp to record (e.g. 2025-01-31T12:00:00Z); omitted when not given." schema:"maxLength=64"`
+}
+
+type dagDeserializeIn struct {
+	Path workspacePath `json:"path" jsonschema:"File path inside the workspace root."`
+}
+
+type dagMermaidIn struct {
+	dagGraph
+	Wiring bool `json:"wiring,omitempty" jsonschema:"Label edges with the wired ports (needs known step types; default false)."`
+}
+
+func dagNamespace(d *Deps) (registry.Namespace, error) {
+	if d.Steps == nil {
+		return registry.Namespace{}, errors.New("step catalog is not loaded")
+	}
+	const ex = `{"nodes": ["DummyDataLoading_training", "TabularPreprocessing_training", "XGBoostTraining"], "edges": [["DummyDataLoading_training", "TabularPreprocessing_training"], ["TabularPreprocessing_training", "XGBoostTraining"]]}`
+	return registry.Namespace{
+		Name:        "dag",
+		Description: "Build, check, wire, draw and (de)serialise pipeline DAGs.",
+		Tools: []registry.ToolDef{
+			registry.Define(registry.ToolDef{
+				Name: "dag.construct",
+				Description: "Build the DAG document (format version, metadata, nodes, edges) with statistics (entry/exit/isolated nodes, " +
+					"longest path, cycles) and a Mermaid flowchart. Nothing is written and nothing is validated against the step catalog.",
+				When:     "You have a list of steps and edges and want the DAG document or a picture of it.",
+				Examples: []string{`dag.construct ` + ex + `  # three-step training DAG`},
+				Tags:     []string{registry.PhasePlanner},
+			}, d.dagConstruct),
+			registry.Define(registry.ToolDef{
+				Name: "dag.validate_integrity",
+				Description: "Check a DAG: cycles (named), edges to undeclared nodes, duplicate nodes/edges, self-loops, isolated nodes, " +
+					"unknown step types (with suggestions) and node-type rules (a source step has no parents, a sink no children). " +
+					"Fails with validation_failed and the full report in details when anything is wrong.",
+				When:     "Before wiring or compiling a DAG you assembled by hand.",
+				Examples: []string{`dag.validate_integrity {"nodes": ["TabularPreprocessing", "XGBoostTraining"], "edges": [["TabularPreprocessing", "XGBoostTrainng"]]}  # typo in an edge`},
+				Tags:     []string{registry.PhaseValidator},
+			}, d.dagValidateIntegrity),
+			registry.Define(registry.ToolDef{
+				Name: "dag.resolve_plan",
+				Description: "Wire the DAG: execution order, and for every node each dependency's chosen upstream output with its " +
+					"compatibility score and runtime property reference ({\"Get\": \"Steps.<step>.<path>\"}); required dependencies " +
+					"nothing can feed are listed with the best candidates and their score breakdowns. Includes a Mermaid flowchart " +
+					"whose edges are labelled with the wired ports.",
+				When:     "You want to know how data flows between the steps, or why an input stays empty.",
+				Examples: []string{`dag.resolve_plan ` + ex, `dag.resolve_plan {"nodes": ["XGBoostTraining", "Package"], "edges": [["XGBoostTraining", "Package"]], "include_breakdown": true}  # with score components`},
+				Tags:     []string{registry.PhasePlanner},
+			}, d.dagResolvePlan),
+			registry.Define(registry.ToolDef{
+				Name:        "dag.dependencies",
+				Description: "Immediate parents and children of one node, plus everything upstream and downstream of it.",
+				When:        "You want to know what a step depends on or what it affects.",
+				Examples:    []string{`dag.dependencies {"step": "B", "nodes": ["A", "B", "C"], "edges": [["A", "B"], ["B", "C"]]}`},
+				Tags:        []string{registry.PhasePlanner},
+			}, d.dagDependencies),
+			registry.Define(registry.ToolDef{
+				Name: "dag.serialize",
+				Description: "Render the DAG document as JSON, or with path write it to a file inside the workspace (the DAG must be " +
+					"non-empty, acyclic and have no dangling edge). Output is deterministic: no timestamp unless created_at is given.",
+				When: "You want to save a DAG for dag.deserialize, config.requirements or compile.*.",
+				Examples: []string{
+					`dag.serialize ` + strings.TrimSuffix(ex, "}") + `, "path": "pipeline_config/dag.json"}  # write into the workspace`,
+					`dag.serialize {"nodes": ["A", "B"], "edges": [["A", "B"]]}  # JSON string only`,
+				},
+				Tags:   []string{registry.PhasePlanner},
+				Writes: true,
+			}, d.dagSerialize),
+			registry.Define(registry.ToolDef{
+				Name:        "dag.deserialize",
+				Description: "Read a DAG JSON file from the workspace (writer format, Cursus shared-DAG format, or flat {nodes, edges}).",
+				When:        "You have a DAG file and want its nodes, edges, statistics and metadata.",
+				Examples:    []string{`dag.deserialize {"path": "pipeline_config/dag.json"}`},
+				Tags:        []string{registry.PhasePlanner},
+			}, d.dagDeserialize),
+			registry.Define(registry.ToolDef{
+				Name:        "dag.mermaid",
+				Description: "A Mermaid flowchart (flowchart TD) of the DAG to show a user; with wiring, edges are labelled output → input.",
+				When:        "You want a picture of the pipeline.",
+				Examples:    []string{`dag.mermaid ` + strings.TrimSuffix(ex, "}") + `, "wiring": true}`},
+				Tags:        []string{registry.PhasePlanner},
+			}, d.dagMermaid),
+		},
+	}, nil
 }
 
 // nodeClass colours nodes by their step's node type in Mermaid output.
@@ -160,43 +179,61 @@ func (d *Deps) nodeClass(node string) string {
 	return ""
 }
 
-func (d *Deps) dagConstruct(_ context.Context, req registry.Request) (*registry.Result, error) {
-	g, err := dagArgs(req.Args)
-	if err != nil {
-		return nil, err
-	}
-	meta, _ := req.Args["metadata"].(map[string]any)
-	data, err := dag.MarshalDocument(dag.Document{DAG: g, Metadata: meta})
-	if err != nil {
-		return nil, err
-	}
-	var doc map[string]any
-	if err := json.Unmarshal(data, &doc); err != nil {
-		return nil, err
-	}
-	doc["mermaid"] = g.Mermaid(dag.MermaidOptions{NodeClass: d.nodeClass})
-	stats := g.Stats()
-	res := registry.OK(doc).WithMeta("node_count", stats.NodeCount).WithMeta("edge_count", stats.EdgeCount)
-	if stats.HasCycles {
-		res.Warn("DAG contains a cycle — it is not a valid pipeline topology.")
-	}
-	if r := g.Check(); !r.Valid {
-		res.Warn(fmt.Sprintf("structural issues: %s", strings.Join(r.Categories(), ", ")))
-	}
-	return res.Next(registry.NextStep{Tool: "dag.validate_integrity", When: "before wiring", Why: "checks step types and structure",
-		ArgsHint: map[string]any{"nodes": g.Nodes, "edges": g.Edges}}), nil
+// dagDocument is the dag.construct payload: the writer format's document
+// (no created_at: construct never records one) plus its Mermaid picture.
+type dagDocument struct {
+	Version    string         `json:"version"`
+	Metadata   map[string]any `json:"metadata"`
+	DAG        dagNodesEdges  `json:"dag"`
+	Statistics dag.Statistics `json:"statistics"`
+	Mermaid    string         `json:"mermaid"`
 }
 
-// integrityReport is the payload shape of an integrity check.
-func integrityReport(r dag.Integrity) map[string]any {
-	return map[string]any{
-		"is_valid":         r.Valid,
-		"issues":           r.ByCategory(),
-		"issue_categories": nonNilStrings(r.Categories()),
-		"findings":         r.Issues,
-		"node_count":       r.NodeCount,
-		"edge_count":       r.EdgeCount,
+type dagNodesEdges struct {
+	Nodes []string    `json:"nodes"`
+	Edges [][2]string `json:"edges"`
+}
+
+func (d *Deps) dagConstruct(ctx context.Context, in dagDocumentIn) (dagDocument, error) {
+	g := in.graph()
+	stats := g.Stats()
+	meta := in.Metadata
+	if meta == nil {
+		meta = map[string]any{}
 	}
+	registry.Meta(ctx, "node_count", stats.NodeCount)
+	registry.Meta(ctx, "edge_count", stats.EdgeCount)
+	if stats.HasCycles {
+		registry.Warn(ctx, "DAG contains a cycle — it is not a valid pipeline topology.")
+	}
+	if r := g.Check(); !r.Valid {
+		registry.Warn(ctx, fmt.Sprintf("structural issues: %s", strings.Join(r.Categories(), ", ")))
+	}
+	registry.Next(ctx, registry.NextStep{Tool: "dag.validate_integrity", When: "before wiring", Why: "checks step types and structure",
+		ArgsHint: map[string]any{"nodes": g.Nodes, "edges": g.Edges}})
+	return dagDocument{Version: dag.WriterVersion, Metadata: meta, DAG: dagNodesEdges{Nodes: g.Nodes, Edges: g.Edges},
+		Statistics: stats, Mermaid: g.Mermaid(dag.MermaidOptions{NodeClass: d.nodeClass})}, nil
+}
+
+// integrityReport is the payload of an integrity check; a failed check
+// carries the same report in its details.
+type integrityReport struct {
+	IsValid         bool                `json:"is_valid"`
+	Issues          map[string][]string `json:"issues"`
+	IssueCategories []string            `json:"issue_categories"`
+	Findings        []dag.Issue         `json:"findings"`
+	NodeCount       int                 `json:"node_count"`
+	EdgeCount       int                 `json:"edge_count"`
+}
+
+func newIntegrityReport(r dag.Integrity) integrityReport {
+	return integrityReport{IsValid: r.Valid, Issues: r.ByCategory(), IssueCategories: nonNilStrings(r.Categories()),
+		Findings: r.Issues, NodeCount: r.NodeCount, EdgeCount: r.EdgeCount}
+}
+
+func (rep integrityReport) details() map[string]any {
+	return map[string]any{"is_valid": rep.IsValid, "issues": rep.Issues, "issue_categories": rep.IssueCategories,
+		"findings": rep.Findings, "node_count": rep.NodeCount, "edge_count": rep.EdgeCount}
 }
 
 func nonNilStrings(s []string) []string {
@@ -206,8 +243,8 @@ func nonNilStrings(s []string) []string {
 	return s
 }
 
-// integrityFailure is the validation_failed result for an invalid DAG.
-func integrityFailure(r dag.Integrity) *registry.Result {
+// integrityFailure is the validation_failed error for an invalid DAG.
+func integrityFailure(r dag.Integrity) *registry.ToolError {
 	var parts []string
 	for _, is := range r.Issues {
 		parts = append(parts, is.Message)
@@ -216,41 +253,67 @@ func integrityFailure(r dag.Integrity) *registry.Result {
 			break
 		}
 	}
-	return registry.Fail(registry.CodeValidationFailed, "DAG integrity check failed: "+strings.Join(parts, "; ")).
-		WithDetails(integrityReport(r)).
+	return registry.Errorf(registry.CodeValidationFailed, "DAG integrity check failed: %s", strings.Join(parts, "; ")).
+		WithDetails(newIntegrityReport(r).details()).
 		Suggest("Fix the listed issues (details.findings locate each one) and check again; unknown steps list close matches.",
 			"dag.validate_integrity", "catalog.search")
 }
 
-func (d *Deps) dagValidateIntegrity(_ context.Context, req registry.Request) (*registry.Result, error) {
-	g, err := dagArgs(req.Args)
-	if err != nil {
-		return nil, err
-	}
+func (d *Deps) dagValidateIntegrity(ctx context.Context, in dagGraph) (integrityReport, error) {
+	g := in.graph()
 	r := g.CheckWith(deps.NodeLookup(d.Steps))
 	if !r.Valid {
-		return integrityFailure(r), nil
+		return integrityReport{}, integrityFailure(r)
 	}
-	return registry.OK(integrityReport(r)).WithMeta("node_count", r.NodeCount).
-		Next(registry.NextStep{Tool: "dag.resolve_plan", When: "next", Why: "wires each dependency to an upstream output",
-			ArgsHint: map[string]any{"nodes": g.Nodes, "edges": g.Edges}}), nil
+	registry.Meta(ctx, "node_count", r.NodeCount)
+	registry.Next(ctx, registry.NextStep{Tool: "dag.resolve_plan", When: "next", Why: "wires each dependency to an upstream output",
+		ArgsHint: map[string]any{"nodes": g.Nodes, "edges": g.Edges}})
+	return newIntegrityReport(r), nil
 }
 
-// planPayload renders a wiring plan for a tool result.
-func planPayload(g *dag.DAG, plan *deps.Plan, withBreakdown bool) map[string]any {
-	bindings := map[string][]map[string]any{}
+// wiringPlan is the dag.resolve_plan payload.
+type wiringPlan struct {
+	ExecutionOrder  []string                     `json:"execution_order"`
+	Steps           map[string]deps.StepInfo     `json:"steps"`
+	Dependencies    map[string][]string          `json:"dependencies"`
+	Bindings        map[string][]planBinding     `json:"bindings"`
+	DataFlowMap     map[string]map[string]string `json:"data_flow_map"`
+	Unresolved      []deps.Unresolved            `json:"unresolved"`
+	OptionalUnbound map[string][]string          `json:"optional_unbound"`
+	IsComplete      bool                         `json:"is_complete"`
+	Mermaid         string                       `json:"mermaid"`
+}
+
+// planBinding is a deps.Binding as a client reads it: the score rounded,
+// the reference in its runtime form, the breakdown only when asked for.
+type planBinding struct {
+	Dependency string          `json:"dependency"`
+	Required   bool            `json:"required"`
+	FromNode   string          `json:"from_node"`
+	FromOutput string          `json:"from_output"`
+	FromStep   string          `json:"from_step"`
+	Score      float64         `json:"score"`
+	Property   string          `json:"property"`
+	Reference  propertyRef     `json:"reference"`
+	Breakdown  *deps.Breakdown `json:"breakdown,omitempty"`
+}
+
+// propertyRef is a runtime property reference: {"Get": "Steps.<step>.<path>"}.
+type propertyRef struct {
+	Get string `json:"Get"`
+}
+
+func newWiringPlan(g *dag.DAG, plan *deps.Plan, withBreakdown bool) wiringPlan {
+	bindings := map[string][]planBinding{}
 	flow := map[string]map[string]string{}
 	for _, n := range plan.Order {
 		for _, b := range plan.Bindings[n] {
-			m := map[string]any{
-				"dependency": b.Dependency, "required": b.Required, "from_node": b.FromNode, "from_output": b.FromOutput,
-				"from_step": b.FromStep, "score": round4(b.Score), "property": b.Property,
-				"reference": map[string]string{"Get": b.Reference},
-			}
+			pb := planBinding{Dependency: b.Dependency, Required: b.Required, FromNode: b.FromNode, FromOutput: b.FromOutput,
+				FromStep: b.FromStep, Score: round4(b.Score), Property: b.Property, Reference: propertyRef{Get: b.Reference}}
 			if withBreakdown {
-				m["breakdown"] = b.Breakdown
+				pb.Breakdown = &b.Breakdown
 			}
-			bindings[n] = append(bindings[n], m)
+			bindings[n] = append(bindings[n], pb)
 			if flow[n] == nil {
 				flow[n] = map[string]string{}
 			}
@@ -261,16 +324,10 @@ func planPayload(g *dag.DAG, plan *deps.Plan, withBreakdown bool) map[string]any
 	for _, n := range plan.Order {
 		dependencies[n] = nonNilStrings(g.Parents(n))
 	}
-	return map[string]any{
-		"execution_order":  plan.Order,
-		"steps":            plan.Steps,
-		"dependencies":     dependencies,
-		"bindings":         bindings,
-		"data_flow_map":    flow,
-		"unresolved":       plan.Unresolved,
-		"optional_unbound": plan.OptionalUnbound,
-		"is_complete":      len(plan.Unresolved) == 0,
-		"mermaid":          g.Mermaid(dag.MermaidOptions{EdgeLabel: edgeLabels(plan), NodeClass: unresolvedClass(plan)}),
+	return wiringPlan{
+		ExecutionOrder: plan.Order, Steps: plan.Steps, Dependencies: dependencies, Bindings: bindings, DataFlowMap: flow,
+		Unresolved: plan.Unresolved, OptionalUnbound: plan.OptionalUnbound, IsComplete: len(plan.Unresolved) == 0,
+		Mermaid: g.Mermaid(dag.MermaidOptions{EdgeLabel: edgeLabels(plan), NodeClass: unresolvedClass(plan)}),
 	}
 }
 
@@ -306,117 +363,129 @@ func unresolvedClass(plan *deps.Plan) func(string) string {
 }
 
 // resolveChecked runs the integrity check, then the resolver.
-func (d *Deps) resolveChecked(g *dag.DAG) (*deps.Plan, *registry.Result, error) {
+func (d *Deps) resolveChecked(g *dag.DAG) (*deps.Plan, error) {
 	if r := g.CheckWith(deps.NodeLookup(d.Steps)); !r.Valid {
-		return nil, integrityFailure(r), nil
+		return nil, integrityFailure(r)
 	}
 	plan, err := deps.Resolve(g, d.Steps)
 	if err != nil {
-		return nil, nil, registry.Errorf(registry.CodeValidationFailed, "cannot resolve the DAG: %v", err)
+		return nil, registry.Errorf(registry.CodeValidationFailed, "cannot resolve the DAG: %v", err)
 	}
-	return plan, nil, nil
+	return plan, nil
 }
 
-func (d *Deps) dagResolvePlan(_ context.Context, req registry.Request) (*registry.Result, error) {
-	g, err := dagArgs(req.Args)
+func (d *Deps) dagResolvePlan(ctx context.Context, in dagResolvePlanIn) (wiringPlan, error) {
+	g := in.graph()
+	plan, err := d.resolveChecked(g)
 	if err != nil {
-		return nil, err
+		return wiringPlan{}, err
 	}
-	plan, fail, err := d.resolveChecked(g)
-	if fail != nil || err != nil {
-		return fail, err
-	}
-	withBreakdown, _ := req.Args["include_breakdown"].(bool)
-	res := registry.OK(planPayload(g, plan, withBreakdown)).WithMeta("step_count", len(plan.Order))
+	registry.Meta(ctx, "step_count", len(plan.Order))
 	for _, u := range plan.Unresolved {
-		res.Warn(fmt.Sprintf("required dependency %s.%s (%s) is unresolved: %s", u.Node, u.Dependency, u.Type, u.Reason))
+		registry.Warn(ctx, fmt.Sprintf("required dependency %s.%s (%s) is unresolved: %s", u.Node, u.Dependency, u.Type, u.Reason))
 	}
 	if len(plan.Unresolved) > 0 {
-		return res.Next(registry.NextStep{Tool: "validate.deps_explain", When: "to see why a candidate scored low",
-			Why: "gives every component of one dependency/output score"}), nil
+		registry.Next(ctx, registry.NextStep{Tool: "validate.deps_explain", When: "to see why a candidate scored low",
+			Why: "gives every component of one dependency/output score"})
+	} else {
+		registry.Next(ctx, registry.NextStep{Tool: "config.requirements", When: "next", Why: "lists the configuration the DAG needs",
+			ArgsHint: map[string]any{"dag": map[string]any{"nodes": g.Nodes, "edges": g.Edges}}})
 	}
-	return res.Next(registry.NextStep{Tool: "config.requirements", When: "next", Why: "lists the configuration the DAG needs",
-		ArgsHint: map[string]any{"dag": map[string]any{"nodes": g.Nodes, "edges": g.Edges}}}), nil
+	return newWiringPlan(g, plan, in.IncludeBreakdown), nil
 }
 
-func (d *Deps) dagDependencies(_ context.Context, req registry.Request) (*registry.Result, error) {
-	g, err := dagArgs(req.Args)
-	if err != nil {
-		return nil, err
-	}
-	step, _ := req.Args["step"].(string)
+// nodeNeighbours is the dag.dependencies payload.
+type nodeNeighbours struct {
+	Step         string   `json:"step"`
+	Dependencies []string `json:"dependencies"`
+	Dependents   []string `json:"dependents"`
+	Upstream     []string `json:"upstream"`
+	Downstream   []string `json:"downstream"`
+}
+
+func (d *Deps) dagDependencies(_ context.Context, in dagDependenciesIn) (nodeNeighbours, error) {
+	g, step := in.graph(), string(in.Step)
 	if !g.HasNode(step) {
 		available := append([]string(nil), g.Nodes...)
 		sort.Strings(available)
-		return nil, registry.Errorf(registry.CodeNotFound, "step '%s' is not a node of the DAG", step).
+		return nodeNeighbours{}, registry.Errorf(registry.CodeNotFound, "step '%s' is not a node of the DAG", step).
 			WithDetails(map[string]any{"available_nodes": available}).
 			Suggest("Use one of details.available_nodes.")
 	}
-	return registry.OK(map[string]any{
-		"step":         step,
-		"dependencies": nonNilStrings(g.Parents(step)),
-		"dependents":   nonNilStrings(g.Children(step)),
-		"upstream":     nonNilStrings(g.Upstream(step)),
-		"downstream":   nonNilStrings(g.Downstream(step)),
-	}), nil
+	return nodeNeighbours{Step: step, Dependencies: nonNilStrings(g.Parents(step)), Dependents: nonNilStrings(g.Children(step)),
+		Upstream: nonNilStrings(g.Upstream(step)), Downstream: nonNilStrings(g.Downstream(step))}, nil
 }
 
-func (d *Deps) dagSerialize(_ context.Context, req registry.Request) (*registry.Result, error) {
-	g, err := dagArgs(req.Args)
-	if err != nil {
-		return nil, err
-	}
-	meta, _ := req.Args["metadata"].(map[string]any)
-	createdAt, _ := req.Args["created_at"].(string)
-	path, hasPath := req.Args["path"].(string)
-	pretty := true
-	if v, ok := req.Args["pretty"].(bool); ok {
-		pretty = v
-	}
-	overwrite, _ := req.Args["overwrite"].(bool)
-	if hasPath {
+// dagSerialized is the dag.serialize payload: the JSON itself, or where
+// it was written (path and bytes).
+type dagSerialized struct {
+	JSON      string `json:"json,omitempty"`
+	Path      string `json:"path,omitempty"`
+	NodeCount int    `json:"node_count"`
+	EdgeCount int    `json:"edge_count"`
+	Bytes     int    `json:"bytes,omitempty"`
+}
+
+func (d *Deps) dagSerialize(ctx context.Context, in dagSerializeIn) (dagSerialized, error) {
+	g, path := in.graph(), string(in.Path)
+	if path != "" {
 		// Writing validates, so a file on disk is always a usable DAG.
 		if len(g.Nodes) == 0 {
-			return nil, registry.Errorf(registry.CodeInvalidInput, "cannot serialize DAG: cannot write an empty DAG (no nodes)")
+			return dagSerialized{}, registry.Errorf(registry.CodeInvalidInput, "cannot serialize DAG: cannot write an empty DAG (no nodes)")
 		}
 		if r := g.Check(); !r.Valid {
-			f := integrityFailure(r)
-			f.Error = "cannot serialize DAG: " + f.Error
-			return f, nil
+			fail := integrityFailure(r)
+			fail.Message = "cannot serialize DAG: " + fail.Message
+			return dagSerialized{}, fail
 		}
 	}
-	data, err := dag.MarshalDocument(dag.Document{DAG: g, Metadata: meta, CreatedAt: createdAt})
+	data, err := dag.MarshalDocument(dag.Document{DAG: g, Metadata: in.Metadata, CreatedAt: in.CreatedAt})
 	if err != nil {
-		return nil, registry.Errorf(registry.CodeInvalidInput, "cannot serialize DAG: %v", err)
+		return dagSerialized{}, registry.Errorf(registry.CodeInvalidInput, "cannot serialize DAG: %v", err)
 	}
-	if !pretty {
+	if in.Pretty != nil && !*in.Pretty {
 		var buf bytes.Buffer
 		if err := json.Compact(&buf, data); err != nil {
-			return nil, err
+			return dagSerialized{}, err
 		}
 		data = buf.Bytes()
 	}
 	stats := g.Stats()
-	if !hasPath {
-		return registry.OK(map[string]any{"json": string(data), "node_count": stats.NodeCount, "edge_count": stats.EdgeCount}), nil
+	out := dagSerialized{NodeCount: stats.NodeCount, EdgeCount: stats.EdgeCount}
+	if path == "" {
+		out.JSON = string(data)
+		return out, nil
 	}
-	if err := d.Root.WriteFile(path, data, overwrite); err != nil {
-		return nil, pathError("path", err)
+	if err := d.Root.WriteFile(path, data, in.Overwrite); err != nil {
+		return dagSerialized{}, pathError("path", err)
 	}
 	abs, _ := d.Root.Resolve(path)
-	return registry.OK(map[string]any{"path": d.Root.Rel(abs), "node_count": stats.NodeCount, "edge_count": stats.EdgeCount, "bytes": len(data)}).
-		Next(registry.NextStep{Tool: "dag.deserialize", When: "to read it back", Why: "round-trips byte-for-byte", ArgsHint: map[string]any{"path": path}}), nil
+	out.Path, out.Bytes = d.Root.Rel(abs), len(data)
+	registry.Next(ctx, registry.NextStep{Tool: "dag.deserialize", When: "to read it back", Why: "round-trips byte-for-byte", ArgsHint: map[string]any{"path": path}})
+	return out, nil
 }
 
-func (d *Deps) dagDeserialize(_ context.Context, req registry.Request) (*registry.Result, error) {
-	path, _ := req.Args["path"].(string)
+// dagFile is the dag.deserialize payload; created_at, version and
+// description are null when the file has none.
+type dagFile struct {
+	Nodes       []string       `json:"nodes"`
+	Edges       [][2]string    `json:"edges"`
+	Stats       dag.Statistics `json:"stats"`
+	Metadata    map[string]any `json:"metadata"`
+	CreatedAt   *string        `json:"created_at"`
+	Version     *string        `json:"version"`
+	Description *string        `json:"description"`
+}
+
+func (d *Deps) dagDeserialize(ctx context.Context, in dagDeserializeIn) (dagFile, error) {
+	path := string(in.Path)
 	data, err := d.Root.ReadFile(path)
 	if err != nil {
-		return nil, pathError("path", err)
+		return dagFile{}, pathError("path", err)
 	}
 	doc, err := dag.ParseDocument(data)
 	if err != nil {
-		return nil, registry.Errorf(registry.CodeInvalidInput, "invalid DAG file '%s': %v", path, err).
+		return dagFile{}, registry.Errorf(registry.CodeInvalidInput, "invalid DAG file '%s': %v", path, err).
 			Suggest("The file must hold {\"dag\": {\"nodes\": [...], \"edges\": [...]}} or {\"nodes\": [...], \"edges\": [...]}.")
 	}
 	stats := doc.DAG.Stats()
@@ -424,41 +493,40 @@ func (d *Deps) dagDeserialize(_ context.Context, req registry.Request) (*registr
 	if meta == nil {
 		meta = map[string]any{}
 	}
-	res := registry.OK(map[string]any{
-		"nodes": doc.DAG.Nodes, "edges": doc.DAG.Edges, "stats": stats, "metadata": meta,
-		"created_at": dagOptional(doc.CreatedAt), "version": dagOptional(doc.Version), "description": dagOptional(doc.Description),
-	}).WithMeta("node_count", stats.NodeCount).WithMeta("edge_count", stats.EdgeCount)
+	registry.Meta(ctx, "node_count", stats.NodeCount)
+	registry.Meta(ctx, "edge_count", stats.EdgeCount)
 	if r := doc.DAG.Check(); !r.Valid {
-		res.Warn("the DAG has structural issues: " + strings.Join(r.Categories(), ", "))
+		registry.Warn(ctx, "the DAG has structural issues: "+strings.Join(r.Categories(), ", "))
 	}
-	return res, nil
+	return dagFile{Nodes: doc.DAG.Nodes, Edges: doc.DAG.Edges, Stats: stats, Metadata: meta,
+		CreatedAt: nullIfEmpty(doc.CreatedAt), Version: nullIfEmpty(doc.Version), Description: nullIfEmpty(doc.Description)}, nil
 }
 
-func dagOptional(s string) any {
+func nullIfEmpty(s string) *string {
 	if s == "" {
 		return nil
 	}
-	return s
+	return &s
 }
 
-func (d *Deps) dagMermaid(_ context.Context, req registry.Request) (*registry.Result, error) {
-	g, err := dagArgs(req.Args)
-	if err != nil {
-		return nil, err
-	}
+type dagMermaidOut struct {
+	Mermaid   string `json:"mermaid"`
+	NodeCount int    `json:"node_count"`
+}
+
+func (d *Deps) dagMermaid(ctx context.Context, in dagMermaidIn) (dagMermaidOut, error) {
+	g := in.graph()
 	opts := dag.MermaidOptions{NodeClass: d.nodeClass}
-	res := registry.OK(nil)
-	if wiring, _ := req.Args["wiring"].(bool); wiring {
+	if in.Wiring {
 		plan, err := deps.Resolve(g, d.Steps)
 		if err != nil {
-			return nil, registry.Errorf(registry.CodeValidationFailed, "cannot wire the DAG for labels: %v", err).
+			return dagMermaidOut{}, registry.Errorf(registry.CodeValidationFailed, "cannot wire the DAG for labels: %v", err).
 				Suggest("Check the DAG first, or call without wiring.", "dag.validate_integrity")
 		}
 		opts.EdgeLabel = edgeLabels(plan)
 		if len(plan.Unresolved) > 0 {
-			res.Warn(fmt.Sprintf("%d required dependencies are unresolved (see dag.resolve_plan)", len(plan.Unresolved)))
+			registry.Warn(ctx, fmt.Sprintf("%d required dependencies are unresolved (see dag.resolve_plan)", len(plan.Unresolved)))
 		}
 	}
-	res.Data = map[string]any{"mermaid": g.Mermaid(opts), "node_count": g.Stats().NodeCount}
-	return res, nil
+	return dagMermaidOut{Mermaid: g.Mermaid(opts), NodeCount: g.Stats().NodeCount}, nil
 }

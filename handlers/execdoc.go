@@ -4,13 +4,58 @@ import (
 	"context"
 	"errors"
 
+	"github.com/google/jsonschema-go/jsonschema"
+
 	"github.com/cursus-dev/cursus/engine/compiler"
 	"github.com/cursus-dev/cursus/engine/execdoc"
 	"github.com/cursus-dev/cursus/registry"
 )
 
-var execdocDocSchema = map[string]any{"type": "object", "maxProperties": 10,
-	"description": `Execution document: {"PIPELINE_STEP_CONFIGS": {step: {"STEP_TYPE": [...], "STEP_CONFIG": {...}}}, "PIPELINE_ADDITIONAL_PARAMS": {...}}.`}
+// execdocArg is an execution document given as an argument.
+type execdocArg map[string]any
+
+func (execdocArg) JSONSchema() *jsonschema.Schema {
+	return &jsonschema.Schema{Type: "object", MaxProperties: ptr(10), Description: execdocShape}
+}
+
+const execdocShape = `Execution document: {"PIPELINE_STEP_CONFIGS": {step: {"STEP_TYPE": [...], "STEP_CONFIG": {...}}}, "PIPELINE_ADDITIONAL_PARAMS": {...}}.`
+
+// execDocument is an execution document a tool answers with. It is the
+// caller's document where one was given, so its shape is not enforced.
+type execDocument map[string]any
+
+func (execDocument) JSONSchema() *jsonschema.Schema {
+	return &jsonschema.Schema{Type: "object", Description: execdocShape}
+}
+
+// execdocStepNames is the compiled pipeline's step names.
+type execdocStepNames []string
+
+func (execdocStepNames) JSONSchema() *jsonschema.Schema {
+	return &jsonschema.Schema{Type: "array", MinItems: ptr(1), MaxItems: ptr(1000), Items: &jsonschema.Schema{Type: "string", MinLength: ptr(1), MaxLength: ptr(256)}}
+}
+
+type execdocTemplateIn struct {
+	StepNames execdocStepNames `json:"step_names" jsonschema:"Pipeline step names."`
+}
+
+type execdocGenerateIn struct {
+	ConfigFile workspacePath `json:"config_file,omitempty" jsonschema:"config.json file inside the workspace (Cursus layout)."`
+	ConfigPath workspacePath `json:"config_path,omitempty" jsonschema:"Alias of config_file (the Cursus argument name)."`
+	dagSource
+	ExecutionDocument execdocArg `json:"execution_document,omitempty"`
+}
+
+type execdocValidateIn struct {
+	ExecutionDocument execdocArg    `json:"execution_document"`
+	ConfigFile        workspacePath `json:"config_file,omitempty" jsonschema:"config.json file inside the workspace (Cursus layout)."`
+	dagSource
+}
+
+type execdocMergeIn struct {
+	BaseDoc       execdocArg `json:"base_doc"`
+	AdditionalDoc execdocArg `json:"additional_doc"`
+}
 
 func execdocNamespace(d *Deps) (registry.Namespace, error) {
 	if d.Steps == nil || d.Config == nil {
@@ -20,17 +65,14 @@ func execdocNamespace(d *Deps) (registry.Namespace, error) {
 		Name:        "execdoc",
 		Description: "Build, fill, check and merge execution documents keyed by the compiled pipeline's step names.",
 		Tools: []registry.ToolDef{
-			{
+			registry.Define(registry.ToolDef{
 				Name:        "execdoc.template",
 				Description: "An empty execution document with one entry per step name (STEP_TYPE [\"PROCESSING_STEP\"], empty STEP_CONFIG).",
 				When:        "You need a blank execution document for known step names.",
 				Examples:    []string{`execdoc.template {"step_names": ["TabularPreprocessing-Training", "XGBoostTraining"]}`},
 				Tags:        []string{registry.PhaseProgrammer},
-				Schema: registry.Object(map[string]any{"step_names": map[string]any{"type": "array", "minItems": 1, "maxItems": 1000,
-					"items": map[string]any{"type": "string", "minLength": 1, "maxLength": 256}, "description": "Pipeline step names."}}, "step_names"),
-				Handler: d.execdocTemplate,
-			},
-			{
+			}, execdocTemplate),
+			registry.Define(registry.ToolDef{
 				Name: "execdoc.generate",
 				Description: "Fill an execution document for a DAG and its config.json: entries keyed by the compiled step names " +
 					"(TabularPreprocessing-Training), data-loading and registration steps get their STEP_CONFIG from their configs. " +
@@ -38,48 +80,34 @@ func execdocNamespace(d *Deps) (registry.Namespace, error) {
 				When:     "You run the compiled pipeline with an execution document.",
 				Examples: []string{`execdoc.generate {"config_file": "examples/xgboost-tabular/config.json", "dag_file": "examples/xgboost-tabular/dag.json"}`},
 				Tags:     []string{registry.PhaseProgrammer},
-				Schema: registry.Object(map[string]any{"config_file": configFileSchema,
-					"config_path": map[string]any{"type": "string", "minLength": 1, "maxLength": 4096, "description": "Alias of config_file (the Cursus argument name)."},
-					"dag":         configDAGSchema, "dag_file": configDAGFileSchema, "execution_document": execdocDocSchema}),
-				Handler: d.execdocGenerate,
-			},
-			{
+			}, d.execdocGenerate),
+			registry.Define(registry.ToolDef{
 				Name: "execdoc.validate",
 				Description: "Check an execution document's structure; with a DAG and config.json also that every compiled step is present " +
 					"with the right STEP_TYPE and no unknown step is listed. Never fails: {valid, issues}.",
 				When:     "Before running a pipeline with an execution document.",
 				Examples: []string{`execdoc.validate {"execution_document": {"PIPELINE_STEP_CONFIGS": {}}}`},
 				Tags:     []string{registry.PhaseValidator},
-				Schema: registry.Object(map[string]any{"execution_document": execdocDocSchema, "config_file": configFileSchema,
-					"dag": configDAGSchema, "dag_file": configDAGFileSchema}, "execution_document"),
-				Handler: d.execdocValidate,
-			},
-			{
+			}, d.execdocValidate),
+			registry.Define(registry.ToolDef{
 				Name:        "execdoc.merge",
 				Description: "Merge two execution documents: new steps are added; for an existing step STEP_CONFIG is updated key by key and other keys replaced.",
 				When:        "You combine a generated document with hand-written additions.",
 				Examples:    []string{`execdoc.merge {"base_doc": {"PIPELINE_STEP_CONFIGS": {"A": {"STEP_TYPE": ["PROCESSING_STEP"], "STEP_CONFIG": {}}}}, "additional_doc": {"PIPELINE_STEP_CONFIGS": {"A": {"STEP_CONFIG": {"k": "v"}}}}}`},
 				Tags:        []string{registry.PhaseProgrammer},
-				Schema:      registry.Object(map[string]any{"base_doc": execdocDocSchema, "additional_doc": execdocDocSchema}, "base_doc", "additional_doc"),
-				Handler:     d.execdocMerge,
-			},
+			}, execdocMerge),
 		},
 	}, nil
 }
 
-func (d *Deps) execdocTemplate(_ context.Context, req registry.Request) (*registry.Result, error) {
-	var args struct {
-		StepNames []string `json:"step_names"`
-	}
-	if err := req.Bind(&args); err != nil {
-		return nil, err
-	}
-	return registry.OK(execdoc.Template(args.StepNames)).WithMeta("step_count", len(args.StepNames)), nil
+func execdocTemplate(ctx context.Context, in execdocTemplateIn) (execDocument, error) {
+	registry.Meta(ctx, "step_count", len(in.StepNames))
+	return execdoc.Template(in.StepNames), nil
 }
 
 // execdocBound binds the DAG's nodes to their configs.
-func (d *Deps) execdocBound(args map[string]any) ([]compiler.BoundNode, int, error) {
-	in, f, err := d.compileInput(args)
+func (d *Deps) execdocBound(src compileSource) ([]compiler.BoundNode, int, error) {
+	in, f, err := d.compileInput(src, "")
 	if err != nil {
 		return nil, 0, err
 	}
@@ -90,62 +118,58 @@ func (d *Deps) execdocBound(args map[string]any) ([]compiler.BoundNode, int, err
 	return bound, len(f.Configs), nil
 }
 
-func (d *Deps) execdocGenerate(_ context.Context, req registry.Request) (*registry.Result, error) {
-	args := req.Args
-	if p, ok := args["config_path"].(string); ok {
-		if _, both := args["config_file"]; both {
+func (d *Deps) execdocGenerate(ctx context.Context, in execdocGenerateIn) (execDocument, error) {
+	cfg := in.ConfigFile
+	if in.ConfigPath != "" {
+		if cfg != "" {
 			return nil, registry.Errorf(registry.CodeInvalidInput, "give config_file or config_path, not both")
 		}
-		args = cloneArgs(args)
-		args["config_file"] = p
+		cfg = in.ConfigPath
 	}
-	if _, ok := args["config_file"]; !ok {
+	if cfg == "" {
 		return nil, registry.Errorf(registry.CodeInvalidInput, "config_file is required")
 	}
-	bound, nConfigs, err := d.execdocBound(args)
+	bound, nConfigs, err := d.execdocBound(compileSource{ConfigFile: cfg, dagSource: in.dagSource})
 	if err != nil {
 		return nil, err
 	}
-	doc, _ := args["execution_document"].(map[string]any)
-	out, st, warns := execdoc.Generate(bound, d.Steps, doc, nConfigs)
-	return registry.OK(toMap(out)).Warn(warns...).WithMeta("node_count", st.NodeCount).WithMeta("config_count", st.ConfigCount).
-		WithMeta("step_count", st.StepCount).WithMeta("steps_with_config", st.StepsWithConfig).WithMeta("auto_template", st.AutoTemplate).
-		Next(registry.NextStep{Tool: "execdoc.validate", When: "before running", Why: "check every step is present with its type"}), nil
+	out, st, warns := execdoc.Generate(bound, d.Steps, in.ExecutionDocument, nConfigs)
+	registry.Warn(ctx, warns...)
+	registry.Meta(ctx, "node_count", st.NodeCount)
+	registry.Meta(ctx, "config_count", st.ConfigCount)
+	registry.Meta(ctx, "step_count", st.StepCount)
+	registry.Meta(ctx, "steps_with_config", st.StepsWithConfig)
+	registry.Meta(ctx, "auto_template", st.AutoTemplate)
+	registry.Next(ctx, registry.NextStep{Tool: "execdoc.validate", When: "before running", Why: "check every step is present with its type"})
+	return out, nil
 }
 
-func cloneArgs(m map[string]any) map[string]any {
-	out := make(map[string]any, len(m))
-	for k, v := range m {
-		out[k] = v
-	}
-	delete(out, "config_path")
-	return out
+type execdocValidateOut struct {
+	Issues []execdoc.Issue `json:"issues"`
+	Valid  bool            `json:"valid"`
 }
 
-func (d *Deps) execdocValidate(_ context.Context, req registry.Request) (*registry.Result, error) {
+func (d *Deps) execdocValidate(ctx context.Context, in execdocValidateIn) (execdocValidateOut, error) {
 	var expected []execdoc.ExpectedStep
-	_, hasCfg := req.Args["config_file"]
-	_, hasDAG := req.Args["dag"]
-	_, hasDAGFile := req.Args["dag_file"]
-	if hasCfg != (hasDAG || hasDAGFile) {
-		return nil, registry.Errorf(registry.CodeInvalidInput, "give config_file together with dag or dag_file (or neither, for a structure check only)")
+	hasCfg, hasDAG := in.ConfigFile != "", in.DAG != nil || in.DAGFile != ""
+	if hasCfg != hasDAG {
+		return execdocValidateOut{}, registry.Errorf(registry.CodeInvalidInput, "give config_file together with dag or dag_file (or neither, for a structure check only)")
 	}
 	if hasCfg {
-		bound, _, err := d.execdocBound(req.Args)
+		bound, _, err := d.execdocBound(compileSource{ConfigFile: in.ConfigFile, dagSource: in.dagSource})
 		if err != nil {
-			return nil, err
+			return execdocValidateOut{}, err
 		}
 		expected = execdoc.Expected(bound, d.Steps)
 	}
-	issues := execdoc.Validate(req.Args["execution_document"], expected)
-	data := toMap(map[string]any{"valid": len(issues) == 0, "issues": nonNilList(issues)})
-	return registry.OK(data).WithMeta("issue_count", len(issues)), nil
+	// Validate inspects the document's dynamic type: pass the plain map.
+	issues := execdoc.Validate(map[string]any(in.ExecutionDocument), expected)
+	registry.Meta(ctx, "issue_count", len(issues))
+	return execdocValidateOut{Valid: len(issues) == 0, Issues: nonNilList(issues)}, nil
 }
 
-func (d *Deps) execdocMerge(_ context.Context, req registry.Request) (*registry.Result, error) {
-	base, _ := req.Args["base_doc"].(map[string]any)
-	add, _ := req.Args["additional_doc"].(map[string]any)
-	out, err := execdoc.Merge(base, add)
+func execdocMerge(ctx context.Context, in execdocMergeIn) (execDocument, error) {
+	out, err := execdoc.Merge(in.BaseDoc, in.AdditionalDoc)
 	if err != nil {
 		return nil, registry.Errorf(registry.CodeInvalidInput, "%v", err)
 	}
@@ -153,5 +177,6 @@ func (d *Deps) execdocMerge(_ context.Context, req registry.Request) (*registry.
 	if e, ok := out[execdoc.StepConfigs].(map[string]any); ok {
 		n = len(e)
 	}
-	return registry.OK(out).WithMeta("step_count", n), nil
+	registry.Meta(ctx, "step_count", n)
+	return out, nil
 }

@@ -13,7 +13,21 @@ import (
 
 // goldenPath overrides a tool's examples where none of them can succeed
 // in the test workspace (a copy of examples/xgboost-tabular).
-var goldenPath = map[string][]string{}
+var goldenPath = map[string][]string{
+	// config, compile, execdoc, author (config half): the examples name
+	// files of a user's project.
+	"config.load": {
+		`{"config_file": "examples/xgboost-tabular/config.json"}`,
+		`{"path": "examples/xgboost-tabular/config.json", "include_values": true}`,
+	},
+	// dag.*: the integrity example fails on purpose (a typo), and the file
+	// the deserialize example reads exists only after dag.serialize ran.
+	"dag.validate_integrity": {
+		`{"nodes": ["TabularPreprocessing", "XGBoostTraining"], "edges": [["TabularPreprocessing", "XGBoostTrainng"]]}`,
+		`{"nodes": ["DummyDataLoading_training", "TabularPreprocessing_training", "XGBoostTraining"], "edges": [["DummyDataLoading_training", "TabularPreprocessing_training"], ["TabularPreprocessing_training", "XGBoostTraining"]]}`,
+	},
+	"dag.deserialize": {`{"path": "pipeline_config/dag.json"}`, `{"path": "examples/xgboost-tabular/dag.json"}`},
+}
 
 // TestEveryToolAnswersItsOutputSchema runs every tool's golden-path call
 // (its examples, or the override above) in a workspace holding the example

@@ -4,55 +4,74 @@ import (
 	"context"
 	"errors"
 
+	"github.com/google/jsonschema-go/jsonschema"
+
 	"github.com/cursus-dev/cursus/engine/pipelines"
 	"github.com/cursus-dev/cursus/registry"
 )
 
-var (
-	pcDAGIDArg     = map[string]any{"type": "string", "minLength": 1, "maxLength": 200, "pattern": `^[A-Za-z0-9_.-]+$`, "description": "Shared DAG id from pipeline_catalog.list."}
-	pcFrameworkArg = map[string]any{"type": "string", "maxLength": 64, "description": "Framework (xgboost, lightgbm, pytorch, or any); a hard filter."}
-	pcFeaturesArg  = map[string]any{"type": "array", "maxItems": 50, "items": map[string]any{"type": "string", "maxLength": 64},
-		"description": "Wanted features, e.g. training, evaluation, calibration, packaging, payload, registration, batch_inference."}
-	pcQueryProps = map[string]any{
-		"framework":     pcFrameworkArg,
-		"features":      pcFeaturesArg,
-		"task_type":     map[string]any{"type": "string", "maxLength": 64, "description": "training, evaluation, calibration, end_to_end, batch_inference or tuning."},
-		"complexity":    registry.Enum("Preferred complexity.", "simple", "standard", "advanced", "comprehensive"),
-		"use_case":      map[string]any{"type": "string", "maxLength": 1000, "description": `Free text, e.g. "xgboost training with calibration".`},
-		"data_type":     registry.Enum("Kind of input data.", "text", "tabular", "mixed"),
-		"has_labels":    registry.Boolean("Labelled data is available (default true)."),
-		"needs_llm":     registry.Boolean("An LLM step is needed (default false)."),
-		"multi_task":    registry.Boolean("Several labels at once (default false)."),
-		"incremental":   registry.Boolean("Incremental training (default false)."),
-		"gpu_available": registry.Boolean("GPUs may be used (default true)."),
+type pcDAGIDIn struct {
+	DAGID string `json:"dag_id" jsonschema:"Shared DAG id from pipeline_catalog.list." schema:"minLength=1,maxLength=200" pattern:"^[A-Za-z0-9_.-]+$"`
+}
+
+// pcFeature is one wanted feature of a shared DAG.
+type pcFeature string
+
+func (pcFeature) JSONSchema() *jsonschema.Schema {
+	return &jsonschema.Schema{Type: "string", MaxLength: ptr(64)}
+}
+
+// pcQueryIn is what recommend and auto_select rank the shared DAGs by.
+type pcQueryIn struct {
+	Framework    string      `json:"framework,omitempty" jsonschema:"Framework (xgboost, lightgbm, pytorch, or any); a hard filter." schema:"maxLength=64"`
+	Features     []pcFeature `json:"features,omitempty" jsonschema:"Wanted features, e.g. training, evaluation, calibration, packaging, payload, registration, batch_inference." schema:"maxItems=50"`
+	TaskType     string      `json:"task_type,omitempty" jsonschema:"training, evaluation, calibration, end_to_end, batch_inference or tuning." schema:"maxLength=64"`
+	Complexity   string      `json:"complexity,omitempty" jsonschema:"Preferred complexity." schema:"enum=simple|standard|advanced|comprehensive"`
+	UseCase      string      `json:"use_case,omitempty" jsonschema:"Free text, e.g. \"xgboost training with calibration\"." schema:"maxLength=1000"`
+	DataType     string      `json:"data_type,omitempty" jsonschema:"Kind of input data." schema:"enum=text|tabular|mixed"`
+	HasLabels    *bool       `json:"has_labels,omitempty" jsonschema:"Labelled data is available (default true)."`
+	NeedsLLM     bool        `json:"needs_llm,omitempty" jsonschema:"An LLM step is needed (default false)."`
+	MultiTask    bool        `json:"multi_task,omitempty" jsonschema:"Several labels at once (default false)."`
+	Incremental  bool        `json:"incremental,omitempty" jsonschema:"Incremental training (default false)."`
+	GPUAvailable *bool       `json:"gpu_available,omitempty" jsonschema:"GPUs may be used (default true)."`
+}
+
+func (in pcQueryIn) query() pipelines.Query {
+	features := make([]string, len(in.Features))
+	for i, f := range in.Features {
+		features[i] = string(f)
 	}
-)
+	return pipelines.Query{Framework: in.Framework, Features: features, TaskType: in.TaskType, Complexity: in.Complexity,
+		UseCase: in.UseCase, DataType: in.DataType, HasLabels: in.HasLabels, NeedsLLM: in.NeedsLLM, MultiTask: in.MultiTask,
+		Incremental: in.Incremental, GPUAvailable: in.GPUAvailable}
+}
+
+type pcRecommendIn struct {
+	pcQueryIn
+	MaxResults int `json:"max_results,omitempty" jsonschema:"How many to return (default 5)." schema:"minimum=1,maximum=50"`
+}
+
+type pcAutoSelectIn struct {
+	pcQueryIn
+	MinScore *float64 `json:"min_score,omitempty" jsonschema:"Lowest acceptable score (default 0.6)." schema:"minimum=0,maximum=1"`
+}
 
 func pipelineCatalogNamespace(d *Deps) (registry.Namespace, error) {
 	if d.Pipelines == nil {
 		return registry.Namespace{}, errors.New("pipeline catalog is not loaded")
 	}
-	recommendProps := map[string]any{"max_results": map[string]any{"type": "integer", "minimum": 1, "maximum": 50, "description": "How many to return (default 5)."}}
-	autoProps := map[string]any{"min_score": map[string]any{"type": "number", "minimum": 0, "maximum": 1, "description": "Lowest acceptable score (default 0.6)."}}
-	for k, v := range pcQueryProps {
-		recommendProps[k] = v
-		autoProps[k] = v
-	}
-	idOnly := registry.Object(map[string]any{"dag_id": pcDAGIDArg}, "dag_id")
 	return registry.Namespace{
 		Name:        "pipeline_catalog",
 		Description: "Ready-made pipeline DAGs: list, rank for a use case, and load one to start from.",
 		Tools: []registry.ToolDef{
-			{
+			registry.Define(registry.ToolDef{
 				Name:        "pipeline_catalog.list",
 				Description: "Every shared DAG with framework, task type, complexity, features and node count, sorted by id.",
 				When:        "You want to see which ready-made pipelines exist.",
 				Examples:    []string{`pipeline_catalog.list {}`},
 				Tags:        []string{registry.PhasePlanner},
-				Schema:      registry.Object(nil),
-				Handler:     d.pcList,
-			},
-			{
+			}, d.pcList),
+			registry.Define(registry.ToolDef{
 				Name: "pipeline_catalog.recommend",
 				Description: "Rank shared DAGs for a request. Score = match × suitability: match is 0.5·features (incl. words of use_case) + " +
 					"0.25·framework + 0.15·task type + 0.1·complexity, suitability multiplies penalties (data type, labels, LLM, multi-task, " +
@@ -62,52 +81,41 @@ func pipelineCatalogNamespace(d *Deps) (registry.Namespace, error) {
 					`pipeline_catalog.recommend {"framework": "xgboost", "use_case": "xgboost training with calibration"}`,
 					`pipeline_catalog.recommend {"data_type": "tabular", "features": ["registration"]}`,
 				},
-				Tags:    []string{registry.PhasePlanner},
-				Schema:  registry.Object(recommendProps),
-				Handler: d.pcRecommend,
-			},
-			{
+				Tags: []string{registry.PhasePlanner},
+			}, d.pcRecommend),
+			registry.Define(registry.ToolDef{
 				Name:        "pipeline_catalog.auto_select",
 				Description: "The single best shared DAG for a request (same scoring as recommend; ties go to the simpler, smaller DAG, then the id), or none below min_score.",
 				When:        "You want one DAG chosen deterministically without discussing options.",
 				Examples:    []string{`pipeline_catalog.auto_select {"framework": "xgboost"}`, `pipeline_catalog.auto_select {"use_case": "pytorch end to end with registration"}`},
 				Tags:        []string{registry.PhasePlanner},
-				Schema:      registry.Object(autoProps),
-				Handler:     d.pcAutoSelect,
-			},
-			{
+			}, d.pcAutoSelect),
+			registry.Define(registry.ToolDef{
 				Name:        "pipeline_catalog.get_dag",
 				Description: "One shared DAG with its nodes, edges, requirements, constraints, cost and agent context.",
 				When:        "You picked a DAG and want everything known about it.",
 				Examples:    []string{`pipeline_catalog.get_dag {"dag_id": "xgboost_training_with_calibration"}`},
 				Tags:        []string{registry.PhasePlanner},
-				Schema:      idOnly,
-				Handler:     d.pcGetDAG,
-			},
-			{
+			}, d.pcGetDAG),
+			registry.Define(registry.ToolDef{
 				Name:        "pipeline_catalog.load_dag",
 				Description: "Nodes and edges of a shared DAG, ready for dag.* and config.* tools.",
 				When:        "You want to use a shared DAG as the pipeline.",
 				Examples:    []string{`pipeline_catalog.load_dag {"dag_id": "xgboost_complete_e2e"}`},
 				Tags:        []string{registry.PhasePlanner},
-				Schema:      idOnly,
-				Handler:     d.pcLoadDAG,
-			},
-			{
+			}, d.pcLoadDAG),
+			registry.Define(registry.ToolDef{
 				Name:        "pipeline_catalog.config_guidance",
 				Description: "What to check and configure before running a shared DAG: prerequisites, fields the user must provide, safe defaults, pitfalls and a decision tree.",
 				When:        "Before filling the configuration of a chosen DAG.",
 				Examples:    []string{`pipeline_catalog.config_guidance {"dag_id": "xgboost_complete_e2e"}`},
 				Tags:        []string{registry.PhasePlanner},
-				Schema:      idOnly,
-				Handler:     d.pcConfigGuidance,
-			},
+			}, d.pcConfigGuidance),
 		},
 	}, nil
 }
 
-func (d *Deps) pcEntry(req registry.Request) (*pipelines.Entry, error) {
-	id, _ := req.Args["dag_id"].(string)
+func (d *Deps) pcEntry(id string) (*pipelines.Entry, error) {
 	e, ok := d.Pipelines.Get(id)
 	if !ok {
 		return nil, registry.Errorf(registry.CodeNotFound, "DAG '%s' not found", id).
@@ -117,130 +125,207 @@ func (d *Deps) pcEntry(req registry.Request) (*pipelines.Entry, error) {
 	return e, nil
 }
 
-func (d *Deps) pcList(_ context.Context, _ registry.Request) (*registry.Result, error) {
-	var out []map[string]any
+type pcListOut struct {
+	DAGs  []pcSummary `json:"dags"`
+	Count int         `json:"count"`
+}
+
+// pcSummary is one shared DAG in pipeline_catalog.list.
+type pcSummary struct {
+	DAGID       string   `json:"dag_id"`
+	Framework   string   `json:"framework"`
+	Description string   `json:"description"`
+	TaskType    string   `json:"task_type"`
+	Complexity  string   `json:"complexity"`
+	Features    []string `json:"features"`
+	NodeCount   int      `json:"node_count"`
+	EdgeCount   int      `json:"edge_count"`
+	Source      string   `json:"source"`
+}
+
+func (d *Deps) pcList(ctx context.Context, _ struct{}) (pcListOut, error) {
+	var out []pcSummary
 	for _, e := range d.Pipelines.List() {
-		out = append(out, map[string]any{"dag_id": e.ID, "framework": e.Framework, "description": e.Description, "task_type": e.TaskType,
-			"complexity": e.Complexity, "features": e.Features, "node_count": e.NodeCount, "edge_count": e.EdgeCount, "source": e.Source})
+		out = append(out, pcSummary{DAGID: e.ID, Framework: e.Framework, Description: e.Description, TaskType: e.TaskType,
+			Complexity: e.Complexity, Features: e.Features, NodeCount: e.NodeCount, EdgeCount: e.EdgeCount, Source: e.Source})
 	}
-	return registry.OK(map[string]any{"dags": out, "count": len(out)}).WithMeta("count", len(out)), nil
+	registry.Meta(ctx, "count", len(out))
+	return pcListOut{DAGs: out, Count: len(out)}, nil
 }
 
-func queryFrom(req registry.Request) (pipelines.Query, error) {
-	var a struct {
-		Framework    string   `json:"framework"`
-		Features     []string `json:"features"`
-		TaskType     string   `json:"task_type"`
-		Complexity   string   `json:"complexity"`
-		UseCase      string   `json:"use_case"`
-		DataType     string   `json:"data_type"`
-		HasLabels    *bool    `json:"has_labels"`
-		NeedsLLM     bool     `json:"needs_llm"`
-		MultiTask    bool     `json:"multi_task"`
-		Incremental  bool     `json:"incremental"`
-		GPUAvailable *bool    `json:"gpu_available"`
-		MaxResults   int      `json:"max_results"`
-	}
-	if err := req.Bind(&a); err != nil {
-		return pipelines.Query{}, err
-	}
-	return pipelines.Query{Framework: a.Framework, Features: a.Features, TaskType: a.TaskType, Complexity: a.Complexity, UseCase: a.UseCase,
-		DataType: a.DataType, HasLabels: a.HasLabels, NeedsLLM: a.NeedsLLM, MultiTask: a.MultiTask, Incremental: a.Incremental,
-		GPUAvailable: a.GPUAvailable, MaxResults: a.MaxResults}, nil
+type pcRecommendOut struct {
+	TotalMatches    int                `json:"total_matches"`
+	Recommendations []pcRecommendation `json:"recommendations"`
 }
 
-func recommendation(r pipelines.Recommendation) map[string]any {
+// pcRecommendation is one ranked shared DAG with its explained score.
+type pcRecommendation struct {
+	DAGID           string                `json:"dag_id"`
+	Score           float64               `json:"score"`
+	Framework       string                `json:"framework"`
+	Description     string                `json:"description"` // at most 160 bytes
+	TaskType        string                `json:"task_type"`
+	Complexity      string                `json:"complexity"`
+	Features        []string              `json:"features"`
+	NodeCount       int                   `json:"node_count"`
+	Cost            map[string]any        `json:"cost"`
+	WhenToUse       string                `json:"when_to_use"`
+	Differentiators []string              `json:"differentiators"`
+	Reasoning       string                `json:"reasoning"`
+	Components      []pipelines.Component `json:"components"`
+	Factors         []pipelines.Component `json:"factors"`
+	Match           float64               `json:"match"`
+	Factor          float64               `json:"factor"`
+}
+
+func newRecommendation(r pipelines.Recommendation) pcRecommendation {
 	e := r.Entry
 	desc := e.Description
 	if len(desc) > 160 {
 		desc = desc[:157] + "..."
 	}
-	return map[string]any{
-		"dag_id": e.ID, "score": r.Score, "framework": e.Framework, "description": desc, "task_type": e.TaskType,
-		"complexity": e.Complexity, "features": e.Features, "node_count": e.NodeCount, "cost": e.Cost,
-		"when_to_use": e.AgentContext.WhenToUse, "differentiators": e.AgentContext.Differentiators,
-		"reasoning": r.Reasoning, "components": r.Components, "factors": r.Factors, "match": r.Match, "factor": r.Factor,
+	return pcRecommendation{
+		DAGID: e.ID, Score: r.Score, Framework: e.Framework, Description: desc, TaskType: e.TaskType,
+		Complexity: e.Complexity, Features: e.Features, NodeCount: e.NodeCount, Cost: e.Cost,
+		WhenToUse: e.AgentContext.WhenToUse, Differentiators: e.AgentContext.Differentiators,
+		Reasoning: r.Reasoning, Components: r.Components, Factors: r.Factors, Match: r.Match, Factor: r.Factor,
 	}
 }
 
-func (d *Deps) pcRecommend(_ context.Context, req registry.Request) (*registry.Result, error) {
-	q, err := queryFrom(req)
-	if err != nil {
-		return nil, err
-	}
+func (d *Deps) pcRecommend(ctx context.Context, in pcRecommendIn) (pcRecommendOut, error) {
+	q := in.query()
+	q.MaxResults = in.MaxResults
 	recs := d.Pipelines.Recommend(q)
-	out := []map[string]any{}
+	out := []pcRecommendation{}
 	for _, r := range recs {
-		out = append(out, recommendation(r))
+		out = append(out, newRecommendation(r))
 	}
-	res := registry.OK(map[string]any{"total_matches": len(out), "recommendations": out}).WithMeta("total_matches", len(out))
+	registry.Meta(ctx, "total_matches", len(out))
 	if len(out) == 0 {
-		return res.Warn("no shared DAG matches; relax the framework or features, or see pipeline_catalog.list"), nil
+		registry.Warn(ctx, "no shared DAG matches; relax the framework or features, or see pipeline_catalog.list")
+	} else {
+		hint := map[string]any{"dag_id": recs[0].Entry.ID}
+		registry.Next(ctx,
+			registry.NextStep{Tool: "pipeline_catalog.config_guidance", When: "after choosing", Why: "what to configure", ArgsHint: hint},
+			registry.NextStep{Tool: "pipeline_catalog.load_dag", When: "to use it", Why: "nodes and edges for dag.* and config.*", ArgsHint: hint},
+		)
 	}
-	hint := map[string]any{"dag_id": recs[0].Entry.ID}
-	return res.Next(
-		registry.NextStep{Tool: "pipeline_catalog.config_guidance", When: "after choosing", Why: "what to configure", ArgsHint: hint},
-		registry.NextStep{Tool: "pipeline_catalog.load_dag", When: "to use it", Why: "nodes and edges for dag.* and config.*", ArgsHint: hint},
-	), nil
+	return pcRecommendOut{TotalMatches: len(out), Recommendations: out}, nil
 }
 
-func (d *Deps) pcAutoSelect(_ context.Context, req registry.Request) (*registry.Result, error) {
-	q, err := queryFrom(req)
-	if err != nil {
-		return nil, err
-	}
+// pcAutoSelected is the pipeline_catalog.auto_select payload. A match has
+// dag_id, score, reasoning, components and factors (which may be null, so
+// it is a pointer: present exactly when matched); no match has null dag_id
+// and score, and the best candidate when there was one.
+type pcAutoSelected struct {
+	DAGID         *string                `json:"dag_id"`
+	Score         *float64               `json:"score"`
+	Matched       bool                   `json:"matched"`
+	Reasoning     string                 `json:"reasoning,omitempty"`
+	Components    []pipelines.Component  `json:"components,omitempty"`
+	Factors       *[]pipelines.Component `json:"factors,omitempty"`
+	BestCandidate *pcCandidate           `json:"best_candidate,omitempty"`
+}
+
+type pcCandidate struct {
+	DAGID     string  `json:"dag_id"`
+	Score     float64 `json:"score"`
+	Reasoning string  `json:"reasoning"`
+}
+
+func (d *Deps) pcAutoSelect(ctx context.Context, in pcAutoSelectIn) (pcAutoSelected, error) {
 	min := pipelines.DefaultAutoSelectScore
-	if v, ok := req.Args["min_score"].(float64); ok {
-		min = v
+	if in.MinScore != nil {
+		min = *in.MinScore
 	}
-	r, ok := d.Pipelines.AutoSelect(q, min)
+	r, ok := d.Pipelines.AutoSelect(in.query(), min)
 	if !ok {
-		data := map[string]any{"dag_id": nil, "score": nil, "matched": false}
+		out := pcAutoSelected{}
 		if r.Entry != nil {
-			data["best_candidate"] = map[string]any{"dag_id": r.Entry.ID, "score": r.Score, "reasoning": r.Reasoning}
+			out.BestCandidate = &pcCandidate{DAGID: r.Entry.ID, Score: r.Score, Reasoning: r.Reasoning}
 		}
-		return registry.OK(data).Warn("No DAG met the minimum score threshold."), nil
+		registry.Warn(ctx, "No DAG met the minimum score threshold.")
+		return out, nil
 	}
-	return registry.OK(map[string]any{"dag_id": r.Entry.ID, "score": r.Score, "matched": true, "reasoning": r.Reasoning,
-		"components": r.Components, "factors": r.Factors}).WithMeta("dag_id", r.Entry.ID).
-		Next(registry.NextStep{Tool: "pipeline_catalog.load_dag", When: "next", Why: "get its nodes and edges", ArgsHint: map[string]any{"dag_id": r.Entry.ID}}), nil
+	registry.Meta(ctx, "dag_id", r.Entry.ID)
+	registry.Next(ctx, registry.NextStep{Tool: "pipeline_catalog.load_dag", When: "next", Why: "get its nodes and edges", ArgsHint: map[string]any{"dag_id": r.Entry.ID}})
+	return pcAutoSelected{DAGID: &r.Entry.ID, Score: &r.Score, Matched: true, Reasoning: r.Reasoning,
+		Components: r.Components, Factors: &r.Factors}, nil
 }
 
-func (d *Deps) pcGetDAG(_ context.Context, req registry.Request) (*registry.Result, error) {
-	e, err := d.pcEntry(req)
+// pcDAG is everything known about one shared DAG.
+type pcDAG struct {
+	DAGID             string                 `json:"dag_id"`
+	Description       string                 `json:"description"`
+	Framework         string                 `json:"framework"`
+	TaskType          string                 `json:"task_type"`
+	Complexity        string                 `json:"complexity"`
+	Features          []string               `json:"features"`
+	Nodes             []string               `json:"nodes"`
+	Edges             [][2]string            `json:"edges"`
+	NodeCount         int                    `json:"node_count"`
+	EdgeCount         int                    `json:"edge_count"`
+	InputRequirements map[string]any         `json:"input_requirements"`
+	Constraints       map[string]any         `json:"constraints"`
+	Cost              map[string]any         `json:"cost"`
+	AgentContext      pipelines.AgentContext `json:"agent_context"`
+	Path              string                 `json:"path"`
+	Source            string                 `json:"source"`
+}
+
+func (d *Deps) pcGetDAG(ctx context.Context, in pcDAGIDIn) (pcDAG, error) {
+	e, err := d.pcEntry(in.DAGID)
 	if err != nil {
-		return nil, err
+		return pcDAG{}, err
 	}
 	g := e.DAG()
-	return registry.OK(map[string]any{
-		"dag_id": e.ID, "description": e.Description, "framework": e.Framework, "task_type": e.TaskType, "complexity": e.Complexity,
-		"features": e.Features, "nodes": g.Nodes, "edges": g.Edges, "node_count": e.NodeCount, "edge_count": e.EdgeCount,
-		"input_requirements": e.InputRequirements, "constraints": e.Constraints, "cost": e.Cost, "agent_context": e.AgentContext,
-		"path": e.Path, "source": e.Source,
-	}).WithMeta("dag_id", e.ID), nil
+	registry.Meta(ctx, "dag_id", e.ID)
+	return pcDAG{
+		DAGID: e.ID, Description: e.Description, Framework: e.Framework, TaskType: e.TaskType, Complexity: e.Complexity,
+		Features: e.Features, Nodes: g.Nodes, Edges: g.Edges, NodeCount: e.NodeCount, EdgeCount: e.EdgeCount,
+		InputRequirements: e.InputRequirements, Constraints: e.Constraints, Cost: e.Cost, AgentContext: e.AgentContext,
+		Path: e.Path, Source: e.Source,
+	}, nil
 }
 
-func (d *Deps) pcLoadDAG(_ context.Context, req registry.Request) (*registry.Result, error) {
-	e, err := d.pcEntry(req)
+type pcLoadedDAG struct {
+	DAGID     string      `json:"dag_id"`
+	Nodes     []string    `json:"nodes"`
+	Edges     [][2]string `json:"edges"`
+	NodeCount int         `json:"node_count"`
+	EdgeCount int         `json:"edge_count"`
+}
+
+func (d *Deps) pcLoadDAG(ctx context.Context, in pcDAGIDIn) (pcLoadedDAG, error) {
+	e, err := d.pcEntry(in.DAGID)
 	if err != nil {
-		return nil, err
+		return pcLoadedDAG{}, err
 	}
 	g := e.DAG()
-	return registry.OK(map[string]any{"dag_id": e.ID, "nodes": g.Nodes, "edges": g.Edges, "node_count": e.NodeCount, "edge_count": e.EdgeCount}).
-		WithMeta("dag_id", e.ID).
-		Next(registry.NextStep{Tool: "dag.resolve_plan", When: "next", Why: "see how the steps are wired", ArgsHint: map[string]any{"nodes": g.Nodes, "edges": g.Edges}},
-			registry.NextStep{Tool: "config.requirements", When: "then", Why: "the configuration it needs", ArgsHint: map[string]any{"dag": map[string]any{"nodes": g.Nodes, "edges": g.Edges}}}), nil
+	registry.Meta(ctx, "dag_id", e.ID)
+	registry.Next(ctx,
+		registry.NextStep{Tool: "dag.resolve_plan", When: "next", Why: "see how the steps are wired", ArgsHint: map[string]any{"nodes": g.Nodes, "edges": g.Edges}},
+		registry.NextStep{Tool: "config.requirements", When: "then", Why: "the configuration it needs", ArgsHint: map[string]any{"dag": map[string]any{"nodes": g.Nodes, "edges": g.Edges}}})
+	return pcLoadedDAG{DAGID: e.ID, Nodes: g.Nodes, Edges: g.Edges, NodeCount: e.NodeCount, EdgeCount: e.EdgeCount}, nil
 }
 
-func (d *Deps) pcConfigGuidance(_ context.Context, req registry.Request) (*registry.Result, error) {
-	e, err := d.pcEntry(req)
+type pcGuidance struct {
+	DAGID          string                       `json:"dag_id"`
+	Prerequisites  []pipelines.Prerequisite     `json:"prerequisites"`
+	ConfigGuidance pipelines.ConfigGuidance     `json:"config_guidance"`
+	CommonPitfalls []string                     `json:"common_pitfalls"`
+	DecisionTree   map[string]map[string]string `json:"decision_tree"`
+}
+
+func (d *Deps) pcConfigGuidance(ctx context.Context, in pcDAGIDIn) (pcGuidance, error) {
+	e, err := d.pcEntry(in.DAGID)
 	if err != nil {
-		return nil, err
+		return pcGuidance{}, err
 	}
 	ac := e.AgentContext
-	return registry.OK(map[string]any{
-		"dag_id": e.ID, "prerequisites": ac.Prerequisites, "config_guidance": ac.ConfigGuidance,
-		"common_pitfalls": ac.ConfigGuidance.CommonPitfalls, "decision_tree": ac.DecisionTree,
-	}).WithMeta("dag_id", e.ID).
-		Next(registry.NextStep{Tool: "config.requirements", When: "next", Why: "exact fields per node", ArgsHint: map[string]any{"dag": map[string]any{"nodes": e.DAG().Nodes, "edges": e.DAG().Edges}}}), nil
+	g := e.DAG()
+	registry.Meta(ctx, "dag_id", e.ID)
+	registry.Next(ctx, registry.NextStep{Tool: "config.requirements", When: "next", Why: "exact fields per node", ArgsHint: map[string]any{"dag": map[string]any{"nodes": g.Nodes, "edges": g.Edges}}})
+	return pcGuidance{DAGID: e.ID, Prerequisites: ac.Prerequisites, ConfigGuidance: ac.ConfigGuidance,
+		CommonPitfalls: ac.ConfigGuidance.CommonPitfalls, DecisionTree: ac.DecisionTree}, nil
 }

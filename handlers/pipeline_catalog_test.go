@@ -10,12 +10,12 @@ import (
 func TestPipelineCatalogList(t *testing.T) {
 	reg, _ := newTestRegistry(t)
 	data := mustOK(t, call(t, reg, "pipeline_catalog.list", `{}`))
-	dags := data["dags"].([]map[string]any)
-	if data["count"].(int) < 20 || len(dags) != data["count"].(int) {
+	dags := data["dags"].([]any)
+	if data["count"].(float64) < 20 || len(dags) != int(data["count"].(float64)) {
 		t.Fatalf("count = %v", data["count"])
 	}
 	for i := 1; i < len(dags); i++ {
-		if dags[i-1]["dag_id"].(string) >= dags[i]["dag_id"].(string) {
+		if dags[i-1].(map[string]any)["dag_id"].(string) >= dags[i].(map[string]any)["dag_id"].(string) {
 			t.Fatalf("not sorted at %d", i)
 		}
 	}
@@ -25,18 +25,18 @@ func TestPipelineCatalogRecommend(t *testing.T) {
 	reg, _ := newTestRegistry(t)
 	res := call(t, reg, "pipeline_catalog.recommend", `{"framework": "xgboost", "use_case": "xgboost training with calibration", "data_type": "tabular"}`)
 	data := mustOK(t, res)
-	recs := data["recommendations"].([]map[string]any)
-	if len(recs) == 0 || recs[0]["dag_id"] != "xgboost_training_with_calibration" {
+	recs := data["recommendations"].([]any)
+	if len(recs) == 0 || recs[0].(map[string]any)["dag_id"] != "xgboost_training_with_calibration" {
 		t.Fatalf("first = %v", recs)
 	}
-	if !strings.Contains(recs[0]["reasoning"].(string), "calibration") || recs[0]["components"] == nil {
-		t.Errorf("not explained: %v", recs[0])
+	if first := recs[0].(map[string]any); !strings.Contains(first["reasoning"].(string), "calibration") || first["components"] == nil {
+		t.Errorf("not explained: %v", first)
 	}
 	if len(res.NextSteps) == 0 || res.NextSteps[0].ArgsHint["dag_id"] != "xgboost_training_with_calibration" {
 		t.Errorf("next steps = %+v", res.NextSteps)
 	}
 	none := call(t, reg, "pipeline_catalog.recommend", `{"framework": "sklearn"}`)
-	if d := mustOK(t, none); d["total_matches"].(int) != 0 || len(none.Warnings) == 0 {
+	if d := mustOK(t, none); d["total_matches"].(float64) != 0 || len(none.Warnings) == 0 {
 		t.Errorf("unknown framework: %v %v", d, none.Warnings)
 	}
 	mustFail(t, call(t, reg, "pipeline_catalog.recommend", `{"data_type": "images"}`), registry.CodeInvalidInput)
@@ -74,7 +74,7 @@ func TestPipelineCatalogByID(t *testing.T) {
 		mustFail(t, call(t, reg, tool, `{}`), registry.CodeInvalidInput)
 	}
 	data := mustOK(t, call(t, reg, "pipeline_catalog.load_dag", `{"dag_id": "xgboost_complete_e2e"}`))
-	if data["node_count"].(int) != len(data["nodes"].([]string)) {
+	if int(data["node_count"].(float64)) != len(data["nodes"].([]any)) {
 		t.Errorf("counts disagree: %v", data)
 	}
 	g := mustOK(t, call(t, reg, "pipeline_catalog.config_guidance", `{"dag_id": "xgboost_complete_e2e"}`))

@@ -1,29 +1,72 @@
 package handlers
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"strings"
 	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/cursus-dev/cursus/engine/scaffold"
 	"github.com/cursus-dev/cursus/engine/workflows"
 	"github.com/cursus-dev/cursus/registry"
 )
 
-var projectNameSchema = map[string]any{"type": "string", "minLength": 1, "maxLength": 64,
-	"description": "Project name: letters, digits, '_', '-', '.'; no path separators."}
+// projectFramework is a framework project.init can scaffold.
+type projectFramework string
+
+func (projectFramework) JSONSchema() *jsonschema.Schema {
+	s := &jsonschema.Schema{Type: "string"}
+	for _, f := range scaffold.Frameworks {
+		s.Enum = append(s.Enum, f)
+	}
+	return s
+}
+
+// projectIn names the project both project tools take.
+type projectIn struct {
+	Name      string           `json:"name" jsonschema:"Project name: letters, digits, '_', '-', '.'; no path separators." schema:"minLength=1,maxLength=64"`
+	Framework projectFramework `json:"framework" jsonschema:"Model framework."`
+	TargetDir string           `json:"target_dir,omitempty" jsonschema:"Directory under the workspace root (default projects)." schema:"minLength=1,maxLength=1024"`
+}
+
+type projectInitIn struct {
+	projectIn
+	Overwrite bool           `json:"overwrite,omitempty" jsonschema:"Replace files of an existing project (default false)."`
+	DAG       map[string]any `json:"dag,omitempty" jsonschema:"Inline DAG: flat {\"nodes\": [...], \"edges\": [[src, dst], ...]} or wrapped {\"dag\": {...}}. Give this or dag_file."`
+	DAGFile   workspacePath  `json:"dag_file,omitempty" jsonschema:"DAG JSON file inside the workspace. Give this or dag."`
+}
+
+// dagSource is the dag / dag_file pair as configDAG reads it: a key is
+// there only when it was given.
+func (in projectInitIn) dagSource() map[string]any {
+	args := map[string]any{}
+	if in.DAG != nil {
+		args["dag"] = in.DAG
+	}
+	if in.DAGFile != "" {
+		args["dag_file"] = string(in.DAGFile)
+	}
+	return args
+}
+
+type projectBringUpIn struct {
+	projectIn
+	Region    string `json:"region,omitempty" jsonschema:"NA, EU, FE or an AWS region name (default NA)." schema:"minLength=2,maxLength=32" pattern:"^[A-Za-z0-9-]+$"`
+	DAGSource string `json:"dag_source,omitempty" jsonschema:"Seed the DAG from the pipeline catalog or author it by hand (default catalog)." schema:"enum=catalog|manual"`
+}
 
 func projectNamespace(d *Deps) (registry.Namespace, error) {
 	if d.Steps == nil || d.Config == nil {
 		return registry.Namespace{}, errors.New("the step catalog is not loaded")
 	}
-	frameworks := scaffold.Frameworks
 	return registry.Namespace{
 		Name:        "project",
 		Description: "Scaffold new pipeline projects inside the workspace root and plan their bring-up.",
 		Tools: []registry.ToolDef{
-			{
+			registry.Define(registry.ToolDef{
 				Name: "project.init",
 				Description: "Scaffold a project at <target_dir>/<name>_<framework> inside the workspace root: pipeline_config/dag.json " +
 					"(the given DAG or the framework's starter), pipeline_config/config.json (a config template: every null is a value to fill), " +
@@ -34,35 +77,18 @@ func projectNamespace(d *Deps) (registry.Namespace, error) {
 					`project.init {"name": "fraud", "framework": "xgboost"}  # starter DAG`,
 					`project.init {"name": "demo", "framework": "pytorch", "target_dir": "work", "dag": {"nodes": ["DummyDataLoading_training", "TabularPreprocessing_training"], "edges": [["DummyDataLoading_training", "TabularPreprocessing_training"]]}}`,
 				},
-				Tags: []string{registry.PhasePlanner},
-				Schema: registry.Object(map[string]any{
-					"name":       projectNameSchema,
-					"framework":  registry.Enum("Model framework.", frameworks...),
-					"target_dir": map[string]any{"type": "string", "minLength": 1, "maxLength": 1024, "description": "Directory under the workspace root (default projects)."},
-					"overwrite":  registry.Boolean("Replace files of an existing project (default false)."),
-					"dag":        configDAGSchema,
-					"dag_file":   configDAGFileSchema,
-				}, "name", "framework"),
+				Tags:        []string{registry.PhasePlanner},
 				Destructive: true,
 				Writes:      true,
-				Handler:     d.projectInit,
-			},
-			{
+			}, d.projectInit),
+			registry.Define(registry.ToolDef{
 				Name: "project.bring_up",
 				Description: "Plan a new project end to end without writing anything: checks the arguments and returns the " +
 					"cursus-new-project workflow (stages, tools, gates) with the arguments filled in.",
 				When:     "You want the full new-project procedure before scaffolding.",
 				Examples: []string{`project.bring_up {"name": "new_model", "framework": "pytorch", "dag_source": "manual"}`},
 				Tags:     []string{registry.PhasePlanner},
-				Schema: registry.Object(map[string]any{
-					"name":       projectNameSchema,
-					"framework":  registry.Enum("Model framework.", frameworks...),
-					"target_dir": map[string]any{"type": "string", "minLength": 1, "maxLength": 1024, "description": "Directory under the workspace root (default projects)."},
-					"region":     map[string]any{"type": "string", "minLength": 2, "maxLength": 32, "pattern": `^[A-Za-z0-9-]+$`, "description": "NA, EU, FE or an AWS region name (default NA)."},
-					"dag_source": registry.Enum("Seed the DAG from the pipeline catalog or author it by hand (default catalog).", "catalog", "manual"),
-				}, "name", "framework"),
-				Handler: d.projectBringUp,
-			},
+			}, d.projectBringUp),
 		},
 	}, nil
 }
@@ -90,26 +116,19 @@ func scaffoldError(err error) error {
 	return perr
 }
 
-func (d *Deps) projectInit(_ context.Context, req registry.Request) (*registry.Result, error) {
-	var args struct {
-		Name      string `json:"name"`
-		Framework string `json:"framework"`
-		TargetDir string `json:"target_dir"`
-		Overwrite bool   `json:"overwrite"`
-	}
-	if err := req.Bind(&args); err != nil {
-		return nil, err
-	}
-	g, err := d.configDAG(req.Args, true)
+func (d *Deps) projectInit(ctx context.Context, in projectInitIn) (scaffold.Result, error) {
+	g, err := d.configDAG(in.dagSource(), true)
 	if err != nil {
-		return nil, err
+		return scaffold.Result{}, err
 	}
-	res, err := scaffold.Init(d.Root, d.Steps, d.Config, scaffold.Options{Name: args.Name, Framework: args.Framework,
-		TargetDir: args.TargetDir, Overwrite: args.Overwrite, DAG: g, CreatedAt: time.Now().UTC().Format(time.RFC3339)})
+	res, err := scaffold.Init(d.Root, d.Steps, d.Config, scaffold.Options{Name: in.Name, Framework: string(in.Framework),
+		TargetDir: in.TargetDir, Overwrite: in.Overwrite, DAG: g, CreatedAt: time.Now().UTC().Format(time.RFC3339)})
 	if err != nil {
-		return nil, scaffoldError(err)
+		return scaffold.Result{}, scaffoldError(err)
 	}
-	out := registry.OK(res).WithMeta("file_count", len(res.FilesWritten)).Warn(res.Notes...).Next(
+	registry.Meta(ctx, "file_count", len(res.FilesWritten))
+	registry.Warn(ctx, res.Notes...)
+	registry.Next(ctx,
 		registry.NextStep{Tool: "author.preflight_step", When: "after editing a script", Why: "check the step's gates against the project scripts",
 			ArgsHint: map[string]any{"step_name": firstScriptStep(res), "source_dir": res.TargetPath + "/scripts"}},
 		registry.NextStep{Tool: "config.load", When: "after filling the config template", Why: "check every value",
@@ -117,7 +136,7 @@ func (d *Deps) projectInit(_ context.Context, req registry.Request) (*registry.R
 		registry.NextStep{Tool: "compile.validate", When: "configs are filled", Why: "check DAG, configs and wiring together",
 			ArgsHint: map[string]any{"dag_file": res.DAGFile, "config_file": res.ConfigTemplate}},
 	)
-	return out, nil
+	return *res, nil
 }
 
 func firstScriptStep(r *scaffold.Result) string {
@@ -127,40 +146,47 @@ func firstScriptStep(r *scaffold.Result) string {
 	return ""
 }
 
-func (d *Deps) projectBringUp(_ context.Context, req registry.Request) (*registry.Result, error) {
-	var args struct {
-		Name      string `json:"name"`
-		Framework string `json:"framework"`
-		TargetDir string `json:"target_dir"`
-		Region    string `json:"region"`
-		DAGSource string `json:"dag_source"`
-	}
-	if err := req.Bind(&args); err != nil {
-		return nil, err
-	}
-	opts, err := scaffold.Check(scaffold.Options{Name: args.Name, Framework: args.Framework, TargetDir: args.TargetDir})
+// bringUpPlan is the project.bring_up payload: the new-project workflow
+// with the checked arguments filled in.
+type bringUpPlan struct {
+	Workflow    string            `json:"workflow"`
+	Prompt      string            `json:"prompt"`
+	Args        bringUpArgs       `json:"args"`
+	Stages      []workflows.Stage `json:"stages"`
+	Outcome     string            `json:"outcome"`
+	ProjectPath string            `json:"project_path"`
+	Note        string            `json:"note"`
+}
+
+type bringUpArgs struct {
+	Name      string `json:"name"`
+	Framework string `json:"framework"`
+	TargetDir string `json:"target_dir"`
+	Region    string `json:"region"`
+	DAGSource string `json:"dag_source"`
+}
+
+func (d *Deps) projectBringUp(ctx context.Context, in projectBringUpIn) (bringUpPlan, error) {
+	opts, err := scaffold.Check(scaffold.Options{Name: in.Name, Framework: string(in.Framework), TargetDir: in.TargetDir})
 	if err != nil {
-		return nil, scaffoldError(err)
+		return bringUpPlan{}, scaffoldError(err)
 	}
 	if _, err := d.Root.Resolve(opts.TargetDir); err != nil {
-		return nil, pathError("target_dir", err)
+		return bringUpPlan{}, pathError("target_dir", err)
 	}
-	if args.Region == "" {
-		args.Region = "NA"
-	}
-	if args.DAGSource == "" {
-		args.DAGSource = "catalog"
+	// Region names (us-east-1) are lower case, the short forms (NA) upper.
+	region := strings.ToUpper(cmp.Or(in.Region, "NA"))
+	if strings.Contains(region, "-") {
+		region = strings.ToLower(region)
 	}
 	wf, _ := workflows.Get(workflows.NewProject)
-	filled := map[string]any{"name": opts.Name, "framework": opts.Framework, "target_dir": opts.TargetDir,
-		"region": strings.ToUpper(args.Region), "dag_source": args.DAGSource}
-	if strings.Contains(args.Region, "-") {
-		filled["region"] = strings.ToLower(args.Region)
-	}
-	return registry.OK(map[string]any{
-		"workflow": wf.Name, "prompt": wf.Name, "args": filled, "stages": wf.Stages, "outcome": wf.Outcome,
-		"project_path": opts.TargetDir + "/" + opts.Name + "_" + opts.Framework,
-		"note":         "Nothing was written. Follow the stages in order (the MCP prompt '" + wf.Name + "' has the same plan); each stage's gate must pass before the next.",
-	}).Next(registry.NextStep{Tool: "project.init", When: "to start the Scaffold stage", Why: "write the project files",
-		ArgsHint: map[string]any{"name": opts.Name, "framework": opts.Framework, "target_dir": opts.TargetDir}}), nil
+	registry.Next(ctx, registry.NextStep{Tool: "project.init", When: "to start the Scaffold stage", Why: "write the project files",
+		ArgsHint: map[string]any{"name": opts.Name, "framework": opts.Framework, "target_dir": opts.TargetDir}})
+	return bringUpPlan{
+		Workflow: wf.Name, Prompt: wf.Name, Stages: wf.Stages, Outcome: wf.Outcome,
+		Args: bringUpArgs{Name: opts.Name, Framework: opts.Framework, TargetDir: opts.TargetDir, Region: region,
+			DAGSource: cmp.Or(in.DAGSource, "catalog")},
+		ProjectPath: opts.TargetDir + "/" + opts.Name + "_" + opts.Framework,
+		Note:        "Nothing was written. Follow the stages in order (the MCP prompt '" + wf.Name + "' has the same plan); each stage's gate must pass before the next.",
+	}, nil
 }

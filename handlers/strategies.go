@@ -3,82 +3,67 @@ package handlers
 import (
 	"context"
 
+	"github.com/google/jsonschema-go/jsonschema"
+
 	"github.com/cursus-dev/cursus/engine/strategies"
 	"github.com/cursus-dev/cursus/registry"
 )
 
-var (
-	axisSchema = registry.Enum("Routing axis.", strategies.AxisSageMakerStepType, strategies.AxisStepAssembly)
-	// strategyNameSchema is a strategy name: a SageMaker step type or a
-	// step_assembly value.
-	strategyNameSchema = map[string]any{"type": "string", "minLength": 1, "maxLength": 64, "pattern": `^[A-Za-z][A-Za-z_]*$`,
-		"description": "Strategy name: a SageMaker step type (Training, …) or a step assembly (code, step_args, delegation)."}
-)
+// axisArg is a routing axis.
+type axisArg string
+
+func (axisArg) JSONSchema() *jsonschema.Schema {
+	return &jsonschema.Schema{Type: "string", Enum: []any{strategies.AxisSageMakerStepType, strategies.AxisStepAssembly}}
+}
+
+// strategyName is a strategy name: a SageMaker step type or a
+// step_assembly value.
+type strategyName string
+
+func (strategyName) JSONSchema() *jsonschema.Schema {
+	return &jsonschema.Schema{Type: "string", MinLength: ptr(1), MaxLength: ptr(64), Pattern: `^[A-Za-z][A-Za-z_]*$`}
+}
+
+type strategiesListIn struct {
+	Axis axisArg `json:"axis,omitempty" jsonschema:"Routing axis."`
+}
+
+type strategiesShowIn struct {
+	Name strategyName `json:"name" jsonschema:"Strategy name: a SageMaker step type (Training, …) or a step assembly (code, step_args, delegation)."`
+	Axis axisArg      `json:"axis,omitempty" jsonschema:"Routing axis."`
+}
+
+type forStepTypeIn struct {
+	SMType   sagemakerStepType `json:"sagemaker_step_type" jsonschema:"SageMaker step type: Processing, Training, CreateModel, Transform, Tuning, RegisterModel, …"`
+	Assembly string            `json:"step_assembly,omitempty" jsonschema:"Assembly pattern of a Processing step (default code)." schema:"enum=code|step_args|delegation"`
+}
+
+type knobsIn struct {
+	Axis axisArg      `json:"axis" jsonschema:"Routing axis."`
+	Name strategyName `json:"name" jsonschema:"Strategy name: a SageMaker step type (Training, …) or a step assembly (code, step_args, delegation)."`
+}
 
 func strategiesNamespace() (registry.Namespace, error) {
-	lib := strategies.Default()
 	return registry.Namespace{
 		Name:        "strategies",
 		Description: "The builder strategy library: how each SageMaker step type is constructed, and its knobs.",
 		Tools: []registry.ToolDef{
-			{
+			registry.Define(registry.ToolDef{
 				Name: "strategies.list_axes", Description: "Routing axes and how many strategies each has.",
 				When: "You want an overview of how steps are routed to builders.", Examples: []string{`strategies.list_axes {}`},
-				Tags: []string{registry.PhasePlanner}, Schema: registry.Object(nil),
-				Handler: func(context.Context, registry.Request) (*registry.Result, error) {
-					axes := lib.Axes()
-					return registry.OK(map[string]any{"count": len(axes), "axes": axes}), nil
-				},
-			},
-			{
+				Tags: []string{registry.PhasePlanner},
+			}, strategiesListAxes),
+			registry.Define(registry.ToolDef{
 				Name: "strategies.list", Description: "Every strategy descriptor (axis, name, verb, handler, routable, implemented, knobs, preset knobs), sorted by axis and name; non-routable rows included.",
 				When: "You want to see all construction strategies.", Examples: []string{`strategies.list {}`, `strategies.list {"axis": "step_assembly"}`},
-				Tags: []string{registry.PhasePlanner}, Schema: registry.Object(map[string]any{"axis": axisSchema}),
-				Handler: func(_ context.Context, req registry.Request) (*registry.Result, error) {
-					var args struct {
-						Axis string `json:"axis"`
-					}
-					if err := req.Bind(&args); err != nil {
-						return nil, err
-					}
-					rows := lib.List(args.Axis)
-					return registry.OK(map[string]any{"axis": nullable(args.Axis), "count": len(rows), "strategies": rows}), nil
-				},
-			},
-			{
+				Tags: []string{registry.PhasePlanner},
+			}, strategiesList),
+			registry.Define(registry.ToolDef{
 				Name: "strategies.show", Description: "One strategy descriptor by name (and axis when the name is ambiguous).",
 				When: "You want the details of one strategy.", Examples: []string{`strategies.show {"name": "code", "axis": "step_assembly"}`, `strategies.show {"name": "Training"}`},
-				Tags: []string{registry.PhasePlanner}, Schema: registry.Object(map[string]any{"name": strategyNameSchema, "axis": axisSchema}, "name"),
-				Handler: func(_ context.Context, req registry.Request) (*registry.Result, error) {
-					var args struct {
-						Name string `json:"name"`
-						Axis string `json:"axis"`
-					}
-					if err := req.Bind(&args); err != nil {
-						return nil, err
-					}
-					found := lib.Find(args.Name, args.Axis)
-					switch len(found) {
-					case 0:
-						msg := "no strategy named '" + args.Name + "'"
-						if args.Axis != "" {
-							msg += " on axis '" + args.Axis + "'"
-						}
-						return nil, registry.Errorf(registry.CodeNotFound, "%s", msg).
-							WithDetails(map[string]any{"available": lib.Names()}).Suggest("Pick a name from strategies.list.", "strategies.list")
-					case 1:
-						return registry.OK(found[0]), nil
-					default:
-						axes := make([]string, len(found))
-						for i, s := range found {
-							axes[i] = s.Axis
-						}
-						return nil, registry.Errorf(registry.CodeInvalidInput, "strategy name '%s' exists on several axes; give axis", args.Name).
-							WithDetails(map[string]any{"axes": axes})
-					}
-				},
-			},
-			{
+				Tags: []string{registry.PhasePlanner},
+			}, strategiesShow),
+			registry.Define(registry.ToolDef{
 				Name: "strategies.for_step_type",
 				Description: "The builder strategy a step of this SageMaker step type is constructed with (Processing routes on step_assembly, " +
 					"default code; every other type on itself), with its knobs and presets.",
@@ -88,52 +73,96 @@ func strategiesNamespace() (registry.Namespace, error) {
 					`strategies.for_step_type {"sagemaker_step_type": "RegisterModel"}`,
 				},
 				Tags: []string{registry.PhasePlanner},
-				Schema: registry.Object(map[string]any{
-					"sagemaker_step_type": sagemakerStepTypeSchema,
-					"step_assembly":       registry.Enum("Assembly pattern of a Processing step (default code).", "code", "step_args", "delegation"),
-				}, "sagemaker_step_type"),
-				Handler: func(_ context.Context, req registry.Request) (*registry.Result, error) {
-					var args struct {
-						SMType   string `json:"sagemaker_step_type"`
-						Assembly string `json:"step_assembly"`
-					}
-					if err := req.Bind(&args); err != nil {
-						return nil, err
-					}
-					s, axis, name, err := lib.ForStepType(args.SMType, args.Assembly)
-					if err != nil {
-						return nil, registry.Errorf(registry.CodeNotFound, "%v", err).
-							WithDetails(map[string]any{"sagemaker_step_type": args.SMType, "step_assembly": nullable(args.Assembly)}).
-							Suggest("See the routable strategies in strategies.list.", "strategies.list")
-					}
-					res := registry.OK(map[string]any{"sagemaker_step_type": args.SMType, "step_assembly": nullable(args.Assembly),
-						"resolved_axis": axis, "resolved_name": name, "strategy": s})
-					if !s.Implemented {
-						res.Warn(s.Note)
-					}
-					return res, nil
-				},
-			},
-			{
+			}, strategiesForStepType),
+			registry.Define(registry.ToolDef{
 				Name: "strategies.knobs", Description: "The knobs of one routable strategy: name, type, default, required flag and meaning.",
 				When: "You want to tune how a step is constructed.", Examples: []string{`strategies.knobs {"axis": "sagemaker_step_type", "name": "Training"}`},
-				Tags: []string{registry.PhasePlanner}, Schema: registry.Object(map[string]any{"axis": axisSchema, "name": strategyNameSchema}, "axis", "name"),
-				Handler: func(_ context.Context, req registry.Request) (*registry.Result, error) {
-					var args struct {
-						Axis string `json:"axis"`
-						Name string `json:"name"`
-					}
-					if err := req.Bind(&args); err != nil {
-						return nil, err
-					}
-					s, err := lib.Resolve(args.Axis, args.Name)
-					if err != nil {
-						return nil, registry.Errorf(registry.CodeNotFound, "%v", err).
-							WithDetails(map[string]any{"axis": args.Axis, "name": args.Name}).Suggest("See the routable strategies in strategies.list.", "strategies.list")
-					}
-					return registry.OK(map[string]any{"axis": s.Axis, "name": s.Name, "count": len(s.Knobs), "knobs": s.Knobs, "preset_knobs": s.PresetKnobs}), nil
-				},
-			},
+				Tags: []string{registry.PhasePlanner},
+			}, strategiesKnobs),
 		},
 	}, nil
+}
+
+type listAxesOut struct {
+	Count int                   `json:"count"`
+	Axes  []strategies.AxisInfo `json:"axes"`
+}
+
+func strategiesListAxes(context.Context, struct{}) (listAxesOut, error) {
+	axes := strategies.Default().Axes()
+	return listAxesOut{Count: len(axes), Axes: axes}, nil
+}
+
+type strategiesListOut struct {
+	Axis       *string               `json:"axis"`
+	Count      int                   `json:"count"`
+	Strategies []strategies.Strategy `json:"strategies"`
+}
+
+func strategiesList(_ context.Context, in strategiesListIn) (strategiesListOut, error) {
+	rows := strategies.Default().List(string(in.Axis))
+	return strategiesListOut{Axis: nullable(string(in.Axis)), Count: len(rows), Strategies: rows}, nil
+}
+
+func strategiesShow(_ context.Context, in strategiesShowIn) (strategies.Strategy, error) {
+	lib := strategies.Default()
+	name, axis := string(in.Name), string(in.Axis)
+	found := lib.Find(name, axis)
+	switch len(found) {
+	case 0:
+		msg := "no strategy named '" + name + "'"
+		if axis != "" {
+			msg += " on axis '" + axis + "'"
+		}
+		return strategies.Strategy{}, registry.Errorf(registry.CodeNotFound, "%s", msg).
+			WithDetails(map[string]any{"available": lib.Names()}).Suggest("Pick a name from strategies.list.", "strategies.list")
+	case 1:
+		return found[0], nil
+	default:
+		axes := make([]string, len(found))
+		for i, s := range found {
+			axes[i] = s.Axis
+		}
+		return strategies.Strategy{}, registry.Errorf(registry.CodeInvalidInput, "strategy name '%s' exists on several axes; give axis", name).
+			WithDetails(map[string]any{"axes": axes})
+	}
+}
+
+type forStepTypeOut struct {
+	SageMakerStepType string              `json:"sagemaker_step_type"`
+	StepAssembly      *string             `json:"step_assembly"`
+	ResolvedAxis      string              `json:"resolved_axis"`
+	ResolvedName      string              `json:"resolved_name"`
+	Strategy          strategies.Strategy `json:"strategy"`
+}
+
+func strategiesForStepType(ctx context.Context, in forStepTypeIn) (forStepTypeOut, error) {
+	smType := string(in.SMType)
+	s, axis, name, err := strategies.Default().ForStepType(smType, in.Assembly)
+	if err != nil {
+		return forStepTypeOut{}, registry.Errorf(registry.CodeNotFound, "%v", err).
+			WithDetails(map[string]any{"sagemaker_step_type": smType, "step_assembly": nullable(in.Assembly)}).
+			Suggest("See the routable strategies in strategies.list.", "strategies.list")
+	}
+	if !s.Implemented {
+		registry.Warn(ctx, s.Note)
+	}
+	return forStepTypeOut{SageMakerStepType: smType, StepAssembly: nullable(in.Assembly), ResolvedAxis: axis, ResolvedName: name, Strategy: s}, nil
+}
+
+type knobsOut struct {
+	Axis        string            `json:"axis"`
+	Name        string            `json:"name"`
+	Count       int               `json:"count"`
+	Knobs       []strategies.Knob `json:"knobs"`
+	PresetKnobs map[string]any    `json:"preset_knobs"`
+}
+
+func strategiesKnobs(_ context.Context, in knobsIn) (knobsOut, error) {
+	s, err := strategies.Default().Resolve(string(in.Axis), string(in.Name))
+	if err != nil {
+		return knobsOut{}, registry.Errorf(registry.CodeNotFound, "%v", err).
+			WithDetails(map[string]any{"axis": string(in.Axis), "name": string(in.Name)}).Suggest("See the routable strategies in strategies.list.", "strategies.list")
+	}
+	return knobsOut{Axis: s.Axis, Name: s.Name, Count: len(s.Knobs), Knobs: s.Knobs, PresetKnobs: s.PresetKnobs}, nil
 }

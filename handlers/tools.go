@@ -31,7 +31,7 @@ type byPhaseIn struct {
 }
 
 type describeIn struct {
-	Name string `json:"name" jsonschema:"Dotted (compile.dag) or wire (compile__dag) tool name."`
+	Name string `json:"name" jsonschema:"Dotted (compile.preview) or wire (compile__preview) tool name."`
 }
 
 func toolsNamespace(workflows []workflowInfo) registry.Namespace {
@@ -62,7 +62,7 @@ func toolsNamespace(workflows []workflowInfo) registry.Namespace {
 				Description: "Full description of one tool: input schema, when-cue, examples, tags and capability flags. Accepts the dotted or the wire name.",
 				When:        "You have picked a tool and need its exact input schema.",
 				Examples: []string{
-					`tools.describe_tool {"name": "compile.dag"}  # dotted name`,
+					`tools.describe_tool {"name": "compile.preview"}  # dotted name`,
 					`tools.describe_tool {"name": "catalog__search"}  # wire name`,
 				},
 				Tags: []string{registry.PhasePlanner},

@@ -102,162 +102,63 @@ func (d *Deps) validateDepsResolve(_ context.Context, req registry.Request) (*re
 	if err != nil {
 		return nil, err
 	}
-	plan, fail, err := d.resolveChecked(g)
-	if fail != nil || err != nil {
-		return fail, err
+	plan, err := d.resolveChecked(g)
+	if err != nil {
+		return nil, err
 	}
-	details := map[string]any{}
-	var unresolvedAll []string
-	total, resolved, withErrors := 0, 0, 0
-	for _, n := range plan.Order {
-		info := plan.Steps[n]
-		iface, _, _ := d.Steps.ForJobType(info.StepType, info.JobType)
-		entry, counts := stepCounts(iface)
-		got := map[string]string{}
-		scores := map[string]float64{}
-		for _, b := range plan.Bindings[n] {
-			got[b.Dependency] = b.FromNode + "." + b.FromOutput
-			scores[b.Dependency] = round4(b.Score)
-		}
-		var missing []string
-		for _, u := range plan.Unresolved {
-			if u.Node == n {
-				missing = append(missing, u.Dependency)
-				unresolvedAll = append(unresolvedAll, n+"."+u.Dependency)
-			}
-		}
-		entry["step_type"] = info.StepType
-		entry["resolved_dependencies"] = got
-		entry["scores"] = scores
-		entry["unresolved_dependencies"] = nonNilStrings(missing)
-		entry["optional_unbound"] = nonNilStrings(plan.OptionalUnbound[n])
-		if len(missing) > 0 {
-			entry["error"] = fmt.Sprintf("Step '%s' has unresolved required dependencies: [%s]", n, strings.Join(missing, ", "))
-			withErrors++
-		}
-		total += counts
-		resolved += len(got)
-		details[n] = entry
-	}
-	return depsReport("dag", plan.Order, plan.Order, nil, details, unresolvedAll, total, resolved, withErrors, plan.Unresolved), nil
+	return depsResult(deps.PlanReport(plan, d.Steps)), nil
 }
 
-// stepCounts returns the per-step counting fields and the dependency count.
-func stepCounts(iface *steps.Interface) (map[string]any, int) {
-	if iface == nil {
-		return map[string]any{}, 0
+// depsResult is the envelope of a dependency report.
+func depsResult(rep *deps.Report) *registry.Result {
+	res := registry.OK(depsPayload(rep)).WithMeta("steps_with_errors", rep.Report.ResolutionSummary.StepsWithErrors)
+	if len(rep.MissingSpecs) > 0 {
+		res.Warn(fmt.Sprintf("no specification found for %d requested step(s): %s", len(rep.MissingSpecs), strings.Join(rep.MissingSpecs, ", ")))
 	}
-	req, opt := 0, 0
-	for _, k := range iface.Spec.Dependencies.Keys() {
-		dep, _ := iface.Spec.Dependencies.Get(k)
-		if dep.IsRequired() {
-			req++
-		} else {
-			opt++
-		}
-	}
-	return map[string]any{
-		"total_dependencies":    req + opt,
-		"required_dependencies": req,
-		"optional_dependencies": opt,
-		"outputs":               nonNilStrings(append([]string(nil), iface.Spec.Outputs.Keys()...)),
-	}, req + opt
-}
-
-func depsReport(mode string, requested, registered, missing []string, details map[string]any, unresolved []string,
-	total, resolved, withErrors int, diagnostics any) *registry.Result {
-	rate := 0.0
-	if total > 0 {
-		rate = round4(float64(resolved) / float64(total))
-	}
-	res := registry.OK(map[string]any{
-		"mode":             mode,
-		"requested_steps":  requested,
-		"registered_steps": registered,
-		"missing_specs":    nonNilStrings(missing),
-		"report": map[string]any{
-			"total_steps":             len(registered),
-			"registered_steps":        len(registered),
-			"step_details":            details,
-			"unresolved_dependencies": nonNilStrings(unresolved),
-			"resolution_summary": map[string]any{
-				"total_dependencies":    total,
-				"resolved_dependencies": resolved,
-				"resolution_rate":       rate,
-				"steps_with_errors":     withErrors,
-			},
-			"diagnostics": diagnostics,
-		},
-	}).WithMeta("steps_with_errors", withErrors)
-	if len(missing) > 0 {
-		res.Warn(fmt.Sprintf("no specification found for %d requested step(s): %s", len(missing), strings.Join(missing, ", ")))
+	if len(rep.Suggestions) > 0 {
+		res.WithMeta("suggestions", rep.Suggestions)
 	}
 	return res
 }
 
-func (d *Deps) depsResolveSet(names []string) (*registry.Result, error) {
-	lookup := deps.CatalogLookup(d.Steps)
-	var known, missing []string
-	suggestions := map[string][]string{}
-	for _, n := range names {
-		if _, err := lookup(n); err != nil {
-			missing = append(missing, n)
-			var nf *steps.NotFoundError
-			if errors.As(err, &nf) {
-				suggestions[n] = nonNilStrings(nf.Suggestions)
-			}
-			continue
+// depsPayload lays rep out as the tool's payload of plain maps, which
+// in-process callers read as Go values.
+func depsPayload(rep *deps.Report) map[string]any {
+	details := map[string]any{}
+	for node, d := range rep.Report.StepDetails {
+		entry := map[string]any{"step_type": d.StepType, "total_dependencies": d.TotalDependencies,
+			"required_dependencies": d.RequiredDependencies, "optional_dependencies": d.OptionalDependencies, "outputs": d.Outputs,
+			"resolved_dependencies": d.ResolvedDependencies, "scores": d.Scores, "unresolved_dependencies": d.UnresolvedDependencies}
+		if d.OptionalUnbound != nil {
+			entry["optional_unbound"] = *d.OptionalUnbound
 		}
-		known = append(known, n)
+		if d.Error != "" {
+			entry["error"] = d.Error
+		}
+		details[node] = entry
 	}
-	if len(known) == 0 {
-		return nil, registry.Errorf(registry.CodeNotFound, "none of the requested steps is a known step type").
-			WithDetails(map[string]any{"missing_specs": missing, "suggestions": suggestions}).
+	sum := rep.Report.ResolutionSummary
+	return map[string]any{"mode": rep.Mode, "requested_steps": rep.RequestedSteps, "registered_steps": rep.RegisteredSteps,
+		"missing_specs": rep.MissingSpecs,
+		"report": map[string]any{"total_steps": rep.Report.TotalSteps, "registered_steps": rep.Report.RegisteredSteps,
+			"step_details": details, "unresolved_dependencies": rep.Report.UnresolvedDependencies,
+			"resolution_summary": map[string]any{"total_dependencies": sum.TotalDependencies, "resolved_dependencies": sum.ResolvedDependencies,
+				"resolution_rate": sum.ResolutionRate, "steps_with_errors": sum.StepsWithErrors},
+			"diagnostics": rep.Report.Diagnostics}}
+}
+
+func (d *Deps) depsResolveSet(names []string) (*registry.Result, error) {
+	rep, err := deps.SetReport(names, d.Steps)
+	var none *deps.NoKnownStepsError
+	if errors.As(err, &none) {
+		return nil, registry.Errorf(registry.CodeNotFound, "%s", none.Error()).
+			WithDetails(map[string]any{"missing_specs": none.Missing, "suggestions": none.Suggestions}).
 			Suggest("Use step types from catalog.list_steps (job-type suffixes like _training are fine).", "catalog.search")
 	}
-	set, err := deps.ResolveSet(known, lookup)
 	if err != nil {
 		return nil, err
 	}
-	details := map[string]any{}
-	var unresolvedAll []string
-	total, resolved, withErrors := 0, 0, 0
-	for _, st := range set {
-		got := map[string]string{}
-		scores := map[string]float64{}
-		var missingDeps []string
-		req, opt := 0, 0
-		for _, m := range st.Matches {
-			if m.Required {
-				req++
-			} else {
-				opt++
-			}
-			if m.Resolved {
-				got[m.Dependency] = m.FromNode + "." + m.FromOutput
-				scores[m.Dependency] = round4(m.Score)
-				resolved++
-			} else if m.Required {
-				missingDeps = append(missingDeps, m.Dependency)
-				unresolvedAll = append(unresolvedAll, st.Node+"."+m.Dependency)
-			}
-		}
-		total += req + opt
-		entry := map[string]any{
-			"step_type": st.StepType, "total_dependencies": req + opt, "required_dependencies": req, "optional_dependencies": opt,
-			"outputs": st.Outputs, "resolved_dependencies": got, "scores": scores, "unresolved_dependencies": nonNilStrings(missingDeps),
-		}
-		if len(missingDeps) > 0 {
-			entry["error"] = fmt.Sprintf("Step '%s' has unresolved required dependencies: [%s]", st.Node, strings.Join(missingDeps, ", "))
-			withErrors++
-		}
-		details[st.Node] = entry
-	}
-	res := depsReport("step_set", names, known, missing, details, unresolvedAll, total, resolved, withErrors, nil)
-	if len(suggestions) > 0 {
-		res.WithMeta("suggestions", suggestions)
-	}
-	return res, nil
+	return depsResult(rep), nil
 }
 
 func (d *Deps) validateDepsExplain(_ context.Context, req registry.Request) (*registry.Result, error) {

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The one test command (README, CI): formatting, vet, staticcheck, the Go test suite with
-# the race detector (including the Helm chart checks), short fuzzing runs and
-# the MCP conformance and interop checks.
+# the race detector (including the Helm chart checks and every fuzz target's
+# seed corpus) and the MCP conformance and interop checks. Timed fuzzing is
+# scripts/fuzz.sh.
 # Installs what it needs (helm from the Go module proxy, npm packages from the
 # committed lock file). Set CURSUS_SKIP_INTEROP=1 to skip the Node-based
 # interop checks on a machine without Node.
@@ -34,13 +35,6 @@ fi
 
 step "go test -race"
 go test -race -count=1 -timeout 20m ./...
-
-step "fuzzing, ${CURSUS_FUZZTIME:-10s} per target (longer runs: docs/PERFORMANCE.md)"
-for target in FuzzCallArguments:./registry FuzzRESTCall:./server FuzzParseDAG:./engine/dag \
-              FuzzParseInterface:./engine/steps FuzzParseConfig:./engine/config \
-              FuzzAnalyzeScript:./engine/validate; do
-  go test -run='^$' -fuzz="^${target%%:*}\$" -fuzztime="${CURSUS_FUZZTIME:-10s}" -parallel=1 "${target#*:}"
-done
 
 if [ -x scripts/interop.sh ] && [ "${CURSUS_SKIP_INTEROP:-}" != "1" ]; then
   step "MCP conformance and interop (Node)"

@@ -283,61 +283,6 @@ func (b *builder) image(n *node, scope, instanceType string) (string, error) {
 	return uri, nil
 }
 
-// ---- environment and arguments ----
-
-// environment fills the contract's variables from the config: a field
-// named like the variable in lower case, else a hyperparameter of that
-// name, else (optional variables) the contract default.
-func environment(n *node) (map[string]any, []string) {
-	env := map[string]any{}
-	var warns []string
-	lookup := func(name string) (string, bool) {
-		if v, ok := n.cfg.Get(strings.ToLower(name)); ok && v != nil {
-			return formatEnv(v)
-		}
-		if hp := getMap(n.cfg, "hyperparameters"); hp != nil {
-			if v, ok := hp[strings.ToLower(name)]; ok && v != nil {
-				return formatEnv(v)
-			}
-		}
-		return "", false
-	}
-	for _, name := range n.iface.Contract.EnvVars.Required {
-		if v, ok := lookup(name); ok {
-			env[name] = v
-			continue
-		}
-		warns = append(warns, fmt.Sprintf("required environment variable %s has no value (set config field %s)", name, strings.ToLower(name)))
-	}
-	for _, name := range n.iface.Contract.EnvVars.Optional.Keys() {
-		if v, ok := lookup(name); ok {
-			env[name] = v
-			continue
-		}
-		def, _ := n.iface.Contract.EnvVars.Optional.Get(name)
-		env[name] = def
-	}
-	return env, warns
-}
-
-// jobArguments renders contract.job_arguments from their config fields;
-// unset fields are left out.
-func jobArguments(n *node) []any {
-	var args []any
-	for _, ja := range n.iface.Contract.JobArguments {
-		v, ok := n.cfg.Get(ja.Source)
-		if !ok || v == nil {
-			continue
-		}
-		s, ok := formatEnv(v)
-		if !ok || s == "" {
-			continue
-		}
-		args = append(args, ja.Flag, s)
-	}
-	return args
-}
-
 // ---- code ----
 
 func sourceDir(c *config.Config, fields ...string) string {
@@ -413,13 +358,13 @@ func (b *builder) processing(n *node, inputs []boundInput) (sagemaker.Processing
 	if err != nil {
 		return sagemaker.ProcessingArgs{}, nil, err
 	}
-	env, warns := environment(n)
+	env, jobArgs, warns := ContainerFor(n.iface, n.cfg).definitionParts()
 	args := sagemaker.ProcessingArgs{
 		ProcessingResources: sagemaker.ProcessingResources{ClusterConfig: sagemaker.ClusterConfig{
 			InstanceType: instanceType, InstanceCount: getInt(n.cfg, "processing_instance_count", 1),
 			VolumeSizeInGB: getInt(n.cfg, "processing_volume_size", 30),
 		}},
-		AppSpecification: sagemaker.AppSpecification{ImageURI: image, ContainerArguments: jobArguments(n)},
+		AppSpecification: sagemaker.AppSpecification{ImageURI: image, ContainerArguments: jobArgs},
 		RoleArn:          getString(n.cfg, "role"),
 		Environment:      env,
 	}

@@ -110,6 +110,8 @@ type OutputProduct struct {
 // Runner runs step scripts with python3, at most N at a time.
 type Runner struct {
 	sem chan struct{}
+	// configured names the interpreter UseInterpreter chose.
+	configured string
 
 	once   sync.Once
 	python string
@@ -124,6 +126,21 @@ func NewRunner(maxConcurrent int) *Runner {
 		maxConcurrent = 1
 	}
 	return &Runner{sem: make(chan struct{}, maxConcurrent), LookPath: exec.LookPath}
+}
+
+// UseInterpreter makes the runner find python by name (or path) instead of
+// python3 on PATH.
+func (r *Runner) UseInterpreter(name string) {
+	r.configured = name
+	r.LookPath = func(string) (string, error) { return exec.LookPath(name) }
+}
+
+// Runtime says which interpreter the runner uses.
+func (r *Runner) Runtime() string {
+	if r.configured != "" {
+		return r.configured + " (configured)"
+	}
+	return "python3 from PATH"
 }
 
 // Isolation describes honestly what a run is and is not protected from.
@@ -376,31 +393,49 @@ func prepareSandbox(sandbox string, req RunRequest, lim Limits) (*runPlan, error
 		}
 		plan.OutputPaths[name] = dst
 	}
+	plan.EnvironVars, plan.JobArgs, plan.Argv = Invocation(c, req.Env, req.JobArgs)
+	return plan, nil
+}
+
+// Invocation is what a script starts with: the contract's optional
+// defaults overlaid with env, and job arguments keyed by normalised flag
+// with their command line — the contract's flags in contract order
+// (job_type defaults to training), then the others in name order.
+func Invocation(c steps.Contract, env, jobArgs map[string]string) (environ, args map[string]string, argv []string) {
+	environ, args = map[string]string{}, map[string]string{}
 	for _, k := range c.EnvVars.Optional.Keys() {
-		v, _ := c.EnvVars.Optional.Get(k)
-		plan.EnvironVars[k] = v
+		environ[k], _ = c.EnvVars.Optional.Get(k)
 	}
-	for k, v := range req.Env {
-		plan.EnvironVars[k] = v
+	for k, v := range env {
+		environ[k] = v
 	}
 	for _, ja := range c.JobArguments {
 		key := NormalizeFlag(ja.Flag)
-		v, ok := req.JobArgs[key]
+		v, ok := jobArgs[key]
 		if !ok && key == "job_type" {
 			v, ok = "training", true
 		}
 		if ok {
-			plan.JobArgs[key] = v
-			plan.Argv = append(plan.Argv, ja.Flag, v)
+			args[key] = v
+			argv = append(argv, ja.Flag, v)
 		}
 	}
-	for k, v := range req.JobArgs {
-		if _, ok := plan.JobArgs[NormalizeFlag(k)]; !ok {
-			plan.JobArgs[NormalizeFlag(k)] = v
-			plan.Argv = append(plan.Argv, "--"+NormalizeFlag(k), v)
+	extra := make([]string, 0, len(jobArgs))
+	for k := range jobArgs {
+		if _, ok := args[NormalizeFlag(k)]; !ok {
+			extra = append(extra, k)
 		}
 	}
-	return plan, nil
+	sort.Strings(extra)
+	for _, k := range extra {
+		key := NormalizeFlag(k)
+		if _, dup := args[key]; dup {
+			continue
+		}
+		args[key] = jobArgs[k]
+		argv = append(argv, "--"+key, jobArgs[k])
+	}
+	return environ, args, argv
 }
 
 // sandboxEnv is the whole environment of the child: nothing is inherited

@@ -6,9 +6,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cursus-dev/cursus/engine/steps"
 )
 
 func needPython(t *testing.T) *Runner {
@@ -219,5 +222,26 @@ func TestRunRejectsUnknownSampleInput(t *testing.T) {
 		SampleInputs: map[string]string{"nope": sample}})
 	if err == nil || !strings.Contains(err.Error(), `"nope"`) {
 		t.Errorf("err = %v", err)
+	}
+}
+
+// A script starts with the contract defaults under the caller's values,
+// the contract's flags in contract order (job_type defaulting to training)
+// and then any other flags in name order.
+func TestInvocation(t *testing.T) {
+	var c steps.Contract
+	c.EnvVars.Optional.Set("TRAIN_RATIO", "0.7")
+	c.EnvVars.Optional.Set("OUTPUT_FORMAT", "CSV")
+	c.JobArguments = []steps.JobArgument{{Flag: "--job_type", Source: "job_type"}, {Flag: "--mode", Source: "mode"}}
+	env, args, argv := Invocation(c, map[string]string{"OUTPUT_FORMAT": "parquet", "LABEL_FIELD": "y"},
+		map[string]string{"zeta": "1", "alpha": "2", "mode": "fast"})
+	if want := map[string]string{"TRAIN_RATIO": "0.7", "OUTPUT_FORMAT": "parquet", "LABEL_FIELD": "y"}; !reflect.DeepEqual(env, want) {
+		t.Errorf("env = %v", env)
+	}
+	if want := []string{"--job_type", "training", "--mode", "fast", "--alpha", "2", "--zeta", "1"}; !reflect.DeepEqual(argv, want) {
+		t.Errorf("argv = %q", argv)
+	}
+	if args["job_type"] != "training" || len(args) != 4 {
+		t.Errorf("job args = %v", args)
 	}
 }

@@ -127,6 +127,45 @@ func (r *Root) ReadFile(p string) ([]byte, error) {
 	return os.ReadFile(abs)
 }
 
+// ReadRegular reads a regular file inside the root, refusing one larger
+// than limit bytes; it returns the file's absolute path too.
+func (r *Root) ReadRegular(p string, limit int64) (string, []byte, error) {
+	abs, err := r.Resolve(p)
+	if err != nil {
+		return "", nil, err
+	}
+	fi, err := os.Stat(abs)
+	if err != nil {
+		return "", nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return "", nil, fmt.Errorf("%s is not a regular file: %w", filepath.Base(abs), fs.ErrNotExist)
+	}
+	if fi.Size() > limit {
+		return "", nil, fmt.Errorf("%s is larger than %d bytes", filepath.Base(abs), limit)
+	}
+	data, err := os.ReadFile(abs)
+	return abs, data, err
+}
+
+// Lstat stats a path inside the root without following a final symlink.
+func (r *Root) Lstat(p string) (fs.FileInfo, error) {
+	abs, err := r.Resolve(p)
+	if err != nil {
+		return nil, err
+	}
+	return os.Lstat(abs)
+}
+
+// ReadDir lists a directory inside the root, sorted by name.
+func (r *Root) ReadDir(p string) ([]fs.DirEntry, error) {
+	abs, err := r.Resolve(p)
+	if err != nil {
+		return nil, err
+	}
+	return os.ReadDir(abs)
+}
+
 // Stat stats a path inside the root.
 func (r *Root) Stat(p string) (fs.FileInfo, error) {
 	abs, err := r.Resolve(p)
@@ -187,4 +226,46 @@ func (r *Root) WriteFile(p string, data []byte, overwrite bool) error {
 		return err
 	}
 	return f.Close()
+}
+
+// FS is the root as an fs.FS (with Stat and ReadDir) for readers that take
+// one, such as the compiler's sources: every name is resolved through the
+// root, so ".." and symlinks that leave it fail.
+func (r *Root) FS() fs.FS { return rootFS{r} }
+
+type rootFS struct{ r *Root }
+
+func (f rootFS) resolve(op, name string) (string, error) {
+	if !fs.ValidPath(name) {
+		return "", &fs.PathError{Op: op, Path: name, Err: fs.ErrInvalid}
+	}
+	abs, err := f.r.Resolve(name)
+	if err != nil {
+		return "", &fs.PathError{Op: op, Path: name, Err: err}
+	}
+	return abs, nil
+}
+
+func (f rootFS) Open(name string) (fs.File, error) {
+	abs, err := f.resolve("open", name)
+	if err != nil {
+		return nil, err
+	}
+	return os.Open(abs)
+}
+
+func (f rootFS) Stat(name string) (fs.FileInfo, error) {
+	abs, err := f.resolve("stat", name)
+	if err != nil {
+		return nil, err
+	}
+	return os.Stat(abs)
+}
+
+func (f rootFS) ReadDir(name string) ([]fs.DirEntry, error) {
+	abs, err := f.resolve("readdir", name)
+	if err != nil {
+		return nil, err
+	}
+	return os.ReadDir(abs) // already sorted by name
 }

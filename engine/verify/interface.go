@@ -1,0 +1,210 @@
+package verify
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/cursus-dev/cursus/engine/steps"
+)
+
+// maxInterfaceBytes bounds a .step.yaml file read for validation.
+const maxInterfaceBytes = 1 << 20
+
+// InterfaceResult is the validation of one step interface.
+type InterfaceResult struct {
+	Step     string          `json:"step"`
+	Source   string          `json:"source,omitempty"`
+	JobType  string          `json:"job_type,omitempty"`
+	OK       bool            `json:"ok"`
+	Errors   []steps.Finding `json:"errors"`
+	Warnings []steps.Finding `json:"warnings"`
+}
+
+// InterfaceRequest names the interfaces to validate: exactly one of a
+// catalog step, every catalog step, a file or directory in the workspace,
+// or inline YAML; JobType selects a variant.
+type InterfaceRequest struct {
+	StepName string
+	All      bool
+	JobType  string
+	Path     string
+	YAML     string
+}
+
+// InterfaceReport is the validation of every interface requested.
+type InterfaceReport struct {
+	Validated int               `json:"validated"`
+	Errors    int               `json:"errors"`
+	Warnings  int               `json:"warnings"`
+	Results   []InterfaceResult `json:"results"`
+	// Failed counts the interfaces with errors.
+	Failed int `json:"-"`
+}
+
+// CheckInterfaces validates the interfaces req names.
+func (s *Suite) CheckInterfaces(ctx context.Context, req InterfaceRequest) (*InterfaceReport, error) {
+	given := 0
+	for _, b := range []bool{req.StepName != "", req.All, req.Path != "", req.YAML != ""} {
+		if b {
+			given++
+		}
+	}
+	if given != 1 {
+		return nil, inputErrorf("provide exactly one of 'step_name' (a canonical step name), 'all': true, 'path' or 'yaml'")
+	}
+	var results []InterfaceResult
+	switch {
+	case req.All:
+		for _, n := range s.Steps.Names() {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			iface, _ := s.Steps.Get(n)
+			results = append(results, s.CheckInterface(iface, req.JobType))
+		}
+	case req.StepName != "":
+		iface, _, _, err := s.Step(req.StepName, "")
+		if err != nil {
+			return nil, err
+		}
+		results = append(results, s.CheckInterface(iface, req.JobType))
+	case req.YAML != "":
+		results = append(results, s.parseAndCheck("inline", "inline.step.yaml", []byte(req.YAML), req.JobType))
+	default:
+		files, err := s.interfaceFiles(req.Path)
+		if err != nil {
+			return nil, err
+		}
+		for _, f := range files {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			rel := s.Root.Rel(f)
+			_, data, err := s.Root.ReadRegular(f, maxInterfaceBytes)
+			if err != nil {
+				results = append(results, parseFailure(rel, err))
+				continue
+			}
+			results = append(results, s.parseAndCheck(rel, rel, data, req.JobType))
+		}
+	}
+	rep := &InterfaceReport{Validated: len(results), Results: results}
+	for _, r := range results {
+		rep.Errors += len(r.Errors)
+		rep.Warnings += len(r.Warnings)
+		if !r.OK {
+			rep.Failed++
+		}
+	}
+	return rep, nil
+}
+
+// interfaceFiles is the file p names, or the .step.yaml files of the
+// directory p names, as sorted absolute paths.
+func (s *Suite) interfaceFiles(p string) ([]string, error) {
+	abs, err := s.Root.Resolve(p)
+	if err != nil {
+		return nil, &PathError{Arg: "path", Err: err}
+	}
+	fi, err := s.Root.Stat(abs)
+	if err != nil {
+		return nil, &PathError{Arg: "path", Err: err}
+	}
+	if !fi.IsDir() {
+		return []string{abs}, nil
+	}
+	entries, err := s.Root.ReadDir(abs)
+	if err != nil {
+		return nil, &PathError{Arg: "path", Err: err}
+	}
+	var files []string
+	for _, e := range entries {
+		if e.Type().IsRegular() && strings.HasSuffix(e.Name(), steps.FileSuffix) {
+			files = append(files, filepath.Join(abs, e.Name()))
+		}
+	}
+	if len(files) == 0 {
+		return nil, &NotFoundError{Msg: fmt.Sprintf("'path': no %s files in %s", steps.FileSuffix, p)}
+	}
+	sort.Strings(files)
+	return files, nil
+}
+
+// parseAndCheck parses data (named file) as an interface from source and
+// validates it.
+func (s *Suite) parseAndCheck(source, file string, data []byte, jobType string) InterfaceResult {
+	iface, err := steps.Parse(file, data)
+	if err != nil {
+		return parseFailure(source, err)
+	}
+	iface.Source = source
+	return s.CheckInterface(iface, jobType)
+}
+
+func parseFailure(source string, err error) InterfaceResult {
+	r := InterfaceResult{Step: "", Source: source, Errors: []steps.Finding{}, Warnings: []steps.Finding{}}
+	var le *steps.LoadError
+	if errors.As(err, &le) {
+		r.Errors = append(r.Errors, le.Findings...)
+	} else {
+		r.Errors = append(r.Errors, steps.Finding{Level: steps.LevelError, File: source, Rule: "parse", Message: err.Error()})
+	}
+	return r
+}
+
+// CheckInterface validates one interface (with the jobType variant merged
+// when given) and adds the catalog-level warning: a compatible source that
+// is a case typo of a known step.
+func (s *Suite) CheckInterface(iface *steps.Interface, jobType string) InterfaceResult {
+	r := InterfaceResult{Step: iface.StepType, Source: iface.Source, JobType: jobType, Errors: []steps.Finding{}, Warnings: []steps.Finding{}}
+	target := iface
+	if jobType != "" {
+		merged, warns, err := iface.WithJobType(jobType)
+		if err != nil {
+			r.Errors = append(r.Errors, steps.Finding{Level: steps.LevelError, Path: "variants." + jobType, Rule: "variant_merge", Message: err.Error()})
+		} else {
+			target = merged
+			for _, w := range warns {
+				r.Warnings = append(r.Warnings, steps.Finding{Level: steps.LevelWarning, Path: "variants", Rule: "job_type", Message: w})
+			}
+		}
+	}
+	for _, f := range steps.Validate(target) {
+		if f.Level == steps.LevelError {
+			r.Errors = append(r.Errors, f)
+		} else {
+			r.Warnings = append(r.Warnings, f)
+		}
+	}
+	r.Warnings = append(r.Warnings, s.sourceCaseTypos(iface.Source, target)...)
+	r.OK = len(r.Errors) == 0
+	return r
+}
+
+// sourceCaseTypos warns of compatible sources that match a catalog step
+// only when case is ignored.
+func (s *Suite) sourceCaseTypos(file string, iface *steps.Interface) []steps.Finding {
+	lower := map[string]string{}
+	for _, n := range s.Steps.Names() {
+		lower[strings.ToLower(n)] = n
+	}
+	var out []steps.Finding
+	for _, depName := range iface.Spec.Dependencies.Keys() {
+		dep, _ := iface.Spec.Dependencies.Get(depName)
+		for _, src := range dep.CompatibleSources {
+			if _, known := s.Steps.Get(src); known {
+				continue
+			}
+			if exact, ok := lower[strings.ToLower(src)]; ok {
+				out = append(out, steps.Finding{Level: steps.LevelWarning, File: file,
+					Path: "spec.dependencies." + depName + ".compatible_sources", Rule: "compatible_source_case",
+					Message: fmt.Sprintf("%q looks like a case typo of %q; compatible sources are matched exactly", src, exact)})
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,87 @@
+package verify
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"testing"
+
+	"github.com/cursus-dev/cursus/engine/workspace"
+)
+
+func testSuite(t *testing.T) (*Suite, string) {
+	t.Helper()
+	c, s := fixtures(t)
+	dir := t.TempDir()
+	writeStubScripts(t, c, filepath.Join(dir, "scripts"))
+	root, err := workspace.New(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &Suite{Steps: c, Config: s, Root: root}, dir
+}
+
+// Bad requests fail before anything runs, each with its own error kind.
+func TestPlanScriptsRejects(t *testing.T) {
+	suite, _ := testSuite(t)
+	node := "TabularPreprocessing_training"
+	var input *InputError
+	var path *PathError
+	var noScript *NoScriptError
+	for _, tc := range []struct {
+		name string
+		req  RunScriptsRequest
+		is   func(error) bool
+	}{
+		{"nothing", RunScriptsRequest{}, func(err error) bool { return errors.Is(err, ErrNoNodes) }},
+		{"both", RunScriptsRequest{Nodes: []string{node}, DAGFile: "dag.json"}, func(err error) bool { return errors.As(err, &input) }},
+		{"dag file outside", RunScriptsRequest{DAGFile: "../dag.json"}, func(err error) bool { return errors.As(err, &path) && path.Arg == "dag_file" }},
+		{"edge to nowhere", RunScriptsRequest{Nodes: []string{node}, Edges: [][2]string{{node, "X"}}}, func(err error) bool { return errors.As(err, &input) }},
+		{"sample for another node", RunScriptsRequest{Nodes: []string{node}, Samples: map[string]map[string]string{"X": {}}},
+			func(err error) bool { return errors.As(err, &input) }},
+		{"sample not an input", RunScriptsRequest{Nodes: []string{node}, Search: ScriptSearch{SourceDir: "scripts"},
+			Samples: map[string]map[string]string{node: {"bogus": "a.csv"}}}, func(err error) bool { return errors.As(err, &input) }},
+		{"missing sample", RunScriptsRequest{Nodes: []string{node}, Search: ScriptSearch{SourceDir: "scripts"},
+			Samples: map[string]map[string]string{node: {"input_data": "a.csv"}}},
+			func(err error) bool {
+				return errors.As(err, &path) && path.Error() == "'sample_inputs."+node+".input_data': file not found"
+			}},
+		{"no script", RunScriptsRequest{Nodes: []string{node}, Search: ScriptSearch{SourceDir: "elsewhere"}},
+			func(err error) bool { return errors.As(err, &noScript) && noScript.Node == node }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			plan, err := suite.PlanScripts(context.Background(), tc.req)
+			if err == nil {
+				plan.Close()
+				t.Fatal("planned")
+			}
+			if !tc.is(err) {
+				t.Fatalf("error %T: %v", err, err)
+			}
+		})
+	}
+}
+
+// Overrides reach every node, and steps that run no script are skipped
+// with the reason.
+func TestPlanScriptsValues(t *testing.T) {
+	suite, _ := testSuite(t)
+	plan, err := suite.PlanScripts(context.Background(), RunScriptsRequest{
+		Nodes: []string{"TabularPreprocessing_training", "XGBoostTraining", "Registration"},
+		Edges: [][2]string{{"TabularPreprocessing_training", "XGBoostTraining"}, {"XGBoostTraining", "Registration"}},
+		Env:   map[string]string{"LABEL_FIELD": "y"}, JobArgs: map[string]string{"--job-type": "validation"},
+		Search: ScriptSearch{SourceDir: "scripts"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(plan.Runs) != 2 || plan.Runs[0].Node != "TabularPreprocessing_training" {
+		t.Fatalf("runs = %+v", plan.Runs)
+	}
+	if r := plan.Runs[0]; r.Env["LABEL_FIELD"] != "y" || r.JobArgs["job_type"] != "validation" {
+		t.Errorf("env %v, job args %v", r.Env, r.JobArgs)
+	}
+	if plan.Skipped["Registration"] == "" {
+		t.Errorf("skipped = %v", plan.Skipped)
+	}
+	plan.Close()
+}

@@ -1,0 +1,147 @@
+// Package verify holds the validation use-cases behind the validate and
+// author tools: it finds step scripts in the workspace, runs them, builds
+// steps into test pipelines and assembles the reports. The checks
+// themselves are engine/validate's; verify adds the workspace, the
+// catalogs and the compiler around them.
+package verify
+
+import (
+	"path"
+	"strings"
+
+	"github.com/cursus-dev/cursus/engine/config"
+	"github.com/cursus-dev/cursus/engine/deps"
+	"github.com/cursus-dev/cursus/engine/steps"
+	"github.com/cursus-dev/cursus/engine/validate"
+	"github.com/cursus-dev/cursus/engine/workspace"
+)
+
+// Suite is what the use-cases work on; its fields are shared and read-only.
+type Suite struct {
+	Steps  *steps.Catalog
+	Config *config.Schemas
+	Root   *workspace.Root
+	// Runner runs scripts; its concurrency cap spans calls.
+	Runner *validate.Runner
+}
+
+// maxScriptBytes bounds a step script read for analysis.
+const maxScriptBytes = 2 << 20
+
+// DefaultScriptDirs are searched, in order, when no script location is
+// given.
+var DefaultScriptDirs = []string{"scripts", ".", "dockers/scripts"}
+
+// ScriptSearch says where to look for a step's script.
+type ScriptSearch struct {
+	ScriptPath    string   `json:"script_path"`
+	SourceDir     string   `json:"source_dir"`
+	WorkspaceDirs []string `json:"workspace_dirs"`
+}
+
+// Script is a step script found in the workspace.
+type Script struct {
+	// Rel is the workspace-relative path, "" when not found.
+	Rel    string
+	Source []byte
+	// Searched lists the places looked in.
+	Searched []string
+}
+
+// Step resolves a step type or node name to its interface, with the
+// job-type variant applied (jobType, else the node name's). Unknown names
+// give *steps.NotFoundError, bad job types *JobTypeError.
+func (s *Suite) Step(name, jobType string) (*steps.Interface, steps.Resolution, []string, error) {
+	res, err := s.Steps.Resolve(strings.TrimSpace(name))
+	if err != nil {
+		return nil, res, nil, err
+	}
+	if jobType == "" {
+		jobType = res.JobType
+	}
+	if jobType == "" {
+		iface, _ := s.Steps.Get(res.StepType)
+		return iface, res, nil, nil
+	}
+	iface, warns, err := s.Steps.ForJobType(res.StepType, jobType)
+	if err != nil {
+		return nil, res, nil, &JobTypeError{JobType: jobType, StepType: res.StepType, Err: err}
+	}
+	return iface, res, warns, nil
+}
+
+// FindScript locates the script of iface inside the workspace: the given
+// script_path, else the contract's entry point in the source directory,
+// the workspace directories or DefaultScriptDirs. Paths that escape the
+// workspace are *PathError; a script not found is not an error.
+func (s *Suite) FindScript(iface *steps.Interface, search ScriptSearch) (Script, error) {
+	if search.ScriptPath != "" {
+		abs, data, err := s.Root.ReadRegular(search.ScriptPath, maxScriptBytes)
+		if err != nil {
+			return Script{}, &PathError{Arg: "script_path", Err: err}
+		}
+		return Script{Rel: s.Root.Rel(abs), Source: data}, nil
+	}
+	entry := iface.Contract.EntryPoint
+	if entry == "" {
+		return Script{}, nil
+	}
+	dirs, arg := search.WorkspaceDirs, "workspace_dirs"
+	if search.SourceDir != "" {
+		dirs, arg = []string{search.SourceDir}, "source_dir"
+	}
+	explicit := len(dirs) > 0
+	if !explicit {
+		dirs = DefaultScriptDirs
+	}
+	var found Script
+	for _, dir := range dirs {
+		abs, err := s.Root.Resolve(path.Join(dir, entry))
+		if err != nil {
+			if explicit {
+				return Script{}, &PathError{Arg: arg, Err: err}
+			}
+			continue
+		}
+		rel := s.Root.Rel(abs)
+		found.Searched = append(found.Searched, rel)
+		if _, data, err := s.Root.ReadRegular(rel, maxScriptBytes); err == nil {
+			found.Rel, found.Source = rel, data
+			return found, nil
+		}
+	}
+	return found, nil
+}
+
+// StepCheck assembles everything alignment needs for iface and its script.
+func (s *Suite) StepCheck(iface *steps.Interface, script Script) validate.StepCheck {
+	c := validate.StepCheck{Interface: iface, ScriptFile: script.Rel, Script: script.Source, ScriptSearched: script.Searched,
+		Score: func(dep steps.Dependency, depName string, out steps.Output, outName, provider string) float64 {
+			return deps.Score(dep, depName, out, outName, provider).Total
+		},
+		Replacement: steps.InternalReplacement,
+	}
+	if sc, err := s.Config.ForStep(iface.StepType); err == nil {
+		c.ConfigFields = map[string]any{}
+		for _, f := range sc.Fields {
+			c.ConfigFields[f.Name] = f.Default
+		}
+	}
+	for _, n := range s.Steps.Names() {
+		if p, ok := s.Steps.Get(n); ok {
+			c.Providers = append(c.Providers, p)
+		}
+	}
+	return c
+}
+
+// RunsScript reports whether iface's step type runs a step script that
+// alignment can check (not an Amazon-internal SDK's).
+func RunsScript(iface *steps.Interface) bool {
+	for _, c := range validate.RulesetFor(iface.Registry.SageMakerStepType).Categories {
+		if c == validate.CatScriptContract {
+			return iface.Registry.Requires != "secure_ai_sandbox_workflow_python_sdk"
+		}
+	}
+	return false
+}

@@ -1,0 +1,78 @@
+package handlers
+
+import (
+	"encoding/json"
+	"errors"
+
+	"github.com/cursus-dev/cursus/engine/steps"
+	"github.com/cursus-dev/cursus/engine/validate"
+	"github.com/cursus-dev/cursus/engine/verify"
+	"github.com/cursus-dev/cursus/registry"
+)
+
+// verifier is the validation use-cases over the loaded catalogs.
+func (d *Deps) verifier() *verify.Suite {
+	return &verify.Suite{Steps: d.Steps, Config: d.Config, Root: d.Root, Runner: d.Scripts}
+}
+
+// verifyError maps a use-case error to the tool error a caller sees;
+// errors of other kinds pass through.
+func verifyError(err error) error {
+	var (
+		nf      *steps.NotFoundError
+		jt      *verify.JobTypeError
+		in      *verify.InputError
+		pe      *verify.PathError
+		ce      *verify.ConfigError
+		ns      *verify.NoScriptError
+		ne      *verify.NodeError
+		missing *verify.NotFoundError
+		runtime *validate.RuntimeUnavailableError
+	)
+	switch {
+	case errors.As(err, &nf):
+		return unknownStep(nf)
+	case errors.As(err, &jt):
+		return registry.Errorf(registry.CodeInvalidInput, "%s", jt.Error())
+	case errors.Is(err, verify.ErrNoNodes):
+		return registry.Errorf(registry.CodeInvalidInput, "%s", err.Error()).
+			Suggest("Name the DAG nodes to run, or a DAG file in the workspace.", "dag.construct")
+	case errors.As(err, &in):
+		return registry.Errorf(registry.CodeInvalidInput, "%s", in.Msg)
+	case errors.As(err, &pe):
+		return pathError(pe.Arg, pe.Err)
+	case errors.As(err, &ce):
+		return registry.Errorf(registry.CodeConfigInvalid, "%s", ce.Error()).Suggest("Fix the config values (config.load shows every problem).", "config.load")
+	case errors.As(err, &missing):
+		return registry.Errorf(registry.CodeNotFound, "%s", missing.Msg)
+	case errors.As(err, &ns):
+		return registry.Errorf(registry.CodeNotFound, "%s", ns.Error()).
+			Suggest("Pass source_dir (the directory holding the scripts) or config_path.", "project.init")
+	case errors.As(err, &runtime):
+		return registry.Errorf(registry.CodeRuntimeUnavailable, "cannot run scripts: %v", err).
+			Suggest("Install python3 on the server (or run validate.alignment, which needs no interpreter).", "validate.alignment", "author.check_script")
+	case errors.As(err, &ne):
+		return registry.Errorf(registry.CodeToolError, "%s", ne.Error())
+	}
+	return err
+}
+
+// unknownStep is the tool error validate and author give for a name the
+// catalog does not know.
+func unknownStep(nf *steps.NotFoundError) error {
+	if nf.Internal != nil {
+		return registry.Errorf(registry.CodeUnsupported, "%s", nf.Error()).
+			WithDetails(map[string]any{"step_name": nf.Name, "replacement": nf.Internal.Replacement}).
+			Suggest(nf.Internal.Advice, "catalog.step_info")
+	}
+	return registry.Errorf(registry.CodeNotFound, "%s", nf.Error()).WithDetails(map[string]any{"step_name": nf.Name, "suggestions": nonNilList(nf.Suggestions)}).
+		Suggest("Use a step type from catalog.list_steps or catalog.search.", "catalog.list_steps", "catalog.search")
+}
+
+// toMap turns an engine report into plain JSON data for meta.details.
+func toMap(v any) map[string]any {
+	b, _ := json.Marshal(v)
+	var m map[string]any
+	_ = json.Unmarshal(b, &m)
+	return m
+}
