@@ -170,8 +170,8 @@ func (t *sessions) admit(w http.ResponseWriter, r *http.Request, st *requestStat
 	}
 	owner := rateKey(r)
 	id := r.Header.Get(mcpserver.HeaderKeySessionID)
-	// A POST goes on without the id, so mcp-go gives it a session (and a
-	// notification queue) of its own.
+	// mcp-go sees no id, so it gives each POST a session (and so a
+	// notification queue) of its own; a GET gets the id back below.
 	r.Header.Del(mcpserver.HeaderKeySessionID)
 	if r.Method == http.MethodPost && jsonrpcMethod(st.body) == string(mcp.MethodInitialize) {
 		id, refusal := t.start(owner)
