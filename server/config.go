@@ -118,6 +118,15 @@ type LimitsConfig struct {
 	// never cut. ReadHeaderTimout bounds the headers alone.
 	ReadTimeout      time.Duration `yaml:"read_timeout"`
 	ReadHeaderTimout time.Duration `yaml:"read_header_timeout"`
+	// MaxStreams and MaxStreamsPerPrincipal cap open SSE streams (legacy
+	// /sse and GET /mcp) in total and per caller (principal, or client
+	// address without authentication); MaxSessions and
+	// MaxSessionsPerPrincipal cap stateful-mode MCP sessions the same way.
+	// Over a cap: 429 with Retry-After. 0 = no cap.
+	MaxStreams              int `yaml:"max_streams"`
+	MaxStreamsPerPrincipal  int `yaml:"max_streams_per_principal"`
+	MaxSessions             int `yaml:"max_sessions"`
+	MaxSessionsPerPrincipal int `yaml:"max_sessions_per_principal"`
 }
 
 // TelemetryConfig configures logs and traces. Traces are exported over
@@ -155,6 +164,7 @@ func DefaultConfig() Config {
 			MaxBodyBytes: 1 << 20, MaxArgBytes: 512 << 10, MaxArgDepth: 32, ToolTimeout: 120 * time.Second,
 			RatePerMinute: 600, ExecConcurrency: 2, ExecWait: 5 * time.Second,
 			ReadTimeout: 30 * time.Second, ReadHeaderTimout: 10 * time.Second,
+			MaxStreams: 1000, MaxStreamsPerPrincipal: 32, MaxSessions: 10000, MaxSessionsPerPrincipal: 100,
 		},
 		Telemetry: TelemetryConfig{LogLevel: "info", ServiceName: "cursus", LogArgBytes: 512},
 	}
@@ -487,6 +497,10 @@ func (c Config) Validate() error {
 		{"limits.exec_wait", int64(c.Limits.ExecWait)},
 		{"limits.read_timeout", int64(c.Limits.ReadTimeout)},
 		{"limits.read_header_timeout", int64(c.Limits.ReadHeaderTimout)},
+		{"limits.max_streams", int64(c.Limits.MaxStreams)},
+		{"limits.max_streams_per_principal", int64(c.Limits.MaxStreamsPerPrincipal)},
+		{"limits.max_sessions", int64(c.Limits.MaxSessions)},
+		{"limits.max_sessions_per_principal", int64(c.Limits.MaxSessionsPerPrincipal)},
 		{"listen.shutdown_timeout", int64(c.Listen.ShutdownTimeout)},
 		{"telemetry.log_arg_bytes", int64(c.Telemetry.LogArgBytes)},
 		{"auth.oidc.jwks_refresh", int64(c.Auth.OIDC.JWKSRefresh)},

@@ -114,16 +114,16 @@ func rateKey(r *http.Request) string {
 }
 
 // rateLimit charges tool calls to their principal's bucket. On MCP only
-// tools/call messages count (initialize, tools/list and notifications are
-// free); an over-budget call gets HTTP 429 with Retry-After on every
-// transport, before the MCP server sees it.
+// tools/call and initialize messages count (an initialize opens a session;
+// tools/list and notifications are free); an over-budget call gets HTTP
+// 429 with Retry-After on every transport, before the MCP server sees it.
 func (g *guards) rateLimit(transport string) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		if g.rate == nil {
 			return next
 		}
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if transport != "rest" && !isToolCall(stateFrom(r.Context())) {
+			if transport != "rest" && !isCharged(stateFrom(r.Context())) {
 				next.ServeHTTP(w, r)
 				return
 			}
@@ -142,15 +142,16 @@ func (g *guards) rateLimit(transport string) func(http.Handler) http.Handler {
 	}
 }
 
-// isToolCall reports whether a JSON-RPC POST body is a tools/call request.
-func isToolCall(st *requestState) bool {
+// isCharged reports whether a JSON-RPC POST body is a tools/call or an
+// initialize request.
+func isCharged(st *requestState) bool {
 	if st == nil || len(st.body) == 0 {
 		return false
 	}
 	var msg struct {
 		Method string `json:"method"`
 	}
-	return json.Unmarshal(st.body, &msg) == nil && msg.Method == string(mcp.MethodToolsCall)
+	return json.Unmarshal(st.body, &msg) == nil && (msg.Method == string(mcp.MethodToolsCall) || msg.Method == string(mcp.MethodInitialize))
 }
 
 // restCallGuard applies the argument and exec limits to POST /call/{tool},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"runtime/debug"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -108,7 +109,7 @@ func toolHandler(reg *registry.Registry, s *mcpserver.MCPServer, name string) mc
 			defer release()
 		}
 		ctx = registry.WithCaller(ctx, caller)
-		reported := false
+		var sent atomic.Int64
 		if req.Params.Meta != nil && req.Params.Meta.ProgressToken != nil {
 			token := req.Params.Meta.ProgressToken
 			ctx = registry.WithProgress(ctx, func(done, total float64, message string) {
@@ -121,13 +122,17 @@ func toolHandler(reg *registry.Registry, s *mcpserver.MCPServer, name string) mc
 				}
 				// A client that went away cannot be told; the call goes on.
 				if s.SendNotificationToClient(ctx, "notifications/progress", params) == nil {
-					reported = true
+					sent.Add(1)
 				}
 			})
 		}
+		var flushed int64
+		if st != nil {
+			flushed = st.response.flushes.Load()
+		}
 		defer func() {
-			if reported {
-				settleNotifications(ctx)
+			if n := sent.Load(); n > 0 {
+				settleNotifications(ctx, st, flushed+n)
 			}
 		}()
 		args, bad := mcpArguments(req.Params.Arguments)
@@ -204,13 +209,20 @@ func promptHandler(p registry.Prompt) mcpserver.PromptHandlerFunc {
 	}
 }
 
-// settleNotifications gives mcp-go's per-request notification forwarder
-// time to write what it has queued before the final response is written.
-// mcp-go v1.2.1 can drop a notification that its forwarder has taken off
-// the queue but not yet written when the response path closes the stream
-// (the race its own conformance baseline marks as intermittent). Waiting
-// for the queue to empty, then briefly, closes that window in practice.
-func settleNotifications(ctx context.Context) {
+// settleNotifications holds a call's result until the progress
+// notifications it sent are written, so that none is lost and all precede
+// the result. mcp-go v1.2.1 drops a notification that its per-request
+// forwarder has taken off the queue but not yet written when the response
+// path closes the stream. On streamable HTTP the request's own stream
+// carries them, and mcp-go flushes it once per message: the call waits
+// until the stream has been flushed flushes times. Elsewhere (legacy SSE,
+// stdio) waiting for the session's queue to empty, then briefly, closes
+// that window in practice.
+func settleNotifications(ctx context.Context, st *requestState, flushes int64) {
+	if st != nil && st.transport == "mcp" && st.response.CanStream() {
+		st.response.awaitFlushes(ctx, flushes, 2*time.Second)
+		return
+	}
 	type queued interface {
 		NotificationChannel() chan<- mcp.JSONRPCNotification
 	}

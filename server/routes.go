@@ -19,11 +19,23 @@ func (s *Server) routes() http.Handler {
 	s.auth = auth
 	g := newGuards(s.deps.Registry, cfg, auth, tel.metrics)
 
-	// NewMCPServer always installs hooks; these count sessions and give the
-	// HTTP request line the JSON-RPC method and error.
+	if cfg.MCP.Stateful {
+		s.sessions = newSessions(cfg.MCP.SessionIdleTTL, cfg.Limits, tel.metrics.mcpSessions.Add)
+	}
+	// NewMCPServer always installs hooks; these count legacy SSE sessions
+	// (streamable HTTP ones are counted by s.sessions) and give the HTTP
+	// request line the JSON-RPC method and error.
 	if hooks := s.mcp.GetHooks(); hooks != nil {
-		hooks.AddOnRegisterSession(func(context.Context, mcpserver.ClientSession) { tel.metrics.mcpSessions.Inc() })
-		hooks.AddOnUnregisterSession(func(context.Context, mcpserver.ClientSession) { tel.metrics.mcpSessions.Dec() })
+		hooks.AddOnRegisterSession(func(_ context.Context, cs mcpserver.ClientSession) {
+			if !isStreamableSession(cs) {
+				tel.metrics.mcpSessions.Inc()
+			}
+		})
+		hooks.AddOnUnregisterSession(func(_ context.Context, cs mcpserver.ClientSession) {
+			if !isStreamableSession(cs) {
+				tel.metrics.mcpSessions.Dec()
+			}
+		})
 		hooks.AddBeforeAny(func(ctx context.Context, _ any, method mcp.MCPMethod, _ any) {
 			if st := stateFrom(ctx); st != nil {
 				st.noteMCP(string(method), nil)
@@ -56,13 +68,20 @@ func (s *Server) routes() http.Handler {
 
 	r.Group(func(r chi.Router) {
 		r.Use(limitBody(cfg.Limits.MaxBodyBytes), auth.middleware(tel.metrics), g.readBody)
-		r.With(g.remoteCaller("mcp"), g.rateLimit("mcp")).Handle("/mcp", s.handleMCP())
+		r.With(g.remoteCaller("mcp"), g.rateLimit("mcp"), s.streams.track).Handle("/mcp", s.handleMCP())
 		if s.sse != nil {
-			r.With(g.remoteCaller("sse")).Handle("/sse", s.sse.SSEHandler())
-			r.With(g.remoteCaller("sse"), g.rateLimit("sse")).Handle("/message", s.sse.MessageHandler())
+			r.With(g.remoteCaller("sse"), s.streams.track).Handle("/sse", s.sse.SSEHandler())
+			r.With(g.remoteCaller("sse"), s.sseOwners.check, g.rateLimit("sse")).Handle("/message", s.sse.MessageHandler())
 		}
 		r.With(g.remoteCaller("rest")).Get("/tools", s.handleListTools())
 		r.With(g.remoteCaller("rest"), g.rateLimit("rest"), g.restCallGuard).Post("/call/{tool}", s.handleCall())
 	})
 	return r
+}
+
+// isStreamableSession tells mcp-go's streamable HTTP sessions (a GET
+// stream's) from the legacy SSE ones.
+func isStreamableSession(cs mcpserver.ClientSession) bool {
+	_, ok := cs.(mcpserver.SessionWithStreamableHTTPConfig)
+	return ok
 }

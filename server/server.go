@@ -38,12 +38,17 @@ type Server struct {
 	stream  *mcpserver.StreamableHTTPServer
 	sse     *mcpserver.SSEServer
 	auth    *authenticator // its JWKS refresh stops at shutdown
-	ready   atomic.Bool
+	// sessions is the stateful-mode session table (nil when stateless).
+	sessions *sessions
+	streams  *streams
+	// sseOwners binds legacy SSE sessions to their callers.
+	sseOwners *sseOwners
+	ready     atomic.Bool
 }
 
 // NewServer builds the HTTP handler for the given dependencies.
 func NewServer(deps Deps) *Server {
-	s := &Server{deps: deps}
+	s := &Server{deps: deps, streams: newStreams(deps.Config.Limits)}
 	logger := slog.New(zerolog.NewSlogHandler(deps.Logger))
 	s.mcp = NewMCPServer(deps.Registry, deps.Prompts)
 	streamOpts := []mcpserver.StreamableHTTPOption{
@@ -53,18 +58,22 @@ func NewServer(deps Deps) *Server {
 		// Host check would also refuse a same-pod proxy forwarding the
 		// original Host.
 		mcpserver.WithDisableLocalhostProtection(true),
+		// Stateless in both modes, so that every POST has a notification
+		// queue of its own; stateful mode's sessions are ours (sessions.go).
+		mcpserver.WithStateLess(true),
 	}
-	if deps.Config.MCP.Stateful {
-		streamOpts = append(streamOpts,
-			mcpserver.WithSessionIdManager(newSessionIDs(deps.Config.MCP.SessionIdleTTL)),
-			mcpserver.WithSessionIdleTTL(deps.Config.MCP.SessionIdleTTL))
-	} else {
-		streamOpts = append(streamOpts, mcpserver.WithStateLess(true))
+	if !deps.Config.MCP.Stateful {
+		// A standalone GET stream would be one session (id "") shared by
+		// every caller, and nothing is sent there: GET answers 405, which
+		// the spec allows.
+		streamOpts = append(streamOpts, mcpserver.WithDisableStreaming(true))
 	}
 	s.stream = mcpserver.NewStreamableHTTPServer(s.mcp, streamOpts...)
 	if deps.Config.MCP.LegacySSE {
+		s.sseOwners = newSSEOwners()
 		sseOpts := []mcpserver.SSEOption{
 			mcpserver.WithKeepAlive(true),
+			mcpserver.WithSessionIDGenerator(s.sseOwners.generate),
 		}
 		if deps.Config.MCP.BaseURL != "" {
 			sseOpts = append(sseOpts, mcpserver.WithBaseURL(deps.Config.MCP.BaseURL))
@@ -92,6 +101,13 @@ func (s *Server) handleMCP() http.Handler {
 			// Not behind observeHTTP and readBody: mcp-go reads the body.
 			s.stream.ServeHTTP(w, r)
 			return
+		}
+		if s.sessions != nil {
+			var release func()
+			if r, release, ok = s.sessions.admit(w, r, st); !ok {
+				return
+			}
+			defer release()
 		}
 		s.stream.Handle(rw, &mcpserver.HTTPRequest{
 			Method: r.Method, URL: r.URL, Header: r.Header, Body: st.body, Context: r.Context(),
@@ -142,9 +158,9 @@ func (s *Server) ListenAndServe(ctx context.Context, ready chan<- net.Addr) erro
 	s.deps.Logger.Info().Msg("shutting down: draining in-flight requests")
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), cfg.Listen.ShutdownTimeout)
 	defer cancel()
-	if s.sse != nil {
-		_ = s.sse.Shutdown(shutdownCtx)
-	}
+	// SSE streams last until their client leaves: end them, or Shutdown
+	// would wait for them until the timeout.
+	s.streams.close()
 	_ = s.stream.Shutdown(shutdownCtx)
 	// After the drain: requests still in flight may need the JWKS.
 	defer s.auth.close()

@@ -1,87 +1,230 @@
 package server
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
-	"strings"
+	"encoding/json"
+	"net/http"
 	"sync"
 	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	mcpserver "github.com/mark3labs/mcp-go/server"
+
+	"github.com/cursus-dev/cursus/registry"
 )
 
-// sessionIDs is the stateful-mode session id manager. mcp-go's own
-// (InsecureStatefulSessionIdManager) remembers every terminated id forever,
-// so a server under session churn grows without bound (about 370 bytes a
-// session, measured). This one forgets a terminated id after retention: a
-// client still sending it then gets "session not found", which is the same
-// 404 as "session terminated".
-type sessionIDs struct {
-	retention time.Duration
-	now       func() time.Time
+// sessions is the stateful-mode session table, kept in front of mcp-go.
+//
+// mcp-go's own stateful mode keeps one session object per id, and every
+// POST of that session and its GET stream take notifications from the one
+// queue in it: a call's progress is split between its POST stream, the GET
+// stream and concurrent calls, and the session serves anyone who knows the
+// id. So mcp-go runs stateless for every request (each POST then has a
+// session, and a queue, of its own), and this table adds what stateful mode
+// promises: an id issued on initialize and bound to the caller who opened
+// it; 404 for an unknown, ended or another caller's id; DELETE; an idle
+// TTL; caps on how many are open; and GET streams that end with their
+// session.
+type sessions struct {
+	idleTTL time.Duration
+	open    *quota
+	now     func() time.Time
+	// changed reports sessions opened (+1) and ended (-1), for the gauge.
+	changed func(delta float64)
 
-	mu         sync.Mutex
-	live       map[string]struct{}
-	terminated map[string]time.Time
-	lastSweep  time.Time
+	mu        sync.Mutex
+	live      map[string]*session
+	lastSweep time.Time
+}
+
+type session struct {
+	owner    string
+	lastUsed time.Time
+	// streams is the number of open GET streams; a session with one is in
+	// use however long it has been since a request.
+	streams int
+	// ctx ends when the session does, and its GET streams with it.
+	ctx context.Context
+	end context.CancelFunc
 }
 
 const sessionIDPrefix = "mcp-session-"
 
-var errUnknownSession = errors.New("session not found")
-
-func newSessionIDs(retention time.Duration) *sessionIDs {
-	if retention <= 0 {
-		retention = 10 * time.Minute
+func newSessions(idleTTL time.Duration, limits LimitsConfig, changed func(float64)) *sessions {
+	if idleTTL <= 0 {
+		idleTTL = 10 * time.Minute
 	}
-	return &sessionIDs{retention: retention, now: time.Now,
-		live: map[string]struct{}{}, terminated: map[string]time.Time{}}
+	return &sessions{idleTTL: idleTTL, now: time.Now, changed: changed, live: map[string]*session{},
+		open: newQuota("open MCP sessions", limits.MaxSessions, "limits.max_sessions",
+			limits.MaxSessionsPerPrincipal, "limits.max_sessions_per_principal")}
 }
 
-// Generate returns a new cryptographically random session id.
-func (m *sessionIDs) Generate() string {
+// start opens a session owned by owner and returns its new,
+// cryptographically random id, or the refusal when owner or the server
+// has as many open as the caps allow.
+func (t *sessions) start(owner string) (id string, refusal *registry.Result) {
 	var b [16]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		panic(err) // crypto/rand does not fail on supported platforms
+	_, _ = rand.Read(b[:]) // crypto/rand does not fail on supported platforms
+	id = sessionIDPrefix + hex.EncodeToString(b[:])
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	now := t.now()
+	t.sweep(now)
+	if refusal := t.open.take(owner); refusal != nil {
+		return "", refusal
 	}
-	id := sessionIDPrefix + hex.EncodeToString(b[:])
-	m.mu.Lock()
-	m.live[id] = struct{}{}
-	m.mu.Unlock()
-	return id
+	ctx, end := context.WithCancel(context.Background())
+	t.live[id] = &session{owner: owner, lastUsed: now, ctx: ctx, end: end}
+	t.changed(1)
+	return id, nil
 }
 
-// Validate reports whether id is live, terminated (recently) or unknown.
-func (m *sessionIDs) Validate(id string) (isTerminated bool, err error) {
-	if !strings.HasPrefix(id, sessionIDPrefix) {
-		return false, errUnknownSession
+// lookup is owner's live session id, touched; nil when there is none (or
+// it is another caller's: the answer does not tell which). Holds mu.
+func (t *sessions) lookup(id, owner string) *session {
+	now := t.now()
+	t.sweep(now)
+	s := t.live[id]
+	if s == nil || s.owner != owner {
+		return nil
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if _, ok := m.terminated[id]; ok {
-		return true, nil
-	}
-	if _, ok := m.live[id]; !ok {
-		return false, errUnknownSession
-	}
-	return false, nil
+	s.lastUsed = now
+	return s
 }
 
-// Terminate ends a session (client DELETE or the idle sweeper).
-func (m *sessionIDs) Terminate(id string) (isNotAllowed bool, err error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	now := m.now()
-	if _, ok := m.live[id]; ok {
-		delete(m.live, id)
-		m.terminated[id] = now
+// use touches owner's session id and reports whether it is live.
+func (t *sessions) use(id, owner string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.lookup(id, owner) != nil
+}
+
+// attach opens a GET stream on owner's session id: ctx ends when parent
+// does or the session ends, and release must be called when the stream
+// closes.
+func (t *sessions) attach(parent context.Context, id, owner string) (ctx context.Context, release func(), ok bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	s := t.lookup(id, owner)
+	if s == nil {
+		return nil, nil, false
 	}
-	if now.Sub(m.lastSweep) >= m.retention/2 {
-		m.lastSweep = now
-		for tid, at := range m.terminated {
-			if now.Sub(at) >= m.retention {
-				delete(m.terminated, tid)
-			}
+	s.streams++
+	ctx, cancel := context.WithCancel(parent)
+	stop := context.AfterFunc(s.ctx, cancel)
+	return ctx, func() {
+		stop()
+		cancel()
+		t.mu.Lock()
+		s.streams--
+		s.lastUsed = t.now()
+		t.mu.Unlock()
+	}, true
+}
+
+// close ends owner's session id and reports whether there was one.
+func (t *sessions) close(id, owner string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.lookup(id, owner) == nil {
+		return false
+	}
+	t.remove(id)
+	return true
+}
+
+// remove ends a session. Holds mu.
+func (t *sessions) remove(id string) {
+	s := t.live[id]
+	s.end()
+	delete(t.live, id)
+	t.open.give(s.owner)
+	t.changed(-1)
+}
+
+// sweep ends sessions idle for idleTTL, at most every idleTTL/2, so the
+// cost is spread over requests and no goroutine is needed. Holds mu.
+func (t *sessions) sweep(now time.Time) {
+	if now.Sub(t.lastSweep) < t.idleTTL/2 {
+		return
+	}
+	t.lastSweep = now
+	for id, s := range t.live {
+		if s.streams == 0 && now.Sub(s.lastUsed) >= t.idleTTL {
+			t.remove(id)
 		}
 	}
-	return false, nil
+}
+
+// admit applies the session rules to a stateful-mode /mcp request before
+// mcp-go sees it. It returns the request to hand on, and release to call
+// when it is done; ok is false when admit has answered itself.
+func (t *sessions) admit(w http.ResponseWriter, r *http.Request, st *requestState) (next *http.Request, release func(), ok bool) {
+	release = func() {}
+	if mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion)) {
+		// Revision 2026-07-28 has no sessions; mcp-go serves each such
+		// request on its own.
+		return r, release, true
+	}
+	owner := rateKey(r)
+	id := r.Header.Get(mcpserver.HeaderKeySessionID)
+	// mcp-go sees no id, so it gives each POST a session (and so a
+	// notification queue) of its own; a GET gets the id back below.
+	r.Header.Del(mcpserver.HeaderKeySessionID)
+	if r.Method == http.MethodPost && jsonrpcMethod(st.body) == string(mcp.MethodInitialize) {
+		id, refusal := t.start(owner)
+		if refusal != nil {
+			writeOverQuota(w, refusal)
+			return nil, nil, false
+		}
+		w.Header().Set(mcpserver.HeaderKeySessionID, id)
+		return r, release, true
+	}
+	if id == "" {
+		writeJSON(w, http.StatusBadRequest, registry.Fail(registry.CodeInvalidInput,
+			"this server keeps sessions (mcp.stateful): send the Mcp-Session-Id header that initialize returned").Encode())
+		return nil, nil, false
+	}
+	notFound := func() {
+		writeJSON(w, http.StatusNotFound, registry.Fail(registry.CodeNotFound,
+			"session not found: it ended, expired or was never opened by this caller; initialize again").Encode())
+	}
+	switch r.Method {
+	case http.MethodDelete:
+		if !t.close(id, owner) {
+			notFound()
+			return nil, nil, false
+		}
+		w.WriteHeader(http.StatusOK)
+		return nil, nil, false
+	case http.MethodGet:
+		ctx, release, ok := t.attach(r.Context(), id, owner)
+		if !ok {
+			notFound()
+			return nil, nil, false
+		}
+		// The stream is the session's: mcp-go keys it by the id.
+		r.Header.Set(mcpserver.HeaderKeySessionID, id)
+		return r.WithContext(ctx), release, true
+	default:
+		if !t.use(id, owner) {
+			notFound()
+			return nil, nil, false
+		}
+		return r, release, true
+	}
+}
+
+// jsonrpcMethod is the method of a JSON-RPC message ("" for a response or
+// anything else).
+func jsonrpcMethod(body []byte) string {
+	var msg struct {
+		Method string `json:"method"`
+	}
+	if json.Unmarshal(body, &msg) != nil {
+		return ""
+	}
+	return msg.Method
 }

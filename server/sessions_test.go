@@ -1,49 +1,79 @@
 package server
 
 import (
+	"context"
+	"strings"
 	"testing"
 	"time"
 )
 
-func TestSessionIDsForgetTerminatedSessions(t *testing.T) {
-	clock := time.Unix(1_700_000_000, 0)
-	m := newSessionIDs(time.Minute)
-	m.now = func() time.Time { return clock }
-
-	first := m.Generate()
-	if terminated, err := m.Validate(first); terminated || err != nil {
-		t.Fatalf("live session: terminated=%v err=%v", terminated, err)
+func TestSessionsBelongToTheirOpener(t *testing.T) {
+	var gauge float64
+	tab := newSessions(time.Minute, LimitsConfig{}, func(d float64) { gauge += d })
+	id := mustStart(t, tab, "principal:alice")
+	if !strings.HasPrefix(id, sessionIDPrefix) || len(id) != len(sessionIDPrefix)+32 {
+		t.Fatalf("session id %q", id)
 	}
-	if _, err := m.Validate("mcp-session-unknown"); err == nil {
-		t.Fatal("unknown id validated")
+	if !tab.use(id, "principal:alice") {
+		t.Fatal("the opener cannot use the session")
 	}
-	if _, err := m.Validate("not-ours"); err == nil {
-		t.Fatal("foreign id validated")
+	if tab.use(id, "principal:bob") || tab.close(id, "principal:bob") {
+		t.Fatal("another caller used or ended the session")
 	}
-	m.Terminate(first)
-	if terminated, _ := m.Validate(first); !terminated {
-		t.Fatal("terminated session not reported as terminated")
+	if _, _, ok := tab.attach(context.Background(), id, "principal:bob"); ok {
+		t.Fatal("another caller opened a stream on the session")
 	}
-	// Churn: many sessions opened and ended over ten minutes.
-	for i := 0; i < 10_000; i++ {
-		clock = clock.Add(60 * time.Millisecond)
-		m.Terminate(m.Generate())
+	if tab.use("mcp-session-unknown", "principal:alice") {
+		t.Fatal("an unknown id is live")
 	}
-	// Only the last minute's terminated ids (~1000, plus one sweep
-	// interval's worth) may remain.
-	if n := m.size(); n > 1600 {
-		t.Fatalf("%d ids remembered after churn; terminated ids are not forgotten", n)
+	if gauge != 1 {
+		t.Fatalf("gauge %v with one session", gauge)
 	}
-	if _, err := m.Validate(first); err == nil {
-		t.Fatal("an id terminated long ago still validates")
+	if !tab.close(id, "principal:alice") || tab.use(id, "principal:alice") || gauge != 0 {
+		t.Fatalf("a closed session is still live (gauge %v)", gauge)
 	}
 }
 
+func TestSessionsExpireWhenIdle(t *testing.T) {
+	clock := time.Unix(1_700_000_000, 0)
+	tab := newSessions(time.Minute, LimitsConfig{}, func(float64) {})
+	tab.now = func() time.Time { return clock }
+	idle := mustStart(t, tab, "a")
+	streaming := mustStart(t, tab, "a")
+	ctx, release, ok := tab.attach(context.Background(), streaming, "a")
+	if !ok {
+		t.Fatal("attach")
+	}
+	// Churn: many sessions opened over ten minutes and never closed.
+	for range 10_000 {
+		clock = clock.Add(60 * time.Millisecond)
+		mustStart(t, tab, "b")
+	}
+	if n := tab.size(); n > 1600 {
+		t.Fatalf("%d sessions live after churn; idle ones are not ended", n)
+	}
+	if tab.use(idle, "a") {
+		t.Fatal("a session idle for ten minutes is still live")
+	}
+	if !tab.use(streaming, "a") || ctx.Err() != nil {
+		t.Fatal("a session with an open stream expired")
+	}
+	if !tab.close(streaming, "a") {
+		t.Fatal("close")
+	}
+	select {
+	case <-ctx.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("ending a session left its stream open")
+	}
+	release()
+}
+
 func TestSessionIDsAreUnique(t *testing.T) {
-	m := newSessionIDs(time.Minute)
+	tab := newSessions(time.Minute, LimitsConfig{}, func(float64) {})
 	seen := map[string]bool{}
-	for i := 0; i < 1000; i++ {
-		id := m.Generate()
+	for range 1000 {
+		id := mustStart(t, tab, "a")
 		if seen[id] {
 			t.Fatalf("duplicate id %s", id)
 		}
@@ -51,9 +81,19 @@ func TestSessionIDsAreUnique(t *testing.T) {
 	}
 }
 
-// size is the number of ids remembered.
-func (m *sessionIDs) size() int {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return len(m.live) + len(m.terminated)
+// size is the number of live sessions.
+func (t *sessions) size() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.live)
+}
+
+// mustStart opens a session that the caps allow.
+func mustStart(t *testing.T, tab *sessions, owner string) string {
+	t.Helper()
+	id, refusal := tab.start(owner)
+	if refusal != nil {
+		t.Fatal(refusal.Error)
+	}
+	return id
 }

@@ -486,6 +486,10 @@ type responseWriter struct {
 	http.ResponseWriter
 	status int
 	bytes  int
+	// flushes counts Flush calls: mcp-go flushes once per message it
+	// writes on a stream, which is how a tool call knows its progress
+	// notifications are out (awaitFlushes).
+	flushes atomic.Int64
 }
 
 func (w *responseWriter) WriteHeader(status int) {
@@ -507,6 +511,16 @@ func (w *responseWriter) Write(b []byte) (int, error) {
 func (w *responseWriter) Flush() {
 	if f, ok := w.ResponseWriter.(http.Flusher); ok {
 		f.Flush()
+	}
+	w.flushes.Add(1)
+}
+
+// awaitFlushes waits until the response has been flushed n times, ctx
+// ends or limit has passed.
+func (w *responseWriter) awaitFlushes(ctx context.Context, n int64, limit time.Duration) {
+	deadline := time.Now().Add(limit)
+	for pause := 20 * time.Microsecond; w.flushes.Load() < n && ctx.Err() == nil && time.Now().Before(deadline); pause = min(2*pause, time.Millisecond) {
+		time.Sleep(pause)
 	}
 }
 

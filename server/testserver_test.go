@@ -85,10 +85,12 @@ type testEnv struct {
 	cfg Config
 }
 
-func newTestEnv(t *testing.T, env map[string]string) *testEnv {
+// newTestEnv serves the handler namespaces, the test-only tools and any
+// extra namespaces.
+func newTestEnv(t *testing.T, env map[string]string, extra ...registry.NamespaceFunc) *testEnv {
 	t.Helper()
 	cfg, deps := testConfig(t, env)
-	nss := append(handlers.Namespaces(deps), gatedTestNamespace)
+	nss := append(append(handlers.Namespaces(deps), gatedTestNamespace), extra...)
 	reg, err := registry.New(registry.Options{Policy: cfg.Policy(), GateHints: GateHints(), Timeout: cfg.Limits.ToolTimeout, Observer: CallObserver()}, nss...)
 	if err != nil {
 		t.Fatal(err)

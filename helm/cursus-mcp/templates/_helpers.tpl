@@ -145,7 +145,11 @@ so the chart refuses to render instead of shipping a crash-looping pod.
     "exec_concurrency" $c.limits.execConcurrency
     "exec_wait" $c.limits.execWait
     "read_timeout" $c.limits.readTimeout
-    "read_header_timeout" $c.limits.readHeaderTimeout)
+    "read_header_timeout" $c.limits.readHeaderTimeout
+    "max_streams" $c.limits.maxStreams
+    "max_streams_per_principal" $c.limits.maxStreamsPerPrincipal
+    "max_sessions" $c.limits.maxSessions
+    "max_sessions_per_principal" $c.limits.maxSessionsPerPrincipal)
   "telemetry" (dict
     "log_level" $c.telemetry.logLevel
     "service_name" $c.telemetry.serviceName
