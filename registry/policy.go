@@ -166,3 +166,21 @@ func Progress(ctx context.Context, done, total float64, message string) {
 		fn(done, total, message)
 	}
 }
+
+// UnknownPolicyNames lists the entries of the policy's allow and deny
+// lists that name no tool (dotted or wire name) and no namespace of r,
+// compared as Admit compares them (case-insensitively). Such an entry
+// narrows nothing, so a misspelt deny would silently leave a tool open.
+func (r *Registry) UnknownPolicyNames() []string {
+	var unknown []string
+	for _, name := range slices.Concat(r.opts.Policy.Allow, r.opts.Policy.Deny) {
+		if !r.knowsPolicyName(name) && !slices.Contains(unknown, name) {
+			unknown = append(unknown, name)
+		}
+	}
+	return unknown
+}
+
+func (r *Registry) knowsPolicyName(name string) bool {
+	return slices.ContainsFunc(r.sorted, func(t *ToolDef) bool { return matches([]string{name}, t) })
+}

@@ -99,6 +99,9 @@ func newApp(cfg server.Config, stderr io.Writer) (*app, error) {
 	if err != nil {
 		return nil, err
 	}
+	if unknown := reg.UnknownPolicyNames(); len(unknown) > 0 {
+		return nil, fmt.Errorf("gates.allow/gates.deny name no tool or namespace: %s (see `cursus mcp list-tools`)", strings.Join(unknown, ", "))
+	}
 	for _, e := range reg.Skipped() {
 		logger.Error().Err(e).Msg("tool namespace skipped")
 	}

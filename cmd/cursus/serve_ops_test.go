@@ -47,3 +47,22 @@ func TestConfigPrintRedactsAndUnknownKeysStop(t *testing.T) {
 		t.Fatalf("unknown key: exit %d: %s", code, errOut)
 	}
 }
+
+// TestUnknownGateNamesStopStartup: a misspelt deny entry would deny
+// nothing, so it stops startup with the name; known names in any case or
+// form start fine.
+func TestUnknownGateNamesStopStartup(t *testing.T) {
+	root := t.TempDir()
+	_, errOut, code := runCLI(t, map[string]string{"CURSUS_GATES_DENY": "dag.serialise"}, "mcp", "list-tools", "--workspace-root", root)
+	if code != 1 || !strings.Contains(errOut, "dag.serialise") {
+		t.Fatalf("deny dag.serialise: exit %d: %s", code, errOut)
+	}
+	_, errOut, code = runCLI(t, map[string]string{"CURSUS_GATES_ALLOW": "catalog,nosuch"}, "mcp", "list-tools", "--workspace-root", root)
+	if code != 1 || !strings.Contains(errOut, "nosuch") || strings.Contains(errOut, "catalog") {
+		t.Fatalf("allow nosuch: exit %d: %s", code, errOut)
+	}
+	_, errOut, code = runCLI(t, map[string]string{"CURSUS_GATES_DENY": "DAG.Serialize,dag__serialize,Config"}, "mcp", "list-tools", "--workspace-root", root)
+	if code != 0 {
+		t.Fatalf("known names: exit %d: %s", code, errOut)
+	}
+}
