@@ -37,10 +37,11 @@ var (
 // and/or OIDC-issued JWTs. Tokens are accepted only in that header, never
 // in a query string.
 type authenticator struct {
-	cfg    AuthConfig
-	static *tokenFile
-	oidc   *jwtVerifier
-	log    zerolog.Logger
+	cfg     AuthConfig
+	baseURL string // mcp.base_url
+	static  *tokenFile
+	oidc    *jwtVerifier
+	log     zerolog.Logger
 }
 
 // newAuthenticator returns nil when no authentication is configured.
@@ -48,7 +49,7 @@ func newAuthenticator(cfg Config, log zerolog.Logger) *authenticator {
 	if !cfg.Auth.Enabled() {
 		return nil
 	}
-	a := &authenticator{cfg: cfg.Auth, log: log}
+	a := &authenticator{cfg: cfg.Auth, baseURL: cfg.MCP.BaseURL, log: log}
 	if cfg.Auth.TokensFile != "" {
 		a.static = newTokenFile(cfg.Auth.TokensFile, log)
 	}
@@ -113,14 +114,13 @@ func (a *authenticator) middleware(m *metrics) func(http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			id, err := a.authenticate(r)
 			if err != nil {
-				reason, challenge := "missing", fmt.Sprintf(`Bearer resource_metadata=%q`, a.metadataURL(r))
+				reason, challenge := "missing", a.challenge(r)
 				if !errors.Is(err, errNoCredentials) {
-					reason, challenge = "invalid", challenge+`, error="invalid_token"`
+					reason, challenge = "invalid", a.challenge(r, `error="invalid_token"`)
 				}
 				m.authFailures.WithLabelValues(reason).Inc()
 				w.Header().Set("WWW-Authenticate", challenge)
-				writeJSON(w, http.StatusUnauthorized, registry.Fail(registry.CodeUnauthenticated,
-					"authentication required: send a valid token as 'Authorization: Bearer <token>'").Encode())
+				writeJSON(w, http.StatusUnauthorized, registry.Fail(registry.CodeUnauthenticated, a.unauthenticatedMessage()).Encode())
 				return
 			}
 			// remoteCaller, on every authenticated route, makes the identity
@@ -131,11 +131,15 @@ func (a *authenticator) middleware(m *metrics) func(http.Handler) http.Handler {
 	}
 }
 
-// base is the public origin of this server: from auth.resource_url or
-// mcp.base_url when set, else from the request.
+// base is the public URL of this server: the origin of auth.resource_url
+// when set, else mcp.base_url, else (last resort, since any client can
+// send any Host) the request's scheme and Host.
 func (a *authenticator) base(r *http.Request) string {
 	if p, err := url.Parse(a.cfg.ResourceURL); err == nil && p.Host != "" {
 		return p.Scheme + "://" + p.Host
+	}
+	if a.baseURL != "" {
+		return strings.TrimRight(a.baseURL, "/")
 	}
 	scheme := "http"
 	if r.TLS != nil || strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https") {
@@ -148,6 +152,35 @@ const protectedResourcePath = "/.well-known/oauth-protected-resource"
 
 func (a *authenticator) metadataURL(r *http.Request) string {
 	return a.base(r) + protectedResourcePath
+}
+
+// usesOAuth reports whether an authorization server issues tokens for this
+// server. Only then is there RFC 9728 metadata to publish: the MCP
+// authorization spec requires it to list authorization_servers, and a
+// client given metadata without one falls back to dynamic client
+// registration against this server, which has no such endpoint.
+func (a *authenticator) usesOAuth() bool { return a.cfg.OIDC.Issuer != "" }
+
+// challenge is the WWW-Authenticate value of a 401 or 403: it points at
+// the RFC 9728 metadata when there is any, and is a plain Bearer challenge
+// for static tokens.
+func (a *authenticator) challenge(r *http.Request, params ...string) string {
+	if a.usesOAuth() {
+		params = append(params, fmt.Sprintf("resource_metadata=%q", a.metadataURL(r)))
+	} else {
+		params = append([]string{`realm="cursus"`}, params...)
+	}
+	return "Bearer " + strings.Join(params, ", ")
+}
+
+// unauthenticatedMessage says what to send and where a token comes from,
+// since a client's own wording (e.g. a failed OAuth flow) rarely does.
+func (a *authenticator) unauthenticatedMessage() string {
+	msg := "authentication required: send a bearer token in the header 'Authorization: Bearer <token>'; "
+	if a.usesOAuth() {
+		return msg + "get one from the authorization server " + a.cfg.OIDC.Issuer + " or ask this server's operator"
+	}
+	return msg + "this server does not issue tokens: ask its operator for one"
 }
 
 // handleProtectedResource serves the RFC 9728 document.

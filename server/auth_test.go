@@ -50,14 +50,12 @@ func TestStaticTokens(t *testing.T) {
 	o := newOpsEnv(t, map[string]string{
 		"CURSUS_AUTH_TOKENS_FILE": writeTokens(t), "CURSUS_MCP_ENABLE_DESTRUCTIVE": "1",
 	})
-	metadata := `resource_metadata="` + o.ts.URL + `/.well-known/oauth-protected-resource"`
-
 	resp, env := o.call(t, "tools.help", `{}`, nil)
-	if resp.StatusCode != 401 || env["code"] != "unauthenticated" || !strings.Contains(resp.Header.Get("WWW-Authenticate"), "Bearer "+metadata) {
+	if resp.StatusCode != 401 || env["code"] != "unauthenticated" || resp.Header.Get("WWW-Authenticate") != `Bearer realm="cursus"` {
 		t.Fatalf("no token: %d %q %v", resp.StatusCode, resp.Header.Get("WWW-Authenticate"), env)
 	}
 	resp, _ = o.call(t, "tools.help", `{}`, bearer("not-a-token"))
-	if h := resp.Header.Get("WWW-Authenticate"); resp.StatusCode != 401 || !strings.Contains(h, `error="invalid_token"`) || !strings.Contains(h, metadata) {
+	if h := resp.Header.Get("WWW-Authenticate"); resp.StatusCode != 401 || h != `Bearer realm="cursus", error="invalid_token"` {
 		t.Fatalf("bad token: %d %q", resp.StatusCode, h)
 	}
 	resp, _ = o.call(t, "tools.help", `{}`, map[string]string{"Authorization": "Basic " + readToken})
@@ -82,16 +80,11 @@ func TestStaticTokens(t *testing.T) {
 	if resp, _ := o.call(t, "tools.help", `{}`, bearer(writeToken)); resp.StatusCode != 200 {
 		t.Fatalf("write token on a read tool: %d", resp.StatusCode)
 	}
-	// Probes, metrics and the metadata stay open.
-	for _, p := range []string{"/healthz", "/readyz", "/metrics", "/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/mcp"} {
+	// Probes and metrics stay open.
+	for _, p := range []string{"/healthz", "/readyz", "/metrics"} {
 		if resp, body := o.do(t, http.MethodGet, p, "", nil); resp.StatusCode != 200 {
 			t.Errorf("GET %s = %d: %.200s", p, resp.StatusCode, body)
 		}
-	}
-	_, body := o.do(t, http.MethodGet, "/.well-known/oauth-protected-resource", "", nil)
-	var doc map[string]any
-	if err := json.Unmarshal(body, &doc); err != nil || doc["resource"] != o.ts.URL+"/mcp" {
-		t.Errorf("metadata %s", body)
 	}
 	// MCP: the same 401 at the HTTP layer; a read token gets forbidden as a tool result.
 	if resp, _ := o.rpc(t, 1, "tools/list", map[string]any{}, nil); resp.StatusCode != 401 {
@@ -476,5 +469,73 @@ func waitFor(t *testing.T, cond func() bool) {
 			t.Fatal("condition not met within 5s")
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestStaticTokensSendNoOneToOAuth: with static tokens only there is no
+// authorization server, so no RFC 9728 document (it would have to name
+// one, and a client given none tries dynamic client registration here),
+// no resource_metadata in any challenge, and the 401 says what to send and
+// whom to ask.
+func TestStaticTokensSendNoOneToOAuth(t *testing.T) {
+	o := newOpsEnv(t, map[string]string{
+		"CURSUS_AUTH_TOKENS_FILE": writeTokens(t), "CURSUS_MCP_ENABLE_DESTRUCTIVE": "1",
+		"CURSUS_MCP_BASE_URL": "https://cursus.example",
+	})
+	for _, p := range []string{protectedResourcePath, protectedResourcePath + "/mcp"} {
+		if resp, body := o.do(t, http.MethodGet, p, "", nil); resp.StatusCode != http.StatusNotFound {
+			t.Errorf("GET %s = %d, want 404: %.200s", p, resp.StatusCode, body)
+		}
+	}
+	resp, env := o.call(t, "tools.help", `{}`, nil)
+	msg, _ := env["error"].(string)
+	if resp.StatusCode != 401 || !strings.Contains(msg, "Authorization: Bearer <token>") || !strings.Contains(msg, "operator") {
+		t.Errorf("401 body %v", env)
+	}
+	resp, _ = o.rpc(t, 1, "tools/list", map[string]any{}, nil)
+	if h := resp.Header.Get("WWW-Authenticate"); resp.StatusCode != 401 || strings.Contains(h, "resource_metadata") {
+		t.Errorf("MCP 401 challenge %d %q", resp.StatusCode, h)
+	}
+	resp, _ = o.call(t, "testonly.write", `{}`, bearer(readToken))
+	if h := resp.Header.Get("WWW-Authenticate"); resp.StatusCode != 403 || strings.Contains(h, "resource_metadata") || !strings.Contains(h, `error="insufficient_scope"`) {
+		t.Errorf("403 challenge %d %q", resp.StatusCode, h)
+	}
+}
+
+// TestAuthMetadataUsesTheBaseURL: with auth.resource_url unset and
+// mcp.base_url set, the RFC 9728 document and every challenge name the
+// base URL, whatever Host the client sends.
+func TestAuthMetadataUsesTheBaseURL(t *testing.T) {
+	jwks := newJWKSServer(t)
+	const issuer, base = "https://issuer.example", "https://cursus.example/tenant-a"
+	o := newOpsEnv(t, map[string]string{
+		"CURSUS_AUTH_OIDC_ISSUER": issuer, "CURSUS_AUTH_OIDC_AUDIENCE": "cursus-api",
+		"CURSUS_AUTH_OIDC_JWKS_URL": jwks.URL, "CURSUS_MCP_BASE_URL": base + "/",
+		"CURSUS_AUTH_TOKENS_FILE": writeTokens(t), "CURSUS_MCP_ENABLE_DESTRUCTIVE": "1",
+	})
+	evil := map[string]string{"Host": "evil.example", "X-Forwarded-Proto": "https"}
+	wantMeta := fmt.Sprintf("resource_metadata=%q", base+protectedResourcePath)
+	for _, p := range []string{protectedResourcePath, protectedResourcePath + "/mcp"} {
+		resp, body := o.do(t, http.MethodGet, p, "", evil)
+		var doc map[string]any
+		if err := json.Unmarshal(body, &doc); resp.StatusCode != 200 || err != nil || doc["resource"] != base+"/mcp" {
+			t.Errorf("GET %s = %d: %s", p, resp.StatusCode, body)
+		}
+		if servers, _ := doc["authorization_servers"].([]any); len(servers) != 1 || servers[0] != issuer {
+			t.Errorf("GET %s: authorization_servers %v", p, doc["authorization_servers"])
+		}
+	}
+	headers := map[string]string{"Host": "evil.example"}
+	resp, env := o.call(t, "tools.help", `{}`, headers)
+	if h := resp.Header.Get("WWW-Authenticate"); resp.StatusCode != 401 || !strings.Contains(h, wantMeta) || strings.Contains(h, "evil") {
+		t.Errorf("401 challenge %d %q", resp.StatusCode, h)
+	}
+	if msg, _ := env["error"].(string); !strings.Contains(msg, "Authorization: Bearer <token>") || !strings.Contains(msg, issuer) {
+		t.Errorf("401 body %v", env)
+	}
+	headers["Authorization"] = "Bearer " + readToken
+	resp, _ = o.call(t, "testonly.write", `{}`, headers)
+	if h := resp.Header.Get("WWW-Authenticate"); resp.StatusCode != 403 || !strings.Contains(h, wantMeta) || strings.Contains(h, "evil") {
+		t.Errorf("403 challenge %d %q", resp.StatusCode, h)
 	}
 }

@@ -169,8 +169,7 @@ func (g *guards) restCallGuard(next http.Handler) http.Handler {
 		caller := st.caller()
 		if def, ok := g.reg.Lookup(name); ok && g.auth != nil {
 			if g.reg.Admit(caller, def).Gate == registry.GateScope {
-				w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer error="insufficient_scope", scope=%q, resource_metadata=%q`,
-					registry.RequiredScope(def), g.auth.metadataURL(r)))
+				w.Header().Set("WWW-Authenticate", g.auth.challenge(r, `error="insufficient_scope"`, fmt.Sprintf("scope=%q", registry.RequiredScope(def))))
 			}
 		}
 		release, res, retry := g.preCall(ctx, caller, name, args)

@@ -164,6 +164,9 @@ func (o *opsEnv) do(t *testing.T, method, path, body string, header map[string]s
 	for k, v := range header {
 		req.Header.Set(k, v)
 	}
+	if host := header["Host"]; host != "" {
+		req.Host = host // net/http sends req.Host, not the header
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

@@ -60,7 +60,7 @@ func (s *Server) routes() http.Handler {
 	r.Get("/readyz", s.handleReadyz())
 	r.Get("/openapi.yaml", handleOpenAPI())
 	r.Method(http.MethodGet, "/metrics", promhttp.HandlerFor(tel.metrics.registry, promhttp.HandlerOpts{Registry: tel.metrics.registry}))
-	if auth != nil {
+	if auth != nil && auth.usesOAuth() {
 		// RFC 9728: the root form and the form with the MCP path inserted.
 		r.Get(protectedResourcePath, auth.handleProtectedResource())
 		r.Get(protectedResourcePath+"/mcp", auth.handleProtectedResource())
