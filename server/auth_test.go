@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -18,6 +19,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -166,6 +168,7 @@ type jwksServer struct {
 	kid     atomic.Value
 	fetches atomic.Int32
 	gate    atomic.Pointer[func(n int32)]
+	pad     atomic.Int64 // bytes of whitespace inside the JSON object
 }
 
 func newJWKSServer(t *testing.T) *jwksServer {
@@ -178,11 +181,16 @@ func newJWKSServer(t *testing.T) *jwksServer {
 			(*gate)(n)
 		}
 		k := j.key.Load()
-		_ = json.NewEncoder(w).Encode(map[string]any{"keys": []any{map[string]any{
+		body, _ := json.Marshal(map[string]any{"keys": []any{map[string]any{
 			"kty": "RSA", "kid": j.kid.Load(), "use": "sig", "alg": "RS256",
 			"n": base64.RawURLEncoding.EncodeToString(k.N.Bytes()),
 			"e": base64.RawURLEncoding.EncodeToString(big.NewInt(int64(k.E)).Bytes()),
 		}}})
+		if pad := j.pad.Load(); pad > 0 {
+			// Still one valid JSON document, so only a size cap refuses it.
+			body = slices.Concat(body[:len(body)-1], bytes.Repeat([]byte(" "), int(pad)), []byte("}"))
+		}
+		_, _ = w.Write(body)
 	}))
 	t.Cleanup(j.Close)
 	return j
@@ -537,5 +545,29 @@ func TestAuthMetadataUsesTheBaseURL(t *testing.T) {
 	resp, _ = o.call(t, "testonly.write", `{}`, headers)
 	if h := resp.Header.Get("WWW-Authenticate"); resp.StatusCode != 403 || !strings.Contains(h, wantMeta) || strings.Contains(h, "evil") {
 		t.Errorf("403 challenge %d %q", resp.StatusCode, h)
+	}
+}
+
+// TestJWKSBodyIsCapped: a key set padded to 5 MiB is refused (reading it
+// whole would let a hostile issuer exhaust memory); the same set unpadded
+// verifies.
+func TestJWKSBodyIsCapped(t *testing.T) {
+	claims := jwt.MapClaims{"iss": "https://i", "aud": "a", "sub": "s", "exp": time.Now().Add(time.Hour).Unix()}
+	for _, tc := range []struct {
+		pad    int64
+		verify bool
+	}{{0, true}, {5 << 20, false}} {
+		jwks := newJWKSServer(t)
+		jwks.pad.Store(tc.pad)
+		logs := &syncBuffer{}
+		v := newJWTVerifier(AuthConfig{OIDC: OIDCConfig{Issuer: "https://i", Audience: "a", JWKSURL: jwks.URL}}, zerolog.New(logs))
+		_, err := v.verify(context.Background(), jwks.token(t, claims))
+		v.close()
+		if (err == nil) != tc.verify {
+			t.Errorf("pad %d: verify error %v, want success %v", tc.pad, err, tc.verify)
+		}
+		if !tc.verify && !strings.Contains(logs.String(), "larger than 1048576 bytes") {
+			t.Errorf("pad %d: the log does not say the body was too large:\n%s", tc.pad, logs.String())
+		}
 	}
 }

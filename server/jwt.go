@@ -56,6 +56,43 @@ const unknownKidRefetch = 10 * time.Second
 
 const jwksFetchTimeout = 10 * time.Second
 
+// jwksMaxBytes caps every response body from the issuer (JWKS and OIDC
+// discovery); real key sets are a few KiB.
+const jwksMaxBytes = 1 << 20
+
+// cappedTransport fails a response body that grows past max bytes. jwkset
+// decodes the JWKS body with no limit of its own, so the cap has to sit in
+// the HTTP client it is given, or a hostile issuer could exhaust memory.
+type cappedTransport struct {
+	base http.RoundTripper
+	max  int64
+}
+
+func (c cappedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := c.base.RoundTrip(req)
+	if err != nil {
+		return nil, err
+	}
+	// MaxBytesReader needs no ResponseWriter to cap a body; it only tells
+	// one (there is none here) that a request was too large.
+	resp.Body = cappedBody{ReadCloser: http.MaxBytesReader(nil, resp.Body, c.max), max: c.max}
+	return resp, nil
+}
+
+// cappedBody words MaxBytesReader's error for a response, not a request.
+type cappedBody struct {
+	io.ReadCloser
+	max int64
+}
+
+func (b cappedBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if _, tooLarge := errors.AsType[*http.MaxBytesError](err); tooLarge {
+		err = fmt.Errorf("response body larger than %d bytes", b.max)
+	}
+	return n, err
+}
+
 func newJWTVerifier(cfg AuthConfig, log zerolog.Logger) *jwtVerifier {
 	aud := cfg.OIDC.Audience
 	if aud == "" {
@@ -68,7 +105,7 @@ func newJWTVerifier(cfg AuthConfig, log zerolog.Logger) *jwtVerifier {
 	ctx, stop := context.WithCancel(context.Background())
 	return &jwtVerifier{
 		issuer: cfg.OIDC.Issuer, audience: aud, jwksURL: cfg.OIDC.JWKSURL, refresh: refresh,
-		client: &http.Client{Timeout: jwksFetchTimeout}, log: log,
+		client: &http.Client{Timeout: jwksFetchTimeout, Transport: cappedTransport{base: http.DefaultTransport, max: jwksMaxBytes}}, log: log,
 		missRefetch: unknownKidRefetch, fetchTimeout: jwksFetchTimeout,
 		ctx: ctx, stop: stop,
 		setupRetry: rate.NewLimiter(rate.Every(unknownKidRefetch), 1),
@@ -213,7 +250,7 @@ func (v *jwtVerifier) discoverJWKSURL() (string, error) {
 	var disc struct {
 		JWKSURI string `json:"jwks_uri"`
 	}
-	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&disc); err != nil {
+	if err := json.NewDecoder(resp.Body).Decode(&disc); err != nil {
 		return "", fmt.Errorf("OIDC discovery: %w", err)
 	}
 	if disc.JWKSURI == "" {
