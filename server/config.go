@@ -9,10 +9,12 @@ import (
 	"net/url"
 	"os"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/agnivade/levenshtein"
 	"go.yaml.in/yaml/v3"
 
 	"github.com/cursus-dev/cursus/registry"
@@ -215,6 +217,56 @@ var envAliases = map[string]string{
 	"CURSUS_MCP_ENABLE_DESTRUCTIVE": "CURSUS_GATES_ENABLE_DESTRUCTIVE",
 	"CURSUS_MCP_ALLOW_SCRIPT_EXEC":  "CURSUS_GATES_ALLOW_SCRIPT_EXEC",
 	"CURSUS_MCP_PROJECT_ROOT":       "CURSUS_WORKSPACE_ROOT",
+}
+
+// EnvNotConfig are the CURSUS_* variables that are not config keys but are
+// read by something else, so CheckEnv lets them pass. Add one here when a
+// script, client config or test starts reading a new CURSUS_* variable.
+var EnvNotConfig = []string{
+	"CURSUS_TOKEN",        // a client's bearer token (deploy/clients, the Helm notes)
+	"CURSUS_AUTH_HEADER",  // mcp-remote's header value (deploy/clients/claude-desktop.json)
+	"CURSUS_URL",          // the server the interop smoke scripts talk to (interop/)
+	"CURSUS_SKIP_INTEROP", // scripts/test.sh
+	"CURSUS_TOOLS_DIR",    // scripts/test.sh, scripts/install-helm.sh
+	"CURSUS_FUZZTIME",     // scripts/fuzz.sh
+	"CURSUS_TEST_SECRET",  // engine/validate tests: must not reach a script
+}
+
+// CheckEnv refuses CURSUS_* variables in environ ("NAME=value" entries, as
+// os.Environ gives them) that are neither a config key, an alias nor on
+// EnvNotConfig, as decodeYAML refuses unknown keys: a misspelt variable
+// would otherwise leave its setting at the default without a word. Each is
+// named with the closest known variable, when one is close.
+func CheckEnv(environ []string) error {
+	known := EnvNames()
+	var problems []string
+	for _, kv := range environ {
+		name, _, _ := strings.Cut(kv, "=")
+		if !strings.HasPrefix(name, "CURSUS_") || slices.Contains(known, name) || slices.Contains(EnvNotConfig, name) {
+			continue
+		}
+		problem := name
+		if near := closestName(name, known); near != "" {
+			problem += " (did you mean " + near + "?)"
+		}
+		problems = append(problems, problem)
+	}
+	if len(problems) == 0 {
+		return nil
+	}
+	slices.Sort(problems)
+	return fmt.Errorf("unknown environment variable %s; every config key's variable is CURSUS_<SECTION>_<KEY> (see deploy/cursus.yaml)", strings.Join(problems, ", "))
+}
+
+// closestName is the candidate within a few edits of name ("" if none).
+func closestName(name string, candidates []string) string {
+	best, bestDist := "", 4 // more than 3 edits is another word, not a typo
+	for _, c := range candidates {
+		if d := levenshtein.ComputeDistance(name, c); d < bestDist || (d == bestDist && c < best) {
+			best, bestDist = c, d
+		}
+	}
+	return best
 }
 
 // EnvNames lists every environment variable the config reads, for docs and

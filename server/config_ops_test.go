@@ -134,3 +134,25 @@ func TestCheckExposure(t *testing.T) {
 		t.Errorf("all-interfaces exec: %v", err)
 	}
 }
+
+// TestUnknownEnvStopsStartup: an unknown CURSUS_* variable is refused like
+// an unknown config key, with the near miss named; config keys, aliases,
+// the documented non-config variables and other prefixes pass.
+func TestUnknownEnvStopsStartup(t *testing.T) {
+	err := CheckEnv([]string{"CURSUS_MCP_BOGUS=1", "CURSUS_LIMITS_RATE_PER_MINIT=5", "PATH=/bin"})
+	if err == nil || !strings.Contains(err.Error(), "CURSUS_MCP_BOGUS") ||
+		!strings.Contains(err.Error(), "CURSUS_LIMITS_RATE_PER_MINIT (did you mean CURSUS_LIMITS_RATE_PER_MINUTE?)") {
+		t.Fatalf("CheckEnv: %v", err)
+	}
+	if strings.Contains(err.Error(), "CURSUS_MCP_BOGUS (did you mean") {
+		t.Errorf("a far-off name got a suggestion: %v", err)
+	}
+	ok := []string{"CURSUS_MCP_STATEFUL=1", "CURSUS_MCP_PROJECT_ROOT=/w", "CURSUS_TOKEN=t", "CURSUS_SKIP_INTEROP=1", "CURSUSX=1", "CURSUS=1", "HOME=/root"}
+	ok = append(ok, EnvNames()...)
+	for _, name := range EnvNotConfig {
+		ok = append(ok, name+"=x")
+	}
+	if err := CheckEnv(ok); err != nil {
+		t.Errorf("known names refused: %v", err)
+	}
+}

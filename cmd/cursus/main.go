@@ -9,7 +9,10 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
+
+	"github.com/cursus-dev/cursus/server"
 )
 
 const usage = `cursus builds Amazon SageMaker pipelines from DAGs of step types, as tools for AI agents.
@@ -30,7 +33,7 @@ callers read-only do not apply to it. Exit status: 0 when the envelope is ok, 1 
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.LookupEnv)
+	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Environ())
 	stop()
 	os.Exit(code)
 }
@@ -38,26 +41,33 @@ func main() {
 // errUsage marks errors that should print the usage text.
 var errUsage = errors.New("usage")
 
-// run is main without the process: tests call it directly.
-func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, env func(string) (string, bool)) int {
+// run is main without the process: tests call it directly. environ is the
+// process environment as os.Environ gives it.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, environ []string) int {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
 		return 2
 	}
+	env := lookupIn(environ)
 	var err error
 	var code int
 	switch args[0] {
-	case "serve":
+	case "serve", "mcp", "call", "config":
+		err = server.CheckEnv(environ)
+	}
+	switch {
+	case err != nil:
+	case args[0] == "serve":
 		err = cmdServe(ctx, args[1:], stderr, env)
-	case "mcp":
+	case args[0] == "mcp":
 		code, err = cmdMCP(ctx, args[1:], stdin, stdout, stderr, env)
-	case "call":
+	case args[0] == "call":
 		code, err = cmdCall(ctx, args[1:], stdin, stdout, stderr, env)
-	case "config":
+	case args[0] == "config":
 		err = cmdConfig(args[1:], stdout, env)
-	case "version":
+	case args[0] == "version":
 		err = cmdVersion(stdout)
-	case "help", "-h", "--help":
+	case args[0] == "help", args[0] == "-h", args[0] == "--help":
 		fmt.Fprint(stdout, usage)
 	default:
 		err = fmt.Errorf("%w: unknown command %q", errUsage, args[0])
@@ -71,4 +81,17 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return 1
 	}
 	return code
+}
+
+// lookupIn looks a variable up in environ; the first entry wins, as in
+// os.LookupEnv.
+func lookupIn(environ []string) func(string) (string, bool) {
+	return func(name string) (string, bool) {
+		for _, kv := range environ {
+			if k, v, ok := strings.Cut(kv, "="); ok && k == name {
+				return v, true
+			}
+		}
+		return "", false
+	}
 }

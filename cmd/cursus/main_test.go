@@ -40,8 +40,11 @@ func TestMain(m *testing.M) {
 func runCLI(t *testing.T, env map[string]string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
-	code = run(context.Background(), args, strings.NewReader(""), &out, &errb, lookup)
+	var environ []string
+	for k, v := range env {
+		environ = append(environ, k+"="+v)
+	}
+	code = run(context.Background(), args, strings.NewReader(""), &out, &errb, environ)
 	return out.String(), errb.String(), code
 }
 

@@ -66,3 +66,22 @@ func TestUnknownGateNamesStopStartup(t *testing.T) {
 		t.Fatalf("known names: exit %d: %s", code, errOut)
 	}
 }
+
+// TestUnknownEnvStopsStartup: CURSUS_MCP_BOGUS=1 used to be ignored.
+func TestUnknownEnvStopsStartup(t *testing.T) {
+	// serve on an address it refuses, so a missed check cannot leave it serving.
+	serve := []string{"serve", "--addr", "0.0.0.0:8080", "--enable-destructive"}
+	for _, args := range [][]string{serve, {"mcp", "list-tools"}, {"config", "print"}, {"call", "tools.help", "{}"}} {
+		_, errOut, code := runCLI(t, map[string]string{"CURSUS_MCP_BOGUS": "1", "CURSUS_MCP_STATEFUL": "1"}, args...)
+		if code != 1 || !strings.Contains(errOut, "CURSUS_MCP_BOGUS") || strings.Contains(errOut, "CURSUS_MCP_STATEFUL") {
+			t.Errorf("%v: exit %d: %s", args, code, errOut)
+		}
+	}
+	_, errOut, code := runCLI(t, map[string]string{"CURSUS_MCP_STATEFULL": "1"}, "config", "print")
+	if code != 1 || !strings.Contains(errOut, "did you mean CURSUS_MCP_STATEFUL?") {
+		t.Errorf("near miss: exit %d: %s", code, errOut)
+	}
+	if _, errOut, code := runCLI(t, map[string]string{"CURSUS_TOKEN": "t", "CURSUS_MCP_STATEFUL": "1"}, "config", "print"); code != 0 {
+		t.Errorf("known variables: exit %d: %s", code, errOut)
+	}
+}
