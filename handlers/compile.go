@@ -185,6 +185,7 @@ func compileError(err error) error {
 	var be *compiler.BuildError
 	var ie *compiler.InputError
 	var ae *sagemaker.AWSError
+	var unreachable *sagemaker.UnreachableError
 	var ma *compiler.MissingArtifactsError
 	switch {
 	case errors.As(err, &ue):
@@ -212,6 +213,10 @@ func compileError(err error) error {
 		return registry.Errorf(registry.CodeUpsertFailed, "%s", ae.Error()).
 			WithDetails(map[string]any{"aws_error_code": ae.Code, "operation": ae.Op}).
 			Suggest("Check the role, bucket and region and the caller's AWS permissions.")
+	case errors.As(err, &unreachable):
+		return registry.Errorf(registry.CodeUpsertFailed, "%s", unreachable.Error()).
+			WithDetails(map[string]any{"service": unreachable.Service, "operation": unreachable.Op}).
+			Suggest("The server could not connect to AWS; retry later, or ask the operator to check its network, aws.region and aws.endpoint.")
 	case errors.As(err, &ma):
 		return registry.Errorf(registry.CodeUpsertFailed, "%s", ma.Error()).
 			WithDetails(map[string]any{"missing": ma.Local}).

@@ -106,6 +106,10 @@ func pathError(arg string, err error) error {
 		return registry.Errorf(registry.CodeInvalidInput, "'%s': %s", arg, esc.Error()).
 			WithDetails(map[string]any{"argument": arg, "path": esc.Path})
 	}
+	if bad, ok := errors.AsType[*workspace.InvalidPathError](err); ok {
+		return registry.Errorf(registry.CodeInvalidInput, "'%s': %s", arg, bad.Error()).
+			WithDetails(map[string]any{"argument": arg})
+	}
 	var exists *workspace.ExistsError
 	if errors.As(err, &exists) {
 		return registry.Errorf(registry.CodeAlreadyExists, "'%s': %s", arg, exists.Error()).

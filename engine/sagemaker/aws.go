@@ -7,6 +7,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net"
+	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
@@ -14,6 +16,7 @@ import (
 	sm "github.com/aws/aws-sdk-go-v2/service/sagemaker"
 	smtypes "github.com/aws/aws-sdk-go-v2/service/sagemaker/types"
 	"github.com/aws/smithy-go"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
 )
 
 // ClientOptions configure the AWS client. Endpoints are for tests and
@@ -75,12 +78,46 @@ func (e *AWSError) Error() string {
 	return fmt.Sprintf("%s: %s: %s", e.Op, e.Code, e.Message)
 }
 
+// UnreachableError is an AWS call whose request never got an answer: the
+// endpoint refused or dropped the connection, or its name did not resolve.
+// It says which service, never the endpoint's URL, which is the operator's
+// business and not the caller's.
+type UnreachableError struct {
+	Service string // "S3" or "SageMaker"
+	Op      string
+	Reason  string // e.g. "connection refused"
+}
+
+func (e *UnreachableError) Error() string {
+	return fmt.Sprintf("could not reach %s (%s): %s", e.Service, e.Op, e.Reason)
+}
+
 func wrapAWS(op string, err error) error {
 	var api smithy.APIError
 	if errors.As(err, &api) {
 		return &AWSError{Op: op, Code: api.ErrorCode(), Message: api.ErrorMessage()}
 	}
+	if _, unsent := errors.AsType[*smithyhttp.RequestSendError](err); unsent {
+		service, call, _ := strings.Cut(op, " ")
+		call, _, _ = strings.Cut(call, " ") // drop the object's s3:// address
+		return &UnreachableError{Service: service, Op: call, Reason: transportReason(err)}
+	}
 	return fmt.Errorf("%s: %w", op, err)
+}
+
+// transportReason is the innermost cause of a failed send ("connection
+// refused", "no such host", "i/o timeout"): the outer layers name the URL.
+func transportReason(err error) string {
+	if dns, ok := errors.AsType[*net.DNSError](err); ok {
+		return dns.Err
+	}
+	if op, ok := errors.AsType[*net.OpError](err); ok && op.Err != nil {
+		err = op.Err
+	}
+	for inner := errors.Unwrap(err); inner != nil; inner = errors.Unwrap(err) {
+		err = inner
+	}
+	return err.Error()
 }
 
 // Upload puts data at s3://bucket/key unless an object is already there.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net"
+	"strings"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/credentials"
@@ -93,5 +95,34 @@ func TestAWSErrorCodeSurfaces(t *testing.T) {
 	_, err = fakeClient(t, f2).Upload(context.Background(), "b", "k", []byte("x"))
 	if !errors.As(err, &ae) || ae.Code != "AccessDenied" {
 		t.Fatalf("want AWSError AccessDenied, got %v", err)
+	}
+}
+
+// TestUnreachableEndpoint: a closed port is an UnreachableError naming the
+// service and the cause, never the endpoint's URL.
+func TestUnreachableEndpoint(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	endpoint := "http://" + l.Addr().String()
+	l.Close()
+	c, err := NewClient(context.Background(), ClientOptions{
+		Region: "us-east-1", S3Endpoint: endpoint, SageMakerEndpoint: endpoint, MaxAttempts: 1,
+		Credentials: credentials.NewStaticCredentialsProvider("AKIDEXAMPLE", "secret", ""),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, upErr := c.Upload(context.Background(), "bucket", "p/code/x.py", []byte("x"))
+	_, smErr := c.UpsertPipeline(context.Background(), PipelineRequest{Name: "p", Definition: []byte("{}"), RoleARN: testRole})
+	for service, err := range map[string]error{"S3": upErr, "SageMaker": smErr} {
+		u, ok := errors.AsType[*UnreachableError](err)
+		if !ok || u.Service != service || u.Reason != "connection refused" {
+			t.Errorf("%s: want UnreachableError (connection refused), got %T %v", service, err, err)
+		}
+		if err != nil && (strings.Contains(err.Error(), "http://") || strings.Contains(err.Error(), l.Addr().String())) {
+			t.Errorf("%s: the error names the endpoint: %v", service, err)
+		}
 	}
 }

@@ -124,7 +124,8 @@ func (r *Root) ReadFile(p string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return os.ReadFile(abs)
+	data, err := os.ReadFile(abs)
+	return data, classify(p, err)
 }
 
 // ReadRegular reads a regular file inside the root, refusing one larger
@@ -136,7 +137,10 @@ func (r *Root) ReadRegular(p string, limit int64) (string, []byte, error) {
 	}
 	fi, err := os.Stat(abs)
 	if err != nil {
-		return "", nil, err
+		return "", nil, classify(p, err)
+	}
+	if fi.IsDir() {
+		return "", nil, classify(p, syscall.EISDIR)
 	}
 	if !fi.Mode().IsRegular() {
 		return "", nil, fmt.Errorf("%s is not a regular file: %w", filepath.Base(abs), fs.ErrNotExist)
@@ -145,7 +149,7 @@ func (r *Root) ReadRegular(p string, limit int64) (string, []byte, error) {
 		return "", nil, fmt.Errorf("%s is larger than %d bytes", filepath.Base(abs), limit)
 	}
 	data, err := os.ReadFile(abs)
-	return abs, data, err
+	return abs, data, classify(p, err)
 }
 
 // Lstat stats a path inside the root without following a final symlink.
@@ -154,7 +158,8 @@ func (r *Root) Lstat(p string) (fs.FileInfo, error) {
 	if err != nil {
 		return nil, err
 	}
-	return os.Lstat(abs)
+	fi, err := os.Lstat(abs)
+	return fi, classify(p, err)
 }
 
 // ReadDir lists a directory inside the root, sorted by name.
@@ -163,7 +168,8 @@ func (r *Root) ReadDir(p string) ([]fs.DirEntry, error) {
 	if err != nil {
 		return nil, err
 	}
-	return os.ReadDir(abs)
+	entries, err := os.ReadDir(abs)
+	return entries, classify(p, err)
 }
 
 // Stat stats a path inside the root.
@@ -172,7 +178,8 @@ func (r *Root) Stat(p string) (fs.FileInfo, error) {
 	if err != nil {
 		return nil, err
 	}
-	return os.Stat(abs)
+	fi, err := os.Stat(abs)
+	return fi, classify(p, err)
 }
 
 // MkdirAll creates a directory (and parents) inside the root.
@@ -182,7 +189,7 @@ func (r *Root) MkdirAll(p string) (string, error) {
 		return "", err
 	}
 	if err := os.MkdirAll(abs, 0o755); err != nil {
-		return "", err
+		return "", classify(p, err)
 	}
 	// Re-check: a concurrent symlink swap must not redirect later writes.
 	if _, err := r.Resolve(p); err != nil {
@@ -219,7 +226,7 @@ func (r *Root) WriteFile(p string, data []byte, overwrite bool) error {
 		if errors.Is(err, fs.ErrExist) {
 			return &ExistsError{Path: r.Rel(abs)}
 		}
-		return err
+		return classify(p, err)
 	}
 	if _, err := f.Write(data); err != nil {
 		f.Close()
@@ -251,7 +258,11 @@ func (f rootFS) Open(name string) (fs.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	return os.Open(abs)
+	file, err := os.Open(abs)
+	if err != nil {
+		return nil, classify(name, err)
+	}
+	return file, nil
 }
 
 func (f rootFS) Stat(name string) (fs.FileInfo, error) {
@@ -259,7 +270,8 @@ func (f rootFS) Stat(name string) (fs.FileInfo, error) {
 	if err != nil {
 		return nil, err
 	}
-	return os.Stat(abs)
+	fi, err := os.Stat(abs)
+	return fi, classify(name, err)
 }
 
 func (f rootFS) ReadDir(name string) ([]fs.DirEntry, error) {
@@ -267,5 +279,6 @@ func (f rootFS) ReadDir(name string) ([]fs.DirEntry, error) {
 	if err != nil {
 		return nil, err
 	}
-	return os.ReadDir(abs) // already sorted by name
+	entries, err := os.ReadDir(abs) // already sorted by name
+	return entries, classify(name, err)
 }
