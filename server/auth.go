@@ -204,6 +204,25 @@ func (a *authenticator) handleProtectedResource() http.HandlerFunc {
 	}
 }
 
+// registrationPath is where OAuth clients that find no authorization
+// server metadata try dynamic client registration (RFC 7591): the MCP SDKs
+// fall back to the resource's own origin.
+const registrationPath = "/register"
+
+// handleNoRegistration answers such a registration attempt on a server with
+// static tokens only. An RFC 7591 error body is what clients show (a bare
+// 404 became "Dynamic Client Registration rejected (HTTP 404)"), so it
+// says what to send instead.
+func (a *authenticator) handleNoRegistration() http.HandlerFunc {
+	return func(w http.ResponseWriter, _ *http.Request) {
+		body, _ := json.Marshal(map[string]string{
+			"error":             "invalid_client_metadata",
+			"error_description": "this server does not use OAuth; " + a.unauthenticatedMessage(),
+		})
+		writeJSON(w, http.StatusBadRequest, body)
+	}
+}
+
 // normalizeScopes keeps the scopes cursus knows; write and exec imply read,
 // since a caller trusted to change things may also look. The result is
 // never nil, so the registry checks scopes for every authenticated caller.

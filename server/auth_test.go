@@ -508,6 +508,14 @@ func TestStaticTokensSendNoOneToOAuth(t *testing.T) {
 	if h := resp.Header.Get("WWW-Authenticate"); resp.StatusCode != 403 || strings.Contains(h, "resource_metadata") || !strings.Contains(h, `error="insufficient_scope"`) {
 		t.Errorf("403 challenge %d %q", resp.StatusCode, h)
 	}
+	// A client that tries registration anyway (SDKs fall back to this
+	// origin) reads an RFC 7591 error that says what to do.
+	resp, body := o.do(t, http.MethodPost, "/register", `{"redirect_uris":["http://127.0.0.1:9/cb"]}`, nil)
+	var reg map[string]string
+	if err := json.Unmarshal(body, &reg); resp.StatusCode != 400 || err != nil || reg["error"] != "invalid_client_metadata" ||
+		!strings.Contains(reg["error_description"], "Authorization: Bearer <token>") || !strings.Contains(reg["error_description"], "operator") {
+		t.Errorf("POST /register = %d %s", resp.StatusCode, body)
+	}
 }
 
 // TestAuthMetadataUsesTheBaseURL: with auth.resource_url unset and

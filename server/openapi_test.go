@@ -32,9 +32,11 @@ func loadOpenAPI(t *testing.T) *openapi3.T {
 // method-specific routes, every method must be in openapi.yaml.
 func TestEveryRouteIsDescribed(t *testing.T) {
 	doc := loadOpenAPI(t)
-	// Walk a default server and one with authentication, which mounts the
+	// Walk a default server, one with static tokens, which mounts the
+	// registration refusal, and one with an OIDC issuer, which mounts the
 	// protected-resource metadata routes.
-	for _, vars := range []map[string]string{nil, {"CURSUS_AUTH_TOKENS_FILE": writeTokens(t)}} {
+	for _, vars := range []map[string]string{nil, {"CURSUS_AUTH_TOKENS_FILE": writeTokens(t)},
+		{"CURSUS_AUTH_OIDC_ISSUER": "https://issuer.example", "CURSUS_AUTH_OIDC_AUDIENCE": "cursus-api"}} {
 		env := newTestEnv(t, vars)
 		methods := map[string][]string{}
 		err := chi.Walk(env.srv.handler.(chi.Routes), func(method, route string, _ http.Handler, _ ...func(http.Handler) http.Handler) error {

@@ -64,6 +64,8 @@ func (s *Server) routes() http.Handler {
 		// RFC 9728: the root form and the form with the MCP path inserted.
 		r.Get(protectedResourcePath, auth.handleProtectedResource())
 		r.Get(protectedResourcePath+"/mcp", auth.handleProtectedResource())
+	} else if auth != nil {
+		r.Post(registrationPath, auth.handleNoRegistration())
 	}
 
 	r.Group(func(r chi.Router) {
