@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cursus-dev/cursus/engine/dag"
 	"github.com/cursus-dev/cursus/engine/pipelines"
 	"github.com/cursus-dev/cursus/engine/sagemaker"
 	"github.com/cursus-dev/cursus/engine/sagemaker/sagemakertest"
@@ -216,5 +217,32 @@ func TestCompileRejectsInventedPropertyPaths(t *testing.T) {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not say %q", err, want)
 		}
+	}
+}
+
+// Every framework's tuning step feeds its best model to a CreateModel step
+// (where the framework has one) and to Registration.
+func TestEveryTuningStepFeedsItsBestModel(t *testing.T) {
+	for tuning, model := range map[string]string{"XGBoostTuning": "XGBoostModel", "PyTorchTuning": "PyTorchModel", "LightGBMTuning": ""} {
+		t.Run(tuning, func(t *testing.T) {
+			nodes := []string{"DummyDataLoading_training", "TabularPreprocessing_training", tuning, "Registration"}
+			edges := [][2]string{{"DummyDataLoading_training", "TabularPreprocessing_training"}, {"TabularPreprocessing_training", tuning}, {tuning, "Registration"}}
+			if model != "" {
+				nodes = append(nodes, model)
+				edges = append(edges, [2]string{tuning, model})
+			}
+			in := sampleInput(t, dag.New(nodes, edges))
+			res, err := Compile(context.Background(), in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sagemakertest.MustValidate(t, res.JSON)
+			checkReferences(t, in, res)
+			want := `{"Std:Join":{"On":"/","Values":[{"Get":"Parameters.EXECUTION_S3_PREFIX"},"` + steps.CanonicalToSnake(tuning) + `",` +
+				`{"Get":"Steps.` + tuning + `.TrainingJobSummaries[0].TrainingJobName"},"output/model.tar.gz"]}}`
+			if n := strings.Count(string(res.JSON), want); n != len(nodes)-3 {
+				t.Errorf("%d consumers read the best model as %s, want %d:\n%s", n, want, len(nodes)-3, res.JSON)
+			}
+		})
 	}
 }
