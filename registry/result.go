@@ -147,20 +147,20 @@ func (r *Result) Suggest(fixAction string, tools ...string) *Result {
 // The wire forms, in the field order of SPEC §2. Empty optional fields
 // are dropped; data is always present on success, even when null.
 type wireSuccess struct {
-	OK        bool           `json:"ok"`
-	Data      any            `json:"data"`
-	NextSteps []NextStep     `json:"next_steps,omitempty"`
-	Warnings  []string       `json:"warnings,omitempty"`
-	Meta      map[string]any `json:"meta,omitempty"`
+	OK        bool       `json:"ok"`
+	Data      any        `json:"data"`
+	NextSteps []NextStep `json:"next_steps,omitempty"`
+	Warnings  []string   `json:"warnings,omitempty"`
+	Meta      any        `json:"meta,omitempty"`
 }
 
 type wireFailure struct {
-	OK       bool           `json:"ok"`
-	Error    string         `json:"error"`
-	Code     string         `json:"code"`
-	Remedy   *Remedy        `json:"remedy,omitempty"`
-	Warnings []string       `json:"warnings,omitempty"`
-	Meta     map[string]any `json:"meta,omitempty"`
+	OK       bool     `json:"ok"`
+	Error    string   `json:"error"`
+	Code     string   `json:"code"`
+	Remedy   *Remedy  `json:"remedy,omitempty"`
+	Warnings []string `json:"warnings,omitempty"`
+	Meta     any      `json:"meta,omitempty"`
 }
 
 // MarshalJSON writes the wire form: success {ok,data,next_steps,warnings,
@@ -176,10 +176,19 @@ func (r *Result) MarshalJSON() ([]byte, error) {
 	return marshalNoEscape(wireFailure{Error: r.Error, Code: code, Remedy: r.Remedy, Warnings: r.Warnings, Meta: r.wireMeta()})
 }
 
-// wireMeta is Meta with the registry's stamp (meta.tool, meta.duration_ms)
-// in place of any such keys the tool set.
-func (r *Result) wireMeta() map[string]any {
-	if r.tool == "" && !r.timed {
+// wireMeta is meta on the wire: Meta with the registry's stamp
+// (meta.tool, meta.duration_ms) in place of any such keys the tool set.
+// Most tools set none; the stamp alone is then a struct, which encodes
+// without building and sorting a map (a trivial envelope in 0.9 µs
+// instead of 2.2).
+func (r *Result) wireMeta() any {
+	ms, timed := r.DurationMS()
+	switch {
+	case len(r.Meta) == 0 && r.tool == "" && !timed:
+		return nil // omitted
+	case len(r.Meta) == 0 && timed:
+		return stamp{DurationMS: ms, Tool: r.tool}
+	case r.tool == "" && !timed:
 		return r.Meta
 	}
 	meta := make(map[string]any, len(r.Meta)+2)
@@ -187,10 +196,16 @@ func (r *Result) wireMeta() map[string]any {
 	if r.tool != "" {
 		meta["tool"] = r.tool
 	}
-	if r.timed {
-		meta["duration_ms"], _ = r.DurationMS()
+	if timed {
+		meta["duration_ms"] = ms
 	}
 	return meta
+}
+
+// stamp is the registry's meta keys, in the order encoding/json sorts them.
+type stamp struct {
+	DurationMS float64 `json:"duration_ms"`
+	Tool       string  `json:"tool,omitempty"`
 }
 
 // marshalNoEscape encodes like json.Marshal but leaves <, > and & alone:
