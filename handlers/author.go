@@ -251,7 +251,7 @@ func (d *Deps) authorCheckScript(ctx context.Context, in authorCheckScriptIn) (v
 	switch {
 	case errors.As(err, &missing):
 		return verify.ScriptCheckReport{}, registry.Errorf(registry.CodeNotFound, "%s", missing.Error()).WithDetails(map[string]any{"searched": nonNilList(missing.Searched)}).
-			Suggest("Pass script_path or source_dir; project.init scaffolds a stub that satisfies the contract.", "project.init")
+			Suggest("Pass script_path or source_dir, or scaffold a stub that satisfies the contract.", "project.init")
 	case errors.As(err, &bad):
 		return verify.ScriptCheckReport{}, analysisError(bad)
 	case err != nil:
@@ -290,6 +290,8 @@ func (d *Deps) authorPreflightStep(ctx context.Context, in authorPreflightIn) (v
 			WithDetails(toMap(rep)).
 			Suggest("Each failing gate has a remedy; fix them in order (interface first).", "validate.step_interface", "strategies.for_step_type", "author.rules")
 	}
-	registry.Next(ctx, registry.NextStep{Tool: "compile.dag", When: "all gates pass", Why: "integrate the step into a pipeline"})
+	registry.Next(ctx,
+		registry.NextStep{Tool: "compile.with_report", When: "all gates pass", Why: "compile a DAG that uses the step and read the report"},
+		registry.NextStep{Tool: "compile.dag", When: "the report is right and deploying is allowed", Why: "integrate the step into a deployed pipeline"})
 	return *rep, nil
 }

@@ -136,7 +136,7 @@ func validateNamespace(d *Deps) (registry.Namespace, error) {
 		}, d.validateBuilder),
 		registry.Define(registry.ToolDef{
 			Name:        "validate.info",
-			Description: "What the validation tools check: levels, rulesets per SageMaker step type, rules and their levels, dependency thresholds, and what validate.run_scripts isolates and does not.",
+			Description: "What the validation tools check: levels, rulesets per SageMaker step type, rules and their levels, dependency thresholds, and what a script run isolates and does not.",
 			When:        "You need to know which checks exist before choosing a validation tool.",
 			Examples:    []string{`validate.info {}`},
 			Tags:        []string{registry.PhaseValidator},

@@ -65,9 +65,8 @@ func fuzzTool() ToolDef {
 
 // FuzzCallArguments sends arbitrary JSON bodies through DecodeArgs and
 // Registry.Call, the path every front end uses. Every outcome must be ok or
-// invalid_input (never internal_error), the envelope must be valid JSON, the
-// same arguments must always give the same answer, and the quick schema
-// check must agree with the JSON Schema library.
+// invalid_input (never internal_error), the envelope must be valid JSON, and
+// the same arguments must always give the same answer.
 //
 //	go test -run=^$ -fuzz=FuzzCallArguments -fuzztime=10m ./registry
 func FuzzCallArguments(f *testing.F) {
@@ -88,12 +87,6 @@ func FuzzCallArguments(f *testing.F) {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		if args, bad := DecodeArgs(body); bad == nil {
-			v := r.tools["fz.check"].validator
-			if quick, lib := v.quick.accepts(args), v.schema.Validate(args) == nil; quick != lib {
-				t.Fatalf("body %q: quick schema says %v, library %v", body, quick, lib)
-			}
-		}
 		call := func() *Result {
 			args, bad := DecodeArgs(body)
 			if bad != nil {
