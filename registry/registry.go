@@ -291,7 +291,7 @@ func (r *Registry) invoke(parent context.Context, t *ToolDef, args map[string]an
 			res = internalError(t.Name)
 		}
 	}()
-	out, err := t.handle(ctx, Request{Tool: t.Name, Args: args, Registry: r})
+	out, err := t.call(context.WithValue(ctx, registryKey{}, r), args)
 	if why := ctx.Err(); why != nil {
 		// The call ended while the handler ran: whatever it returned is
 		// not the answer the caller waited for.
