@@ -12,20 +12,24 @@ import (
 	"time"
 )
 
-func tool(name string, h Handler) ToolDef {
-	return ToolDef{
-		Name: name, Description: "test tool", When: "in tests", Examples: []string{name + " {}"},
-		Tags: []string{PhasePlanner}, Handler: h,
-		Schema: Object(map[string]any{
-			"name":  String("a name"),
-			"count": map[string]any{"type": "integer", "minimum": 1},
-			"mode":  Enum("a mode", "fast", "slow"),
-		}, "name"),
-	}
+// testIn is the arguments of every test tool.
+type testIn struct {
+	Name  string `json:"name" jsonschema:"a name"`
+	Count int    `json:"count,omitempty" schema:"minimum=1"`
+	Mode  string `json:"mode,omitempty" jsonschema:"a mode" schema:"enum=fast|slow"`
 }
 
-func okHandler(_ context.Context, req Request) (*Result, error) {
-	return OK(map[string]any{"echo": req.Args["name"]}), nil
+type testHandler func(ctx context.Context, in testIn) (any, error)
+
+func tool(name string, h testHandler) ToolDef {
+	return Define(ToolDef{
+		Name: name, Description: "test tool", When: "in tests", Examples: []string{name + " {}"},
+		Tags: []string{PhasePlanner},
+	}, h)
+}
+
+func okHandler(_ context.Context, in testIn) (any, error) {
+	return map[string]any{"echo": in.Name}, nil
 }
 
 func newReg(t *testing.T, opts Options, tools ...ToolDef) *Registry {
@@ -174,9 +178,9 @@ func TestCallContainsPanicsAndErrors(t *testing.T) {
 	var rec CallRecord
 	obs := observerFunc(func(r CallRecord) { rec = r })
 	r := newReg(t, Options{Observer: obs},
-		tool("t.panics", func(context.Context, Request) (*Result, error) { panic("boom: secret detail") }),
-		tool("t.fails", func(context.Context, Request) (*Result, error) { return nil, errors.New("db password wrong") }),
-		tool("t.domain", func(context.Context, Request) (*Result, error) {
+		tool("t.panics", func(context.Context, testIn) (any, error) { panic("boom: secret detail") }),
+		tool("t.fails", func(context.Context, testIn) (any, error) { return nil, errors.New("db password wrong") }),
+		tool("t.domain", func(context.Context, testIn) (any, error) {
 			return nil, Errorf(CodeValidationFailed, "bad").WithDetails(map[string]any{"n": 1}).Suggest("fix", "t.echo")
 		}),
 	)
@@ -201,9 +205,9 @@ func TestCallContainsPanicsAndErrors(t *testing.T) {
 // and the call still answers timeout, not the result that came too late.
 func TestCallTimeout(t *testing.T) {
 	r := newReg(t, Options{PerToolTimeout: map[string]time.Duration{"t.slow": 10 * time.Millisecond}},
-		tool("t.slow", func(context.Context, Request) (*Result, error) {
+		tool("t.slow", func(context.Context, testIn) (any, error) {
 			time.Sleep(40 * time.Millisecond)
-			return OK(map[string]any{"late": true}), nil
+			return map[string]any{"late": true}, nil
 		}))
 	if res := r.Call(context.Background(), "t.slow", map[string]any{"name": "x"}); res.Code != CodeTimeout {
 		t.Fatalf("code = %s", res.Code)
@@ -278,8 +282,9 @@ func TestToolChecks(t *testing.T) {
 	bad := []ToolDef{
 		{Name: "nodot"},
 		{Name: "a.b__c"},
-		{Name: "a.b", Description: "d", When: "w", Examples: []string{"x"}, Handler: okHandler, Schema: map[string]any{"type": "object"}},
-		{Name: "a." + strings.Repeat("x", 70), Description: "d", When: "w", Examples: []string{"x"}, Handler: okHandler, Schema: Object(nil)},
+		{Name: "a.b", Description: "d", When: "w", Examples: []string{"x"}, Schema: map[string]any{"type": "object"}}, // not declared with Define
+		Define(ToolDef{Name: "a." + strings.Repeat("x", 70), Description: "d", When: "w", Examples: []string{"x"}}, okHandler),
+		Define(ToolDef{Name: "a.b", Description: "d", When: "w"}, okHandler), // no examples
 	}
 	for _, td := range bad {
 		if err := td.check(); err == nil {
@@ -351,7 +356,7 @@ func TestHandlerContext(t *testing.T) {
 	}
 	type key struct{}
 	got := make(chan seen, 1)
-	block := func(ctx context.Context, _ Request) (*Result, error) {
+	block := func(ctx context.Context, _ testIn) (any, error) {
 		child, cancel := context.WithCancel(ctx)
 		defer cancel()
 		s := seen{value: ctx.Value(key{})}
@@ -360,7 +365,7 @@ func TestHandlerContext(t *testing.T) {
 		<-child.Done()
 		s.err, s.cause, s.childErr = ctx.Err(), context.Cause(ctx), child.Err()
 		got <- s
-		return OK(nil), nil
+		return nil, nil
 	}
 	r := newReg(t, Options{PerToolTimeout: map[string]time.Duration{"t.block": 50 * time.Millisecond}}, tool("t.block", block))
 	args := map[string]any{"name": "x"}
@@ -410,11 +415,11 @@ func TestHandlerContextOutlivesCall(t *testing.T) {
 	type key struct{}
 	kept := make(chan context.Context, 2)
 	r := newReg(t, Options{Timeout: time.Minute},
-		tool("t.keeps", func(ctx context.Context, _ Request) (*Result, error) {
+		tool("t.keeps", func(ctx context.Context, _ testIn) (any, error) {
 			kept <- ctx
-			return OK(nil), nil
+			return nil, nil
 		}),
-		tool("t.asks", func(ctx context.Context, _ Request) (*Result, error) {
+		tool("t.asks", func(ctx context.Context, _ testIn) (any, error) {
 			var wg sync.WaitGroup
 			for range 4 {
 				wg.Add(1)
@@ -422,7 +427,7 @@ func TestHandlerContextOutlivesCall(t *testing.T) {
 			}
 			wg.Wait()
 			kept <- ctx
-			return OK(nil), nil
+			return nil, nil
 		}))
 	parent := context.WithValue(context.Background(), key{}, "v")
 	for _, name := range []string{"t.keeps", "t.asks"} {
@@ -441,5 +446,35 @@ func TestHandlerContextOutlivesCall(t *testing.T) {
 		if d, ok := ctx.Deadline(); !ok || time.Until(d) > time.Minute {
 			t.Errorf("%s: deadline %v %v", name, d, ok)
 		}
+	}
+}
+
+// TestGuidanceNamesOnlyAdmittedTools: next steps and suggested tools that
+// name a tool the caller may not call are dropped; open tools and names
+// that are no tool (placeholders) stay.
+func TestGuidanceNamesOnlyAdmittedTools(t *testing.T) {
+	w := tool("t.write", okHandler)
+	w.Writes = true
+	guide := tool("t.guide", func(ctx context.Context, in testIn) (any, error) {
+		if in.Mode == "fast" {
+			return nil, Errorf(CodeNotFound, "no").Suggest("try", "t.write", "t.read", "<placeholder>")
+		}
+		Next(ctx, NextStep{Tool: "t.write"}, NextStep{Tool: "t__read"}, NextStep{Tool: "<namespace>.help"})
+		return nil, nil
+	})
+	r := newReg(t, Options{}, tool("t.read", okHandler), w, guide)
+	remote := WithCaller(context.Background(), Caller{Remote: true})
+	var next []string
+	for _, n := range r.Call(remote, "t.guide", map[string]any{"name": "x"}).NextSteps {
+		next = append(next, n.Tool)
+	}
+	if !slices.Equal(next, []string{"t__read", "<namespace>.help"}) {
+		t.Errorf("remote next steps = %v", next)
+	}
+	if got := r.Call(remote, "t.guide", map[string]any{"name": "x", "mode": "fast"}).Remedy.SuggestedTools; !slices.Equal(got, []string{"t.read", "<placeholder>"}) {
+		t.Errorf("remote remedy = %v", got)
+	}
+	if got := r.Call(context.Background(), "t.guide", map[string]any{"name": "x"}).NextSteps; len(got) != 3 {
+		t.Errorf("trusted next steps = %v", got)
 	}
 }
