@@ -162,6 +162,9 @@ func TestPathArgumentFuzz(t *testing.T) {
 		}
 	}
 	t.Logf("%d calls, %d internal_error", calls, internal)
+	if calls < 500 { // 806 when written: fewer means the arguments were not found
+		t.Errorf("only %d calls: no longer reaching the tools' path arguments", calls)
+	}
 }
 
 var urlInText = regexp.MustCompile(`https?://`)
