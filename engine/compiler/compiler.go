@@ -206,6 +206,48 @@ type node struct {
 	smType   string
 	handler  string
 	stepName string
+	// trainer is the nearest upstream training or tuning node (nil if
+	// none): the models this node packages, creates or registers come from
+	// it, so their framework defaults follow it.
+	trainer *node
+}
+
+func isTrainer(n *node) bool {
+	return n != nil && (n.handler == HandlerTraining || n.handler == HandlerTuning)
+}
+
+// linkTrainers sets every node's trainer: breadth first over its
+// ancestors, nearest first, in edge order (deterministic).
+func linkTrainers(d *dag.DAG, nodes map[string]*node) {
+	for name, n := range nodes {
+		seen := map[string]bool{name: true}
+		queue := d.Parents(name)
+		for len(queue) > 0 && n.trainer == nil {
+			p := queue[0]
+			queue = queue[1:]
+			if seen[p] {
+				continue
+			}
+			seen[p] = true
+			if isTrainer(nodes[p]) {
+				n.trainer = nodes[p]
+				break
+			}
+			queue = append(queue, d.Parents(p)...)
+		}
+	}
+}
+
+// namingConfig is the config the pipeline's name and S3 prefix come from:
+// the first training or tuning step's (its model_class follows the model it
+// trains), else the first step's.
+func namingConfig(nodes map[string]*node, order []string) *config.Config {
+	for _, name := range order {
+		if isTrainer(nodes[name]) {
+			return nodes[name].cfg
+		}
+	}
+	return nodes[order[0]].cfg
 }
 
 // bind resolves every node (engine-core-spec §5.2), loads its interface
@@ -396,11 +438,29 @@ func Compile(ctx context.Context, in Input, opts ...Option) (*Result, error) {
 	for name, bs := range plan.Bindings {
 		m := map[string]any{}
 		for _, b := range bs {
-			m[b.Dependency] = sagemaker.Get{Path: b.Reference}
+			m[b.Dependency] = objectRef(nodes[name], nodes[b.FromNode], b)
 		}
 		inputs[name] = m
 	}
 	return assemble(ctx, in, nodes, plan.Order, inputs, plan, true, warnings, o)
+}
+
+// objectRef is the value a binding gives its consumer: the producer's
+// property reference, or, for a consumer that needs an object (a model's or
+// model package's ModelDataUrl, a SamplePayloadUrl), that reference joined
+// with the file the producer's contract says it writes there
+// (contract.outputs.<name>.object), since those APIs want the object and
+// not the output prefix.
+func objectRef(consumer, producer *node, b deps.Binding) any {
+	ref := sagemaker.Get{Path: b.Reference}
+	if consumer == nil || producer == nil || (consumer.handler != HandlerRegisterModel && consumer.handler != HandlerModel) {
+		return ref
+	}
+	port, ok := producer.iface.Contract.Outputs.Get(b.FromOutput)
+	if !ok || port.Object == "" {
+		return ref
+	}
+	return sagemaker.JoinPath(ref, port.Object)
 }
 
 // configSourced: the dependency takes its value from a config field
@@ -433,7 +493,8 @@ func collisions(order []string, nodes map[string]*node) []string {
 // assemble builds every step in order.
 func assemble(ctx context.Context, in Input, nodes map[string]*node, order []string, inputs map[string]map[string]any,
 	plan *deps.Plan, dependsOn bool, warnings []string, o options) (*Result, error) {
-	first := nodes[order[0]].cfg
+	linkTrainers(in.DAG, nodes)
+	first := namingConfig(nodes, order)
 	name := in.PipelineName
 	if name == "" {
 		name = sagemaker.GeneratePipelineName(orDefault(getString(first, "pipeline_name"), "cursus"), orDefault(getString(first, "pipeline_version"), "0.0.0"))

@@ -1,0 +1,275 @@
+package compiler
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/cursus-dev/cursus/engine/pipelines"
+)
+
+// sharedCompiled compiles every built-in shared DAG with the sample
+// configs and returns each entry with its decoded definition.
+func sharedCompiled(t *testing.T, extra func(*pipelines.Entry, Input) Input) []compiledDAG {
+	t.Helper()
+	cat, probs, err := pipelines.Load()
+	if err != nil || len(probs) > 0 {
+		t.Fatalf("pipelines: %v %v", err, probs)
+	}
+	var out []compiledDAG
+	for _, e := range cat.List() {
+		in := sampleInput(t, e.DAG())
+		if extra != nil {
+			in = extra(e, in)
+		}
+		res, err := Compile(context.Background(), in)
+		if err != nil {
+			t.Fatalf("%s: %v", e.ID, err)
+		}
+		var def struct {
+			Steps []struct {
+				Name      string         `json:"Name"`
+				Type      string         `json:"Type"`
+				Arguments map[string]any `json:"Arguments"`
+			} `json:"Steps"`
+		}
+		if err := json.Unmarshal(res.JSON, &def); err != nil {
+			t.Fatal(err)
+		}
+		c := compiledDAG{entry: e, res: res}
+		for _, s := range def.Steps {
+			c.steps = append(c.steps, compiledStep{name: s.Name, typ: s.Type, args: s.Arguments})
+		}
+		out = append(out, c)
+	}
+	if len(out) == 0 {
+		t.Fatal("no shared DAGs")
+	}
+	return out
+}
+
+type compiledDAG struct {
+	entry *pipelines.Entry
+	res   *Result
+	steps []compiledStep
+}
+
+type compiledStep struct {
+	name, typ string
+	args      map[string]any
+}
+
+// at walks a decoded JSON value along keys (a number indexes a list).
+func at(v any, keys ...any) any {
+	for _, k := range keys {
+		switch k := k.(type) {
+		case string:
+			m, _ := v.(map[string]any)
+			v = m[k]
+		case int:
+			l, _ := v.([]any)
+			if k >= len(l) {
+				return nil
+			}
+			v = l[k]
+		}
+	}
+	return v
+}
+
+// namesObject: the value is a reference to an S3 object, not a prefix: a
+// training job's model artifact (which is model.tar.gz) or a join whose
+// last part is a file name.
+func namesObject(v any) bool {
+	if g, ok := at(v, "Get").(string); ok {
+		return strings.HasSuffix(g, ".ModelArtifacts.S3ModelArtifacts")
+	}
+	parts, _ := at(v, "Std:Join", "Values").([]any)
+	if len(parts) == 0 {
+		return false
+	}
+	last, _ := parts[len(parts)-1].(string)
+	return strings.HasSuffix(last, ".tar.gz")
+}
+
+// Issue 21 item 1: RegisterModel (and CreateModel) name the artifact
+// object the producer writes, not its output prefix.
+func TestSharedDAGsRegisterModelObjects(t *testing.T) {
+	registers, payloads := 0, 0
+	for _, c := range sharedCompiled(t, nil) {
+		for _, s := range c.steps {
+			switch s.typ {
+			case "RegisterModel":
+				registers++
+				for i, ctr := range at(s.args, "InferenceSpecification", "Containers").([]any) {
+					if url := at(ctr, "ModelDataUrl"); !namesObject(url) {
+						t.Errorf("%s %s: container %d ModelDataUrl is not an object: %v", c.entry.ID, s.name, i, url)
+					}
+				}
+				if p, ok := s.args["SamplePayloadUrl"]; ok {
+					payloads++
+					j, _ := json.Marshal(p)
+					if !namesObject(p) || !strings.HasSuffix(string(j), `"payload.tar.gz"]}}`) {
+						t.Errorf("%s %s: SamplePayloadUrl is not payload.tar.gz: %s", c.entry.ID, s.name, j)
+					}
+				}
+			case "Model":
+				if url := at(s.args, "PrimaryContainer", "ModelDataUrl"); !namesObject(url) {
+					t.Errorf("%s %s: ModelDataUrl is not an object: %v", c.entry.ID, s.name, url)
+				}
+			}
+		}
+	}
+	if registers == 0 || payloads == 0 {
+		t.Fatalf("no shared DAG registers a model with a payload (%d registrations, %d payloads)", registers, payloads)
+	}
+}
+
+// imageRepoOf is the repository of an image URI (between "/" and ":").
+func imageRepoOf(uri string) string {
+	repo := uri[strings.Index(uri, "/")+1:]
+	return repo[:strings.Index(repo, ":")]
+}
+
+// Issue 21 item 2: images and model class follow the training framework.
+// LightGBM trains in the PyTorch container, so its model is served there.
+func TestSharedDAGsFollowTheirTrainingFramework(t *testing.T) {
+	inference := map[string]string{"xgboost": "sagemaker-xgboost", "lightgbm": "pytorch-inference", "pytorch": "pytorch-inference"}
+	training := map[string]string{"xgboost": "sagemaker-xgboost", "lightgbm": "pytorch-training", "pytorch": "pytorch-training"}
+	for _, c := range sharedCompiled(t, nil) {
+		fw := c.entry.Framework
+		if inference[fw] == "" {
+			t.Fatalf("%s: framework %q has no expectation here", c.entry.ID, fw)
+		}
+		if !strings.Contains(c.res.PipelineName, "-"+fw+"-") {
+			t.Errorf("%s: pipeline name %s does not carry model class %s", c.entry.ID, c.res.PipelineName, fw)
+		}
+		for _, w := range c.res.Warnings {
+			if strings.Contains(w, "trained") || strings.Contains(w, "model family") {
+				t.Errorf("%s: framework conflict reported on a consistent DAG: %s", c.entry.ID, w)
+			}
+		}
+		for _, s := range c.steps {
+			var image string
+			want := inference[fw]
+			switch s.typ {
+			case "Training":
+				image, want = at(s.args, "AlgorithmSpecification", "TrainingImage").(string), training[fw]
+			case "Tuning":
+				image, want = at(s.args, "TrainingJobDefinition", "AlgorithmSpecification", "TrainingImage").(string), training[fw]
+			case "Model":
+				image = at(s.args, "PrimaryContainer", "Image").(string)
+			case "RegisterModel":
+				image = at(s.args, "InferenceSpecification", "Containers", 0, "Image").(string)
+				if d, _ := s.args["ModelPackageDescription"].(string); !strings.Contains(d, " "+fw+" ") {
+					t.Errorf("%s %s: description %q does not name %s", c.entry.ID, s.name, d, fw)
+				}
+			default:
+				continue
+			}
+			if got := imageRepoOf(image); got != want {
+				t.Errorf("%s %s (%s): image %s, want repository %s", c.entry.ID, s.name, s.typ, image, want)
+			}
+		}
+	}
+}
+
+// A registration whose framework contradicts the training step keeps the
+// explicit choice and says so; so does a model_class that contradicts the
+// model the training step makes.
+func TestFrameworkConflictIsReported(t *testing.T) {
+	cat, _, err := pipelines.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, ok := cat.Get("lightgbm_complete_e2e")
+	if !ok {
+		t.Fatal("lightgbm_complete_e2e not found")
+	}
+	in := sampleInputWith(t, e.DAG(), map[string]map[string]any{
+		"Registration": {"framework": "xgboost"}, "LightGBMTraining": {"model_class": "xgboost"}})
+	res, err := Compile(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var reg, family bool
+	for _, w := range res.Warnings {
+		reg = reg || (strings.Contains(w, `"Registration"`) && strings.Contains(w, `framework "xgboost"`) && strings.Contains(w, "LightGBMTraining"))
+		family = family || (strings.Contains(w, `"LightGBMTraining"`) && strings.Contains(w, `model_class "xgboost"`) && strings.Contains(w, "lightgbm"))
+	}
+	if !reg || !family {
+		t.Fatalf("conflicts not reported (registration %v, model_class %v): %q", reg, family, res.Warnings)
+	}
+	if !strings.Contains(string(res.JSON), "sagemaker-xgboost:1.7-1") {
+		t.Error("the explicit framework was not used")
+	}
+}
+
+// Issue 21 item 9: training steps carry the SDK's default debugger hook
+// and profiler configs, writing under the job's output path; the config
+// switches leave them out.
+func TestTrainingDebuggerAndProfilerDefaults(t *testing.T) {
+	trainings := 0
+	for _, c := range sharedCompiled(t, nil) {
+		for _, s := range c.steps {
+			if s.typ != "Training" {
+				continue
+			}
+			trainings++
+			out, _ := json.Marshal(at(s.args, "OutputDataConfig", "S3OutputPath"))
+			hook, _ := json.Marshal(s.args["DebugHookConfig"])
+			prof, _ := json.Marshal(s.args["ProfilerConfig"])
+			if want := `{"CollectionConfigurations":[],"S3OutputPath":` + string(out) + `}`; string(hook) != want {
+				t.Errorf("%s %s: DebugHookConfig %s, want %s", c.entry.ID, s.name, hook, want)
+			}
+			if want := `{"DisableProfiler":false,"S3OutputPath":` + string(out) + `}`; string(prof) != want {
+				t.Errorf("%s %s: ProfilerConfig %s, want %s", c.entry.ID, s.name, prof, want)
+			}
+		}
+	}
+	if trainings == 0 {
+		t.Fatal("no training step in the shared DAGs")
+	}
+	cat, _, _ := pipelines.Load()
+	e, _ := cat.Get("xgboost_simple_training")
+	for _, tc := range []struct {
+		vals         map[string]any
+		hook, profil bool
+	}{
+		{map[string]any{"disable_debugger": true}, false, true},
+		{map[string]any{"disable_profiler": true}, true, false},
+		{map[string]any{"disable_debugger": true, "disable_profiler": true}, false, false},
+	} {
+		res, err := Compile(context.Background(), sampleInputWith(t, e.DAG(), map[string]map[string]any{"XGBoostTraining": tc.vals}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		js := string(res.JSON)
+		if strings.Contains(js, `"DebugHookConfig"`) != tc.hook || strings.Contains(js, `"ProfilerConfig"`) != tc.profil {
+			t.Errorf("%v: DebugHookConfig present %v (want %v), ProfilerConfig present %v (want %v)", tc.vals,
+				strings.Contains(js, `"DebugHookConfig"`), tc.hook, strings.Contains(js, `"ProfilerConfig"`), tc.profil)
+		}
+	}
+}
+
+// The model family a training step declares and the model_class default
+// of its config agree, so the pipeline name says what is trained.
+func TestModelFamilyMatchesModelClassDefault(t *testing.T) {
+	c, s := fixtures(t)
+	checked := 0
+	for _, name := range c.Names() {
+		iface, _ := c.Get(name)
+		if iface.Compute == nil || iface.Compute.ModelFamily == "" {
+			continue
+		}
+		cfg, _ := s.Build(name, nil, nil)
+		if got := cfg.Values["model_class"]; got != iface.Compute.ModelFamily {
+			t.Errorf("%s: model_family %s, model_class default %v", name, iface.Compute.ModelFamily, got)
+		}
+		checked++
+	}
+	if checked == 0 {
+		t.Fatal("no step declares a model family")
+	}
+}
