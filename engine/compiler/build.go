@@ -332,17 +332,45 @@ func sourceDir(c *config.Config, fields ...string) string {
 			return s
 		}
 	}
-	return "."
+	return ""
 }
 
-// codeDir is the step's source directory: its scripts, and local paths
-// its config names for inputs, are read relative to it.
-func codeDir(n *node) string {
-	if n.handler == HandlerProcessing {
-		return sourceDir(n.cfg, "effective_source_dir", "processing_source_dir", "source_dir")
-	}
-	return sourceDir(n.cfg, "effective_source_dir", "source_dir")
+// codeLocation is where a step's code is read from.
+type codeLocation struct {
+	dir   string // source directory: workspace-relative, or an s3:// prefix
+	entry string // entry script, relative to dir
+	// scriptOnly: no source directory is configured and the script sits
+	// at the workspace root, so the script alone is shipped — never the
+	// whole workspace.
+	scriptOnly bool
 }
+
+// codeFor is the step's source directory: the configured one, else the
+// directory of its entry script.
+func codeFor(n *node) codeLocation {
+	field := "training_entry_point"
+	switch n.handler {
+	case HandlerProcessing:
+		field = "processing_entry_point"
+	case HandlerModel:
+		field = "entry_point"
+	}
+	entry := entryPoint(n, field)
+	dir := sourceDir(n.cfg, "effective_source_dir", "source_dir")
+	if n.handler == HandlerProcessing {
+		dir = sourceDir(n.cfg, "effective_source_dir", "processing_source_dir", "source_dir")
+	}
+	if dir != "" {
+		return codeLocation{dir: dir, entry: entry}
+	}
+	entry = cleanRel(entry)
+	dir = path.Dir(entry)
+	return codeLocation{dir: dir, entry: path.Base(entry), scriptOnly: dir == "."}
+}
+
+// codeDir is the directory local paths a step's config names for inputs
+// are read relative to (as its scripts are).
+func codeDir(n *node) string { return codeFor(n).dir }
 
 func isS3(p string) bool { return strings.HasPrefix(p, "s3://") }
 
@@ -359,17 +387,31 @@ func (b *builder) scriptArtifact(n *node, dir, entry string) (string, error) {
 	return b.arts.add(KindScript, cleanRel(local), path.Base(entry), data, missing, n.stepName), nil
 }
 
-// sourceDirArtifact packs dir (plus extra generated files) and returns the
-// tarball's S3 URI.
-func (b *builder) sourceDirArtifact(n *node, dir string, extra map[string][]byte) (string, error) {
-	if isS3(dir) {
-		return dir, nil // already packed by the user
+// sourceDirArtifact packs the step's source directory (plus extra
+// generated files) and returns the tarball's S3 URI, warning when the
+// directory lacks the entry script.
+func (b *builder) sourceDirArtifact(n *node, loc codeLocation, extra map[string][]byte) (string, []string, error) {
+	if isS3(loc.dir) {
+		return loc.dir, nil, nil // already packed by the user
 	}
-	data, missing, err := packSourceDir(b.sources, dir, extra)
+	if loc.scriptOnly {
+		data, missing, err := packScript(b.sources, loc.entry, extra)
+		if err != nil {
+			return "", nil, err
+		}
+		return b.arts.add(KindSourceDir, cleanRel(loc.entry), sagemaker.SourceDirTarball, data, missing, n.stepName), nil, nil
+	}
+	data, missing, err := packSourceDir(b.sources, loc.dir, extra)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
-	return b.arts.add(KindSourceDir, cleanRel(dir), sagemaker.SourceDirTarball, data, missing, n.stepName), nil
+	var warns []string
+	if !missing {
+		if _, scriptMissing, err := readSource(b.sources, path.Join(loc.dir, loc.entry)); err == nil && scriptMissing {
+			warns = append(warns, fmt.Sprintf("entry script %s not found in source directory %s; the job will fail to start", loc.entry, cleanRel(loc.dir)))
+		}
+	}
+	return b.arts.add(KindSourceDir, cleanRel(loc.dir), sagemaker.SourceDirTarball, data, missing, n.stepName), warns, nil
 }
 
 func entryPoint(n *node, field string) string {
@@ -431,8 +473,7 @@ func (b *builder) processing(n *node, inputs []boundInput) (sagemaker.Processing
 	if len(outs) > 0 {
 		args.ProcessingOutputConfig = &sagemaker.ProcessingOutputConfig{Outputs: outs}
 	}
-	entry := entryPoint(n, "processing_entry_point")
-	dir := codeDir(n)
+	loc := codeFor(n)
 	kind := ""
 	if c != nil {
 		kind = c.Kind
@@ -445,11 +486,12 @@ func (b *builder) processing(n *node, inputs []boundInput) (sagemaker.Processing
 	case kind == "xgboost" || kind == "framework":
 		// A framework processor ships the whole source directory and a
 		// runproc.sh that unpacks it and runs the script.
-		tarURI, err := b.sourceDirArtifact(n, dir, nil)
+		tarURI, codeWarns, err := b.sourceDirArtifact(n, loc, nil)
 		if err != nil {
 			return args, nil, err
 		}
-		runproc := runProc(entry)
+		warns = append(warns, codeWarns...)
+		runproc := runProc(loc.entry)
 		procURI := b.arts.add(KindGenerated, "", sagemaker.RunProcScript, runproc, false, n.stepName)
 		args.ProcessingInputs = append(args.ProcessingInputs,
 			sagemaker.NewProcessingInput("code", tarURI, sagemaker.ProcessingCodeDir+"/"),
@@ -457,12 +499,12 @@ func (b *builder) processing(n *node, inputs []boundInput) (sagemaker.Processing
 		args.AppSpecification.ContainerEntrypoint = []any{"/bin/bash", sagemaker.ProcessingEntrypointDir + "/" + sagemaker.RunProcScript}
 	default:
 		// A script processor ships the one script.
-		uri, err := b.scriptArtifact(n, dir, entry)
+		uri, err := b.scriptArtifact(n, loc.dir, loc.entry)
 		if err != nil {
 			return args, nil, err
 		}
 		args.ProcessingInputs = append(args.ProcessingInputs, sagemaker.NewProcessingInput("code", uri, sagemaker.ProcessingCodeDir))
-		args.AppSpecification.ContainerEntrypoint = []any{"python3", sagemaker.ProcessingCodeDir + "/" + path.Base(entry)}
+		args.AppSpecification.ContainerEntrypoint = []any{"python3", sagemaker.ProcessingCodeDir + "/" + path.Base(loc.entry)}
 	}
 	return args, warns, nil
 }
@@ -544,12 +586,14 @@ func (b *builder) trainingParts(n *node, inputs []boundInput) (trainingParts, er
 	if hp := getMap(n.cfg, "hyperparameters"); hp != nil {
 		extra = map[string][]byte{"hyperparams/hyperparameters.json": []byte(jsonString(hp) + "\n")}
 	}
-	tarURI, err := b.sourceDirArtifact(n, codeDir(n), extra)
+	loc := codeFor(n)
+	tarURI, codeWarns, err := b.sourceDirArtifact(n, loc, extra)
 	if err != nil {
 		return p, err
 	}
+	p.warns = append(p.warns, codeWarns...)
 	p.static = map[string]any{
-		"sagemaker_program":             jsonString(path.Base(entryPoint(n, "training_entry_point"))),
+		"sagemaker_program":             jsonString(path.Base(loc.entry)),
 		"sagemaker_submit_directory":    jsonString(tarURI),
 		"sagemaker_container_log_level": "20",
 		"sagemaker_region":              jsonString(getString(n.cfg, "aws_region")),
@@ -718,19 +762,19 @@ func (b *builder) model(n *node, inputs []boundInput) (sagemaker.ModelArgs, []st
 			env[k] = s
 		}
 	}
-	entry := entryPoint(n, "entry_point")
-	tarURI, err := b.sourceDirArtifact(n, codeDir(n), nil)
+	loc := codeFor(n)
+	tarURI, warns, err := b.sourceDirArtifact(n, loc, nil)
 	if err != nil {
 		return sagemaker.ModelArgs{}, nil, err
 	}
-	env["SAGEMAKER_PROGRAM"] = path.Base(entry)
+	env["SAGEMAKER_PROGRAM"] = path.Base(loc.entry)
 	env["SAGEMAKER_SUBMIT_DIRECTORY"] = tarURI
 	env["SAGEMAKER_CONTAINER_LOG_LEVEL"] = "20"
 	env["SAGEMAKER_REGION"] = getString(n.cfg, "aws_region")
 	return sagemaker.ModelArgs{
 		ExecutionRoleArn: getString(n.cfg, "role"),
 		PrimaryContainer: sagemaker.ContainerDefinition{Image: image, Environment: env, ModelDataURL: modelData},
-	}, nil, nil
+	}, warns, nil
 }
 
 // ---- Transform ----

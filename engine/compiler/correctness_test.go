@@ -1,10 +1,16 @@
 package compiler
 
 import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
+	"io"
+	"path"
 	"strings"
 	"testing"
+	"testing/fstest"
 
 	"github.com/cursus-dev/cursus/engine/pipelines"
 )
@@ -271,5 +277,139 @@ func TestModelFamilyMatchesModelClassDefault(t *testing.T) {
 	}
 	if checked == 0 {
 		t.Fatal("no step declares a model family")
+	}
+}
+
+// tarNames lists the entries of a .tar.gz.
+func tarNames(t *testing.T, data []byte) []string {
+	t.Helper()
+	gz, err := gzip.NewReader(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := tar.NewReader(gz)
+	var names []string
+	for range 10000 {
+		h, err := tr.Next()
+		if err == io.EOF {
+			return names
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, h.Name)
+	}
+	t.Fatal("tarball has more than 10000 entries")
+	return nil
+}
+
+// extraFiles belong to no step: data, secrets, another project.
+var extraFiles = map[string]string{
+	"secrets.env":             "TOKEN=do-not-ship\n",
+	"data/train.csv":          "a,b\n1,2\n",
+	"other_project/helper.py": "print('not mine')\n",
+	"notes/README.md":         "notes\n",
+}
+
+// workspaceWithExtras holds every entry script of in's steps under dir
+// plus extraFiles at the workspace root.
+func workspaceWithExtras(in Input, dir string) fstest.MapFS {
+	fs := fstest.MapFS{path.Join(dir, "inference.py"): {Data: []byte("def model_fn(d):\n    return d\n")}}
+	for name, body := range extraFiles {
+		fs[name] = &fstest.MapFile{Data: []byte(body)}
+	}
+	for _, c := range in.Configs {
+		iface, _ := in.Catalog.Get(c.StepType)
+		if ep := iface.Contract.EntryPoint; ep != "" {
+			fs[path.Join(dir, ep)] = &fstest.MapFile{Data: []byte("print('" + ep + "')\n")}
+		}
+	}
+	return fs
+}
+
+// Issue 21 item 4: a framework step's sourcedir.tar.gz holds its source
+// directory only — the entry script alone when no source_dir is
+// configured and the script sits at the workspace root — never the
+// workspace root's other files.
+func TestSharedDAGTarballsStayInTheirSourceDir(t *testing.T) {
+	generated := map[string]bool{"hyperparams/hyperparameters.json": true}
+	for _, dir := range []string{".", "scripts"} {
+		tarballs := 0
+		workspaces := map[string]fstest.MapFS{}
+		for _, c := range sharedCompiled(t, func(e *pipelines.Entry, in Input) Input {
+			if dir != "." {
+				for i := range in.Configs {
+					in.Configs[i].Values["source_dir"] = dir
+					delete(in.Configs[i].Derived, "effective_source_dir")
+				}
+			}
+			workspaces[e.ID] = workspaceWithExtras(in, dir)
+			in.Sources = workspaces[e.ID]
+			return in
+		}) {
+			for _, a := range c.res.Artifacts {
+				if a.Kind != KindSourceDir {
+					continue
+				}
+				tarballs++
+				if a.Missing {
+					t.Errorf("%s: source %s of %v missing", c.entry.ID, a.Local, a.Steps)
+					continue
+				}
+				names := tarNames(t, a.Data)
+				for _, n := range names {
+					if generated[n] {
+						continue
+					}
+					local := path.Join(dir, n)
+					_, inWorkspace := workspaces[c.entry.ID][local]
+					_, extra := extraFiles[local]
+					if extra || !inWorkspace || (dir != "." && !strings.HasPrefix(local, dir+"/")) {
+						t.Errorf("%s (source_dir %s): tarball of %v ships %s, which is outside its source directory", c.entry.ID, dir, a.Steps, local)
+					}
+				}
+				if dir == "." && len(names) > 2 {
+					t.Errorf("%s: tarball of %v without a source_dir ships %v, not the entry script alone", c.entry.ID, a.Steps, names)
+				}
+			}
+			for _, w := range c.res.Warnings {
+				if strings.Contains(w, "not found") {
+					t.Errorf("%s (source_dir %s): %s", c.entry.ID, dir, w)
+				}
+			}
+		}
+		if tarballs == 0 {
+			t.Fatalf("source_dir %s: no framework step packed a tarball", dir)
+		}
+	}
+}
+
+// Every step with an entry script warns when the script is not in its
+// source directory — training steps too, not just script processors.
+func TestMissingEntryScriptsWarn(t *testing.T) {
+	cat, _, _ := pipelines.Load()
+	e, _ := cat.Get("xgboost_e2e_with_model_creation")
+	in := sampleInputWith(t, e.DAG(), nil)
+	for i := range in.Configs {
+		in.Configs[i].Values["source_dir"] = "scripts"
+		delete(in.Configs[i].Derived, "effective_source_dir")
+	}
+	src := workspaceWithExtras(in, "scripts")
+	delete(src, "scripts/xgboost_training.py")
+	delete(src, "scripts/inference.py")
+	in.Sources = src
+	res, err := Compile(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`node "XGBoostTraining": entry script xgboost_training.py not found in source directory scripts`,
+		`node "XGBoostModel": entry script inference.py not found in source directory scripts`} {
+		found := false
+		for _, w := range res.Warnings {
+			found = found || strings.HasPrefix(w, want)
+		}
+		if !found {
+			t.Errorf("no warning %q in %q", want, res.Warnings)
+		}
 	}
 }
