@@ -7,6 +7,8 @@ package compiler
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -44,6 +46,40 @@ type Input struct {
 	Sources fs.FS
 	// PipelineName overrides the generated name.
 	PipelineName string
+	// DAGName is the DAG's name or id (a shared DAG's id, a DAG file's
+	// metadata.name); the generated name carries it (see pipelineName).
+	DAGName string
+}
+
+// pipelineName is the generated name: "<base>-<dag>-<version>-pipeline",
+// base being the config's pipeline_name. dag is in.DAGName, or for an
+// unnamed DAG "dag-" and 8 hex digits of a hash of its nodes and edges, so
+// that different DAGs compiled with one base config get different
+// pipelines. A pipeline_name_override is the user's choice of name and is
+// taken without a DAG part.
+func pipelineName(in Input, cfg *config.Config) string {
+	base := orDefault(getString(cfg, "pipeline_name"), "cursus")
+	version := orDefault(getString(cfg, "pipeline_version"), "0.0.0")
+	if getString(cfg, "pipeline_name_override") != "" {
+		return sagemaker.GeneratePipelineName(base, version)
+	}
+	name := in.DAGName
+	if name == "" {
+		name = dagID(in.DAG)
+	}
+	return sagemaker.DAGPipelineName(base, name, version)
+}
+
+// dagID names an unnamed DAG by its content.
+func dagID(d *dag.DAG) string {
+	h := sha256.New()
+	for _, n := range d.Nodes {
+		fmt.Fprintf(h, "n %q\n", n)
+	}
+	for _, e := range d.Edges {
+		fmt.Fprintf(h, "e %q %q\n", e[0], e[1])
+	}
+	return "dag-" + hex.EncodeToString(h.Sum(nil))[:8]
 }
 
 // Progress receives (done, total, message) as a compile or upsert advances.
@@ -497,7 +533,7 @@ func assemble(ctx context.Context, in Input, nodes map[string]*node, order []str
 	first := namingConfig(nodes, order)
 	name := in.PipelineName
 	if name == "" {
-		name = sagemaker.GeneratePipelineName(orDefault(getString(first, "pipeline_name"), "cursus"), orDefault(getString(first, "pipeline_version"), "0.0.0"))
+		name = pipelineName(in, first)
 	}
 	if !sagemaker.ValidPipelineName(name) {
 		return nil, fmt.Errorf("pipeline name %q is not valid: use 1-255 letters, digits and single hyphens, starting and ending with a letter or digit", name)

@@ -413,3 +413,60 @@ func TestMissingEntryScriptsWarn(t *testing.T) {
 		}
 	}
 }
+
+// Issue 21 item 3: with one base config every shared DAG gets its own
+// pipeline (and so its own artifact keys), named after the DAG.
+func TestSharedDAGPipelineNamesAreDistinct(t *testing.T) {
+	seen := map[string]string{}
+	for _, c := range sharedCompiled(t, func(e *pipelines.Entry, in Input) Input {
+		in.DAGName = e.ID
+		return in
+	}) {
+		name := c.res.PipelineName
+		if prev, dup := seen[name]; dup {
+			t.Errorf("%s and %s share pipeline name %s", prev, c.entry.ID, name)
+		}
+		seen[name] = c.entry.ID
+		if want := strings.ReplaceAll(c.entry.ID, "_", "-"); !strings.Contains(name, want) {
+			t.Errorf("%s: pipeline name %s does not carry the DAG's name %s", c.entry.ID, name, want)
+		}
+	}
+	// Unnamed, the DAGs still get distinct names (from their content).
+	unnamed := map[string]string{}
+	for _, c := range sharedCompiled(t, nil) {
+		if prev, dup := unnamed[c.res.PipelineName]; dup {
+			t.Errorf("unnamed: %s and %s share pipeline name %s", prev, c.entry.ID, c.res.PipelineName)
+		}
+		unnamed[c.res.PipelineName] = c.entry.ID
+	}
+}
+
+// The parts of a generated name, and the override that replaces it.
+func TestPipelineNameParts(t *testing.T) {
+	cat, _, _ := pipelines.Load()
+	e, _ := cat.Get("xgboost_simple_training")
+	in := sampleInput(t, e.DAG())
+	in.DAGName = "fraud_daily"
+	res, err := Compile(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.PipelineName != "jdoe-example-xgboost-NA-fraud-daily-1-0-0-pipeline" {
+		t.Errorf("named DAG: %s", res.PipelineName)
+	}
+	in.DAGName = ""
+	res, _ = Compile(context.Background(), in)
+	again, _ := Compile(context.Background(), in)
+	if !strings.HasPrefix(res.PipelineName, "jdoe-example-xgboost-NA-dag-") || res.PipelineName != again.PipelineName {
+		t.Errorf("unnamed DAG: %s / %s", res.PipelineName, again.PipelineName)
+	}
+	in = sampleInputWith(t, e.DAG(), map[string]map[string]any{"XGBoostTraining": {"pipeline_name_override": "my-pipe"}})
+	in.DAGName = "fraud_daily"
+	res, err = Compile(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.PipelineName != "my-pipe-1-0-0-pipeline" {
+		t.Errorf("override: %s", res.PipelineName)
+	}
+}
