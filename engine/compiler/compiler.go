@@ -474,29 +474,48 @@ func Compile(ctx context.Context, in Input, opts ...Option) (*Result, error) {
 	for name, bs := range plan.Bindings {
 		m := map[string]any{}
 		for _, b := range bs {
-			m[b.Dependency] = objectRef(nodes[name], nodes[b.FromNode], b)
+			v, err := bindingValue(b, nodes[name], nodes[b.FromNode])
+			if err != nil {
+				return nil, &BuildError{Node: name, StepName: nodes[name].stepName, Err: err}
+			}
+			m[b.Dependency] = v
 		}
 		inputs[name] = m
 	}
 	return assemble(ctx, in, nodes, plan.Order, inputs, plan, true, warnings, o)
 }
 
-// objectRef is the value a binding gives its consumer: the producer's
-// property reference, or, for a consumer that needs an object (a model's or
-// model package's ModelDataUrl, a SamplePayloadUrl), that reference joined
-// with the file the producer's contract says it writes there
+// bindingValue is what a consumer reads for a binding: the producer's
+// property, which must exist in the response shape of the producer's
+// SageMaker step type (SageMaker fails the execution otherwise), or, for an
+// output with a job_artifact, the object that training job wrote under the
+// producer's output path, as the SDK's TuningStep.get_top_model_s3_uri.
+// A consumer that needs an object (a model's or model package's
+// ModelDataUrl, a SamplePayloadUrl) gets the property joined with the file
+// the producer's contract says it writes there
 // (contract.outputs.<name>.object), since those APIs want the object and
 // not the output prefix.
-func objectRef(consumer, producer *node, b deps.Binding) any {
+func bindingValue(b deps.Binding, consumer, producer *node) (any, error) {
+	if known, ok, nearest := steps.CheckPropertyPath(producer.smType, b.Property); known && !ok {
+		return nil, fmt.Errorf("input %s reads %s, which is not a property of a %s step (%s); nearest valid paths: %s",
+			b.Dependency, b.Reference, producer.smType, strings.Join(steps.PropertyOperations(producer.smType), " + "), strings.Join(nearest, ", "))
+	}
 	ref := sagemaker.Get{Path: b.Reference}
-	if consumer == nil || producer == nil || (consumer.handler != HandlerRegisterModel && consumer.handler != HandlerModel) {
-		return ref
+	out, _ := producer.iface.Spec.Outputs.Get(b.FromOutput)
+	if out.JobArtifact != "" {
+		prefix := trainingOutput(sagemaker.Param(PrefixParameter), producer)
+		if s, ok := prefix.(string); ok {
+			prefix = strings.TrimSuffix(s, "/")
+		}
+		return sagemaker.JoinPath(prefix, ref, out.JobArtifact), nil
 	}
-	port, ok := producer.iface.Contract.Outputs.Get(b.FromOutput)
-	if !ok || port.Object == "" {
-		return ref
+	if consumer == nil || (consumer.handler != HandlerRegisterModel && consumer.handler != HandlerModel) {
+		return ref, nil
 	}
-	return sagemaker.JoinPath(ref, port.Object)
+	if port, ok := producer.iface.Contract.Outputs.Get(b.FromOutput); ok && port.Object != "" {
+		return sagemaker.JoinPath(ref, port.Object), nil
+	}
+	return ref, nil
 }
 
 // configSourced: the dependency takes its value from a config field
