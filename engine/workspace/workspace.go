@@ -238,6 +238,9 @@ func (r *Root) classify(p string, err error) error {
 		return &FileError{Path: p, Reason: "goes through too many symlinks"}
 	case syscall.EISDIR:
 		return &FileError{Path: p, Reason: "is a directory"}
+	case syscall.ENXIO, syscall.ENODEV:
+		// What open(2) says of a socket or of a device with no driver.
+		return &FileError{Path: p, Reason: "is not a regular file"}
 	case syscall.EACCES, syscall.EPERM:
 		return &FileError{Path: p, Reason: "is not accessible to the server"}
 	}
