@@ -279,11 +279,11 @@ func (r *Registry) run(ctx context.Context, t *ToolDef, caller Caller, args map[
 // trivial call's server time, see BenchmarkCall) while the runaway
 // handler kept running anyway.
 func (r *Registry) invoke(parent context.Context, t *ToolDef, args map[string]any, timeout time.Duration, rec *CallRecord) (res *Result) {
-	ctx, ended := context.Context(parent), parent.Err
+	ctx := parent
 	if timeout > 0 {
-		cc := newCallContext(parent, timeout)
-		defer cc.end()
-		ctx, ended = cc, cc.ended
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(parent, timeout)
+		defer cancel()
 	}
 	defer func() {
 		if v := recover(); v != nil {
@@ -291,8 +291,8 @@ func (r *Registry) invoke(parent context.Context, t *ToolDef, args map[string]an
 			res = internalError(t.Name)
 		}
 	}()
-	out, err := t.handle(ctx, Request{Tool: t.Name, Args: args, Registry: r})
-	if why := ended(); why != nil {
+	out, err := t.call(context.WithValue(ctx, registryKey{}, r), args)
+	if why := ctx.Err(); why != nil {
 		// The call ended while the handler ran: whatever it returned is
 		// not the answer the caller waited for.
 		if errors.Is(why, context.DeadlineExceeded) {
