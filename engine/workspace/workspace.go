@@ -284,6 +284,11 @@ func (r *Root) ReadRegular(p string, limit int64) (string, []byte, error) {
 	if err := checkRegular(p, f); err != nil {
 		return "", nil, err
 	}
+	// The size answers most cases without reading; the limited read covers
+	// a file that grows meanwhile.
+	if fi, err := f.Stat(); err == nil && fi.Size() > limit {
+		return "", nil, &LimitError{Path: p, Limit: limit}
+	}
 	data, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err != nil {
 		return "", nil, r.classify(p, err)
