@@ -335,12 +335,17 @@ func (r *Registry) visibleNames(caller Caller) []string {
 	return out
 }
 
-// keepAdmitted drops the next steps and suggested tools that caller may
-// not call: guidance never points at a closed door.
+// keepAdmitted drops the next steps and suggested tools that name a tool
+// caller may not call: guidance never points at a closed door. A name that
+// is no tool (a placeholder such as "<namespace>.help", a prompt) stays.
 func (r *Registry) keepAdmitted(caller Caller, res *Result) {
-	res.NextSteps = slices.DeleteFunc(res.NextSteps, func(n NextStep) bool { return !r.Admits(caller, n.Tool) })
+	closed := func(name string) bool {
+		t, ok := r.Lookup(name)
+		return ok && !r.Admit(caller, t).Allowed
+	}
+	res.NextSteps = slices.DeleteFunc(res.NextSteps, func(n NextStep) bool { return closed(n.Tool) })
 	if res.Remedy != nil {
-		res.Remedy.SuggestedTools = slices.DeleteFunc(res.Remedy.SuggestedTools, func(name string) bool { return !r.Admits(caller, name) })
+		res.Remedy.SuggestedTools = slices.DeleteFunc(res.Remedy.SuggestedTools, closed)
 	}
 }
 

@@ -1,11 +1,11 @@
 package registry
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"maps"
 	"time"
+
+	"github.com/cursus-dev/cursus/internal/verbatim"
 )
 
 // Error codes: machine-readable and stable. Add one only with a test.
@@ -169,13 +169,13 @@ type wireFailure struct {
 // meta}; failure {ok,error,code,remedy,warnings,meta}.
 func (r *Result) MarshalJSON() ([]byte, error) {
 	if r.OK {
-		return marshalNoEscape(wireSuccess{OK: true, Data: r.Data, NextSteps: r.NextSteps, Warnings: r.Warnings, Meta: r.wireMeta()})
+		return verbatim.Marshal(wireSuccess{OK: true, Data: r.Data, NextSteps: r.NextSteps, Warnings: r.Warnings, Meta: r.wireMeta()})
 	}
 	code := r.Code
 	if code == "" {
 		code = CodeToolError
 	}
-	return marshalNoEscape(wireFailure{Error: r.Error, Code: code, Remedy: r.Remedy, Warnings: r.Warnings, Meta: r.wireMeta()})
+	return verbatim.Marshal(wireFailure{Error: r.Error, Code: code, Remedy: r.Remedy, Warnings: r.Warnings, Meta: r.wireMeta()})
 }
 
 // wireMeta is meta on the wire: Meta with the registry's stamp
@@ -208,18 +208,6 @@ func (r *Result) wireMeta() any {
 type stamp struct {
 	DurationMS float64 `json:"duration_ms"`
 	Tool       string  `json:"tool,omitempty"`
-}
-
-// marshalNoEscape encodes like json.Marshal but leaves <, > and & alone:
-// envelopes carry scripts and S3 paths, and agents read them verbatim.
-func marshalNoEscape(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
 // Encode returns the envelope's wire bytes.

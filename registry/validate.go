@@ -9,6 +9,8 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
+
+	"github.com/cursus-dev/cursus/internal/verbatim"
 )
 
 // ArgError is one schema violation.
@@ -44,7 +46,7 @@ func compileSchema(tool string, schema map[string]any) (*validator, error) {
 }
 
 func mustJSON(v any) []byte {
-	b, err := marshalNoEscape(v)
+	b, err := verbatim.Marshal(v)
 	if err != nil {
 		panic(err)
 	}
