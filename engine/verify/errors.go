@@ -35,8 +35,6 @@ func (e *PathError) Error() string {
 	switch {
 	case errors.As(e.Err, &esc):
 		return fmt.Sprintf("'%s': %s", e.Arg, esc.Error())
-	case errors.As(e.Err, new(*workspace.InvalidPathError)):
-		return fmt.Sprintf("'%s': %s", e.Arg, e.Err.Error())
 	case errors.As(e.Err, &exists):
 		return fmt.Sprintf("'%s': %s", e.Arg, exists.Error())
 	case errors.Is(e.Err, fs.ErrNotExist):

@@ -8,10 +8,10 @@ import (
 	"testing"
 )
 
-// TestBadPathsAreInvalidPathErrors: names too long, a file used as a
-// directory and a directory read as a file are the caller's mistakes, named
-// by the caller's path, never the absolute one.
-func TestBadPathsAreInvalidPathErrors(t *testing.T) {
+// TestBadPathsAreFileErrors: names too long, a file used as a directory
+// and a directory read as a file are the caller's mistakes, named by the
+// caller's path, never the absolute one.
+func TestBadPathsAreFileErrors(t *testing.T) {
 	r, dir := newRoot(t)
 	if err := os.Mkdir(filepath.Join(dir, "sub"), 0o755); err != nil {
 		t.Fatal(err)
@@ -36,8 +36,8 @@ func TestBadPathsAreInvalidPathErrors(t *testing.T) {
 		"FS open long":         func() error { _, err := r.FS().Open(long); return err },
 	} {
 		err := do()
-		if _, ok := errors.AsType[*InvalidPathError](err); !ok {
-			t.Errorf("%s: %T %v, want InvalidPathError", name, err, err)
+		if _, ok := errors.AsType[*FileError](err); !ok {
+			t.Errorf("%s: %T %v, want FileError", name, err, err)
 		}
 		if err != nil && strings.Contains(err.Error(), dir) {
 			t.Errorf("%s: the error shows the root: %v", name, err)
