@@ -350,16 +350,6 @@ func (d *Deps) configLoad(ctx context.Context, in configLoadIn) (configLoadOut, 
 
 // readConfigFile loads and validates config.json p, named arg in errors.
 func (d *Deps) readConfigFile(arg, p string) (*config.File, error) {
-	info, err := d.Root.Stat(p)
-	if err != nil {
-		return nil, pathError(arg, err)
-	}
-	if info.IsDir() {
-		return nil, registry.Errorf(registry.CodeInvalidInput, "'%s': %s is a directory", arg, p)
-	}
-	if info.Size() > config.MaxFileSize {
-		return nil, registry.Errorf(registry.CodeInvalidInput, "'%s': file is larger than %d bytes", arg, config.MaxFileSize)
-	}
 	raw, err := d.Root.ReadFile(p)
 	if err != nil {
 		return nil, pathError(arg, err)
