@@ -203,12 +203,12 @@ func nilIfEmpty(s string) any {
 	return s
 }
 
-func (d *Deps) authorCheckScript(_ context.Context, req registry.Request) (*registry.Result, error) {
+func (d *Deps) authorCheckScript(ctx context.Context, req registry.Request) (*registry.Result, error) {
 	var args stepScriptArgs
 	if err := req.Bind(&args); err != nil {
 		return nil, err
 	}
-	rep, err := d.verifier().CheckScript(args.StepName, args.JobType, args.ScriptSearch)
+	rep, err := d.verifier().CheckScript(ctx, args.StepName, args.JobType, args.ScriptSearch)
 	var missing *verify.ScriptNotFoundError
 	var bad *verify.AnalysisError
 	switch {

@@ -203,7 +203,10 @@ func (d *Deps) configRequirements(ctx context.Context, in configRequirementsIn) 
 	if err != nil {
 		return configRequirementsOut{}, err
 	}
-	rep, err := config.Requirements(g, d.Config)
+	rep, err := config.Requirements(ctx, g, d.Config)
+	if ctxErr := ctx.Err(); ctxErr != nil {
+		return configRequirementsOut{}, ctxErr
+	}
 	if err != nil {
 		return configRequirementsOut{}, registry.Errorf(registry.CodeInvalidInput, "%v", err)
 	}

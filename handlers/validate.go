@@ -182,12 +182,12 @@ func (d *Deps) validateAlignment(ctx context.Context, req registry.Request) (*re
 		WithMeta("tool_scope", rep.Scope), nil
 }
 
-func (d *Deps) validateStep(_ context.Context, req registry.Request) (*registry.Result, error) {
+func (d *Deps) validateStep(ctx context.Context, req registry.Request) (*registry.Result, error) {
 	var args stepScriptArgs
 	if err := req.Bind(&args); err != nil {
 		return nil, err
 	}
-	r, warns, err := d.verifier().CheckStep(args.StepName, args.JobType, args.ScriptSearch)
+	r, warns, err := d.verifier().CheckStep(ctx, args.StepName, args.JobType, args.ScriptSearch)
 	if err != nil {
 		return nil, verifyError(err)
 	}

@@ -62,7 +62,7 @@ func validateDepsTools(d *Deps) []registry.ToolDef {
 	}
 }
 
-func (d *Deps) validateDepsResolve(_ context.Context, req registry.Request) (*registry.Result, error) {
+func (d *Deps) validateDepsResolve(ctx context.Context, req registry.Request) (*registry.Result, error) {
 	names, hasNames := req.Args["step_names"]
 	_, hasNodes := req.Args["nodes"]
 	_, hasDAG := req.Args["dag"]
@@ -90,7 +90,7 @@ func (d *Deps) validateDepsResolve(_ context.Context, req registry.Request) (*re
 		if len(stepNames) == 0 {
 			return nil, registry.Errorf(registry.CodeInvalidInput, "step_names is empty: name at least two steps, e.g. [\"TabularPreprocessing_training\", \"XGBoostTraining\"]")
 		}
-		return d.depsResolveSet(stepNames)
+		return d.depsResolveSet(ctx, stepNames)
 	}
 	var g *dag.DAG
 	var err error
@@ -102,11 +102,15 @@ func (d *Deps) validateDepsResolve(_ context.Context, req registry.Request) (*re
 	if err != nil {
 		return nil, err
 	}
-	plan, err := d.resolveChecked(g)
+	plan, err := d.resolveChecked(ctx, g)
 	if err != nil {
 		return nil, err
 	}
-	return depsResult(deps.PlanReport(plan, d.Steps)), nil
+	rep, err := deps.PlanReport(ctx, plan, d.Steps)
+	if err != nil {
+		return nil, err
+	}
+	return depsResult(rep), nil
 }
 
 // depsResult is the envelope of a dependency report.
@@ -147,8 +151,8 @@ func depsPayload(rep *deps.Report) map[string]any {
 			"diagnostics": rep.Report.Diagnostics}}
 }
 
-func (d *Deps) depsResolveSet(names []string) (*registry.Result, error) {
-	rep, err := deps.SetReport(names, d.Steps)
+func (d *Deps) depsResolveSet(ctx context.Context, names []string) (*registry.Result, error) {
+	rep, err := deps.SetReport(ctx, names, d.Steps)
 	var none *deps.NoKnownStepsError
 	if errors.As(err, &none) {
 		return nil, registry.Errorf(registry.CodeNotFound, "%s", none.Error()).

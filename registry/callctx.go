@@ -30,8 +30,8 @@ type builtContext struct {
 	cancel context.CancelFunc
 }
 
-func newCallContext(parent context.Context, timeout time.Duration) *callContext {
-	return &callContext{parent: parent, deadline: time.Now().Add(timeout)}
+func newCallContext(parent context.Context, deadline time.Time) *callContext {
+	return &callContext{parent: parent, deadline: deadline}
 }
 
 func (c *callContext) build() context.Context {

@@ -225,7 +225,7 @@ func (r *Registry) Call(ctx context.Context, name string, args map[string]any) *
 		ctx = r.opts.Observer.CallStarted(ctx, t.Name, caller)
 	}
 	rec := CallRecord{Tool: t.Name, Caller: caller, Gated: Gated(t)}
-	res := r.run(ctx, t, caller, args, &rec)
+	res := r.run(ctx, start, t, caller, args, &rec)
 	r.keepAdmitted(caller, res)
 	rec.Code = ""
 	if !res.OK {
@@ -243,7 +243,9 @@ func (r *Registry) finish(ctx context.Context, rec CallRecord) {
 	}
 }
 
-func (r *Registry) run(ctx context.Context, t *ToolDef, caller Caller, args map[string]any, rec *CallRecord) *Result {
+// run admits, validates and invokes t. The tool's deadline counts from
+// start: the caller waits for validation too.
+func (r *Registry) run(ctx context.Context, start time.Time, t *ToolDef, caller Caller, args map[string]any, rec *CallRecord) *Result {
 	if a := r.Admit(caller, t); !a.Allowed {
 		return a.Err(t).result()
 	}
@@ -265,23 +267,28 @@ func (r *Registry) run(ctx context.Context, t *ToolDef, caller Caller, args map[
 	if d, ok := r.opts.PerToolTimeout[t.Name]; ok {
 		timeout = d
 	}
-	return r.invoke(ctx, t, args, timeout, rec)
+	var deadline time.Time
+	if timeout > 0 {
+		deadline = start.Add(timeout)
+	}
+	return r.invoke(ctx, t, args, deadline, rec)
 }
 
 // invoke runs the handler on the caller's goroutine under a context that
-// ends at the tool's deadline (or the caller's, if earlier) and when the
-// caller cancels. The long-running handlers check their context (the
-// compiler per step, script runs, S3 and SageMaker calls), so such a call
-// ends promptly at its deadline; the others do in-memory work bounded by
-// the argument caps. A handler that ignores it still gets `timeout` for an answer,
-// only late; running every call in a goroutine of its own to answer on
-// time regardless would cost a goroutine hand-off per call (a third of a
-// trivial call's server time, see BenchmarkCall) while the runaway
-// handler kept running anyway.
-func (r *Registry) invoke(parent context.Context, t *ToolDef, args map[string]any, timeout time.Duration, rec *CallRecord) (res *Result) {
+// ends at the tool's deadline (zero: none; or the caller's, if earlier)
+// and when the caller cancels. Every loop of the engine that can run long
+// on a large argument checks its context (resolver, compiler, config
+// requirements, integrity checks, Mermaid, script analysis), as do script
+// runs and S3 and SageMaker calls, so a call ends, and its CPU use with
+// it, promptly at its deadline. A handler that ignored it would still get
+// `timeout` for an answer, only late; running every call in a goroutine of
+// its own to answer on time regardless would cost a goroutine hand-off
+// per call (a third of a trivial call's server time, see BenchmarkCall)
+// while the runaway handler kept running anyway.
+func (r *Registry) invoke(parent context.Context, t *ToolDef, args map[string]any, deadline time.Time, rec *CallRecord) (res *Result) {
 	ctx, ended := context.Context(parent), parent.Err
-	if timeout > 0 {
-		cc := newCallContext(parent, timeout)
+	if !deadline.IsZero() {
+		cc := newCallContext(parent, deadline)
 		defer cc.end()
 		ctx, ended = cc, cc.ended
 	}

@@ -43,7 +43,7 @@ func sampleInput(t testing.TB, d *dag.DAG) Input {
 func sampleInputWith(t testing.TB, d *dag.DAG, extra map[string]map[string]any) Input {
 	t.Helper()
 	c, s := fixtures(t)
-	rep, err := config.Requirements(d, s)
+	rep, err := config.Requirements(context.Background(), d, s)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -70,8 +71,10 @@ type RequirementsReport struct {
 	Unresolved []UnresolvedNode   `json:"unresolved,omitempty"`
 }
 
-// Requirements computes the config requirements of every node of d.
-func Requirements(d *dag.DAG, s *Schemas) (*RequirementsReport, error) {
+// Requirements computes the config requirements of every node of d. It
+// compares every field of every node, so it stops with ctx's error when
+// ctx ends.
+func Requirements(ctx context.Context, d *dag.DAG, s *Schemas) (*RequirementsReport, error) {
 	if d == nil || len(d.Nodes) == 0 {
 		return nil, errors.New("the DAG has no nodes")
 	}
@@ -83,6 +86,9 @@ func Requirements(d *dag.DAG, s *Schemas) (*RequirementsReport, error) {
 	var nodes []resolved
 	seen := map[string]bool{}
 	for _, name := range d.Nodes {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		if seen[name] {
 			continue
 		}
@@ -116,6 +122,9 @@ func Requirements(d *dag.DAG, s *Schemas) (*RequirementsReport, error) {
 			sig := fieldSignature(f)
 			same := true
 			for _, r := range nodes[1:] {
+				if err := ctx.Err(); err != nil {
+					return nil, err
+				}
 				g, ok := r.sc.Field(f.Name)
 				if !ok || fieldSignature(g) != sig {
 					same = false
@@ -129,6 +138,9 @@ func Requirements(d *dag.DAG, s *Schemas) (*RequirementsReport, error) {
 		}
 	}
 	for _, r := range nodes {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		nr := NodeRequirements{Node: r.node.Name, StepType: r.node.StepType, JobType: r.node.JobType,
 			ConfigKey: r.node.Name, ConfigClass: r.sc.ConfigClass}
 		for _, f := range r.sc.Fields {

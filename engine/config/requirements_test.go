@@ -2,6 +2,7 @@ package config
 
 import (
 	"bytes"
+	"context"
 	"strings"
 	"testing"
 
@@ -25,7 +26,7 @@ func names(fs []*Field) []string {
 
 func TestRequirements(t *testing.T) {
 	s := fixtureSchemas(t)
-	rep, err := Requirements(fixtureDAG(), s)
+	rep, err := Requirements(context.Background(), fixtureDAG(), s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +68,7 @@ func TestRequirements(t *testing.T) {
 		t.Errorf("class = %s", byNode["XGBoostModel"].ConfigClass)
 	}
 
-	rep, err = Requirements(dag.New([]string{"XGBoostTraining", "XGBoostTrainin_x", "Nope"}, nil), s)
+	rep, err = Requirements(context.Background(), dag.New([]string{"XGBoostTraining", "XGBoostTrainin_x", "Nope"}, nil), s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +78,7 @@ func TestRequirements(t *testing.T) {
 	if sg := rep.Unresolved[0].Suggestions; len(sg) == 0 || sg[0] != "XGBoostTraining" {
 		t.Errorf("suggestions = %v", rep.Unresolved[0])
 	}
-	if _, err := Requirements(dag.New(nil, nil), s); err == nil {
+	if _, err := Requirements(context.Background(), dag.New(nil, nil), s); err == nil {
 		t.Error("empty DAG accepted")
 	}
 }
@@ -87,7 +88,7 @@ func TestRequirements(t *testing.T) {
 func TestSampleValuesRoundTrip(t *testing.T) {
 	s := fixtureSchemas(t)
 	d := fixtureDAG()
-	rep, err := Requirements(d, s)
+	rep, err := Requirements(context.Background(), d, s)
 	if err != nil {
 		t.Fatal(err)
 	}

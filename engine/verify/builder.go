@@ -104,7 +104,7 @@ func (s *Suite) TestBuilder(ctx context.Context, name, jobType string, scoring b
 
 // alignmentComponent runs the catalog-level checks (no script here).
 func (s *Suite) alignmentComponent(c *BuilderComponent, iface *steps.Interface) {
-	report := validate.CheckStep(s.StepCheck(iface, Script{}))
+	report := s.catalogReport(iface)
 	for _, f := range report.Findings {
 		if f.Blocking() {
 			c.fail(fmt.Sprintf("[%s] %s: %s", f.Rule, f.Location, f.Message))
@@ -142,7 +142,7 @@ func (s *Suite) integrationComponents(ctx context.Context, integ, create *Builde
 		return nil
 	}
 	integ.Detail = map[string]any{"nodes": g.Nodes, "edges": g.Edges}
-	configs, problems := s.SampleConfigs(g)
+	configs, problems := s.SampleConfigs(ctx, g)
 	if len(problems) > 0 {
 		for _, p := range problems {
 			integ.fail("config: " + p.String())
@@ -267,8 +267,8 @@ func (s *Suite) bestProvider(dep steps.Dependency, depName, consumer, target str
 
 // SampleConfigs builds a valid config for every node of g from sample
 // essentials.
-func (s *Suite) SampleConfigs(g *dag.DAG) ([]config.Config, []config.Problem) {
-	rep, err := config.Requirements(g, s.Config)
+func (s *Suite) SampleConfigs(ctx context.Context, g *dag.DAG) ([]config.Config, []config.Problem) {
+	rep, err := config.Requirements(ctx, g, s.Config)
 	if err != nil {
 		return nil, []config.Problem{{Field: "dag", Message: err.Error()}}
 	}

@@ -71,7 +71,7 @@ func TestRunScriptsStartsScriptsAsCompiled(t *testing.T) {
 	for _, e := range dags.List() {
 		t.Run(e.ID, func(t *testing.T) {
 			g := e.DAG()
-			rep, err := config.Requirements(g, s)
+			rep, err := config.Requirements(context.Background(), g, s)
 			if err != nil {
 				t.Fatal(err)
 			}
