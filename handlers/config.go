@@ -17,25 +17,8 @@ import (
 	"github.com/cursus-dev/cursus/registry"
 )
 
-// Argument schemas of the tools not yet declared with registry.Define;
-// typed tools use dagSource and workspacePath instead.
-var (
-	configDAGSchema = map[string]any{
-		"type":        "object",
-		"description": `Inline DAG: flat {"nodes": [...], "edges": [[src, dst], ...]} or wrapped {"dag": {...}}. Give this or dag_file.`,
-	}
-	configDAGFileSchema = map[string]any{
-		"type": "string", "minLength": 1, "maxLength": 4096,
-		"description": "DAG JSON file inside the workspace. Give this or dag.",
-	}
-	configFileSchema = map[string]any{
-		"type": "string", "minLength": 1, "maxLength": 4096,
-		"description": "config.json file inside the workspace (Cursus layout).",
-	}
-)
-
 // dagSource is the shared DAG input: exactly one of an inline DAG or a DAG
-// file (configDAG checks which).
+// file (loadDAG checks which).
 type dagSource struct {
 	DAG     map[string]any `json:"dag,omitempty" jsonschema:"Inline DAG: flat {\"nodes\": [...], \"edges\": [[src, dst], ...]} or wrapped {\"dag\": {...}}. Give this or dag_file."`
 	DAGFile workspacePath  `json:"dag_file,omitempty" jsonschema:"DAG JSON file inside the workspace. Give this or dag."`
@@ -136,14 +119,6 @@ func configNamespace(d *Deps) (registry.Namespace, error) {
 			}, d.configMergeSave),
 		},
 	}, nil
-}
-
-// configDAG reads the exactly-one-of dag / dag_file input of a tool that
-// still takes raw arguments.
-func (d *Deps) configDAG(args map[string]any, optional bool) (*dag.DAG, error) {
-	inline, _ := args["dag"].(map[string]any)
-	file, _ := args["dag_file"].(string)
-	return d.loadDAG(dagSource{DAG: inline, DAGFile: workspacePath(file)}, optional)
 }
 
 // loadDAG reads the exactly-one-of dag / dag_file input; optional allows
@@ -442,7 +417,7 @@ func (d *Deps) configMergeSave(ctx context.Context, in configMergeSaveIn) (confi
 			return configMergeSaveOut{}, pathError("output_file", err)
 		}
 	}
-	res, doc, err := d.configDocument(g, in)
+	res, doc, err := d.configDocument(ctx, g, in)
 	if err != nil {
 		return configMergeSaveOut{}, err
 	}
@@ -463,8 +438,11 @@ func (d *Deps) configMergeSave(ctx context.Context, in configMergeSaveIn) (confi
 
 // configDocument builds and validates every node's config and renders
 // the config.json document.
-func (d *Deps) configDocument(g *dag.DAG, in configMergeSaveIn) (configMergeSaveOut, []byte, error) {
-	configs, probs := d.Config.BuildDAG(g, in.Base, in.PerNode)
+func (d *Deps) configDocument(ctx context.Context, g *dag.DAG, in configMergeSaveIn) (configMergeSaveOut, []byte, error) {
+	configs, probs, err := d.Config.BuildDAG(ctx, g, in.Base, in.PerNode)
+	if err != nil {
+		return configMergeSaveOut{}, nil, err
+	}
 	if len(probs) > 0 {
 		return configMergeSaveOut{}, nil, registry.Errorf(registry.CodeConfigInvalid, "%d config problem(s); nothing saved", len(probs)).
 			WithDetails(map[string]any{"problems": probs, "problem_count": len(probs)}).

@@ -286,11 +286,11 @@ func (r *Registry) run(ctx context.Context, start time.Time, t *ToolDef, caller 
 // per call (a third of a trivial call's server time, see BenchmarkCall)
 // while the runaway handler kept running anyway.
 func (r *Registry) invoke(parent context.Context, t *ToolDef, args map[string]any, deadline time.Time, rec *CallRecord) (res *Result) {
-	ctx, ended := context.Context(parent), parent.Err
+	ctx := parent
 	if !deadline.IsZero() {
-		cc := newCallContext(parent, deadline)
-		defer cc.end()
-		ctx, ended = cc, cc.ended
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(parent, deadline)
+		defer cancel()
 	}
 	defer func() {
 		if v := recover(); v != nil {
@@ -298,14 +298,16 @@ func (r *Registry) invoke(parent context.Context, t *ToolDef, args map[string]an
 			res = internalError(t.Name)
 		}
 	}()
-	out, err := t.handle(ctx, Request{Tool: t.Name, Args: args, Registry: r})
-	if why := ended(); why != nil {
+	// Validating large arguments may have used up the time: then they are
+	// not decoded and the handler does not start.
+	if why := ctx.Err(); why != nil {
+		return endedResult(t.Name, why)
+	}
+	out, err := t.call(context.WithValue(ctx, registryKey{}, r), args)
+	if why := ctx.Err(); why != nil {
 		// The call ended while the handler ran: whatever it returned is
 		// not the answer the caller waited for.
-		if errors.Is(why, context.DeadlineExceeded) {
-			return timeoutError(t.Name)
-		}
-		return Fail(CodeToolError, fmt.Sprintf("tool '%s' was cancelled by the caller", t.Name))
+		return endedResult(t.Name, why)
 	}
 	switch {
 	case err != nil:
@@ -325,6 +327,15 @@ func (r *Registry) invoke(parent context.Context, t *ToolDef, args map[string]an
 	}
 }
 
+// endedResult answers a call whose context ended: its deadline passed
+// (why is context.DeadlineExceeded) or the caller cancelled.
+func endedResult(tool string, why error) *Result {
+	if errors.Is(why, context.DeadlineExceeded) {
+		return timeoutError(tool)
+	}
+	return Fail(CodeToolError, fmt.Sprintf("tool '%s' was cancelled by the caller", tool))
+}
+
 func internalError(tool string) *Result {
 	return Fail(CodeInternal, fmt.Sprintf("tool '%s' failed unexpectedly; the server log has the details", tool))
 }
@@ -342,12 +353,17 @@ func (r *Registry) visibleNames(caller Caller) []string {
 	return out
 }
 
-// keepAdmitted drops the next steps and suggested tools that caller may
-// not call: guidance never points at a closed door.
+// keepAdmitted drops the next steps and suggested tools that name a tool
+// caller may not call: guidance never points at a closed door. A name that
+// is no tool (a placeholder such as "<namespace>.help", a prompt) stays.
 func (r *Registry) keepAdmitted(caller Caller, res *Result) {
-	res.NextSteps = slices.DeleteFunc(res.NextSteps, func(n NextStep) bool { return !r.Admits(caller, n.Tool) })
+	closed := func(name string) bool {
+		t, ok := r.Lookup(name)
+		return ok && !r.Admit(caller, t).Allowed
+	}
+	res.NextSteps = slices.DeleteFunc(res.NextSteps, func(n NextStep) bool { return closed(n.Tool) })
 	if res.Remedy != nil {
-		res.Remedy.SuggestedTools = slices.DeleteFunc(res.Remedy.SuggestedTools, func(name string) bool { return !r.Admits(caller, name) })
+		res.Remedy.SuggestedTools = slices.DeleteFunc(res.Remedy.SuggestedTools, closed)
 	}
 }
 

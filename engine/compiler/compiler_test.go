@@ -59,7 +59,7 @@ func sampleInputWith(t testing.TB, d *dag.DAG, extra map[string]map[string]any) 
 			perNode[node][k] = v
 		}
 	}
-	configs, probs := s.BuildDAG(d, base, perNode)
+	configs, probs, _ := s.BuildDAG(context.Background(), d, base, perNode)
 	if len(probs) > 0 {
 		t.Fatalf("config problems: %v", probs)
 	}

@@ -47,7 +47,7 @@ func TestBuiltinStepsSampleConfigs(t *testing.T) {
 			t.Errorf("%s: no sample for %v", name, missing)
 			continue
 		}
-		configs, probs := s.BuildDAG(d, base, perNode)
+		configs, probs, _ := s.BuildDAG(context.Background(), d, base, perNode)
 		if len(probs) > 0 {
 			t.Errorf("%s: %v", name, probs)
 			continue
@@ -107,7 +107,7 @@ func TestSharedDAGsRoundTrip(t *testing.T) {
 			t.Errorf("%s: no sample for %v", e.ID, missing)
 			continue
 		}
-		configs, probs := s.BuildDAG(d, base, perNode)
+		configs, probs, _ := s.BuildDAG(context.Background(), d, base, perNode)
 		if len(probs) > 0 {
 			t.Errorf("%s: %v", e.ID, probs)
 			continue

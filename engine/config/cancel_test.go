@@ -9,8 +9,8 @@ import (
 	"github.com/cursus-dev/cursus/engine/dag"
 )
 
-// TestRequirementsStopsWhenCancelled: a large DAG's requirements give the
-// context's error, not a report, once the context ends.
+// TestRequirementsStopsWhenCancelled: a large DAG's requirements and
+// configs give the context's error, not a report, once the context ends.
 func TestRequirementsStopsWhenCancelled(t *testing.T) {
 	s := builtinSchemas(t)
 	nodes := make([]string, 2000)
@@ -19,7 +19,11 @@ func TestRequirementsStopsWhenCancelled(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if rep, err := Requirements(ctx, dag.New(nodes, nil), s); !errors.Is(err, context.Canceled) {
-		t.Fatalf("cancelled: %v (report: %v)", err, rep != nil)
+	g := dag.New(nodes, nil)
+	if rep, err := Requirements(ctx, g, s); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Requirements: %v (report: %v)", err, rep != nil)
+	}
+	if _, probs, err := s.BuildDAG(ctx, g, nil, nil); !errors.Is(err, context.Canceled) {
+		t.Fatalf("BuildDAG: %v (%d problems)", err, len(probs))
 	}
 }

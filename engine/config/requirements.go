@@ -172,10 +172,12 @@ func fieldSignature(f *Field) string {
 // win). A node named <StepType>_<suffix> gets job_type = suffix unless the
 // caller set it (a different value is a problem: the node name and the
 // config key must agree). Every problem of every node is returned, each
-// with its node; base keys no node knows are problems too.
-func (s *Schemas) BuildDAG(d *dag.DAG, base map[string]any, perNode map[string]map[string]any) ([]Config, []Problem) {
+// with its node; base keys no node knows are problems too. Every node's
+// config is built and validated, so BuildDAG stops with ctx's error when
+// ctx ends.
+func (s *Schemas) BuildDAG(ctx context.Context, d *dag.DAG, base map[string]any, perNode map[string]map[string]any) ([]Config, []Problem, error) {
 	if d == nil || len(d.Nodes) == 0 {
-		return nil, []Problem{{Field: "nodes", Kind: KindMissing, Message: "the DAG has no nodes"}}
+		return nil, []Problem{{Field: "nodes", Kind: KindMissing, Message: "the DAG has no nodes"}}, nil
 	}
 	var configs []Config
 	var probs []Problem
@@ -183,6 +185,9 @@ func (s *Schemas) BuildDAG(d *dag.DAG, base map[string]any, perNode map[string]m
 	known := map[string]bool{}
 	derivedSomewhere := map[string]string{}
 	for _, name := range d.Nodes {
+		if err := ctx.Err(); err != nil {
+			return nil, nil, err
+		}
 		if inDAG[name] {
 			probs = append(probs, Problem{Node: name, Kind: KindRule, Message: "node listed twice in the DAG"})
 			continue
@@ -248,5 +253,5 @@ func (s *Schemas) BuildDAG(d *dag.DAG, base map[string]any, perNode map[string]m
 		probs = append(probs, Problem{Field: k, Kind: KindUnknown, Message: msg})
 	}
 	sort.SliceStable(configs, func(i, j int) bool { return configs[i].Key < configs[j].Key })
-	return configs, probs
+	return configs, probs, nil
 }

@@ -96,7 +96,7 @@ func TestSampleValuesRoundTrip(t *testing.T) {
 	if len(missing) > 0 {
 		t.Fatalf("no sample for %v", missing)
 	}
-	configs, probs := s.BuildDAG(d, base, perNode)
+	configs, probs, _ := s.BuildDAG(context.Background(), d, base, perNode)
 	if len(probs) > 0 {
 		t.Fatal(probs)
 	}
@@ -126,7 +126,7 @@ func TestBuildDAGProblems(t *testing.T) {
 	base := validBase()
 	base["procesing_volume_size"] = 3
 	base["pipeline_s3_loc"] = "s3://x"
-	configs, probs := s.BuildDAG(d, base, map[string]map[string]any{
+	configs, probs, _ := s.BuildDAG(context.Background(), d, base, map[string]map[string]any{
 		"TabularPreprocessing_training": {"job_type": "calibration", "label_name": "y"},
 		"XGBoostTraining":               {"hyperparameters": "not an object"},
 		"Ghost":                         {},

@@ -30,7 +30,7 @@ func boundE2E(t *testing.T) ([]compiler.BoundNode, *steps.Catalog) {
 		t.Fatal(err)
 	}
 	base, perNode, _ := config.SampleValues(rep)
-	configs, probs := s.BuildDAG(d, base, perNode)
+	configs, probs, _ := s.BuildDAG(context.Background(), d, base, perNode)
 	if len(probs) > 0 {
 		t.Fatal(probs)
 	}

@@ -163,7 +163,11 @@ func (s *Suite) configGate(ctx context.Context, iface *steps.Interface, rep vali
 		g.Detail = "SKIPPED: no config to build"
 		return g
 	}
-	cfgs, probs := s.SampleConfigs(ctx, dag.New([]string{iface.StepType}, nil))
+	cfgs, probs, err := s.SampleConfigs(ctx, dag.New([]string{iface.StepType}, nil))
+	if err != nil {
+		g.Passed, g.Detail = false, err.Error()
+		return g
+	}
 	if len(probs) > 0 {
 		g.Passed = false
 		msgs := []string{}
