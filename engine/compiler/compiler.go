@@ -481,6 +481,7 @@ func assemble(ctx context.Context, in Input, nodes map[string]*node, order []str
 		Role: getString(first, "role"), Region: getString(first, "aws_region"), Bucket: getString(first, "bucket")}
 	arts := newArtifactSet(getString(first, "bucket"), name)
 	b := &builder{sources: in.Sources, arts: arts, prefix: sagemaker.Param(PrefixParameter), pipeline: name}
+	parentsOf := in.DAG.ParentsByNode()
 	for i, nodeName := range order {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -488,7 +489,7 @@ func assemble(ctx context.Context, in Input, nodes map[string]*node, order []str
 		n := nodes[nodeName]
 		var parents []string
 		if dependsOn {
-			for _, p := range in.DAG.Parents(nodeName) {
+			for _, p := range parentsOf[nodeName] {
 				parents = append(parents, nodes[p].stepName)
 			}
 		}

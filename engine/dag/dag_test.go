@@ -341,3 +341,15 @@ func TestMermaid(t *testing.T) {
 		t.Fatalf("mermaid =\n%s\nwant\n%s", got, want)
 	}
 }
+
+// TestParentsByNode: one pass over the edges gives what Parents gives per
+// node, duplicate edges counted once and edge order kept.
+func TestParentsByNode(t *testing.T) {
+	d := New([]string{"A", "B", "C", "D"}, edges("B>D", "A>D", "B>D", "A>B", "C>C"))
+	all := d.ParentsByNode()
+	for _, n := range d.Nodes {
+		if got, want := all[n], d.Parents(n); !slices.Equal(got, want) {
+			t.Errorf("%s: %v, want %v", n, got, want)
+		}
+	}
+}
