@@ -117,7 +117,7 @@ func authorNamespace(d *Deps) (registry.Namespace, error) {
 			Description: "The CI gates a step type must pass to be constructible: interface (the .step.yaml is valid), " +
 				"registry_binding (a builder handler binds its SageMaker type and assembly, and the config has the fields the " +
 				"builder reads), config_constructible (a valid config can be built from sample values) and script_alignment " +
-				"(the script, when found, matches its contract). Each gate has a detail and a remedy.",
+				"(every check validate.alignment runs, with the script when found; its findings are listed). Each gate has a detail and a remedy.",
 			When: "Before integrating a new or edited step into a pipeline.",
 			Examples: []string{
 				`author.preflight_step {"step_name": "TabularPreprocessing"}`,
