@@ -87,6 +87,7 @@ func newApp(cfg server.Config, stderr io.Writer) (*app, error) {
 		Python:        cfg.Workspace.Python,
 		AWSEndpoint:   cfg.AWS.Endpoint,
 		AWSRegion:     cfg.AWS.Region,
+		MaxFileBytes:  cfg.Limits.MaxFileBytes,
 	})
 	if err != nil {
 		return nil, err
