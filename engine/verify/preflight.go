@@ -76,7 +76,7 @@ func (s *Suite) Preflight(ctx context.Context, req PreflightRequest) (*Preflight
 		if req.All {
 			step = iface.StepType
 		}
-		for _, g := range s.preflightGates(iface, req.Search) {
+		for _, g := range s.preflightGates(ctx, iface, req.Search) {
 			g.Step = step
 			if !g.Passed {
 				name := g.Name
@@ -98,14 +98,22 @@ func (s *Suite) Preflight(ctx context.Context, req PreflightRequest) (*Preflight
 // preflightGates are the four gates of one step. The binding and config
 // gates read the alignment report of the catalog step; the last gate runs
 // the alignment checks with the script found by search.
-func (s *Suite) preflightGates(iface *steps.Interface, search ScriptSearch) []PreflightGate {
-	rep := validate.CheckStep(s.StepCheck(iface, Script{}))
+func (s *Suite) preflightGates(ctx context.Context, iface *steps.Interface, search ScriptSearch) []PreflightGate {
+	rep := s.catalogReport(iface)
 	return []PreflightGate{
 		s.interfaceGate(iface),
 		bindingGate(iface, rep),
-		s.configGate(iface, rep),
-		s.alignmentGate(iface, search),
+		s.configGate(ctx, iface, rep),
+		s.alignmentGate(ctx, iface, search),
 	}
+}
+
+// catalogReport is the alignment report of iface without a script. With
+// no script to analyse there is nothing to stop, so no context and no
+// error.
+func (s *Suite) catalogReport(iface *steps.Interface) validate.StepReport {
+	r, _ := validate.CheckStep(context.Background(), s.StepCheck(iface, Script{}))
+	return r
 }
 
 func (s *Suite) interfaceGate(iface *steps.Interface) PreflightGate {
@@ -155,13 +163,17 @@ func bindingGate(iface *steps.Interface, rep validate.StepReport) PreflightGate 
 	return g
 }
 
-func (s *Suite) configGate(iface *steps.Interface, rep validate.StepReport) PreflightGate {
+func (s *Suite) configGate(ctx context.Context, iface *steps.Interface, rep validate.StepReport) PreflightGate {
 	g := PreflightGate{Name: "config_constructible", Passed: true}
 	if rep.Status == validate.StatusExcluded {
 		g.Detail = "SKIPPED: no config to build"
 		return g
 	}
-	cfgs, probs := s.SampleConfigs(dag.New([]string{iface.StepType}, nil))
+	cfgs, probs, err := s.SampleConfigs(ctx, dag.New([]string{iface.StepType}, nil))
+	if err != nil {
+		g.Passed, g.Detail = false, err.Error()
+		return g
+	}
 	if len(probs) > 0 {
 		g.Passed = false
 		msgs := []string{}
@@ -178,7 +190,7 @@ func (s *Suite) configGate(iface *steps.Interface, rep validate.StepReport) Pref
 
 // alignmentGate runs validate.alignment's checks on one step, so that
 // preflight reports every finding alignment would.
-func (s *Suite) alignmentGate(iface *steps.Interface, search ScriptSearch) PreflightGate {
+func (s *Suite) alignmentGate(ctx context.Context, iface *steps.Interface, search ScriptSearch) PreflightGate {
 	g := PreflightGate{Name: "script_alignment", Passed: true}
 	script, err := s.FindScript(iface, search)
 	if err != nil {
@@ -187,7 +199,11 @@ func (s *Suite) alignmentGate(iface *steps.Interface, search ScriptSearch) Prefl
 		g.Remedy = "give a script_path / source_dir inside the workspace"
 		return g
 	}
-	rep := validate.CheckStep(s.StepCheck(iface, script))
+	rep, err := validate.CheckStep(ctx, s.StepCheck(iface, script))
+	if err != nil {
+		g.Passed, g.Detail = false, err.Error()
+		return g
+	}
 	g.Findings = rep.Findings
 	var bad []string
 	for _, f := range rep.Findings {
