@@ -15,7 +15,14 @@ import (
 )
 
 type authorRulesIn struct {
-	Topic string `json:"topic" jsonschema:"Rule topic." schema:"enum=naming|packaging|sdk_carveout|reuse_class|closure"`
+	Topic authorTopic `json:"topic" jsonschema:"Rule topic."`
+}
+
+// authorTopic is a topic of the engine's rule table.
+type authorTopic string
+
+func (authorTopic) JSONSchema() *jsonschema.Schema {
+	return &jsonschema.Schema{Type: "string", Enum: enumOf(steps.RuleTopics)}
 }
 
 type authorChecklistIn struct {
@@ -117,7 +124,7 @@ func authorNamespace(d *Deps) (registry.Namespace, error) {
 			Description: "The CI gates a step type must pass to be constructible: interface (the .step.yaml is valid), " +
 				"registry_binding (a builder handler binds its SageMaker type and assembly, and the config has the fields the " +
 				"builder reads), config_constructible (a valid config can be built from sample values) and script_alignment " +
-				"(the script, when found, matches its contract). Each gate has a detail and a remedy.",
+				"(every check validate.alignment runs, with the script when found; its findings are listed). Each gate has a detail and a remedy.",
 			When: "Before integrating a new or edited step into a pipeline.",
 			Examples: []string{
 				`author.preflight_step {"step_name": "TabularPreprocessing"}`,
@@ -135,59 +142,7 @@ func authorNamespace(d *Deps) (registry.Namespace, error) {
 }
 
 func (d *Deps) authorRules(_ context.Context, in authorRulesIn) (authorRulesOut, error) {
-	return authorRulesOut{Topic: in.Topic, Rules: authorRuleset(in.Topic)}, nil
-}
-
-// authorRuleset is the fixed text of one rule topic.
-func authorRuleset(topic string) map[string]any {
-	switch topic {
-	case "naming":
-		return map[string]any{
-			"step_name": map[string]any{"rule": "PascalCase; equals the .step.yaml step_type and the registry name; the file is <snake_case>.step.yaml",
-				"pascal_case_regex": "^[A-Z][a-zA-Z0-9]*$"},
-			"config_class":      map[string]any{"rule": "<StepName>Config unless registry.config_class overrides it", "suffix": "Config"},
-			"builder_step_name": map[string]any{"rule": "<StepName>StepBuilder; derived, no file to write", "suffix": "StepBuilder"},
-			"sagemaker_step_type": map[string]any{"rule": "registry.sagemaker_step_type picks the builder; Amazon-internal kinds load but are not compiled",
-				"valid_values": steps.SageMakerStepTypes},
-			"dag_node": "a DAG node is <StepName> or <StepName>_<job_type>; the SageMaker step name is <StepName>-<Jobtype>",
-		}
-	case "packaging":
-		return map[string]any{
-			"source_dir": map[string]any{"field": "contract.source_dir", "default": false,
-				"true": "the whole script directory is uploaded (needs step_args / a framework processor)", "false": "only the entry point is uploaded"},
-			"output_path_token": map[string]any{"field": "contract.output_path_token", "default": nil,
-				"none": "outputs go under <base>/<step_type lowercased>/[<job_type>/]<logical name>", "set": "every output goes to <base>/<token>",
-				"caveat": "a token makes all outputs of the step share one prefix"},
-			"include_job_type_in_path": map[string]any{"field": "patterns.include_job_type_in_path", "default": true,
-				"true": "the job type is a path segment", "false": "job types of the same step share paths"},
-			"entry_point": "contract.entry_point names the script; the config's processing_entry_point / training_entry_point default must agree",
-			"scripts":     "scripts live in the config's source_dir (relative to the workspace); code is uploaded content-addressed",
-		}
-	case "sdk_carveout":
-		return map[string]any{
-			"registry_requires": map[string]any{"field": "registry.requires", "valid_values": []string{"none", "secure_ai_sandbox_workflow_python_sdk"},
-				"rule": "only the Amazon-internal SDK steps set it; such steps are not compiled here"},
-			"compute_requires": map[string]any{"field": "compute.requires", "valid_values": []string{"none", "mods_workflow_core"},
-				"rule": "mods_workflow_core only with compute.kms_network"},
-			"closed_sets": map[string]any{"compute.kind": steps.ComputeKinds, "compute.sdk_class": steps.SDKClasses, "patterns.step_assembly": steps.StepAssemblies},
-			"note":        "public replacements: DummyDataLoading for Cradle/Redshift loading, Registration for MIMS registration",
-		}
-	case "reuse_class":
-		return map[string]any{
-			"shared":          "framework-agnostic steps reused as-is by every pipeline (TabularPreprocessing, DummyDataLoading, …)",
-			"model_dependent": "steps tied to one framework (XGBoostTraining, PyTorchModelEval, …); leave the model section of the script open",
-			"user_template":   "steps expected to be copied and customised per project",
-			"decision":        "prefer reusing a step with new config values, then extending an optional dependency, and only then a new step",
-		}
-	case "closure":
-		return map[string]any{
-			"registry_by_construction": "the registry is derived from the .step.yaml files; never hand-edit a registry",
-			"contract_spec_alignment":  "every contract.inputs key is a spec.dependencies key; every contract.outputs key is a spec.outputs key (or alias)",
-			"compatible_sources":       "exact, case-sensitive step type names",
-			"gates":                    []string{"validate.step_interface", "author.check_script", "author.preflight_step", "compile.validate"},
-		}
-	}
-	return nil
+	return authorRulesOut{Topic: string(in.Topic), Rules: steps.AuthorRules(string(in.Topic))}, nil
 }
 
 func (d *Deps) authorChecklist(ctx context.Context, in authorChecklistIn) (authorChecklistOut, error) {

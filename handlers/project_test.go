@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cursus-dev/cursus/engine/steps"
 	"github.com/cursus-dev/cursus/engine/validate"
 	"github.com/cursus-dev/cursus/registry"
 )
@@ -90,7 +91,7 @@ func TestProjectBringUp(t *testing.T) {
 
 func TestAuthorRulesAndChecklist(t *testing.T) {
 	reg, _ := newTestRegistry(t)
-	for _, topic := range []string{"naming", "packaging", "sdk_carveout", "reuse_class", "closure"} {
+	for _, topic := range steps.RuleTopics {
 		if d := jsonData(t, call(t, reg, "author.rules", `{"topic": "`+topic+`"}`)); d["rules"] == nil {
 			t.Errorf("%s: no rules", topic)
 		}

@@ -207,11 +207,12 @@ func (b *builder) configInput(n *node, field, value string) (uri, absent string,
 	return b.arts.add(KindInput, local, path.Base(local), data, false, n.stepName), "", nil
 }
 
-// outputPath is where a step output goes: <prefix>/<steptype>[/<job_type>]/<output>.
+// outputPath is where a step output goes: <prefix>/<token>[/<job_type>]/<output>
+// (steps.Interface.OutputSegments).
 func (b *builder) outputPath(n *node, output string) sagemaker.Join {
-	parts := []any{b.prefix, strings.ToLower(n.cfg.StepType)}
-	if n.cfg.JobType != "" {
-		parts = append(parts, n.cfg.JobType)
+	parts := []any{b.prefix}
+	for _, seg := range n.iface.OutputSegments(n.cfg.JobType) {
+		parts = append(parts, seg)
 	}
 	return sagemaker.JoinPath(append(parts, output)...)
 }
@@ -598,12 +599,13 @@ func (b *builder) trainingParts(n *node, inputs []boundInput) (trainingParts, er
 }
 
 // trainingOutput is the S3OutputPath of a training or tuning job: the
-// config's output_path when set, else <prefix>/<step_type in snake case>.
+// config's output_path when set, else <prefix>/<output path token>
+// (steps.Interface.OutputPathToken).
 func trainingOutput(prefix sagemaker.Get, n *node) any {
 	if s := getString(n.cfg, "output_path"); s != "" && n.cfg.Explicit["output_path"] {
 		return s
 	}
-	return sagemaker.JoinPath(prefix, steps.CanonicalToSnake(n.cfg.StepType))
+	return sagemaker.JoinPath(prefix, n.iface.OutputPathToken())
 }
 
 func (b *builder) training(n *node, inputs []boundInput) (sagemaker.TrainingArgs, []string, error) {

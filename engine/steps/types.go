@@ -118,7 +118,7 @@ type Compute struct {
 type Patterns struct {
 	StepAssembly         string   `yaml:"step_assembly,omitempty" json:"step_assembly,omitempty"`
 	DirectInputKeys      []string `yaml:"direct_input_keys,omitempty" json:"direct_input_keys,omitempty"`
-	IncludeJobTypeInPath bool     `yaml:"include_job_type_in_path,omitempty" json:"include_job_type_in_path,omitempty"`
+	IncludeJobTypeInPath *bool    `yaml:"include_job_type_in_path,omitempty" json:"include_job_type_in_path,omitempty"`
 }
 
 // Contract is the script's view of the container: paths, env vars, args.
@@ -132,7 +132,7 @@ type Contract struct {
 	Arguments             Ordered[string]     `yaml:"arguments,omitempty" json:"arguments,omitempty"`
 	FrameworkRequirements Ordered[string]     `yaml:"framework_requirements,omitempty" json:"framework_requirements,omitempty"`
 	SourceDir             string              `yaml:"source_dir,omitempty" json:"source_dir,omitempty"`
-	IncludeJobTypeInPath  bool                `yaml:"include_job_type_in_path,omitempty" json:"include_job_type_in_path,omitempty"`
+	IncludeJobTypeInPath  *bool               `yaml:"include_job_type_in_path,omitempty" json:"include_job_type_in_path,omitempty"`
 	SkipInputs            []string            `yaml:"skip_inputs,omitempty" json:"skip_inputs,omitempty"`
 	InputSourceOverrides  Ordered[string]     `yaml:"input_source_overrides,omitempty" json:"input_source_overrides,omitempty"`
 	CircularRefCheck      bool                `yaml:"circular_ref_check,omitempty" json:"circular_ref_check,omitempty"`

@@ -304,6 +304,12 @@ func (v *validator) checkContract(i *Interface) {
 			v.errorf(p+".object", "output_object_name", "%q must be a file name directly under the output path", out.Object)
 		}
 	}
+	if t := c.OutputPathToken; t != "" && !outputPathToken.MatchString(t) {
+		v.errorf("contract.output_path_token", "output_path_token", "%q must be one S3 key segment matching %s", t, outputPathToken)
+	}
+	if p, k := i.Patterns.IncludeJobTypeInPath, c.IncludeJobTypeInPath; p != nil && k != nil && *p != *k {
+		v.warnf("contract.include_job_type_in_path", "include_job_type_in_path", "patterns.include_job_type_in_path (%t) wins over this one", *p)
+	}
 	for n, a := range c.JobArguments {
 		p := fmt.Sprintf("contract.job_arguments[%d]", n)
 		if !strings.HasPrefix(a.Flag, "--") {

@@ -49,8 +49,11 @@ type CreateStepAxis struct {
 
 // ComputeAxis is how the processor / estimator / model is made.
 type ComputeAxis struct {
-	Kind                  string `json:"kind"`
+	Kind string `json:"kind"`
+	// SDKClass is compute.sdk_class as the step declares it, so it can be
+	// copied into a new step; Builds is the SDK class the kind makes.
 	SDKClass              string `json:"sdk_class"`
+	Builds                string `json:"builds"`
 	FrameworkVersionField string `json:"framework_version_field"`
 	LockTrainingRegion    bool   `json:"lock_training_region"`
 	Requires              string `json:"requires"`
@@ -144,7 +147,7 @@ func (l *Library) Describe(iface *steps.Interface) PatternsView {
 		v.Dependencies.BuildTime["create_step"] = req
 	}
 	if c := iface.Compute; c != nil {
-		v.Patterns.Compute = ComputeAxis{Kind: c.Kind, SDKClass: processorClass(c), FrameworkVersionField: c.FrameworkVersionField,
+		v.Patterns.Compute = ComputeAxis{Kind: c.Kind, SDKClass: c.SDKClass, Builds: processorClass(c), FrameworkVersionField: c.FrameworkVersionField,
 			LockTrainingRegion: c.LockTrainingRegion, Requires: orNone(c.Requires), Source: "compute section"}
 		if r := orNone(c.Requires); r != "none" {
 			v.Dependencies.BuildTime["compute"] = r
@@ -162,16 +165,21 @@ func (l *Library) Describe(iface *steps.Interface) PatternsView {
 	if len(v.Patterns.Inputs.Deviations) > 0 {
 		v.Patterns.Inputs.Pattern += " with " + strings.Join(v.Patterns.Inputs.Deviations, "; ")
 	}
-	out := OutputsAxis{IncludeJobTypeInPath: iface.Patterns.IncludeJobTypeInPath || iface.Contract.IncludeJobTypeInPath, Sink: iface.Contract.Sink}
+	out := OutputsAxis{IncludeJobTypeInPath: iface.JobTypeInPath(), Sink: iface.Contract.Sink}
+	out.OutputPathToken = iface.OutputPathToken()
 	switch {
 	case iface.Contract.Sink || iface.Spec.Outputs.Len() == 0:
 		out.Pattern = "sink (no outputs)"
 	case iface.Contract.OutputPathToken != "":
-		out.OutputPathToken, out.OutputPathTokenSource = iface.Contract.OutputPathToken, "override: contract.output_path_token"
-		out.Pattern = "generated destination Join(base, <token>)"
+		out.OutputPathTokenSource = "override: contract.output_path_token"
 	default:
-		out.OutputPathToken, out.OutputPathTokenSource = steps.CanonicalToSnake(iface.StepType), "derived: canonical_to_snake(step_type)"
-		out.Pattern = "generated destination Join(base, <token>[, job_type], logical_name)"
+		out.OutputPathTokenSource = "derived: step_type in snake_case (Training, Tuning) or lower-cased (other steps)"
+	}
+	if out.Pattern == "" {
+		out.Pattern = "generated destination Join(base, <token>, logical_name)"
+		if out.IncludeJobTypeInPath {
+			out.Pattern = "generated destination Join(base, <token>[, job_type], logical_name)"
+		}
 	}
 	v.Patterns.Outputs = out
 	return v

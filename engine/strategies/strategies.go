@@ -259,9 +259,8 @@ func (l *Library) ForInterface(iface *steps.Interface) (Strategy, error) {
 
 // EffectiveKnobs merges knob defaults, the strategy's presets and the
 // interface's patterns (direct_input_keys when set; contract.source_dir
-// turns on split_source_dir), in that order. include_job_type_in_path keeps
-// its default: generated output paths always carry the job type (§5.6), so
-// the knob never changes a compiled definition.
+// turns on split_source_dir; include_job_type_in_path follows
+// Interface.JobTypeInPath, as the compiler does), in that order.
 func EffectiveKnobs(s Strategy, iface *steps.Interface) map[string]any {
 	out := map[string]any{}
 	for _, k := range s.Knobs {
@@ -275,6 +274,9 @@ func EffectiveKnobs(s Strategy, iface *steps.Interface) map[string]any {
 	}
 	if _, ok := out["direct_input_keys"]; ok && len(iface.Patterns.DirectInputKeys) > 0 {
 		out["direct_input_keys"] = append([]string(nil), iface.Patterns.DirectInputKeys...)
+	}
+	if _, ok := out["include_job_type_in_path"]; ok {
+		out["include_job_type_in_path"] = iface.JobTypeInPath()
 	}
 	if _, ok := out["split_source_dir"]; ok && isTrue(iface.Contract.SourceDir) {
 		out["split_source_dir"] = true

@@ -93,7 +93,7 @@ func TestDescribe(t *testing.T) {
 	}
 	d, _ := cat.Get("DummyDataLoading")
 	dv := l.Describe(d)
-	if dv.Patterns.Compute.SDKClass != "SKLearnProcessor" || !strings.Contains(strings.Join(dv.Patterns.Inputs.Deviations, ";"), "data_source←config.data_source") {
+	if dv.Patterns.Compute.SDKClass != "" || dv.Patterns.Compute.Builds != "SKLearnProcessor" || dv.Patterns.Outputs.OutputPathToken != "dummydataloading" || !strings.Contains(strings.Join(dv.Patterns.Inputs.Deviations, ";"), "data_source←config.data_source") {
 		t.Fatalf("%+v", dv.Patterns)
 	}
 	r, _ := cat.Get("Registration")

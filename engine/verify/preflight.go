@@ -17,6 +17,9 @@ type PreflightGate struct {
 	Detail string `json:"detail"`
 	Step   string `json:"step,omitempty"`
 	Remedy string `json:"remedy,omitempty"`
+	// Findings are every finding of the alignment checks
+	// (script_alignment gate only): the same validate.alignment reports.
+	Findings []validate.Finding `json:"findings,omitempty"`
 }
 
 // PreflightRequest names one step (StepName, with JobType) or every
@@ -42,7 +45,8 @@ type PreflightReport struct {
 }
 
 // Preflight runs the four authoring gates — interface, registry binding,
-// config construction, script alignment — of the steps req names.
+// config construction, alignment (every check validate.alignment runs,
+// with the script when found) — of the steps req names.
 func (s *Suite) Preflight(ctx context.Context, req PreflightRequest) (*PreflightReport, error) {
 	if (req.StepName == "") == !req.All {
 		return nil, inputErrorf("provide 'step_name' or set 'all' to true (not both)")
@@ -91,14 +95,16 @@ func (s *Suite) Preflight(ctx context.Context, req PreflightRequest) (*Preflight
 	return rep, nil
 }
 
-// preflightGates are the four gates of one step.
+// preflightGates are the four gates of one step. The binding and config
+// gates read the alignment report of the catalog step; the last gate runs
+// the alignment checks with the script found by search.
 func (s *Suite) preflightGates(ctx context.Context, iface *steps.Interface, search ScriptSearch) []PreflightGate {
 	rep := s.catalogReport(iface)
 	return []PreflightGate{
 		s.interfaceGate(iface),
 		bindingGate(iface, rep),
 		s.configGate(ctx, iface, rep),
-		s.scriptGate(ctx, iface, search),
+		s.alignmentGate(ctx, iface, search),
 	}
 }
 
@@ -182,29 +188,25 @@ func (s *Suite) configGate(ctx context.Context, iface *steps.Interface, rep vali
 	return g
 }
 
-func (s *Suite) scriptGate(ctx context.Context, iface *steps.Interface, search ScriptSearch) PreflightGate {
+// alignmentGate runs validate.alignment's checks on one step, so that
+// preflight reports every finding alignment would.
+func (s *Suite) alignmentGate(ctx context.Context, iface *steps.Interface, search ScriptSearch) PreflightGate {
 	g := PreflightGate{Name: "script_alignment", Passed: true}
 	script, err := s.FindScript(iface, search)
-	switch {
-	case err != nil:
+	if err != nil {
 		g.Passed = false
 		g.Detail = err.Error()
 		g.Remedy = "give a script_path / source_dir inside the workspace"
 		return g
-	case !RunsScript(iface):
-		g.Detail = "SKIPPED: " + iface.Registry.SageMakerStepType + " steps run no step script"
-		return g
-	case script.Rel == "":
-		g.Detail = fmt.Sprintf("SKIPPED: script %s not found (looked in %s)", iface.Contract.EntryPoint, strings.Join(script.Searched, ", "))
-		return g
 	}
-	fs, _, err := validate.CheckScriptSource(ctx, iface, script.Rel, script.Source)
+	rep, err := validate.CheckStep(ctx, s.StepCheck(iface, script))
 	if err != nil {
 		g.Passed, g.Detail = false, err.Error()
 		return g
 	}
+	g.Findings = rep.Findings
 	var bad []string
-	for _, f := range fs {
+	for _, f := range rep.Findings {
 		if f.Blocking() {
 			g.Passed = false
 			bad = append(bad, fmt.Sprintf("[%s] %s: %s", f.Rule, f.Location, f.Message))
@@ -213,10 +215,18 @@ func (s *Suite) scriptGate(ctx context.Context, iface *steps.Interface, search S
 			}
 		}
 	}
-	if g.Passed {
-		g.Detail = fmt.Sprintf("%s matches the contract (%d non-blocking finding(s))", script.Rel, len(fs))
-	} else {
+	switch {
+	case !g.Passed:
 		g.Detail = strings.Join(firstN(bad, 3), "; ")
+	case rep.Status == validate.StatusExcluded:
+		g.Detail = "SKIPPED: " + iface.Registry.SageMakerStepType + " steps are excluded from alignment"
+	case !RunsScript(iface):
+		g.Detail = fmt.Sprintf("SKIPPED: %s steps run no step script (%d non-blocking finding(s))", iface.Registry.SageMakerStepType, len(rep.Findings))
+	case script.Rel == "":
+		g.Detail = fmt.Sprintf("SKIPPED: script %s not found (looked in %s); %d non-blocking finding(s)", iface.Contract.EntryPoint,
+			strings.Join(script.Searched, ", "), len(rep.Findings))
+	default:
+		g.Detail = fmt.Sprintf("%s matches the contract (%d non-blocking finding(s))", script.Rel, len(rep.Findings))
 	}
 	return g
 }
