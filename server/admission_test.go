@@ -50,6 +50,24 @@ func closedNames(reg *registry.Registry) *regexp.Regexp {
 	return regexp.MustCompile(`\b(` + strings.Join(alts, "|") + `)\b`)
 }
 
+// sdkSession connects the official go-sdk client to the streamable HTTP
+// endpoint url (with hc, or the default client when nil) and lists the
+// tools. The session is closed when the test ends.
+func sdkSession(t *testing.T, ctx context.Context, url string, hc *http.Client) (*sdk.ClientSession, *sdk.ListToolsResult) {
+	t.Helper()
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx,
+		&sdk.StreamableClientTransport{Endpoint: url, HTTPClient: hc, DisableStandaloneSSE: true, MaxRetries: -1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	list, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cs, list
+}
+
 type bearerTransport struct{ token string }
 
 func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
@@ -142,16 +160,7 @@ func TestReadCallerIsToldOnlyOfReadTools(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cs, err := sdk.NewClient(&sdk.Implementation{Name: "surfaces", Version: "1"}, nil).Connect(ctx,
-		&sdk.StreamableClientTransport{Endpoint: ts.URL + "/mcp", HTTPClient: client, DisableStandaloneSSE: true, MaxRetries: -1}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
-	list, err := cs.ListTools(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cs, list := sdkSession(t, ctx, ts.URL+"/mcp", client)
 	b, _ := json.Marshal(list)
 	check("MCP tools/list", b)
 	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "tools__help", Arguments: map[string]any{}})

@@ -18,16 +18,7 @@ func TestMCPResultsMatchTheirOutputSchema(t *testing.T) {
 	env := newTestEnv(t, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cs, err := sdk.NewClient(&sdk.Implementation{Name: "schemas", Version: "1"}, nil).Connect(ctx,
-		&sdk.StreamableClientTransport{Endpoint: env.ts.URL + "/mcp", DisableStandaloneSSE: true, MaxRetries: -1}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
-	list, err := cs.ListTools(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cs, list := sdkSession(t, ctx, env.ts.URL+"/mcp", nil)
 	schemas := map[string]*jsonschema.Schema{}
 	for _, tool := range list.Tools {
 		if tool.OutputSchema == nil {

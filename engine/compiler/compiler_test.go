@@ -2,35 +2,16 @@ package compiler
 
 import (
 	"context"
-	"sync"
 	"testing"
 
 	"github.com/cursus-dev/cursus/engine/config"
 	"github.com/cursus-dev/cursus/engine/dag"
+	"github.com/cursus-dev/cursus/engine/enginetest"
 	"github.com/cursus-dev/cursus/engine/sagemaker/sagemakertest"
 	"github.com/cursus-dev/cursus/engine/steps"
 )
 
-var (
-	catOnce sync.Once
-	cat     *steps.Catalog
-	schemas *config.Schemas
-	catErr  error
-)
-
-func fixtures(t testing.TB) (*steps.Catalog, *config.Schemas) {
-	t.Helper()
-	catOnce.Do(func() {
-		cat, _, catErr = steps.LoadCatalog()
-		if catErr == nil {
-			schemas, catErr = config.LoadSchemas(cat)
-		}
-	})
-	if catErr != nil {
-		t.Fatal(catErr)
-	}
-	return cat, schemas
-}
+func fixtures(t testing.TB) (*steps.Catalog, *config.Schemas) { return enginetest.Catalog(t) }
 
 // sampleInput builds configs for d from the config requirements and their
 // sample values, as a user filling every essential field would.

@@ -6,38 +6,19 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"sync"
 	"testing"
 
 	"github.com/cursus-dev/cursus/engine/compiler"
 	"github.com/cursus-dev/cursus/engine/config"
 	"github.com/cursus-dev/cursus/engine/dag"
+	"github.com/cursus-dev/cursus/engine/enginetest"
 	"github.com/cursus-dev/cursus/engine/pipelines"
 	"github.com/cursus-dev/cursus/engine/steps"
 	"github.com/cursus-dev/cursus/engine/validate"
 	"github.com/cursus-dev/cursus/engine/workspace"
 )
 
-var (
-	catOnce sync.Once
-	cat     *steps.Catalog
-	schemas *config.Schemas
-	catErr  error
-)
-
-func fixtures(t testing.TB) (*steps.Catalog, *config.Schemas) {
-	t.Helper()
-	catOnce.Do(func() {
-		cat, _, catErr = steps.LoadCatalog()
-		if catErr == nil {
-			schemas, catErr = config.LoadSchemas(cat)
-		}
-	})
-	if catErr != nil {
-		t.Fatal(catErr)
-	}
-	return cat, schemas
-}
+func fixtures(t testing.TB) (*steps.Catalog, *config.Schemas) { return enginetest.Catalog(t) }
 
 // Acceptance: for every Processing step of the example project and of
 // every built-in shared DAG, the environment and command line
