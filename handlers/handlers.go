@@ -40,6 +40,9 @@ type Options struct {
 	StepDirs      []string // extra step-interface directories
 	PipelineDirs  []string // extra shared-DAG directories
 	Python        string   // interpreter for validate.run_scripts (default: python3 on PATH)
+	// AllowUnisolatedScripts runs scripts without the OS sandbox where the
+	// kernel cannot provide one (unsafe; see validate.Runner.AllowUnisolated).
+	AllowUnisolatedScripts bool
 	AWSEndpoint   string   // override for S3 and SageMaker (tests use a local fake)
 	AWSRegion     string
 }

@@ -293,5 +293,8 @@ func newScriptRunner(opts Options) *validate.Runner {
 	if opts.Python != "" {
 		r.UseInterpreter(opts.Python)
 	}
+	if opts.AllowUnisolatedScripts {
+		r.AllowUnisolated()
+	}
 	return r
 }

@@ -81,12 +81,13 @@ func newApp(cfg server.Config, stderr io.Writer) (*app, error) {
 	level, _ := zerolog.ParseLevel(strings.ToLower(cfg.Telemetry.LogLevel))
 	logger := zerolog.New(stderr).Level(level).With().Timestamp().Logger()
 	deps, err := handlers.NewDeps(handlers.Options{
-		WorkspaceRoot: cfg.Workspace.Root,
-		StepDirs:      cfg.Workspace.StepDirs,
-		PipelineDirs:  cfg.Workspace.PipelineDirs,
-		Python:        cfg.Workspace.Python,
-		AWSEndpoint:   cfg.AWS.Endpoint,
-		AWSRegion:     cfg.AWS.Region,
+		WorkspaceRoot:          cfg.Workspace.Root,
+		StepDirs:               cfg.Workspace.StepDirs,
+		PipelineDirs:           cfg.Workspace.PipelineDirs,
+		Python:                 cfg.Workspace.Python,
+		AllowUnisolatedScripts: cfg.Workspace.AllowUnisolatedScripts,
+		AWSEndpoint:            cfg.AWS.Endpoint,
+		AWSRegion:              cfg.AWS.Region,
 	})
 	if err != nil {
 		return nil, err

@@ -139,6 +139,9 @@ type Runner struct {
 	sandboxErr error
 	// LookPath finds the interpreter; tests replace it.
 	LookPath func(string) (string, error)
+	// ProbeSandbox checks that the interpreter starts in the sandbox (nil:
+	// it does); tests replace it to play a kernel that lacks something.
+	ProbeSandbox func(context.Context) error
 }
 
 // NewRunner makes a runner allowing maxConcurrent runs at once (≥1).
@@ -146,7 +149,9 @@ func NewRunner(maxConcurrent int) *Runner {
 	if maxConcurrent < 1 {
 		maxConcurrent = 1
 	}
-	return &Runner{sem: make(chan struct{}, maxConcurrent), LookPath: exec.LookPath}
+	r := &Runner{sem: make(chan struct{}, maxConcurrent), LookPath: exec.LookPath}
+	r.ProbeSandbox = r.probeSandbox
+	return r
 }
 
 // UseInterpreter makes the runner find python by name (or path) instead of
@@ -235,7 +240,11 @@ func (r *Runner) interpreter() (string, error) {
 		if r.python == "" {
 			r.python = p
 		}
-		r.sandboxErr = r.probeSandbox(ctx)
+		if err := r.interpreterFiles(ctx); err != nil {
+			r.err = &RuntimeUnavailableError{Reason: err.Error()}
+			return
+		}
+		r.sandboxErr = r.ProbeSandbox(ctx)
 	})
 	return r.python, r.err
 }
@@ -243,9 +252,9 @@ func (r *Runner) interpreter() (string, error) {
 // interpreterFiles asks the interpreter, started as a script will be,
 // where its own files are: its executable, standard library,
 // site-packages and shared libraries.
-func (r *Runner) interpreterFiles(ctx context.Context, home string) error {
+func (r *Runner) interpreterFiles(ctx context.Context) error {
 	cmd := exec.CommandContext(ctx, r.python, "-c", pyFilesQuery)
-	cmd.Env = sandboxEnv(home, nil)
+	cmd.Env = sandboxEnv(os.TempDir(), nil)
 	out, err := cmd.Output()
 	if err != nil {
 		return fmt.Errorf("ask %s for its files: %w", r.python, err)
@@ -285,9 +294,6 @@ func (r *Runner) probeSandbox(ctx context.Context) error {
 	}
 	defer os.RemoveAll(dir)
 	if dir, err = filepath.EvalSymlinks(dir); err != nil {
-		return err
-	}
-	if err := r.interpreterFiles(ctx, dir); err != nil {
 		return err
 	}
 	var stderr bytes.Buffer

@@ -3,6 +3,7 @@ package validate
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net"
 	"os"
 	"path/filepath"
@@ -345,5 +346,40 @@ func TestSandboxIsolationIsReported(t *testing.T) {
 	b, _ := json.Marshal(r.Isolation())
 	if !strings.Contains(string(b), "Landlock") || strings.Contains(string(b), "UNISOLATED") {
 		t.Errorf("isolation = %s", b)
+	}
+}
+
+// TestRunWithoutASandboxIsRuntimeUnavailable: where the kernel lacks what
+// the sandbox needs, a run is refused naming it and the setting that
+// overrides; with that setting the script runs, reported as unisolated.
+func TestRunWithoutASandboxIsRuntimeUnavailable(t *testing.T) {
+	needPython(t)
+	missing := func(context.Context) error {
+		return &sandbox.UnavailableError{Missing: "this kernel has Landlock ABI 3 (test)"}
+	}
+	r := NewRunner(1)
+	r.ProbeSandbox = missing
+	script := writeScript(t, "def main(input_paths, output_paths, environ_vars, job_args):\n    open(output_paths['processed_data'] + '/o', 'w').write('1')\n")
+	req := RunRequest{Interface: mustInterface(t, prepInterface), Script: script, Env: map[string]string{"LABEL_FIELD": "y"}}
+	_, err := r.Run(context.Background(), req)
+	var unavailable *RuntimeUnavailableError
+	if !errors.As(err, &unavailable) || !unavailable.Sandbox || !errors.Is(err, ErrRuntimeUnavailable) {
+		t.Fatalf("want a sandbox RuntimeUnavailableError, got %v", err)
+	}
+	for _, want := range []string{"Landlock ABI 3 (test)", "workspace.allow_unisolated_scripts"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("the error does not name %q: %v", want, err)
+		}
+	}
+
+	r = NewRunner(1)
+	r.ProbeSandbox = missing
+	r.AllowUnisolated()
+	res, err := r.Run(context.Background(), req)
+	if err != nil || !res.Success {
+		t.Fatalf("unisolated run: %+v, %v", res, err)
+	}
+	if b, _ := json.Marshal(r.Isolation()); !strings.Contains(string(b), "UNISOLATED") {
+		t.Errorf("an unisolated run is not reported as such: %s", b)
 	}
 }
