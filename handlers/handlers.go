@@ -43,8 +43,8 @@ type Options struct {
 	// AllowUnisolatedScripts runs scripts without the OS sandbox where the
 	// kernel cannot provide one (unsafe; see validate.Runner.AllowUnisolated).
 	AllowUnisolatedScripts bool
-	AWSEndpoint   string   // override for S3 and SageMaker (tests use a local fake)
-	AWSRegion     string
+	AWSEndpoint            string // override for S3 and SageMaker (tests use a local fake)
+	AWSRegion              string
 }
 
 // NewDeps loads the engine's catalogs once.

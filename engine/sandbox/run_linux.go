@@ -172,7 +172,7 @@ func killChildren() int {
 // children are re-parented here (subreaper), so each round reaches one
 // generation further, setsid and double-forked ones included.
 func reapAll() {
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(5 * time.Second)
 	for round := 0; round < 100000 && time.Now().Before(deadline); round++ {
 		killChildren()
 		for {
