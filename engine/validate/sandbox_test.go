@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -381,5 +382,47 @@ func TestRunWithoutASandboxIsRuntimeUnavailable(t *testing.T) {
 	}
 	if b, _ := json.Marshal(r.Isolation()); !strings.Contains(string(b), "UNISOLATED") {
 		t.Errorf("an unisolated run is not reported as such: %s", b)
+	}
+}
+
+// i386Script calls socket(2) through the i386 syscall ABI (int 0x80),
+// which an amd64 seccomp filter sees under another arch and number.
+const i386Script = `import ctypes, mmap
+
+
+def main(input_paths, output_paths, environ_vars, job_args):
+    code = bytes([0x53,                    # push rbx
+                  0xb8, 0x67, 0x01, 0, 0,  # mov eax, 359 (i386 socket)
+                  0xbb, 2, 0, 0, 0,        # mov ebx, AF_INET
+                  0xb9, 1, 0, 0, 0,        # mov ecx, SOCK_STREAM
+                  0x31, 0xd2,              # xor edx, edx
+                  0xcd, 0x80,              # int 0x80
+                  0x5b, 0xc3])             # pop rbx; ret
+    buf = mmap.mmap(-1, 4096, prot=mmap.PROT_READ | mmap.PROT_WRITE | mmap.PROT_EXEC)
+    buf.write(code)
+    fn = ctypes.CFUNCTYPE(ctypes.c_int)(ctypes.addressof(ctypes.c_char.from_buffer(buf)))
+    print("calling", flush=True)
+    fd = fn()
+    print("i386_socket", "ALLOWED" if fd >= 0 else "DENIED", fd, flush=True)
+    open(output_paths["processed_data"] + "/o", "w").write("1")
+`
+
+// TestSandboxRefusesForeignArchSyscalls: the i386 ABI is no way around
+// the socket rule; the filter kills the script on such a syscall.
+func TestSandboxRefusesForeignArchSyscalls(t *testing.T) {
+	if runtime.GOARCH != "amd64" {
+		t.Skip("the i386 syscall ABI exists only beside amd64")
+	}
+	r := needSandbox(t)
+	res, err := r.Run(context.Background(), RunRequest{Interface: mustInterface(t, prepInterface),
+		Script: writeScript(t, i386Script), Env: map[string]string{"LABEL_FIELD": "y"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(res.Stdout, "calling") {
+		t.Fatalf("the script did not get to the call (the test proves nothing): %+v", res)
+	}
+	if strings.Contains(res.Stdout, "i386_socket ALLOWED") || res.Success {
+		t.Errorf("an i386 socket(2) got through: %+v", res)
 	}
 }
