@@ -6,42 +6,101 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/google/jsonschema-go/jsonschema"
+
 	"github.com/cursus-dev/cursus/engine/steps"
 	"github.com/cursus-dev/cursus/engine/validate"
 	"github.com/cursus-dev/cursus/engine/verify"
 	"github.com/cursus-dev/cursus/registry"
 )
 
-var authorTopics = []string{"naming", "packaging", "sdk_carveout", "reuse_class", "closure"}
+type authorRulesIn struct {
+	Topic string `json:"topic" jsonschema:"Rule topic." schema:"enum=naming|packaging|sdk_carveout|reuse_class|closure"`
+}
+
+type authorChecklistIn struct {
+	SMType   authorSMType   `json:"sagemaker_step_type" jsonschema:"SageMaker step type of the new step."`
+	Assembly authorAssembly `json:"step_assembly,omitempty" jsonschema:"How the step is assembled (Processing only)."`
+}
+
+// authorSMType is any SageMaker step type a .step.yaml may declare.
+type authorSMType string
+
+func (authorSMType) JSONSchema() *jsonschema.Schema {
+	return &jsonschema.Schema{Type: "string", Enum: enumOf(steps.SageMakerStepTypes)}
+}
+
+// authorAssembly is a Processing step's assembly.
+type authorAssembly string
+
+func (authorAssembly) JSONSchema() *jsonschema.Schema {
+	return &jsonschema.Schema{Type: "string", Enum: enumOf(steps.StepAssemblies)}
+}
+
+func enumOf(values []string) []any {
+	out := make([]any, len(values))
+	for i, v := range values {
+		out[i] = v
+	}
+	return out
+}
+
+type authorCheckScriptIn struct {
+	stepJobIn
+	scriptSearchIn
+}
+
+type authorPreflightIn struct {
+	StepName verifyStepName `json:"step_name,omitempty"`
+	All      bool           `json:"all,omitempty" jsonschema:"Check every step type in the catalog."`
+	JobType  jobTypeName    `json:"job_type,omitempty" jsonschema:"Job type variant to apply (training, calibration, …)."`
+	scriptSearchIn
+}
+
+// authorRulesOut is one topic's rules; each topic has its own fixed shape.
+type authorRulesOut struct {
+	Topic string         `json:"topic"`
+	Rules map[string]any `json:"rules"`
+}
+
+// authorChecklistOut is the authoring procedure for one step type.
+type authorChecklistOut struct {
+	SageMakerStepType string          `json:"sagemaker_step_type"`
+	StepAssembly      *string         `json:"step_assembly"` // null when not given
+	Routable          bool            `json:"routable"`
+	ExemplarStep      string          `json:"exemplar_step"`
+	Steps             []checklistStep `json:"steps"`
+}
+
+type checklistStep struct {
+	Order    int            `json:"order"`
+	Phase    string         `json:"phase"`
+	Action   string         `json:"action"`
+	Tool     string         `json:"tool"`
+	ArgsHint map[string]any `json:"args_hint"`
+}
 
 func authorNamespace(d *Deps) (registry.Namespace, error) {
 	if d.Steps == nil || d.Config == nil {
 		return registry.Namespace{}, errors.New("the step catalog is not loaded")
 	}
 	tools := []registry.ToolDef{
-		{
+		registry.Define(registry.ToolDef{
 			Name:        "author.rules",
 			Description: "The rules a new step type must follow, by topic: naming, packaging, sdk_carveout, reuse_class, closure.",
 			When:        "You are about to write a .step.yaml or its script and need the restrictions.",
 			Examples:    []string{`author.rules {"topic": "naming"}`, `author.rules {"topic": "closure"}`},
 			Tags:        []string{registry.PhaseValidator},
-			Schema:      registry.Object(map[string]any{"topic": registry.Enum("Rule topic.", authorTopics...)}, "topic"),
-			Handler:     d.authorRules,
-		},
-		{
+		}, d.authorRules),
+		registry.Define(registry.ToolDef{
 			Name: "author.checklist",
 			Description: "The authoring procedure for a new step of a SageMaker step type, as ordered data: which tools to call, " +
 				"which exemplar step to copy shapes from, which files to write, and the gates to pass.",
 			When:     "You are starting to author a new step type.",
 			Examples: []string{`author.checklist {"sagemaker_step_type": "Processing", "step_assembly": "code"}`},
 			Tags:     []string{registry.PhasePlanner},
-			Schema: registry.Object(map[string]any{
-				"sagemaker_step_type": registry.Enum("SageMaker step type of the new step.", steps.SageMakerStepTypes...),
-				"step_assembly":       registry.Enum("How the step is assembled (Processing only).", steps.StepAssemblies...),
-			}, "sagemaker_step_type"),
-			Handler: d.authorChecklist,
-		},
-		{
+		}, d.authorChecklist),
+		registry.Define(registry.ToolDef{
 			Name: "author.check_script",
 			Description: "Check a step's Python script against its contract (static analysis; no interpreter): main() signature, " +
 				"forward checks (names, env vars and job args the script reads must be declared) and reverse checks (declared " +
@@ -52,13 +111,8 @@ func authorNamespace(d *Deps) (registry.Namespace, error) {
 				`author.check_script {"step_name": "XGBoostTraining", "script_path": "projects/demo_xgboost/scripts/xgboost_training.py"}`,
 			},
 			Tags: []string{registry.PhaseValidator},
-			Schema: registry.Object(map[string]any{
-				"step_name": valStepNameSchema, "job_type": valJobTypeSchema, "script_path": scriptPathSchema,
-				"source_dir": sourceDirSchema, "workspace_dirs": workspaceDirsSchema,
-			}, "step_name"),
-			Handler: d.authorCheckScript,
-		},
-		{
+		}, d.authorCheckScript),
+		registry.Define(registry.ToolDef{
 			Name: "author.preflight_step",
 			Description: "The CI gates a step type must pass to be constructible: interface (the .step.yaml is valid), " +
 				"registry_binding (a builder handler binds its SageMaker type and assembly, and the config has the fields the " +
@@ -70,13 +124,7 @@ func authorNamespace(d *Deps) (registry.Namespace, error) {
 				`author.preflight_step {"all": true}  # every step type in the catalog`,
 			},
 			Tags: []string{registry.PhaseValidator},
-			Schema: registry.Object(map[string]any{
-				"step_name": valStepNameSchema, "all": registry.Boolean("Check every step type in the catalog."),
-				"job_type": valJobTypeSchema, "script_path": scriptPathSchema, "source_dir": sourceDirSchema,
-				"workspace_dirs": workspaceDirsSchema,
-			}),
-			Handler: d.authorPreflightStep,
-		},
+		}, d.authorPreflightStep),
 	}
 	tools = append(tools, authorConfigTools(d)...)
 	return registry.Namespace{
@@ -86,17 +134,15 @@ func authorNamespace(d *Deps) (registry.Namespace, error) {
 	}, nil
 }
 
-func (d *Deps) authorRules(_ context.Context, req registry.Request) (*registry.Result, error) {
-	var args struct {
-		Topic string `json:"topic"`
-	}
-	if err := req.Bind(&args); err != nil {
-		return nil, err
-	}
-	var rules map[string]any
-	switch args.Topic {
+func (d *Deps) authorRules(_ context.Context, in authorRulesIn) (authorRulesOut, error) {
+	return authorRulesOut{Topic: in.Topic, Rules: authorRuleset(in.Topic)}, nil
+}
+
+// authorRuleset is the fixed text of one rule topic.
+func authorRuleset(topic string) map[string]any {
+	switch topic {
 	case "naming":
-		rules = map[string]any{
+		return map[string]any{
 			"step_name": map[string]any{"rule": "PascalCase; equals the .step.yaml step_type and the registry name; the file is <snake_case>.step.yaml",
 				"pascal_case_regex": "^[A-Z][a-zA-Z0-9]*$"},
 			"config_class":      map[string]any{"rule": "<StepName>Config unless registry.config_class overrides it", "suffix": "Config"},
@@ -106,7 +152,7 @@ func (d *Deps) authorRules(_ context.Context, req registry.Request) (*registry.R
 			"dag_node": "a DAG node is <StepName> or <StepName>_<job_type>; the SageMaker step name is <StepName>-<Jobtype>",
 		}
 	case "packaging":
-		rules = map[string]any{
+		return map[string]any{
 			"source_dir": map[string]any{"field": "contract.source_dir", "default": false,
 				"true": "the whole script directory is uploaded (needs step_args / a framework processor)", "false": "only the entry point is uploaded"},
 			"output_path_token": map[string]any{"field": "contract.output_path_token", "default": nil,
@@ -118,7 +164,7 @@ func (d *Deps) authorRules(_ context.Context, req registry.Request) (*registry.R
 			"scripts":     "scripts live in the config's source_dir (relative to the workspace); code is uploaded content-addressed",
 		}
 	case "sdk_carveout":
-		rules = map[string]any{
+		return map[string]any{
 			"registry_requires": map[string]any{"field": "registry.requires", "valid_values": []string{"none", "secure_ai_sandbox_workflow_python_sdk"},
 				"rule": "only the Amazon-internal SDK steps set it; such steps are not compiled here"},
 			"compute_requires": map[string]any{"field": "compute.requires", "valid_values": []string{"none", "mods_workflow_core"},
@@ -127,109 +173,99 @@ func (d *Deps) authorRules(_ context.Context, req registry.Request) (*registry.R
 			"note":        "public replacements: DummyDataLoading for Cradle/Redshift loading, Registration for MIMS registration",
 		}
 	case "reuse_class":
-		rules = map[string]any{
+		return map[string]any{
 			"shared":          "framework-agnostic steps reused as-is by every pipeline (TabularPreprocessing, DummyDataLoading, …)",
 			"model_dependent": "steps tied to one framework (XGBoostTraining, PyTorchModelEval, …); leave the model section of the script open",
 			"user_template":   "steps expected to be copied and customised per project",
 			"decision":        "prefer reusing a step with new config values, then extending an optional dependency, and only then a new step",
 		}
 	case "closure":
-		rules = map[string]any{
+		return map[string]any{
 			"registry_by_construction": "the registry is derived from the .step.yaml files; never hand-edit a registry",
 			"contract_spec_alignment":  "every contract.inputs key is a spec.dependencies key; every contract.outputs key is a spec.outputs key (or alias)",
 			"compatible_sources":       "exact, case-sensitive step type names",
 			"gates":                    []string{"validate.step_interface", "author.check_script", "author.preflight_step", "compile.validate"},
 		}
 	}
-	return registry.OK(map[string]any{"topic": args.Topic, "rules": rules}), nil
+	return nil
 }
 
-func (d *Deps) authorChecklist(_ context.Context, req registry.Request) (*registry.Result, error) {
-	var args struct {
-		SMType   string `json:"sagemaker_step_type"`
-		Assembly string `json:"step_assembly"`
-	}
-	if err := req.Bind(&args); err != nil {
-		return nil, err
-	}
-	exemplar := map[string]string{steps.SMTraining: "XGBoostTraining", steps.SMTransform: "BatchTransform",
-		steps.SMCreateModel: "XGBoostModel", steps.SMTuning: "XGBoostTuning", steps.SMRegisterModel: "Registration"}[args.SMType]
-	if exemplar == "" {
-		exemplar = "TabularPreprocessing"
-	}
-	if _, ok := d.Steps.Get(exemplar); !ok {
-		exemplar = "TabularPreprocessing"
-	}
-	routable := true
-	var warn []string
-	switch {
-	case args.SMType == steps.SMBase || args.SMType == steps.SMUtility || args.SMType == steps.SMLambda:
-		routable = false
-		warn = append(warn, fmt.Sprintf("'%s' binds no construction handler: such a step cannot be compiled", args.SMType))
-	case args.SMType == steps.SMCradleDataLoading || args.SMType == steps.SMRedshiftDataLoading || args.SMType == steps.SMMimsModelRegistrationProcessing:
-		routable = false
-		rep, _ := steps.InternalReplacement(args.SMType)
-		warn = append(warn, fmt.Sprintf("'%s' is Amazon-internal and not compiled here; use %s", args.SMType, rep))
-	case args.Assembly == "delegation":
-		routable = false
-		warn = append(warn, "step_assembly 'delegation' hands the step to an Amazon-internal SDK; use code or step_args")
-	case args.Assembly != "" && args.SMType != steps.SMProcessing:
-		warn = append(warn, "step_assembly only matters for Processing steps; it is ignored for "+args.SMType)
-	}
+func (d *Deps) authorChecklist(ctx context.Context, in authorChecklistIn) (authorChecklistOut, error) {
+	smType, assembly := string(in.SMType), string(in.Assembly)
+	routable, warn := checklistRouting(smType, assembly)
+	exemplar := d.checklistExemplar(smType)
 	snake := "<snake_name>"
-	list := []map[string]any{
-		{"order": 1, "phase": "resolve", "action": "Confirm the SageMaker type routes to a builder and read its knobs", "tool": "strategies.for_step_type", "args_hint": map[string]any{"sagemaker_step_type": args.SMType}},
-		{"order": 2, "phase": "resolve", "action": "Read the naming rules", "tool": "author.rules", "args_hint": map[string]any{"topic": "naming"}},
-		{"order": 3, "phase": "author", "action": "Copy shapes from the exemplar: ports, patterns, config fields", "tool": "steps.io / steps.patterns / catalog.config_fields", "args_hint": map[string]any{"step_name": exemplar}},
-		{"order": 4, "phase": "author", "action": "Write " + snake + ".step.yaml (with its config section) in a step directory the server loads, and scripts/" + snake + ".py with main(input_paths, output_paths, environ_vars, job_args)", "tool": "(your Write tool)", "args_hint": map[string]any{}},
-		{"order": 5, "phase": "validate", "action": "Validate the interface, then the script against it", "tool": "validate.step_interface", "args_hint": map[string]any{"path": "<dir>/" + snake + ".step.yaml"}},
-		{"order": 6, "phase": "preflight", "action": "Pass the constructibility gates", "tool": "author.preflight_step", "args_hint": map[string]any{"step_name": "<StepName>"}},
-		{"order": 7, "phase": "integrate", "action": "Compile a DAG that uses the step", "tool": "compile.dag", "args_hint": map[string]any{"dag_file": "pipeline_config/dag.json"}},
+	list := []checklistStep{
+		{1, "resolve", "Confirm the SageMaker type routes to a builder and read its knobs", "strategies.for_step_type", map[string]any{"sagemaker_step_type": smType}},
+		{2, "resolve", "Read the naming rules", "author.rules", map[string]any{"topic": "naming"}},
+		{3, "author", "Copy shapes from the exemplar: ports, patterns, config fields", "steps.io / steps.patterns / catalog.config_fields", map[string]any{"step_name": exemplar}},
+		{4, "author", "Write " + snake + ".step.yaml (with its config section) in a step directory the server loads, and scripts/" + snake + ".py with main(input_paths, output_paths, environ_vars, job_args)", "(your Write tool)", map[string]any{}},
+		{5, "validate", "Validate the interface, then the script against it", "validate.step_interface", map[string]any{"path": "<dir>/" + snake + ".step.yaml"}},
+		{6, "preflight", "Pass the constructibility gates", "author.preflight_step", map[string]any{"step_name": "<StepName>"}},
+		{7, "integrate", "Compile a DAG that uses the step", "compile.dag", map[string]any{"dag_file": "pipeline_config/dag.json"}},
 	}
-	data := map[string]any{"sagemaker_step_type": args.SMType, "step_assembly": nilIfEmpty(args.Assembly), "routable": routable,
-		"exemplar_step": exemplar, "steps": list}
-	res := registry.OK(data).Warn(warn...)
+	registry.Warn(ctx, warn...)
 	if routable {
-		res.Next(registry.NextStep{Tool: "strategies.for_step_type", When: "first", Why: "see the builder strategy and its knobs",
-			ArgsHint: map[string]any{"sagemaker_step_type": args.SMType}})
+		registry.Next(ctx, registry.NextStep{Tool: "strategies.for_step_type", When: "first", Why: "see the builder strategy and its knobs",
+			ArgsHint: map[string]any{"sagemaker_step_type": smType}})
 	}
-	return res, nil
+	out := authorChecklistOut{SageMakerStepType: smType, Routable: routable, ExemplarStep: exemplar, Steps: list}
+	if assembly != "" {
+		out.StepAssembly = &assembly
+	}
+	return out, nil
 }
 
-func nilIfEmpty(s string) any {
-	if s == "" {
-		return nil
+// checklistExemplar is the catalog step whose shapes a new step of smType
+// copies.
+func (d *Deps) checklistExemplar(smType string) string {
+	exemplar := map[string]string{steps.SMTraining: "XGBoostTraining", steps.SMTransform: "BatchTransform",
+		steps.SMCreateModel: "XGBoostModel", steps.SMTuning: "XGBoostTuning", steps.SMRegisterModel: "Registration"}[smType]
+	if _, ok := d.Steps.Get(exemplar); !ok {
+		return "TabularPreprocessing"
 	}
-	return s
+	return exemplar
 }
 
-func (d *Deps) authorCheckScript(_ context.Context, req registry.Request) (*registry.Result, error) {
-	var args stepScriptArgs
-	if err := req.Bind(&args); err != nil {
-		return nil, err
+// checklistRouting says whether a step of smType (and assembly) can be
+// compiled here, with the warnings a caller needs when not.
+func checklistRouting(smType, assembly string) (bool, []string) {
+	switch {
+	case smType == steps.SMBase || smType == steps.SMUtility || smType == steps.SMLambda:
+		return false, []string{fmt.Sprintf("'%s' binds no construction handler: such a step cannot be compiled", smType)}
+	case smType == steps.SMCradleDataLoading || smType == steps.SMRedshiftDataLoading || smType == steps.SMMimsModelRegistrationProcessing:
+		rep, _ := steps.InternalReplacement(smType)
+		return false, []string{fmt.Sprintf("'%s' is Amazon-internal and not compiled here; use %s", smType, rep)}
+	case assembly == "delegation":
+		return false, []string{"step_assembly 'delegation' hands the step to an Amazon-internal SDK; use code or step_args"}
+	case assembly != "" && smType != steps.SMProcessing:
+		return true, []string{"step_assembly only matters for Processing steps; it is ignored for " + smType}
 	}
-	rep, err := d.verifier().CheckScript(args.StepName, args.JobType, args.ScriptSearch)
+	return true, nil
+}
+
+func (d *Deps) authorCheckScript(ctx context.Context, in authorCheckScriptIn) (verify.ScriptCheckReport, error) {
+	rep, err := d.verifier().CheckScript(string(in.StepName), string(in.JobType), in.search())
 	var missing *verify.ScriptNotFoundError
 	var bad *verify.AnalysisError
 	switch {
 	case errors.As(err, &missing):
-		return nil, registry.Errorf(registry.CodeNotFound, "%s", missing.Error()).WithDetails(map[string]any{"searched": nonNilList(missing.Searched)}).
-			Suggest("Pass script_path or source_dir; project.init scaffolds a stub that satisfies the contract.", "project.init")
+		return verify.ScriptCheckReport{}, registry.Errorf(registry.CodeNotFound, "%s", missing.Error()).WithDetails(map[string]any{"searched": nonNilList(missing.Searched)}).
+			Suggest("Pass script_path or source_dir, or scaffold a stub that satisfies the contract.", "project.init")
 	case errors.As(err, &bad):
-		return nil, analysisError(bad)
+		return verify.ScriptCheckReport{}, analysisError(bad)
 	case err != nil:
-		return nil, verifyError(err)
+		return verify.ScriptCheckReport{}, verifyError(err)
 	}
 	if !rep.Passed {
-		return registry.Fail(registry.CodeScriptCheckFailed, fmt.Sprintf("%s does not match the %s contract", rep.Script, rep.StepName)).
-			WithDetails(toMap(rep)).Suggest("Apply each issue's fix; steps.io shows the declared ports.", "steps.io", "author.config_constraints"), nil
+		return verify.ScriptCheckReport{}, registry.Errorf(registry.CodeScriptCheckFailed, "%s does not match the %s contract", rep.Script, rep.StepName).
+			WithDetails(toMap(rep)).Suggest("Apply each issue's fix; steps.io shows the declared ports.", "steps.io", "author.config_constraints")
 	}
-	res := registry.OK(rep)
 	if rep.Status == "checked" {
-		res.Next(registry.NextStep{Tool: "author.preflight_step", When: "the script passes", Why: "run the constructibility gates",
+		registry.Next(ctx, registry.NextStep{Tool: "author.preflight_step", When: "the script passes", Why: "run the constructibility gates",
 			ArgsHint: map[string]any{"step_name": rep.StepName}})
 	}
-	return res, nil
+	return *rep, nil
 }
 
 // analysisError is script_analysis_error, with the line of a syntax error.
@@ -243,25 +279,19 @@ func analysisError(e *verify.AnalysisError) error {
 	return registry.Errorf(registry.CodeScriptAnalysisError, "%v", e.Err)
 }
 
-func (d *Deps) authorPreflightStep(ctx context.Context, req registry.Request) (*registry.Result, error) {
-	var args struct {
-		StepName string `json:"step_name"`
-		All      bool   `json:"all"`
-		JobType  string `json:"job_type"`
-		verify.ScriptSearch
-	}
-	if err := req.Bind(&args); err != nil {
-		return nil, err
-	}
-	rep, err := d.verifier().Preflight(ctx, verify.PreflightRequest{StepName: args.StepName, All: args.All, JobType: args.JobType,
-		Search: args.ScriptSearch, Progress: func(done, total int, step string) { registry.Progress(ctx, float64(done), float64(total), step) }})
+func (d *Deps) authorPreflightStep(ctx context.Context, in authorPreflightIn) (verify.PreflightReport, error) {
+	rep, err := d.verifier().Preflight(ctx, verify.PreflightRequest{StepName: string(in.StepName), All: in.All, JobType: string(in.JobType),
+		Search: in.search(), Progress: progressTo(ctx)})
 	if err != nil {
-		return nil, verifyError(err)
+		return verify.PreflightReport{}, verifyError(err)
 	}
 	if !rep.Constructible {
-		return registry.Fail(registry.CodeNotConstructible, "step not constructible — failing gate(s): "+strings.Join(rep.Failing, ", ")).
+		return verify.PreflightReport{}, registry.Errorf(registry.CodeNotConstructible, "step not constructible — failing gate(s): %s", strings.Join(rep.Failing, ", ")).
 			WithDetails(toMap(rep)).
-			Suggest("Each failing gate has a remedy; fix them in order (interface first).", "validate.step_interface", "strategies.for_step_type", "author.rules"), nil
+			Suggest("Each failing gate has a remedy; fix them in order (interface first).", "validate.step_interface", "strategies.for_step_type", "author.rules")
 	}
-	return registry.OK(rep).Next(registry.NextStep{Tool: "compile.dag", When: "all gates pass", Why: "integrate the step into a pipeline"}), nil
+	registry.Next(ctx,
+		registry.NextStep{Tool: "compile.with_report", When: "all gates pass", Why: "compile a DAG that uses the step and read the report"},
+		registry.NextStep{Tool: "compile.dag", When: "the report is right and deploying is allowed", Why: "integrate the step into a deployed pipeline"})
+	return *rep, nil
 }

@@ -451,6 +451,7 @@ type specOutput struct {
 	LogicalName      string   `json:"logical_name"`
 	OutputType       string   `json:"output_type"`
 	PropertyPath     string   `json:"property_path"`
+	JobArtifact      string   `json:"job_artifact,omitempty" jsonschema:"Set on a tuning step's best model: consumers read <tuning output path>/<job named by property_path>/<job_artifact>."`
 	DataType         string   `json:"data_type"`
 	Description      string   `json:"description"`
 	Aliases          []string `json:"aliases"`
@@ -473,7 +474,7 @@ func (d *Deps) catalogStepSpec(ctx context.Context, in stepIn) (stepSpecOut, err
 	for _, n := range iface.Spec.Outputs.Keys() {
 		o, _ := iface.Spec.Outputs.Get(n)
 		out.Outputs = append(out.Outputs, specOutput{LogicalName: n, OutputType: orDefault(o.Type, steps.TypeProcessingOutput),
-			PropertyPath: o.PropertyPath, DataType: orDefault(o.DataType, "S3Uri"), Description: o.Description,
+			PropertyPath: o.PropertyPath, JobArtifact: o.JobArtifact, DataType: orDefault(o.DataType, "S3Uri"), Description: o.Description,
 			Aliases: nonNilStrings(o.Aliases), SemanticKeywords: nonNilStrings(o.SemanticKeywords)})
 	}
 	out.DependencyCount, out.OutputCount = len(out.Dependencies), len(out.Outputs)

@@ -17,25 +17,8 @@ import (
 	"github.com/cursus-dev/cursus/registry"
 )
 
-// Argument schemas of the tools not yet declared with registry.Define;
-// typed tools use dagSource and workspacePath instead.
-var (
-	configDAGSchema = map[string]any{
-		"type":        "object",
-		"description": `Inline DAG: flat {"nodes": [...], "edges": [[src, dst], ...]} or wrapped {"dag": {...}}. Give this or dag_file.`,
-	}
-	configDAGFileSchema = map[string]any{
-		"type": "string", "minLength": 1, "maxLength": 4096,
-		"description": "DAG JSON file inside the workspace. Give this or dag.",
-	}
-	configFileSchema = map[string]any{
-		"type": "string", "minLength": 1, "maxLength": 4096,
-		"description": "config.json file inside the workspace (Cursus layout).",
-	}
-)
-
 // dagSource is the shared DAG input: exactly one of an inline DAG or a DAG
-// file (configDAG checks which).
+// file (loadDAG checks which).
 type dagSource struct {
 	DAG     map[string]any `json:"dag,omitempty" jsonschema:"Inline DAG: flat {\"nodes\": [...], \"edges\": [[src, dst], ...]} or wrapped {\"dag\": {...}}. Give this or dag_file."`
 	DAGFile workspacePath  `json:"dag_file,omitempty" jsonschema:"DAG JSON file inside the workspace. Give this or dag."`
@@ -136,14 +119,6 @@ func configNamespace(d *Deps) (registry.Namespace, error) {
 			}, d.configMergeSave),
 		},
 	}, nil
-}
-
-// configDAG reads the exactly-one-of dag / dag_file input of a tool that
-// still takes raw arguments.
-func (d *Deps) configDAG(args map[string]any, optional bool) (*dag.DAG, error) {
-	inline, _ := args["dag"].(map[string]any)
-	file, _ := args["dag_file"].(string)
-	return d.loadDAG(dagSource{DAG: inline, DAGFile: workspacePath(file)}, optional)
 }
 
 // loadDAG reads the exactly-one-of dag / dag_file input; optional allows

@@ -35,30 +35,6 @@ func (in dagGraph) graph() *dag.DAG {
 	return g
 }
 
-// The untyped validate.deps_resolve declares dagGraph's fields with these
-// maps and reads them with dagArgs; both go when it is converted.
-var (
-	dagNodeName = map[string]any{"type": "string", "minLength": 1, "maxLength": 256, "pattern": `^[A-Za-z][A-Za-z0-9_]*$`}
-	dagNodesArg = map[string]any{
-		"type": "array", "maxItems": 10000, "items": dagNodeName,
-		"description": "Node names: <StepType> or <StepType>_<job_type>, e.g. TabularPreprocessing_training.",
-	}
-	dagEdgesArg = map[string]any{
-		"type": "array", "maxItems": 50000,
-		"items":       map[string]any{"type": "array", "minItems": 2, "maxItems": 2, "items": dagNodeName},
-		"description": "Edges as [source, destination] node pairs; the source runs first and feeds the destination.",
-	}
-)
-
-// dagArgs reads the nodes/edges arguments (schema-checked already).
-func dagArgs(args map[string]any) (*dag.DAG, error) {
-	g, err := dag.FromValue(args["nodes"], args["edges"], "")
-	if err != nil {
-		return nil, registry.Errorf(registry.CodeInvalidInput, "%v", err)
-	}
-	return g, nil
-}
-
 type dagDocumentIn struct {
 	dagGraph
 	Metadata map[string]any `json:"metadata,omitempty" jsonschema:"Free-form metadata stored with the DAG." schema:"maxProperties=200"`

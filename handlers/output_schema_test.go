@@ -27,6 +27,13 @@ var goldenPath = map[string][]string{
 		`{"nodes": ["DummyDataLoading_training", "TabularPreprocessing_training", "XGBoostTraining"], "edges": [["DummyDataLoading_training", "TabularPreprocessing_training"], ["TabularPreprocessing_training", "XGBoostTraining"]]}`,
 	},
 	"dag.deserialize": {`{"path": "pipeline_config/dag.json"}`, `{"path": "examples/xgboost-tabular/dag.json"}`},
+	// validate, author (steps half): the check_script examples name script
+	// directories of a user's project; the example project has its own.
+	"author.check_script": {
+		`{"step_name": "TabularPreprocessing", "source_dir": "scripts"}`,
+		`{"step_name": "TabularPreprocessing", "source_dir": "examples/xgboost-tabular/scripts"}`,
+		`{"step_name": "XGBoostTraining", "script_path": "examples/xgboost-tabular/scripts/xgboost_training.py"}`,
+	},
 }
 
 // TestEveryToolAnswersItsOutputSchema runs every tool's golden-path call

@@ -34,22 +34,8 @@ type projectIn struct {
 
 type projectInitIn struct {
 	projectIn
-	Overwrite bool           `json:"overwrite,omitempty" jsonschema:"Replace files of an existing project (default false)."`
-	DAG       map[string]any `json:"dag,omitempty" jsonschema:"Inline DAG: flat {\"nodes\": [...], \"edges\": [[src, dst], ...]} or wrapped {\"dag\": {...}}. Give this or dag_file."`
-	DAGFile   workspacePath  `json:"dag_file,omitempty" jsonschema:"DAG JSON file inside the workspace. Give this or dag."`
-}
-
-// dagSource is the dag / dag_file pair as configDAG reads it: a key is
-// there only when it was given.
-func (in projectInitIn) dagSource() map[string]any {
-	args := map[string]any{}
-	if in.DAG != nil {
-		args["dag"] = in.DAG
-	}
-	if in.DAGFile != "" {
-		args["dag_file"] = string(in.DAGFile)
-	}
-	return args
+	Overwrite bool `json:"overwrite,omitempty" jsonschema:"Replace files of an existing project (default false)."`
+	dagSource
 }
 
 type projectBringUpIn struct {
@@ -117,7 +103,7 @@ func scaffoldError(err error) error {
 }
 
 func (d *Deps) projectInit(ctx context.Context, in projectInitIn) (scaffold.Result, error) {
-	g, err := d.configDAG(in.dagSource(), true)
+	g, err := d.loadDAG(in.dagSource, true)
 	if err != nil {
 		return scaffold.Result{}, err
 	}

@@ -156,23 +156,15 @@ type workflowInfo struct {
 }
 
 func toolsHelp(ctx context.Context, in helpIn, workflows []workflowInfo) (helpData, error) {
-	reg := registry.RegistryFrom(ctx)
+	reg, caller := registry.RegistryFrom(ctx), registry.CallerFrom(ctx)
 	nsDesc := reg.Namespaces()
-	ns := ""
+	ns, nsHint := "", "<namespace>"
 	if in.Namespace != nil {
-		ns = *in.Namespace
+		ns, nsHint = *in.Namespace, *in.Namespace
 		if _, ok := nsDesc[ns]; !ok {
-			names := make([]string, 0, len(nsDesc))
-			for n := range nsDesc {
-				names = append(names, n)
-			}
-			slices.Sort(names)
-			return helpData{}, registry.Errorf(registry.CodeNotFound, "unknown namespace: '%s'", ns).
-				WithDetails(map[string]any{"available_namespaces": names}).
-				Suggest("Call tools.help without a namespace to see the valid namespaces.", "tools.help")
+			return helpData{}, unknownNamespace(ns, nsDesc)
 		}
 	}
-	caller := registry.CallerFrom(ctx)
 	var shown []*registry.ToolDef
 	disabled := []closedGate{}
 	for _, t := range reg.Tools(ns) {
@@ -185,7 +177,34 @@ func toolsHelp(ctx context.Context, in helpIn, workflows []workflowInfo) (helpDa
 		}
 		shown = append(shown, t)
 	}
+	registry.Next(ctx,
+		registry.NextStep{Tool: nsHint + ".help", When: "You know which namespace you need and want just its tools and examples.",
+			Why: "Each namespace has its own help (e.g. compile.help, catalog.help).", ArgsHint: map[string]any{"include_schema": false}},
+		registry.NextStep{Tool: "tools.describe_tool", When: "You have chosen a tool and need its exact input schema.",
+			Why: "Returns the full JSON schema, when-cue, examples, tags and flags.", ArgsHint: map[string]any{"name": "<dotted tool name, e.g. compile.preview>"}},
+		registry.NextStep{Tool: "tools.by_phase", When: "You want just the tools for the phase you are in.",
+			Why: "Filters to planner, validator or programmer tools.", ArgsHint: map[string]any{"phase": registry.PhasePlanner}},
+	)
+	return helpData{
+		Overview: toolsOverview, TotalTools: len(reg.Tools("")), Shown: len(shown), Phases: phaseCounts(shown),
+		Namespaces: groupByNamespace(shown, nsDesc, in.IncludeSchema), Disabled: disabled, Workflows: workflows,
+		FilteredNamespace: in.Namespace, FilteredPhase: string(in.Phase),
+	}, nil
+}
 
+func unknownNamespace(ns string, nsDesc map[string]string) error {
+	names := make([]string, 0, len(nsDesc))
+	for n := range nsDesc {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return registry.Errorf(registry.CodeNotFound, "unknown namespace: '%s'", ns).
+		WithDetails(map[string]any{"available_namespaces": names}).
+		Suggest("Call tools.help without a namespace to see the valid namespaces.", "tools.help")
+}
+
+// phaseCounts counts the shown tools of each phase.
+func phaseCounts(shown []*registry.ToolDef) map[string]phaseInfo {
 	phases := map[string]phaseInfo{}
 	for _, p := range registry.Phases {
 		n := 0
@@ -196,33 +215,21 @@ func toolsHelp(ctx context.Context, in helpIn, workflows []workflowInfo) (helpDa
 		}
 		phases[p.Name] = phaseInfo{Description: p.Description, Count: n}
 	}
+	return phases
+}
+
+// groupByNamespace groups tools sorted by name into their namespaces.
+func groupByNamespace(tools []*registry.ToolDef, nsDesc map[string]string, withSchema bool) []namespaceInfo {
 	groups := []namespaceInfo{}
-	for _, t := range shown {
+	for _, t := range tools {
 		if len(groups) == 0 || groups[len(groups)-1].Namespace != t.Namespace() {
 			groups = append(groups, namespaceInfo{Namespace: t.Namespace(), Description: nsDesc[t.Namespace()], Tools: []toolSummary{}})
 		}
 		g := &groups[len(groups)-1]
-		g.Tools = append(g.Tools, summarize(t, in.IncludeSchema))
+		g.Tools = append(g.Tools, summarize(t, withSchema))
 		g.Count++
 	}
-	data := helpData{
-		Overview: toolsOverview, TotalTools: len(reg.Tools("")), Shown: len(shown), Phases: phases,
-		Namespaces: groups, Disabled: disabled, Workflows: workflows, FilteredPhase: string(in.Phase),
-	}
-	nsHint := "<namespace>"
-	if in.Namespace != nil {
-		data.FilteredNamespace = &ns
-		nsHint = ns
-	}
-	registry.Next(ctx,
-		registry.NextStep{Tool: nsHint + ".help", When: "You know which namespace you need and want just its tools and examples.",
-			Why: "Each namespace has its own help (e.g. compile.help, catalog.help).", ArgsHint: map[string]any{"include_schema": false}},
-		registry.NextStep{Tool: "tools.describe_tool", When: "You have chosen a tool and need its exact input schema.",
-			Why: "Returns the full JSON schema, when-cue, examples, tags and flags.", ArgsHint: map[string]any{"name": "<dotted tool name, e.g. compile.preview>"}},
-		registry.NextStep{Tool: "tools.by_phase", When: "You want just the tools for the phase you are in.",
-			Why: "Filters to planner, validator or programmer tools.", ArgsHint: map[string]any{"phase": registry.PhasePlanner}},
-	)
-	return data, nil
+	return groups
 }
 
 func countClosed(list []closedGate, a registry.Admission) []closedGate {

@@ -64,10 +64,9 @@ func TestToolsHelpFilters(t *testing.T) {
 }
 
 func TestToolsHelpListsDisabledToolsForRemoteCallers(t *testing.T) {
-	gated := registry.ToolDef{
-		Name: "tools.zz_gated", Description: "test-only gated tool", When: "never", Examples: []string{"tools.zz_gated {}"},
-		Schema: registry.Object(nil), Writes: true, Handler: func(_ context.Context, _ registry.Request) (*registry.Result, error) { return registry.OK(nil), nil },
-	}
+	gated := registry.Define(registry.ToolDef{
+		Name: "tools.zz_gated", Description: "test-only gated tool", When: "never", Examples: []string{"tools.zz_gated {}"}, Writes: true,
+	}, func(context.Context, struct{}) (any, error) { return nil, nil })
 	withGated := func() (registry.Namespace, error) {
 		ns := toolsNamespace(nil)
 		ns.Tools = append(ns.Tools, gated)

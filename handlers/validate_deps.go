@@ -6,19 +6,79 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/cursus-dev/cursus/engine/dag"
+	"github.com/google/jsonschema-go/jsonschema"
+
 	"github.com/cursus-dev/cursus/engine/deps"
 	"github.com/cursus-dev/cursus/engine/steps"
 	"github.com/cursus-dev/cursus/registry"
 )
 
-var depsNameArg = map[string]any{"type": "string", "minLength": 1, "maxLength": 256}
+// depsName is a step type, node name, dependency or output name.
+type depsName string
+
+func (depsName) JSONSchema() *jsonschema.Schema {
+	return &jsonschema.Schema{Type: "string", MinLength: ptr(1), MaxLength: ptr(256)}
+}
+
+// depsResolveIn takes a step set or a DAG in one of three forms; a key is
+// non-nil exactly when it was given.
+type depsResolveIn struct {
+	StepNames []depsName     `json:"step_names,omitempty" jsonschema:"Step types or node names to resolve as a set." schema:"maxItems=500"`
+	DAG       map[string]any `json:"dag,omitempty" jsonschema:"Inline DAG: {\"nodes\": [...], \"edges\": [...]} or {\"dag\": {...}}."`
+	DAGFile   workspacePath  `json:"dag_file,omitempty" jsonschema:"DAG JSON file inside the workspace."`
+	Nodes     []nodeName     `json:"nodes,omitempty" jsonschema:"Node names: <StepType> or <StepType>_<job_type>, e.g. TabularPreprocessing_training." schema:"maxItems=10000"`
+	Edges     []dagEdge      `json:"edges,omitempty" jsonschema:"Edges as [source, destination] node pairs; the source runs first and feeds the destination." schema:"maxItems=50000"`
+}
+
+type depsExplainIn struct {
+	Name1      depsName `json:"name1,omitempty"`
+	Name2      depsName `json:"name2,omitempty"`
+	Consumer   depsName `json:"consumer,omitempty"`
+	Dependency depsName `json:"dependency,omitempty"`
+	Producer   depsName `json:"producer,omitempty"`
+	Output     depsName `json:"output,omitempty"`
+}
+
+// depsExplanation is one of the two answers of validate.deps_explain: the
+// similarity of two names, or the score of one dependency/output pair.
+type depsExplanation struct {
+	*deps.Explanation
+	*depsPairScore
+}
+
+func (depsExplanation) JSONSchema() *jsonschema.Schema {
+	return &jsonschema.Schema{AnyOf: []*jsonschema.Schema{mustSchema[deps.Explanation](), mustSchema[depsPairScore]()}}
+}
+
+// depsPairScore is the compatibility score that decides whether a
+// producer's output is wired to a consumer's dependency.
+type depsPairScore struct {
+	Consumer   string           `json:"consumer"`
+	Dependency string           `json:"dependency"`
+	Producer   string           `json:"producer"`
+	Output     string           `json:"output"`
+	Score      float64          `json:"score"`
+	Viable     bool             `json:"viable"`
+	Threshold  float64          `json:"threshold"`
+	Breakdown  deps.Breakdown   `json:"breakdown"`
+	Similarity deps.Explanation `json:"similarity"`
+}
+
+// mustSchema derives T's schema for a Schemer built of plain types; it
+// cannot fail for such types, so a failure is a programming error.
+func mustSchema[T any]() *jsonschema.Schema {
+	s, err := jsonschema.For[T](nil)
+	if err != nil {
+		panic(err)
+	}
+	return s
+}
 
 // validateDepsTools are validate.deps_resolve and validate.deps_explain; the
 // validate namespace includes them.
 func validateDepsTools(d *Deps) []registry.ToolDef {
 	return []registry.ToolDef{
-		{
+		registry.Define(registry.ToolDef{
 			Name: "validate.deps_resolve",
 			Description: "Dependency resolution report. With a DAG (dag, dag_file, or nodes/edges) every node is wired to its " +
 				"parents exactly as compile does; with step_names every dependency is matched against the outputs of all the " +
@@ -29,16 +89,8 @@ func validateDepsTools(d *Deps) []registry.ToolDef {
 				`validate.deps_resolve {"nodes": ["XGBoostTraining", "Package"], "edges": [["XGBoostTraining", "Package"]]}  # a DAG`,
 			},
 			Tags: []string{registry.PhaseValidator},
-			Schema: registry.Object(map[string]any{
-				"step_names": map[string]any{"type": "array", "maxItems": 500, "items": depsNameArg, "description": "Step types or node names to resolve as a set."},
-				"dag":        map[string]any{"type": "object", "description": `Inline DAG: {"nodes": [...], "edges": [...]} or {"dag": {...}}.`},
-				"dag_file":   map[string]any{"type": "string", "minLength": 1, "maxLength": 4096, "description": "DAG JSON file inside the workspace."},
-				"nodes":      dagNodesArg,
-				"edges":      dagEdgesArg,
-			}),
-			Handler: d.validateDepsResolve,
-		},
-		{
+		}, d.validateDepsResolve),
+		registry.Define(registry.ToolDef{
 			Name: "validate.deps_explain",
 			Description: "Explain a score. With name1/name2: the semantic name similarity and its parts (string ratio, token " +
 				"Jaccard, synonyms, substring) on the normalised names. With consumer/dependency/producer/output: every component " +
@@ -49,143 +101,102 @@ func validateDepsTools(d *Deps) []registry.ToolDef {
 				`validate.deps_explain {"consumer": "XGBoostTraining", "dependency": "input_path", "producer": "TabularPreprocessing_training", "output": "processed_data"}`,
 			},
 			Tags: []string{registry.PhaseValidator},
-			Schema: registry.Object(map[string]any{
-				"name1":      depsNameArg,
-				"name2":      depsNameArg,
-				"consumer":   depsNameArg,
-				"dependency": depsNameArg,
-				"producer":   depsNameArg,
-				"output":     depsNameArg,
-			}),
-			Handler: d.validateDepsExplain,
-		},
+		}, d.validateDepsExplain),
 	}
 }
 
-func (d *Deps) validateDepsResolve(_ context.Context, req registry.Request) (*registry.Result, error) {
-	names, hasNames := req.Args["step_names"]
-	_, hasNodes := req.Args["nodes"]
-	_, hasDAG := req.Args["dag"]
-	_, hasFile := req.Args["dag_file"]
+func (d *Deps) validateDepsResolve(ctx context.Context, in depsResolveIn) (deps.Report, error) {
 	given := 0
-	for _, h := range []bool{hasNames, hasNodes, hasDAG, hasFile} {
+	for _, h := range []bool{in.StepNames != nil, in.Nodes != nil, in.DAG != nil, in.DAGFile != ""} {
 		if h {
 			given++
 		}
 	}
 	if given != 1 {
-		return nil, registry.Errorf(registry.CodeInvalidInput, "pass exactly one of step_names, nodes (with edges), dag or dag_file").
+		return deps.Report{}, registry.Errorf(registry.CodeInvalidInput, "pass exactly one of step_names, nodes (with edges), dag or dag_file").
 			Suggest(`Resolve a set of steps with {"step_names": ["TabularPreprocessing_training", "XGBoostTraining"]}, or a DAG with {"nodes": [...], "edges": [...]}.`)
 	}
-	if _, hasEdges := req.Args["edges"]; hasEdges && !hasNodes {
-		return nil, registry.Errorf(registry.CodeInvalidInput, "edges needs nodes")
+	if in.Edges != nil && in.Nodes == nil {
+		return deps.Report{}, registry.Errorf(registry.CodeInvalidInput, "edges needs nodes")
 	}
-	if hasNames {
-		list, _ := names.([]any)
-		var stepNames []string
-		for _, v := range list {
-			s, _ := v.(string)
-			stepNames = append(stepNames, s)
+	if in.StepNames != nil {
+		return d.depsResolveSet(ctx, strs(in.StepNames))
+	}
+	g := dagGraph{Nodes: in.Nodes, Edges: in.Edges}.graph()
+	if in.Nodes == nil {
+		var err error
+		if g, err = d.loadDAG(dagSource{DAG: in.DAG, DAGFile: in.DAGFile}, false); err != nil {
+			return deps.Report{}, err
 		}
-		if len(stepNames) == 0 {
-			return nil, registry.Errorf(registry.CodeInvalidInput, "step_names is empty: name at least two steps, e.g. [\"TabularPreprocessing_training\", \"XGBoostTraining\"]")
-		}
-		return d.depsResolveSet(stepNames)
-	}
-	var g *dag.DAG
-	var err error
-	if hasNodes {
-		g, err = dagArgs(req.Args)
-	} else {
-		g, err = d.configDAG(req.Args, false)
-	}
-	if err != nil {
-		return nil, err
 	}
 	plan, err := d.resolveChecked(g)
 	if err != nil {
-		return nil, err
+		return deps.Report{}, err
 	}
-	return depsResult(deps.PlanReport(plan, d.Steps)), nil
+	return depsResult(ctx, deps.PlanReport(plan, d.Steps)), nil
 }
 
-// depsResult is the envelope of a dependency report.
-func depsResult(rep *deps.Report) *registry.Result {
-	res := registry.OK(depsPayload(rep)).WithMeta("steps_with_errors", rep.Report.ResolutionSummary.StepsWithErrors)
+// depsResult is a dependency report with its meta and warnings added to
+// the call.
+func depsResult(ctx context.Context, rep *deps.Report) deps.Report {
+	registry.Meta(ctx, "steps_with_errors", rep.Report.ResolutionSummary.StepsWithErrors)
 	if len(rep.MissingSpecs) > 0 {
-		res.Warn(fmt.Sprintf("no specification found for %d requested step(s): %s", len(rep.MissingSpecs), strings.Join(rep.MissingSpecs, ", ")))
+		registry.Warn(ctx, fmt.Sprintf("no specification found for %d requested step(s): %s", len(rep.MissingSpecs), strings.Join(rep.MissingSpecs, ", ")))
 	}
 	if len(rep.Suggestions) > 0 {
-		res.WithMeta("suggestions", rep.Suggestions)
+		registry.Meta(ctx, "suggestions", rep.Suggestions)
 	}
-	return res
+	return *rep
 }
 
-// depsPayload lays rep out as the tool's payload of plain maps, which
-// in-process callers read as Go values.
-func depsPayload(rep *deps.Report) map[string]any {
-	details := map[string]any{}
-	for node, d := range rep.Report.StepDetails {
-		entry := map[string]any{"step_type": d.StepType, "total_dependencies": d.TotalDependencies,
-			"required_dependencies": d.RequiredDependencies, "optional_dependencies": d.OptionalDependencies, "outputs": d.Outputs,
-			"resolved_dependencies": d.ResolvedDependencies, "scores": d.Scores, "unresolved_dependencies": d.UnresolvedDependencies}
-		if d.OptionalUnbound != nil {
-			entry["optional_unbound"] = *d.OptionalUnbound
-		}
-		if d.Error != "" {
-			entry["error"] = d.Error
-		}
-		details[node] = entry
+func (d *Deps) depsResolveSet(ctx context.Context, names []string) (deps.Report, error) {
+	if len(names) == 0 {
+		return deps.Report{}, registry.Errorf(registry.CodeInvalidInput, "step_names is empty: name at least two steps, e.g. [\"TabularPreprocessing_training\", \"XGBoostTraining\"]")
 	}
-	sum := rep.Report.ResolutionSummary
-	return map[string]any{"mode": rep.Mode, "requested_steps": rep.RequestedSteps, "registered_steps": rep.RegisteredSteps,
-		"missing_specs": rep.MissingSpecs,
-		"report": map[string]any{"total_steps": rep.Report.TotalSteps, "registered_steps": rep.Report.RegisteredSteps,
-			"step_details": details, "unresolved_dependencies": rep.Report.UnresolvedDependencies,
-			"resolution_summary": map[string]any{"total_dependencies": sum.TotalDependencies, "resolved_dependencies": sum.ResolvedDependencies,
-				"resolution_rate": sum.ResolutionRate, "steps_with_errors": sum.StepsWithErrors},
-			"diagnostics": rep.Report.Diagnostics}}
-}
-
-func (d *Deps) depsResolveSet(names []string) (*registry.Result, error) {
 	rep, err := deps.SetReport(names, d.Steps)
 	var none *deps.NoKnownStepsError
 	if errors.As(err, &none) {
-		return nil, registry.Errorf(registry.CodeNotFound, "%s", none.Error()).
+		return deps.Report{}, registry.Errorf(registry.CodeNotFound, "%s", none.Error()).
 			WithDetails(map[string]any{"missing_specs": none.Missing, "suggestions": none.Suggestions}).
 			Suggest("Use step types from catalog.list_steps (job-type suffixes like _training are fine).", "catalog.search")
 	}
 	if err != nil {
-		return nil, err
+		return deps.Report{}, err
 	}
-	return depsResult(rep), nil
+	return depsResult(ctx, rep), nil
 }
 
-func (d *Deps) validateDepsExplain(_ context.Context, req registry.Request) (*registry.Result, error) {
-	str := func(k string) string { s, _ := req.Args[k].(string); return strings.TrimSpace(s) }
-	n1, n2 := str("name1"), str("name2")
-	consumer, dependency, producer, output := str("consumer"), str("dependency"), str("producer"), str("output")
+func (d *Deps) validateDepsExplain(ctx context.Context, in depsExplainIn) (depsExplanation, error) {
+	trim := func(s depsName) string { return strings.TrimSpace(string(s)) }
+	n1, n2 := trim(in.Name1), trim(in.Name2)
+	consumer, dependency, producer, output := trim(in.Consumer), trim(in.Dependency), trim(in.Producer), trim(in.Output)
 	pairMode := consumer != "" || dependency != "" || producer != "" || output != ""
 	nameMode := n1 != "" || n2 != ""
 	const how = `pass {"name1", "name2"} for name similarity, or {"consumer", "dependency", "producer", "output"} for a full compatibility score`
 	switch {
 	case pairMode && nameMode:
-		return nil, registry.Errorf(registry.CodeInvalidInput, "mixed arguments: %s", how)
+		return depsExplanation{}, registry.Errorf(registry.CodeInvalidInput, "mixed arguments: %s", how)
 	case nameMode:
 		if n1 == "" || n2 == "" {
-			return nil, registry.Errorf(registry.CodeInvalidInput, "name1 and name2 must both be non-blank: %s", how)
+			return depsExplanation{}, registry.Errorf(registry.CodeInvalidInput, "name1 and name2 must both be non-blank: %s", how)
 		}
 		e := deps.Explain(n1, n2)
-		return registry.OK(map[string]any{
-			"overall_score": e.Overall, "normalized_names": e.Normalized, "string_similarity": e.String,
-			"token_similarity": e.Token, "semantic_similarity": e.Semantic, "substring_similarity": e.Substring,
-		}).WithMeta("name1", n1).WithMeta("name2", n2), nil
+		registry.Meta(ctx, "name1", n1)
+		registry.Meta(ctx, "name2", n2)
+		return depsExplanation{Explanation: &e}, nil
 	case !pairMode:
-		return nil, registry.Errorf(registry.CodeInvalidInput, "nothing to explain: %s", how)
+		return depsExplanation{}, registry.Errorf(registry.CodeInvalidInput, "nothing to explain: %s", how)
 	}
 	if consumer == "" || dependency == "" || producer == "" || output == "" {
-		return nil, registry.Errorf(registry.CodeInvalidInput, "consumer, dependency, producer and output are all needed: %s", how)
+		return depsExplanation{}, registry.Errorf(registry.CodeInvalidInput, "consumer, dependency, producer and output are all needed: %s", how)
 	}
+	score, err := d.depsPairScore(consumer, dependency, producer, output)
+	return depsExplanation{depsPairScore: score}, err
+}
+
+// depsPairScore scores the producer's output for the consumer's
+// dependency.
+func (d *Deps) depsPairScore(consumer, dependency, producer, output string) (*depsPairScore, error) {
 	lookup := deps.CatalogLookup(d.Steps)
 	c, err := lookup(consumer)
 	if err != nil {
@@ -206,11 +217,8 @@ func (d *Deps) validateDepsExplain(_ context.Context, req registry.Request) (*re
 			WithDetails(map[string]any{"outputs": nonNilStrings(p.Spec.Outputs.Keys())})
 	}
 	b := deps.Score(dep, dependency, out, output, p.StepType)
-	sem := deps.Explain(dependency, b.SimilarityWith)
-	return registry.OK(map[string]any{
-		"consumer": consumer, "dependency": dependency, "producer": producer, "output": output,
-		"score": b.Total, "viable": b.Viable, "threshold": deps.Threshold, "breakdown": b, "similarity": sem,
-	}), nil
+	return &depsPairScore{Consumer: consumer, Dependency: dependency, Producer: producer, Output: output,
+		Score: b.Total, Viable: b.Viable, Threshold: deps.Threshold, Breakdown: b, Similarity: deps.Explain(dependency, b.SimilarityWith)}, nil
 }
 
 func depsStepNotFound(arg string, err error) error {

@@ -158,3 +158,23 @@ func valOK(t *testing.T, res *registry.Result) map[string]any {
 	}
 	return jsonData(t, res)
 }
+
+// The issue's invented path on a tuning step is refused with the step type
+// and the nearest valid paths.
+func TestValidateStepInterfaceRejectsInventedPropertyPath(t *testing.T) {
+	reg, _ := newTestRegistry(t)
+	data, err := os.ReadFile("../engine/steps/catalog/pytorch_tuning.step.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := strings.Replace(string(data), "      property_path: properties.TrainingJobSummaries[0].TrainingJobName\n      job_artifact: output/model.tar.gz\n",
+		"      property_path: properties.BestTrainingJob.ModelArtifacts.S3ModelArtifacts\n", 1)
+	res := call(t, reg, "validate.step_interface", `{"yaml": `+jsonString(bad)+`}`)
+	mustFail(t, res, registry.CodeValidationFailed)
+	out := string(res.Encode())
+	for _, want := range []string{"property_path_unknown", "not a property of a Tuning step", "nearest valid paths: properties.BestTrainingJob."} {
+		if !strings.Contains(out, want) {
+			t.Errorf("envelope does not say %q: %s", want, out)
+		}
+	}
+}

@@ -4,11 +4,63 @@ import (
 	"encoding/json"
 	"errors"
 
+	"github.com/google/jsonschema-go/jsonschema"
+
 	"github.com/cursus-dev/cursus/engine/steps"
 	"github.com/cursus-dev/cursus/engine/validate"
 	"github.com/cursus-dev/cursus/engine/verify"
 	"github.com/cursus-dev/cursus/registry"
 )
+
+// verifyStepName is a step type or node name as the validate and author
+// tools take it: blanks around it are allowed (the engine trims them).
+type verifyStepName string
+
+func (verifyStepName) JSONSchema() *jsonschema.Schema {
+	return &jsonschema.Schema{Type: "string", MinLength: ptr(1), MaxLength: ptr(256), Pattern: `^\s*[A-Za-z][A-Za-z0-9_\-]*\s*$`,
+		Description: "Step type (XGBoostTraining) or DAG node name (TabularPreprocessing_training)."}
+}
+
+// stepJobIn names one step and the job type variant to apply.
+type stepJobIn struct {
+	StepName verifyStepName `json:"step_name"`
+	JobType  jobTypeName    `json:"job_type,omitempty" jsonschema:"Job type variant to apply (training, calibration, …)."`
+}
+
+// scriptDirsIn says where to search for step scripts.
+type scriptDirsIn struct {
+	SourceDir     workspacePath   `json:"source_dir,omitempty" jsonschema:"Directory inside the workspace holding the step scripts (searched for the contract's entry point)."`
+	WorkspaceDirs []workspacePath `json:"workspace_dirs,omitempty" jsonschema:"Directories inside the workspace searched for scripts (default: scripts, ., dockers/scripts)." schema:"maxItems=20"`
+}
+
+// scriptSearchIn is scriptDirsIn plus a script given by path.
+type scriptSearchIn struct {
+	ScriptPath workspacePath `json:"script_path,omitempty" jsonschema:"The step's script inside the workspace (overrides the search)."`
+	scriptDirsIn
+}
+
+func (in scriptDirsIn) search() verify.ScriptSearch {
+	return verify.ScriptSearch{SourceDir: string(in.SourceDir), WorkspaceDirs: strs(in.WorkspaceDirs)}
+}
+
+func (in scriptSearchIn) search() verify.ScriptSearch {
+	s := in.scriptDirsIn.search()
+	s.ScriptPath = string(in.ScriptPath)
+	return s
+}
+
+// strs turns a list of named strings into plain strings; nil stays nil
+// (the engine reads nil as "not given").
+func strs[T ~string](in []T) []string {
+	if in == nil {
+		return nil
+	}
+	out := make([]string, len(in))
+	for i, v := range in {
+		out[i] = string(v)
+	}
+	return out
+}
 
 // verifier is the validation use-cases over the loaded catalogs.
 func (d *Deps) verifier() *verify.Suite {

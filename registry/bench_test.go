@@ -43,8 +43,8 @@ func benchPair(b *testing.B, ours, floor func()) {
 //
 //	go test -run=^$ -bench=BenchmarkCall -count=10 ./registry | tee new.txt; benchstat new.txt
 func BenchmarkCall(b *testing.B) {
-	handler := func(_ context.Context, req Request) (*Result, error) {
-		return OK(map[string]any{"name": req.Args["name"]}), nil
+	handler := func(_ context.Context, in testIn) (any, error) {
+		return map[string]any{"name": in.Name}, nil
 	}
 	r, err := New(Options{Timeout: time.Minute}, func() (Namespace, error) {
 		return Namespace{Name: "b", Description: "bench", Tools: []ToolDef{tool("b.noop", handler)}}, nil
@@ -69,7 +69,7 @@ func BenchmarkCall(b *testing.B) {
 					}
 				},
 				func() {
-					if res, err := handler(ctx, Request{Tool: "b.noop", Args: tc.args, Registry: r}); err != nil || !res.OK {
+					if _, err := handler(ctx, testIn{Name: "x"}); err != nil {
 						b.Fatal(err)
 					}
 				})

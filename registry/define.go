@@ -40,13 +40,13 @@ func Define[In, Out any](spec ToolDef, handle func(ctx context.Context, in In) (
 		return spec
 	}
 	spec.Schema, spec.OutputSchema = in, out
-	spec.call = func(ctx context.Context, req Request) (*Result, error) {
-		var args In
-		if err := req.Bind(&args); err != nil {
-			return nil, err
+	spec.call = func(ctx context.Context, raw map[string]any) (*Result, error) {
+		in, err := bind[In](raw)
+		if err != nil {
+			return nil, Errorf(CodeInvalidInput, "invalid arguments for '%s': %v", spec.Name, err)
 		}
 		extras := &replyExtras{}
-		data, err := handle(context.WithValue(ctx, replyKey{}, extras), args)
+		data, err := handle(context.WithValue(ctx, replyKey{}, extras), in)
 		if err != nil {
 			return nil, err
 		}
@@ -57,6 +57,18 @@ func Define[In, Out any](spec ToolDef, handle func(ctx context.Context, in In) (
 		return res, nil
 	}
 	return spec
+}
+
+// bind decodes validated arguments into In. The schema has already
+// rejected unknown keys and wrong types, so an error here means the
+// struct and its schema disagree.
+func bind[In any](args map[string]any) (In, error) {
+	var in In
+	b, err := json.Marshal(args)
+	if err == nil {
+		err = json.Unmarshal(b, &in)
+	}
+	return in, err
 }
 
 // Schemer is a named argument or output type that knows its own JSON
@@ -354,6 +366,9 @@ func schemaMap(s *jsonschema.Schema) (map[string]any, error) {
 	b, err := json.Marshal(s)
 	if err != nil {
 		return nil, err
+	}
+	if string(b) == "true" { // the empty schema (an `any`): every value
+		return map[string]any{}, nil
 	}
 	var m map[string]any
 	if err := json.Unmarshal(b, &m); err != nil {

@@ -62,12 +62,6 @@ func (r *Registry) Admit(caller Caller, t *ToolDef) Admission {
 	return Admission{Allowed: true}
 }
 
-// Admits reports whether caller may call the named tool (dotted or wire).
-func (r *Registry) Admits(caller Caller, name string) bool {
-	t, ok := r.Lookup(name)
-	return ok && r.Admit(caller, t).Allowed
-}
-
 func (p Policy) closedBy(t *ToolDef) Gate {
 	switch {
 	case matches(p.Deny, t):

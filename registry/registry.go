@@ -279,11 +279,11 @@ func (r *Registry) run(ctx context.Context, t *ToolDef, caller Caller, args map[
 // trivial call's server time, see BenchmarkCall) while the runaway
 // handler kept running anyway.
 func (r *Registry) invoke(parent context.Context, t *ToolDef, args map[string]any, timeout time.Duration, rec *CallRecord) (res *Result) {
-	ctx, ended := context.Context(parent), parent.Err
+	ctx := parent
 	if timeout > 0 {
-		cc := newCallContext(parent, timeout)
-		defer cc.end()
-		ctx, ended = cc, cc.ended
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(parent, timeout)
+		defer cancel()
 	}
 	defer func() {
 		if v := recover(); v != nil {
@@ -291,8 +291,8 @@ func (r *Registry) invoke(parent context.Context, t *ToolDef, args map[string]an
 			res = internalError(t.Name)
 		}
 	}()
-	out, err := t.handle(ctx, Request{Tool: t.Name, Args: args, Registry: r})
-	if why := ended(); why != nil {
+	out, err := t.call(context.WithValue(ctx, registryKey{}, r), args)
+	if why := ctx.Err(); why != nil {
 		// The call ended while the handler ran: whatever it returned is
 		// not the answer the caller waited for.
 		if errors.Is(why, context.DeadlineExceeded) {
@@ -335,12 +335,17 @@ func (r *Registry) visibleNames(caller Caller) []string {
 	return out
 }
 
-// keepAdmitted drops the next steps and suggested tools that caller may
-// not call: guidance never points at a closed door.
+// keepAdmitted drops the next steps and suggested tools that name a tool
+// caller may not call: guidance never points at a closed door. A name that
+// is no tool (a placeholder such as "<namespace>.help", a prompt) stays.
 func (r *Registry) keepAdmitted(caller Caller, res *Result) {
-	res.NextSteps = slices.DeleteFunc(res.NextSteps, func(n NextStep) bool { return !r.Admits(caller, n.Tool) })
+	closed := func(name string) bool {
+		t, ok := r.Lookup(name)
+		return ok && !r.Admit(caller, t).Allowed
+	}
+	res.NextSteps = slices.DeleteFunc(res.NextSteps, func(n NextStep) bool { return closed(n.Tool) })
 	if res.Remedy != nil {
-		res.Remedy.SuggestedTools = slices.DeleteFunc(res.Remedy.SuggestedTools, func(name string) bool { return !r.Admits(caller, name) })
+		res.Remedy.SuggestedTools = slices.DeleteFunc(res.Remedy.SuggestedTools, closed)
 	}
 }
 

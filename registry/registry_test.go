@@ -12,20 +12,24 @@ import (
 	"time"
 )
 
-func tool(name string, h Handler) ToolDef {
-	return ToolDef{
-		Name: name, Description: "test tool", When: "in tests", Examples: []string{name + " {}"},
-		Tags: []string{PhasePlanner}, Handler: h,
-		Schema: Object(map[string]any{
-			"name":  String("a name"),
-			"count": map[string]any{"type": "integer", "minimum": 1},
-			"mode":  Enum("a mode", "fast", "slow"),
-		}, "name"),
-	}
+// testIn is the arguments of every test tool.
+type testIn struct {
+	Name  string `json:"name" jsonschema:"a name"`
+	Count int    `json:"count,omitempty" schema:"minimum=1"`
+	Mode  string `json:"mode,omitempty" jsonschema:"a mode" schema:"enum=fast|slow"`
 }
 
-func okHandler(_ context.Context, req Request) (*Result, error) {
-	return OK(map[string]any{"echo": req.Args["name"]}), nil
+type testHandler func(ctx context.Context, in testIn) (any, error)
+
+func tool(name string, h testHandler) ToolDef {
+	return Define(ToolDef{
+		Name: name, Description: "test tool", When: "in tests", Examples: []string{name + " {}"},
+		Tags: []string{PhasePlanner},
+	}, h)
+}
+
+func okHandler(_ context.Context, in testIn) (any, error) {
+	return map[string]any{"echo": in.Name}, nil
 }
 
 func newReg(t *testing.T, opts Options, tools ...ToolDef) *Registry {
@@ -57,10 +61,9 @@ func TestEnvelopeWireForm(t *testing.T) {
 	}
 }
 
-// TestEnvelopeMatchesWireStructs: MarshalJSON writes the envelope field
-// by field; its bytes must be what encoding/json writes for the envelope
-// as structs with meta as one map (the registry's stamp merged in, keys
-// sorted).
+// TestEnvelopeMatchesWireStructs: an envelope's bytes are what
+// encoding/json (HTML escaping off) writes for the SPEC §2 structs with
+// meta as one map: the registry's stamp merged in, keys sorted.
 func TestEnvelopeMatchesWireStructs(t *testing.T) {
 	type success struct {
 		OK        bool           `json:"ok"`
@@ -175,9 +178,9 @@ func TestCallContainsPanicsAndErrors(t *testing.T) {
 	var rec CallRecord
 	obs := observerFunc(func(r CallRecord) { rec = r })
 	r := newReg(t, Options{Observer: obs},
-		tool("t.panics", func(context.Context, Request) (*Result, error) { panic("boom: secret detail") }),
-		tool("t.fails", func(context.Context, Request) (*Result, error) { return nil, errors.New("db password wrong") }),
-		tool("t.domain", func(context.Context, Request) (*Result, error) {
+		tool("t.panics", func(context.Context, testIn) (any, error) { panic("boom: secret detail") }),
+		tool("t.fails", func(context.Context, testIn) (any, error) { return nil, errors.New("db password wrong") }),
+		tool("t.domain", func(context.Context, testIn) (any, error) {
 			return nil, Errorf(CodeValidationFailed, "bad").WithDetails(map[string]any{"n": 1}).Suggest("fix", "t.echo")
 		}),
 	)
@@ -202,9 +205,9 @@ func TestCallContainsPanicsAndErrors(t *testing.T) {
 // and the call still answers timeout, not the result that came too late.
 func TestCallTimeout(t *testing.T) {
 	r := newReg(t, Options{PerToolTimeout: map[string]time.Duration{"t.slow": 10 * time.Millisecond}},
-		tool("t.slow", func(context.Context, Request) (*Result, error) {
+		tool("t.slow", func(context.Context, testIn) (any, error) {
 			time.Sleep(40 * time.Millisecond)
-			return OK(map[string]any{"late": true}), nil
+			return map[string]any{"late": true}, nil
 		}))
 	if res := r.Call(context.Background(), "t.slow", map[string]any{"name": "x"}); res.Code != CodeTimeout {
 		t.Fatalf("code = %s", res.Code)
@@ -279,8 +282,9 @@ func TestToolChecks(t *testing.T) {
 	bad := []ToolDef{
 		{Name: "nodot"},
 		{Name: "a.b__c"},
-		{Name: "a.b", Description: "d", When: "w", Examples: []string{"x"}, Handler: okHandler, Schema: map[string]any{"type": "object"}},
-		{Name: "a." + strings.Repeat("x", 70), Description: "d", When: "w", Examples: []string{"x"}, Handler: okHandler, Schema: Object(nil)},
+		{Name: "a.b", Description: "d", When: "w", Examples: []string{"x"}, Schema: map[string]any{"type": "object"}}, // not declared with Define
+		Define(ToolDef{Name: "a." + strings.Repeat("x", 70), Description: "d", When: "w", Examples: []string{"x"}}, okHandler),
+		Define(ToolDef{Name: "a.b", Description: "d", When: "w"}, okHandler), // no examples
 	}
 	for _, td := range bad {
 		if err := td.check(); err == nil {
@@ -352,7 +356,7 @@ func TestHandlerContext(t *testing.T) {
 	}
 	type key struct{}
 	got := make(chan seen, 1)
-	block := func(ctx context.Context, _ Request) (*Result, error) {
+	block := func(ctx context.Context, _ testIn) (any, error) {
 		child, cancel := context.WithCancel(ctx)
 		defer cancel()
 		s := seen{value: ctx.Value(key{})}
@@ -361,7 +365,7 @@ func TestHandlerContext(t *testing.T) {
 		<-child.Done()
 		s.err, s.cause, s.childErr = ctx.Err(), context.Cause(ctx), child.Err()
 		got <- s
-		return OK(nil), nil
+		return nil, nil
 	}
 	r := newReg(t, Options{PerToolTimeout: map[string]time.Duration{"t.block": 50 * time.Millisecond}}, tool("t.block", block))
 	args := map[string]any{"name": "x"}
@@ -411,11 +415,11 @@ func TestHandlerContextOutlivesCall(t *testing.T) {
 	type key struct{}
 	kept := make(chan context.Context, 2)
 	r := newReg(t, Options{Timeout: time.Minute},
-		tool("t.keeps", func(ctx context.Context, _ Request) (*Result, error) {
+		tool("t.keeps", func(ctx context.Context, _ testIn) (any, error) {
 			kept <- ctx
-			return OK(nil), nil
+			return nil, nil
 		}),
-		tool("t.asks", func(ctx context.Context, _ Request) (*Result, error) {
+		tool("t.asks", func(ctx context.Context, _ testIn) (any, error) {
 			var wg sync.WaitGroup
 			for range 4 {
 				wg.Add(1)
@@ -423,7 +427,7 @@ func TestHandlerContextOutlivesCall(t *testing.T) {
 			}
 			wg.Wait()
 			kept <- ctx
-			return OK(nil), nil
+			return nil, nil
 		}))
 	parent := context.WithValue(context.Background(), key{}, "v")
 	for _, name := range []string{"t.keeps", "t.asks"} {
@@ -445,42 +449,32 @@ func TestHandlerContextOutlivesCall(t *testing.T) {
 	}
 }
 
-// TestEnvelopeEncodingMatchesEncodingJSON: envelopes are encoded with
-// segmentio's encoder for speed; their bytes must be what encoding/json
-// (HTML escaping off) writes, for the kinds of values tools return. The
-// one difference: a json.RawMessage (or a MarshalJSON result) is written
-// as it is, where encoding/json would compact it, so config.merge_save's
-// document is the very bytes its sha256 covers.
-func TestEnvelopeEncodingMatchesEncodingJSON(t *testing.T) {
-	type step struct {
-		Name    string            `json:"name"`
-		Inputs  []string          `json:"inputs,omitempty"`
-		Params  map[string]string `json:"params,omitempty"`
-		Skipped *bool             `json:"skipped,omitempty"`
-	}
-	values := []any{
-		map[string]any{"z": 1.0, "a": []any{"x", 2.5, true, nil}, "m": map[string]any{"b": 1e21, "a": 1e-7}},
-		map[string]any{"html": "<a href='x'>&</a>", "ctl": "tab\tnl\nnul\x00", "uni": "é – \u2028 \u2029 😀", "bad": "\xff\xfe"},
-		[]step{{Name: "Train", Inputs: []string{"s3://b/k"}, Params: map[string]string{"eta": "0.1", "depth": "6"}}},
-		map[string]any{"raw": json.RawMessage(`{"b":1,"a":[1,2]}`), "num": json.Number("12.50"), "bytes": []byte("hi")},
-		map[string]any{"ints": []int{1, -2, 3}, "float": 123456789.0, "neg": -0.000001, "big": 1.7976931348623157e308},
-		map[int]string{2: "b", 10: "a", 1: "c"},
-		time.Date(2026, 11, 30, 1, 2, 3, 4, time.UTC),
-	}
-	for _, v := range values {
-		var want bytes.Buffer
-		enc := json.NewEncoder(&want)
-		enc.SetEscapeHTML(false)
-		if err := enc.Encode(v); err != nil {
-			t.Fatal(err)
+// TestGuidanceNamesOnlyAdmittedTools: next steps and suggested tools that
+// name a tool the caller may not call are dropped; open tools and names
+// that are no tool (placeholders) stay.
+func TestGuidanceNamesOnlyAdmittedTools(t *testing.T) {
+	w := tool("t.write", okHandler)
+	w.Writes = true
+	guide := tool("t.guide", func(ctx context.Context, in testIn) (any, error) {
+		if in.Mode == "fast" {
+			return nil, Errorf(CodeNotFound, "no").Suggest("try", "t.write", "t.read", "<placeholder>")
 		}
-		got, err := marshalNoEscape(v)
-		if err != nil || string(got) != strings.TrimSuffix(want.String(), "\n") {
-			t.Errorf("encoding %T:\n got %s (%v)\nwant %s", v, got, err, want.String())
-		}
+		Next(ctx, NextStep{Tool: "t.write"}, NextStep{Tool: "t__read"}, NextStep{Tool: "<namespace>.help"})
+		return nil, nil
+	})
+	r := newReg(t, Options{}, tool("t.read", okHandler), w, guide)
+	remote := WithCaller(context.Background(), Caller{Remote: true})
+	var next []string
+	for _, n := range r.Call(remote, "t.guide", map[string]any{"name": "x"}).NextSteps {
+		next = append(next, n.Tool)
 	}
-	doc := json.RawMessage("{\n  \"a\": [1, 2]\n}")
-	if got, err := marshalNoEscape(map[string]any{"document": doc}); err != nil || string(got) != `{"document":`+string(doc)+`}` {
-		t.Errorf("raw document: %s (%v)", got, err)
+	if !slices.Equal(next, []string{"t__read", "<namespace>.help"}) {
+		t.Errorf("remote next steps = %v", next)
+	}
+	if got := r.Call(remote, "t.guide", map[string]any{"name": "x", "mode": "fast"}).Remedy.SuggestedTools; !slices.Equal(got, []string{"t.read", "<placeholder>"}) {
+		t.Errorf("remote remedy = %v", got)
+	}
+	if got := r.Call(context.Background(), "t.guide", map[string]any{"name": "x"}).NextSteps; len(got) != 3 {
+		t.Errorf("trusted next steps = %v", got)
 	}
 }

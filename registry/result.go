@@ -2,11 +2,10 @@ package registry
 
 import (
 	"fmt"
-	"slices"
-	"strconv"
+	"maps"
 	"time"
 
-	segjson "github.com/segmentio/encoding/json"
+	"github.com/cursus-dev/cursus/internal/verbatim"
 )
 
 // Error codes: machine-readable and stable. Add one only with a test.
@@ -145,129 +144,68 @@ func (r *Result) Suggest(fixAction string, tools ...string) *Result {
 	return r
 }
 
-// MarshalJSON writes the wire form, in the field order of SPEC §2:
-// success {ok,data,next_steps,warnings,meta}; failure {ok,error,code,
-// remedy,warnings,meta}. Empty optional fields are dropped; data is always
-// present on success, even when null.
-//
-// The envelope's own fields are written here and each value by
-// marshalNoEscape, so meta can merge the registry's stamp with the tool's
-// keys without a map of its own: every call encodes an envelope.
+// The wire forms, in the field order of SPEC §2. Empty optional fields
+// are dropped; data is always present on success, even when null.
+type wireSuccess struct {
+	OK        bool       `json:"ok"`
+	Data      any        `json:"data"`
+	NextSteps []NextStep `json:"next_steps,omitempty"`
+	Warnings  []string   `json:"warnings,omitempty"`
+	Meta      any        `json:"meta,omitempty"`
+}
+
+type wireFailure struct {
+	OK       bool     `json:"ok"`
+	Error    string   `json:"error"`
+	Code     string   `json:"code"`
+	Remedy   *Remedy  `json:"remedy,omitempty"`
+	Warnings []string `json:"warnings,omitempty"`
+	Meta     any      `json:"meta,omitempty"`
+}
+
+// MarshalJSON writes the wire form: success {ok,data,next_steps,warnings,
+// meta}; failure {ok,error,code,remedy,warnings,meta}.
 func (r *Result) MarshalJSON() ([]byte, error) {
-	b := make([]byte, 0, 256)
-	var err error
-	field := func(name string, v any) {
-		if err == nil {
-			b = append(b, name...)
-			b, err = appendNoEscape(b, v)
-		}
-	}
 	if r.OK {
-		b = append(b, `{"ok":true`...)
-		field(`,"data":`, r.Data)
-		if len(r.NextSteps) > 0 {
-			field(`,"next_steps":`, r.NextSteps)
-		}
-	} else {
-		code := r.Code
-		if code == "" {
-			code = CodeToolError
-		}
-		b = append(b, `{"ok":false`...)
-		field(`,"error":`, r.Error)
-		field(`,"code":`, code)
-		if r.Remedy != nil {
-			field(`,"remedy":`, r.Remedy)
-		}
+		return verbatim.Marshal(wireSuccess{OK: true, Data: r.Data, NextSteps: r.NextSteps, Warnings: r.Warnings, Meta: r.wireMeta()})
 	}
-	if len(r.Warnings) > 0 {
-		field(`,"warnings":`, r.Warnings)
+	code := r.Code
+	if code == "" {
+		code = CodeToolError
 	}
-	if err == nil {
-		b, err = r.appendMeta(b)
-	}
-	if err != nil {
-		return nil, err
-	}
-	return append(b, '}'), nil
+	return verbatim.Marshal(wireFailure{Error: r.Error, Code: code, Remedy: r.Remedy, Warnings: r.Warnings, Meta: r.wireMeta()})
 }
 
-// appendMeta writes `,"meta":{...}` with keys sorted (as encoding/json
-// sorts a map's), or nothing when meta is empty.
-func (r *Result) appendMeta(b []byte) ([]byte, error) {
-	var stack [8]string
-	keys := stack[:0]
-	for k := range r.Meta {
-		if r.stamped(k) {
-			continue
-		}
-		keys = append(keys, k)
+// wireMeta is meta on the wire: Meta with the registry's stamp
+// (meta.tool, meta.duration_ms) in place of any such keys the tool set.
+// Most tools set none; the stamp alone is then a struct, which encodes
+// without building and sorting a map (a trivial envelope in 0.9 µs
+// instead of 2.2).
+func (r *Result) wireMeta() any {
+	ms, timed := r.DurationMS()
+	switch {
+	case len(r.Meta) == 0 && r.tool == "" && !timed:
+		return nil // omitted
+	case len(r.Meta) == 0 && timed:
+		return stamp{DurationMS: ms, Tool: r.tool}
+	case r.tool == "" && !timed:
+		return r.Meta
 	}
+	meta := make(map[string]any, len(r.Meta)+2)
+	maps.Copy(meta, r.Meta)
 	if r.tool != "" {
-		keys = append(keys, "tool")
+		meta["tool"] = r.tool
 	}
-	if r.timed {
-		keys = append(keys, "duration_ms")
+	if timed {
+		meta["duration_ms"] = ms
 	}
-	if len(keys) == 0 {
-		return b, nil
-	}
-	slices.Sort(keys)
-	b = append(b, `,"meta":{`...)
-	for i, k := range keys {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = appendString(b, k)
-		b = append(b, ':')
-		switch {
-		case k == "tool" && r.tool != "":
-			b = appendString(b, r.tool)
-		case k == "duration_ms" && r.timed:
-			// Milliseconds with microsecond resolution: 0 or at least 0.001,
-			// which encoding/json writes in this plain form too.
-			ms, _ := r.DurationMS()
-			b = strconv.AppendFloat(b, ms, 'f', -1, 64)
-		default:
-			var err error
-			if b, err = appendNoEscape(b, r.Meta[k]); err != nil {
-				return nil, err
-			}
-		}
-	}
-	return append(b, '}'), nil
+	return meta
 }
 
-// appendString writes s as a JSON string. Printable ASCII without quotes
-// or backslashes (tool names, meta keys) is written as it is; anything
-// else goes through the encoder, which escapes as encoding/json does.
-func appendString(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
-			b, _ = appendNoEscape(b, s) // a string always encodes
-			return b
-		}
-	}
-	b = append(b, '"')
-	b = append(b, s...)
-	return append(b, '"')
-}
-
-// stamped reports whether the registry's stamp supersedes Meta's key.
-func (r *Result) stamped(key string) bool {
-	return key == "tool" && r.tool != "" || key == "duration_ms" && r.timed
-}
-
-// marshalNoEscape encodes like json.Marshal but leaves <, > and & alone:
-// envelopes carry scripts and S3 paths, and agents read them verbatim.
-// Every call encodes an envelope, some of them large (compiled pipeline
-// definitions), so it uses segmentio's encoder: encoding/json's output
-// (map keys sorted), in about half the time and without its per-map
-// reflection allocations.
-func marshalNoEscape(v any) ([]byte, error) { return appendNoEscape(nil, v) }
-
-func appendNoEscape(b []byte, v any) ([]byte, error) {
-	return segjson.Append(b, v, segjson.SortMapKeys)
+// stamp is the registry's meta keys, in the order encoding/json sorts them.
+type stamp struct {
+	DurationMS float64 `json:"duration_ms"`
+	Tool       string  `json:"tool,omitempty"`
 }
 
 // Encode returns the envelope's wire bytes.

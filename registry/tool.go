@@ -2,7 +2,6 @@ package registry
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"regexp"
 	"strings"
@@ -22,41 +21,11 @@ var Phases = []struct{ Name, Description string }{
 	{PhaseProgrammer, "Compile and generate: turn a resolved DAG into a pipeline definition and execution document."},
 }
 
-// Handler runs one tool. It returns a Result, or an error: a *ToolError keeps
-// its code, details and remedy; any other error becomes internal_error.
-type Handler func(ctx context.Context, req Request) (*Result, error)
-
-// Request is what a handler receives.
-type Request struct {
-	// Tool is the dotted tool name.
-	Tool string
-	// Args has already been validated against the tool's schema.
-	Args map[string]any
-	// Registry is the registry running the call (for meta tools).
-	Registry *Registry
-}
-
-// Bind decodes the arguments into v (a pointer to a struct with json tags).
-// The schema has already rejected unknown keys and wrong types, so an error
-// here means the struct and the schema disagree.
-func (r Request) Bind(v any) error {
-	b, err := json.Marshal(r.Args)
-	if err != nil {
-		return err
-	}
-	if err := json.Unmarshal(b, v); err != nil {
-		return Errorf(CodeInvalidInput, "invalid arguments for '%s': %v", r.Tool, err)
-	}
-	return nil
-}
-
-// handle runs the tool's handler.
-func (t *ToolDef) handle(ctx context.Context, req Request) (*Result, error) {
-	if t.call != nil {
-		return t.call(context.WithValue(ctx, registryKey{}, req.Registry), req)
-	}
-	return t.Handler(ctx, req)
-}
+// call is a tool's handler as the registry runs it: the arguments, already
+// validated against the tool's schema, in; the envelope out. A returned
+// *ToolError keeps its code, details and remedy; any other error becomes
+// internal_error. Define builds it from the typed handler.
+type callFunc func(ctx context.Context, args map[string]any) (*Result, error)
 
 type registryKey struct{}
 
@@ -78,10 +47,9 @@ type ToolDef struct {
 	// additionalProperties false. Build it with Object.
 	Schema       map[string]any
 	OutputSchema map[string]any
-	Handler      Handler
 
-	call      Handler // the typed handler's adapter (Define)
-	defineErr error   // why Define could not derive the schemas
+	call      callFunc // the typed handler's adapter (Define)
+	defineErr error    // why Define could not derive the schemas
 
 	Destructive bool // mutates external state (e.g. a SageMaker upsert)
 	Writes      bool // writes the local filesystem
@@ -154,8 +122,8 @@ func (t *ToolDef) check() error {
 	if t.defineErr != nil {
 		return fmt.Errorf("tool %q: %w", t.Name, t.defineErr)
 	}
-	if t.Handler == nil && t.call == nil {
-		return fmt.Errorf("tool %q: no handler", t.Name)
+	if t.call == nil {
+		return fmt.Errorf("tool %q: not declared with Define", t.Name)
 	}
 	if t.Schema["type"] != "object" || t.Schema["additionalProperties"] != false {
 		return fmt.Errorf("tool %q: schema must be an object with additionalProperties false", t.Name)
@@ -184,57 +152,4 @@ func (t *ToolDef) RenderDescription() string {
 		parts = append(parts, b.String())
 	}
 	return strings.Join(parts, "\n\n")
-}
-
-// Object builds an argument schema: an object with the given properties,
-// required keys, and no other keys allowed.
-func Object(props map[string]any, required ...string) map[string]any {
-	if props == nil {
-		props = map[string]any{}
-	}
-	s := map[string]any{"type": "object", "properties": props, "additionalProperties": false}
-	if len(required) > 0 {
-		s["required"] = required
-	}
-	return s
-}
-
-// String is a string property.
-func String(description string) map[string]any {
-	return map[string]any{"type": "string", "description": description}
-}
-
-// Enum is a string property restricted to values.
-func Enum(description string, values ...string) map[string]any {
-	return map[string]any{"type": "string", "description": description, "enum": values}
-}
-
-// Boolean is a boolean property.
-func Boolean(description string) map[string]any {
-	return map[string]any{"type": "boolean", "description": description}
-}
-
-// Integer is an integer property.
-func Integer(description string) map[string]any {
-	return map[string]any{"type": "integer", "description": description}
-}
-
-// Number is a number property.
-func Number(description string) map[string]any {
-	return map[string]any{"type": "number", "description": description}
-}
-
-// Array is an array property with items of the given schema.
-func Array(description string, items map[string]any) map[string]any {
-	return map[string]any{"type": "array", "description": description, "items": items}
-}
-
-// StringArray is an array of strings.
-func StringArray(description string) map[string]any {
-	return Array(description, map[string]any{"type": "string"})
-}
-
-// AnyObject is a free-form JSON object property.
-func AnyObject(description string) map[string]any {
-	return map[string]any{"type": "object", "description": description}
 }

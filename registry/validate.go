@@ -9,6 +9,8 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
+
+	"github.com/cursus-dev/cursus/internal/verbatim"
 )
 
 // ArgError is one schema violation.
@@ -19,7 +21,6 @@ type ArgError struct {
 
 type validator struct {
 	schema *jsonschema.Schema
-	quick  *quickSchema // nil when the schema uses a keyword quickSchema does not know
 }
 
 var printer = message.NewPrinter(language.English)
@@ -41,13 +42,11 @@ func compileSchema(tool string, schema map[string]any) (*validator, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tool %q: schema: %w", tool, err)
 	}
-	v := &validator{schema: s}
-	v.quick, _ = compileQuick(doc)
-	return v, nil
+	return &validator{schema: s}, nil
 }
 
 func mustJSON(v any) []byte {
-	b, err := marshalNoEscape(v)
+	b, err := verbatim.Marshal(v)
 	if err != nil {
 		panic(err)
 	}
@@ -57,9 +56,6 @@ func mustJSON(v any) []byte {
 // validate returns one message per violation, sorted by pointer then
 // message, so the same bad input always reads the same way.
 func (v *validator) validate(args map[string]any) []ArgError {
-	if v.quick != nil && v.quick.accepts(args) {
-		return nil
-	}
 	// The validator wants plain JSON values. Arguments decoded by
 	// encoding/json (every front end) already are; in-process callers may
 	// pass other Go types, which are normalised through JSON first.

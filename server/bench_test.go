@@ -42,14 +42,18 @@ import (
 // benchNamespace holds the trivial tool the benchmarks call: the cost
 // measured is the stack's, not a tool's.
 func benchNamespace() (registry.Namespace, error) {
-	return registry.Namespace{Name: "bench", Description: "Benchmark tools.", Tools: []registry.ToolDef{{
-		Name: "bench.noop", Description: "Does nothing.", When: "In benchmarks.",
-		Examples: []string{`bench.noop {"name": "x"}  # echoes x`},
-		Schema:   registry.Object(map[string]any{"name": registry.String("Echoed back.")}),
-		Handler: func(_ context.Context, req registry.Request) (*registry.Result, error) {
-			return registry.OK(map[string]any{"name": req.Args["name"]}), nil
-		},
-	}}}, nil
+	type noopIn struct {
+		Name string `json:"name,omitempty" jsonschema:"Echoed back."`
+	}
+	type noopOut struct {
+		Name string `json:"name"`
+	}
+	return registry.Namespace{Name: "bench", Description: "Benchmark tools.", Tools: []registry.ToolDef{
+		registry.Define(registry.ToolDef{
+			Name: "bench.noop", Description: "Does nothing.", When: "In benchmarks.",
+			Examples: []string{`bench.noop {"name": "x"}  # echoes x`},
+		}, func(_ context.Context, in noopIn) (noopOut, error) { return noopOut{Name: in.Name}, nil }),
+	}}, nil
 }
 
 // benchServer is the production router as `cursus serve` builds it

@@ -54,7 +54,7 @@ func (g *guards) readBody(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		body, err := readAll(r.Body, r.ContentLength)
+		body, err := readAll(r)
 		if err != nil {
 			var tooBig *http.MaxBytesError
 			if errors.As(err, &tooBig) {
@@ -72,27 +72,18 @@ func (g *guards) readBody(next http.Handler) http.Handler {
 	})
 }
 
-// readAll reads a body whose length the client announced (or -1) in one
-// allocation of that size; io.ReadAll would start at 512 bytes and grow.
-// It reads on to the end of the body, which tells net/http to watch the
-// connection (a client that goes away then cancels the call). limitBody
-// has refused announced lengths over the limit, and net/http ends such a
-// body at its length; a chunked body (announced -1) is stopped by
-// limitBody's MaxBytesReader.
-func readAll(body io.Reader, announced int64) ([]byte, error) {
-	if announced <= 0 {
-		return io.ReadAll(body)
+// readAll reads a body with a Content-Length in one allocation of that
+// size (io.ReadAll starts at 512 bytes, the largest allocation of a small
+// call). net/http ends such a body at its length and, on reading its last
+// byte, starts watching the connection, so a client that goes away
+// cancels the call.
+func readAll(r *http.Request) ([]byte, error) {
+	if r.ContentLength <= 0 {
+		return io.ReadAll(r.Body)
 	}
-	buf := make([]byte, announced+1)
-	n, err := io.ReadFull(body, buf)
-	switch {
-	case err == io.ErrUnexpectedEOF && int64(n) == announced:
-		return buf[:n], nil
-	case err == nil:
-		return nil, errors.New("request body longer than its Content-Length")
-	default:
-		return nil, err
-	}
+	body := make([]byte, r.ContentLength)
+	_, err := io.ReadFull(r.Body, body)
+	return body, err
 }
 
 // bodyReader is a request body read into memory.

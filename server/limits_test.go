@@ -214,20 +214,3 @@ func TestSlowBodyHitsReadTimeout(t *testing.T) {
 		t.Fatalf("stalled body: status %d, want 400", resp.StatusCode)
 	}
 }
-
-func TestReadAll(t *testing.T) {
-	for _, tc := range []struct {
-		body      string
-		announced int64
-		ok        bool
-	}{
-		{"abc", 3, true}, {"abc", -1, true}, {"", 0, true},
-		{"ab", 3, false},   // shorter than announced
-		{"abcd", 3, false}, // longer than announced
-	} {
-		got, err := readAll(strings.NewReader(tc.body), tc.announced)
-		if (err == nil) != tc.ok || (tc.ok && string(got) != tc.body) {
-			t.Errorf("readAll(%q, %d) = %q, %v", tc.body, tc.announced, got, err)
-		}
-	}
-}

@@ -3,6 +3,7 @@ package server
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -69,12 +70,7 @@ func (w *summaryWriter) value(v any, depth int) {
 			return
 		}
 		w.buf = append(w.buf, '{')
-		var small [summaryItemsMax]string // most argument objects fit: no allocation
-		keys := small[:0]
-		for k := range x {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
+		keys := slices.Sorted(maps.Keys(x))
 		for i, k := range keys {
 			if i == summaryItemsMax {
 				w.buf = append(w.buf, ',')

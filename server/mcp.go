@@ -6,7 +6,6 @@ import (
 	"runtime/debug"
 	"sync/atomic"
 	"time"
-	"unsafe"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	mcpserver "github.com/mark3labs/mcp-go/server"
@@ -150,11 +149,8 @@ func toolHandler(reg *registry.Registry, s *mcpserver.MCPServer, name string) mc
 // older clients and as structuredContent, with isError = !ok.
 func toolResult(res *registry.Result) *mcp.CallToolResult {
 	body := res.Encode()
-	// The text shares body's bytes instead of copying them: nothing writes
-	// to body once it is encoded.
-	text := unsafe.String(unsafe.SliceData(body), len(body))
 	return &mcp.CallToolResult{
-		Content:           []mcp.Content{mcp.NewTextContent(text)},
+		Content:           []mcp.Content{mcp.NewTextContent(string(body))},
 		StructuredContent: json.RawMessage(body),
 		IsError:           !res.OK,
 	}

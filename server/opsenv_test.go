@@ -100,53 +100,51 @@ func newOpsEnv(t *testing.T, env map[string]string) *opsEnv {
 	return o
 }
 
+type echoArgs struct {
+	Payload  map[string]any `json:"payload,omitempty" jsonschema:"Anything."`
+	Password string         `json:"password,omitempty" jsonschema:"A secret that must never be logged."`
+}
+
 func (o *opsEnv) namespace() (registry.Namespace, error) {
 	return registry.Namespace{
 		Name: "opstest", Description: "Tools for the operations tests.",
 		Tools: []registry.ToolDef{
-			{
+			registry.Define(registry.ToolDef{
 				Name: "opstest.exec", Description: "Runs until the test releases it.", When: "In exec-cap tests.",
-				Examples: []string{`opstest.exec {}  # blocks`}, Schema: registry.Object(nil), ExecCode: true,
-				Handler: func(ctx context.Context, _ registry.Request) (*registry.Result, error) {
-					o.execStarted <- struct{}{}
-					select {
-					case <-o.execRelease:
-					case <-ctx.Done():
-						return nil, ctx.Err()
-					}
-					return registry.OK(map[string]any{"ran": true}), nil
-				},
-			},
-			{
+				Examples: []string{`opstest.exec {}  # blocks`}, ExecCode: true,
+			}, func(ctx context.Context, _ noArgs) (map[string]any, error) {
+				o.execStarted <- struct{}{}
+				select {
+				case <-o.execRelease:
+				case <-ctx.Done():
+					return nil, ctx.Err()
+				}
+				return map[string]any{"ran": true}, nil
+			}),
+			registry.Define(registry.ToolDef{
 				Name: "opstest.sleep", Description: "Sleeps for ms milliseconds.", When: "In timeout tests.",
 				Examples: []string{`opstest.sleep {"ms": 10}  # sleeps`},
-				Schema:   registry.Object(map[string]any{"ms": registry.Integer("Milliseconds.")}, "ms"),
-				Handler: func(ctx context.Context, req registry.Request) (*registry.Result, error) {
-					var args struct {
-						MS int `json:"ms"`
-					}
-					if err := req.Bind(&args); err != nil {
-						return nil, err
-					}
-					select {
-					case <-time.After(time.Duration(args.MS) * time.Millisecond):
-						return registry.OK(map[string]any{"slept_ms": args.MS}), nil
-					case <-ctx.Done():
-						return nil, ctx.Err()
-					}
-				},
-			},
-			{
+			}, func(ctx context.Context, in sleepArgs) (map[string]any, error) {
+				select {
+				case <-time.After(time.Duration(in.MS) * time.Millisecond):
+					return map[string]any{"slept_ms": in.MS}, nil
+				case <-ctx.Done():
+					return nil, ctx.Err()
+				}
+			}),
+			registry.Define(registry.ToolDef{
 				Name: "opstest.echo", Description: "Returns the payload.", When: "In logging tests.",
 				Examples: []string{`opstest.echo {"payload": {}}  # echoes`},
-				Schema: registry.Object(map[string]any{
-					"payload":  registry.AnyObject("Anything."),
-					"password": registry.String("A secret that must never be logged."),
-				}),
-				Handler: func(_ context.Context, req registry.Request) (*registry.Result, error) {
-					return registry.OK(map[string]any{"keys": len(req.Args)}), nil
-				},
-			},
+			}, func(_ context.Context, in echoArgs) (map[string]any, error) {
+				keys := 0
+				if in.Payload != nil {
+					keys++
+				}
+				if in.Password != "" {
+					keys++
+				}
+				return map[string]any{"keys": keys}, nil
+			}),
 		},
 	}, nil
 }

@@ -184,13 +184,7 @@ func requestID(r *http.Request) string {
 	if id := r.Header.Get(requestIDHeader); id != "" && len(id) <= 128 && !strings.ContainsFunc(id, notIDChar) {
 		return id
 	}
-	var digits [20]byte
-	n := strconv.AppendUint(digits[:0], requestCounter.Add(1), 10)
-	var b strings.Builder
-	b.Grow(len(requestIDPrefix) + len(n))
-	b.WriteString(requestIDPrefix)
-	b.Write(n)
-	return b.String()
+	return requestIDPrefix + strconv.FormatUint(requestCounter.Add(1), 10)
 }
 
 func notIDChar(c rune) bool {
@@ -430,7 +424,7 @@ func (t *telemetry) observeHTTP(next http.Handler) http.Handler {
 			span = trace.SpanFromContext(ctx)
 		}
 		ctx = context.WithValue(ctx, requestStateKey{}, st)
-		w.Header()[requestIDHeader] = []string{st.requestID} // the name is canonical
+		w.Header().Set(requestIDHeader, st.requestID)
 		st.response.ResponseWriter = w
 		ww := &st.response
 		defer func() {

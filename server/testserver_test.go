@@ -16,47 +16,47 @@ import (
 	"github.com/cursus-dev/cursus/registry"
 )
 
-// gatedTestTool is a test-only tool behind the destructive gate.
+type noArgs struct{}
+
+type sleepArgs struct {
+	MS int `json:"ms" jsonschema:"milliseconds"`
+}
+
+// gatedTestNamespace holds test-only tools: one behind the write gate, one
+// that panics, one that sleeps and one that reports progress.
 func gatedTestNamespace() (registry.Namespace, error) {
 	return registry.Namespace{
 		Name: "testonly", Description: "Tools that exist only in tests.",
 		Tools: []registry.ToolDef{
-			{
+			registry.Define(registry.ToolDef{
 				Name: "testonly.write", Description: "Pretends to write a file.", When: "In gate tests.",
-				Examples: []string{`testonly.write {}  # does nothing`}, Schema: registry.Object(nil), Writes: true,
-				Handler: func(context.Context, registry.Request) (*registry.Result, error) {
-					return registry.OK(map[string]any{"wrote": true}), nil
-				},
-			},
-			{
+				Examples: []string{`testonly.write {}  # does nothing`}, Writes: true,
+			}, func(context.Context, noArgs) (map[string]any, error) { return map[string]any{"wrote": true}, nil }),
+			registry.Define(registry.ToolDef{
 				Name: "testonly.panic", Description: "Panics.", When: "In recovery tests.",
-				Examples: []string{`testonly.panic {}  # panics`}, Schema: registry.Object(nil),
-				Handler: func(context.Context, registry.Request) (*registry.Result, error) { panic("test panic") },
-			},
-			{
+				Examples: []string{`testonly.panic {}  # panics`},
+			}, func(context.Context, noArgs) (any, error) { panic("test panic") }),
+			registry.Define(registry.ToolDef{
 				Name: "testonly.sleep", Description: "Sleeps for ms milliseconds.", When: "In shutdown tests.",
 				Examples: []string{`testonly.sleep {"ms": 10}  # sleeps`},
-				Schema:   registry.Object(map[string]any{"ms": registry.Integer("milliseconds")}, "ms"),
-				Handler: func(ctx context.Context, req registry.Request) (*registry.Result, error) {
-					d := time.Duration(req.Args["ms"].(float64)) * time.Millisecond
-					select {
-					case <-time.After(d):
-						return registry.OK(map[string]any{"slept_ms": d.Milliseconds()}), nil
-					case <-ctx.Done():
-						return nil, ctx.Err()
-					}
-				},
-			},
-			{
+			}, func(ctx context.Context, in sleepArgs) (map[string]any, error) {
+				d := time.Duration(in.MS) * time.Millisecond
+				select {
+				case <-time.After(d):
+					return map[string]any{"slept_ms": d.Milliseconds()}, nil
+				case <-ctx.Done():
+					return nil, ctx.Err()
+				}
+			}),
+			registry.Define(registry.ToolDef{
 				Name: "testonly.progress", Description: "Reports progress three times.", When: "In progress tests.",
-				Examples: []string{`testonly.progress {}  # three notifications`}, Schema: registry.Object(nil),
-				Handler: func(ctx context.Context, _ registry.Request) (*registry.Result, error) {
-					for i := 1; i <= 3; i++ {
-						registry.Progress(ctx, float64(i), 3, "step")
-					}
-					return registry.OK(map[string]any{"steps": 3}), nil
-				},
-			},
+				Examples: []string{`testonly.progress {}  # three notifications`},
+			}, func(ctx context.Context, _ noArgs) (map[string]any, error) {
+				for i := 1; i <= 3; i++ {
+					registry.Progress(ctx, float64(i), 3, "step")
+				}
+				return map[string]any{"steps": 3}, nil
+			}),
 		},
 	}, nil
 }

@@ -485,11 +485,7 @@ func (b *builder) trainingParts(n *node, inputs []boundInput) (trainingParts, er
 	p.resources = sagemaker.ResourceConfig{InstanceCount: getInt(n.cfg, "training_instance_count", 1), InstanceType: instanceType,
 		VolumeSizeInGB: getInt(n.cfg, "training_volume_size", sagemaker.DefaultTrainingVolumeGB)}
 	p.stopping = sagemaker.StoppingCondition{MaxRuntimeInSeconds: getInt(n.cfg, "max_runtime_seconds", sagemaker.DefaultTrainingRuntime)}
-	if s := getString(n.cfg, "output_path"); s != "" && n.cfg.Explicit["output_path"] {
-		p.output = s
-	} else {
-		p.output = sagemaker.JoinPath(b.prefix, steps.CanonicalToSnake(n.cfg.StepType))
-	}
+	p.output = trainingOutput(b.prefix, n)
 	c := n.iface.Compute
 	if c != nil && c.Kind == "byo_container" && len(c.ContainerEntrypoint) > 0 {
 		return p, nil // the image runs itself; no script mode
@@ -514,6 +510,15 @@ func (b *builder) trainingParts(n *node, inputs []boundInput) (trainingParts, er
 		"sagemaker_region":              jsonString(getString(n.cfg, "aws_region")),
 	}
 	return p, nil
+}
+
+// trainingOutput is the S3OutputPath of a training or tuning job: the
+// config's output_path when set, else <prefix>/<step_type in snake case>.
+func trainingOutput(prefix sagemaker.Get, n *node) any {
+	if s := getString(n.cfg, "output_path"); s != "" && n.cfg.Explicit["output_path"] {
+		return s
+	}
+	return sagemaker.JoinPath(prefix, steps.CanonicalToSnake(n.cfg.StepType))
 }
 
 func (b *builder) training(n *node, inputs []boundInput) (sagemaker.TrainingArgs, []string, error) {

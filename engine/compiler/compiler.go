@@ -396,11 +396,37 @@ func Compile(ctx context.Context, in Input, opts ...Option) (*Result, error) {
 	for name, bs := range plan.Bindings {
 		m := map[string]any{}
 		for _, b := range bs {
-			m[b.Dependency] = sagemaker.Get{Path: b.Reference}
+			v, err := bindingValue(b, nodes[b.FromNode])
+			if err != nil {
+				return nil, &BuildError{Node: name, StepName: nodes[name].stepName, Err: err}
+			}
+			m[b.Dependency] = v
 		}
 		inputs[name] = m
 	}
 	return assemble(ctx, in, nodes, plan.Order, inputs, plan, true, warnings, o)
+}
+
+// bindingValue is what a consumer reads for a binding: the producer's
+// property, which must exist in the response shape of the producer's
+// SageMaker step type (SageMaker fails the execution otherwise), or, for an
+// output with a job_artifact, the object that training job wrote under the
+// producer's output path, as the SDK's TuningStep.get_top_model_s3_uri.
+func bindingValue(b deps.Binding, producer *node) (any, error) {
+	if known, ok, nearest := steps.CheckPropertyPath(producer.smType, b.Property); known && !ok {
+		return nil, fmt.Errorf("input %s reads %s, which is not a property of a %s step (%s); nearest valid paths: %s",
+			b.Dependency, b.Reference, producer.smType, strings.Join(steps.PropertyOperations(producer.smType), " + "), strings.Join(nearest, ", "))
+	}
+	ref := sagemaker.Get{Path: b.Reference}
+	out, _ := producer.iface.Spec.Outputs.Get(b.FromOutput)
+	if out.JobArtifact == "" {
+		return ref, nil
+	}
+	prefix := trainingOutput(sagemaker.Param(PrefixParameter), producer)
+	if s, ok := prefix.(string); ok {
+		prefix = strings.TrimSuffix(s, "/")
+	}
+	return sagemaker.JoinPath(prefix, ref, out.JobArtifact), nil
 }
 
 // configSourced: the dependency takes its value from a config field

@@ -10,6 +10,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"sort"
+
+	"github.com/cursus-dev/cursus/internal/verbatim"
 )
 
 // Version is the only definition version SageMaker accepts.
@@ -101,7 +103,7 @@ type Get struct {
 
 // MarshalJSON writes {"Get": path}.
 func (g Get) MarshalJSON() ([]byte, error) {
-	p, err := marshalNoEscape(g.Path)
+	p, err := verbatim.Marshal(g.Path)
 	if err != nil {
 		return nil, err
 	}
@@ -153,7 +155,7 @@ func (j Join) MarshalJSON() ([]byte, error) {
 		On     string `json:"On"`
 		Values []any  `json:"Values"`
 	}{j.On, values}
-	b, err := marshalNoEscape(inner)
+	b, err := verbatim.Marshal(inner)
 	if err != nil {
 		return nil, err
 	}
@@ -182,7 +184,7 @@ func JoinPath(values ...any) Join {
 // bytes: structs keep field order and maps are written with sorted keys.
 // HTML characters are not escaped (definitions are not HTML).
 func Encode(d *Definition) ([]byte, error) {
-	return marshalNoEscape(d)
+	return verbatim.Marshal(d)
 }
 
 // EncodeIndent is Encode with two-space indentation, for people.
@@ -196,16 +198,6 @@ func EncodeIndent(d *Definition) ([]byte, error) {
 		return nil, err
 	}
 	return out.Bytes(), nil
-}
-
-func marshalNoEscape(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
 // References returns every Get path in an encoded definition (or any JSON

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/cursus-dev/cursus/engine/sagemaker/sagemakertest"
+	"github.com/cursus-dev/cursus/internal/verbatim"
 )
 
 const testRole = "arn:aws:iam::111122223333:role/SageMakerRole"
@@ -137,7 +138,7 @@ func TestExpressions(t *testing.T) {
 		{Join{On: ","}, `{"Std:Join":{"On":",","Values":[]}}`},
 	}
 	for _, c := range cases {
-		b, err := marshalNoEscape(c.v)
+		b, err := verbatim.Marshal(c.v)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -44,9 +44,12 @@ type IOOutput struct {
 	// PropertyReference is the runtime reference a consumer gets, e.g.
 	// {"Get": "Steps.XGBoostTraining.ModelArtifacts.S3ModelArtifacts"}.
 	PropertyReference map[string]string `json:"property_reference,omitempty"`
-	Type              string            `json:"type"`
-	Aliases           []string          `json:"aliases"`
-	DataType          string            `json:"data_type"`
+	// JobArtifact, when set, makes the value a consumer gets the object
+	// <output path>/<the referenced job's name>/<job_artifact> (a Std:Join).
+	JobArtifact string   `json:"job_artifact,omitempty"`
+	Type        string   `json:"type"`
+	Aliases     []string `json:"aliases"`
+	DataType    string   `json:"data_type"`
 }
 
 // PropertyRef converts a spec property path to the definition's Get string
@@ -124,7 +127,7 @@ func IO(iface *Interface) IOView {
 			}
 		}
 		out := IOOutput{
-			LogicalName: name, ContainerPath: port.Path, PropertyPath: o.PropertyPath,
+			LogicalName: name, ContainerPath: port.Path, PropertyPath: o.PropertyPath, JobArtifact: o.JobArtifact,
 			Type: orDefault(o.Type, TypeProcessingOutput), Aliases: nonNil(o.Aliases), DataType: orDefault(o.DataType, "S3Uri"),
 		}
 		if o.PropertyPath != "" {

@@ -274,7 +274,7 @@ var (
 		"semantic_keywords": strList, "description": strS,
 	})
 	outputShape = obj(map[string]*shape{
-		"type": strS, "property_path": strS, "data_type": strS, "aliases": strList,
+		"type": strS, "property_path": strS, "job_artifact": strS, "data_type": strS, "aliases": strList,
 		"semantic_keywords": strList, "description": strS,
 	})
 	specShape = obj(map[string]*shape{

@@ -189,8 +189,13 @@ func (d Dependency) IsRequired() bool { return d.Required == nil || *d.Required 
 
 // Output is one logical output the step produces.
 type Output struct {
-	Type             string   `yaml:"type,omitempty" json:"type"`
-	PropertyPath     string   `yaml:"property_path,omitempty" json:"property_path"`
+	Type         string `yaml:"type,omitempty" json:"type"`
+	PropertyPath string `yaml:"property_path,omitempty" json:"property_path"`
+	// JobArtifact, on a Tuning step's output whose property path names a
+	// training job, makes the output the object <tuning output path>/<job
+	// name>/<JobArtifact> (a trial's model is output/model.tar.gz): a tuning
+	// job has no model-artifact property of its own.
+	JobArtifact      string   `yaml:"job_artifact,omitempty" json:"job_artifact,omitempty"`
 	DataType         string   `yaml:"data_type,omitempty" json:"data_type"`
 	Aliases          []string `yaml:"aliases,omitempty" json:"aliases"`
 	SemanticKeywords []string `yaml:"semantic_keywords,omitempty" json:"semantic_keywords"`

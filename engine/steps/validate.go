@@ -364,6 +364,7 @@ func (v *validator) checkSpec(i *Interface) {
 		p := "spec.outputs." + name
 		v.enum(p+".type", o.Type, DependencyTypes, "enum")
 		v.checkPropertyPath(i, p+".property_path", name, o.PropertyPath)
+		v.checkJobArtifact(i, p, o)
 		for _, a := range o.Aliases {
 			if prev, ok := aliasOwner[strings.ToLower(a)]; ok && prev != name {
 				v.errorf(p+".aliases", "alias_unique", "alias %q is also used by output %q", a, prev)
@@ -378,7 +379,12 @@ func (v *validator) checkSpec(i *Interface) {
 	}
 }
 
-// checkPropertyPath applies engine-core-spec §1.6.
+// tunedModelProperty names the best training job of a tuning step, as the
+// SDK's TuningStep.get_top_model_s3_uri(top_k=0) reads it.
+const tunedModelProperty = "properties.TrainingJobSummaries[0].TrainingJobName"
+
+// checkPropertyPath applies engine-core-spec §1.6 and checks that the path
+// exists in the response shape of the step's SageMaker type (properties.json).
 func (v *validator) checkPropertyPath(i *Interface, p, name, pp string) {
 	if pp == "" {
 		v.warnf(p, "property_path", "no property_path: consumers cannot reference this output at run time")
@@ -388,11 +394,37 @@ func (v *validator) checkPropertyPath(i *Interface, p, name, pp string) {
 		v.errorf(p, "property_path", "%q must start with properties.", pp)
 		return
 	}
+	smType := i.Registry.SageMakerStepType
+	if known, ok, nearest := CheckPropertyPath(smType, pp); known && !ok {
+		hint := ""
+		if smType == SMTuning && strings.Contains(pp, "ModelArtifacts") {
+			hint = "; a tuning job has no model-artifact property: read the best model as property_path " +
+				tunedModelProperty + " with job_artifact: output/model.tar.gz"
+		}
+		v.errorf(p, "property_path_unknown", "%q is not a property of a %s step (%s response); nearest valid paths: %s%s",
+			pp, smType, strings.Join(PropertyOperations(smType), " + "), strings.Join(nearest, ", "), hint)
+		return
+	}
 	if m := processingOutputPath.FindStringSubmatch(pp); m != nil && m[1] != name {
 		v.errorf(p, "property_path_name", "the output is named %q but its property path names %q", name, m[1])
 	}
-	if i.Registry.SageMakerStepType == SMProcessing && !processingOutputPath.MatchString(pp) {
+	if smType == SMProcessing && !processingOutputPath.MatchString(pp) {
 		v.warnf(p, "property_path", "Processing outputs are read as properties.ProcessingOutputConfig.Outputs['%s'].S3Output.S3Uri", name)
+	}
+}
+
+// checkJobArtifact: only a tuning job's outputs name a training job whose
+// artifact the compiler can address under the tuning output path.
+func (v *validator) checkJobArtifact(i *Interface, p string, o Output) {
+	a := o.JobArtifact
+	switch {
+	case a == "":
+	case i.Registry.SageMakerStepType != SMTuning:
+		v.errorf(p+".job_artifact", "job_artifact", "job_artifact applies to Tuning steps only (this is %s)", i.Registry.SageMakerStepType)
+	case !strings.HasSuffix(o.PropertyPath, ".TrainingJobName"):
+		v.errorf(p+".job_artifact", "job_artifact", "job_artifact needs a property_path naming a training job (…TrainingJobName), not %q", o.PropertyPath)
+	case path.IsAbs(a) || a != path.Clean(a) || strings.HasPrefix(a, ".."):
+		v.errorf(p+".job_artifact", "job_artifact", "%q must be a clean path relative to the training job's folder, e.g. output/model.tar.gz", a)
 	}
 }
 
