@@ -8,7 +8,9 @@
 //   - a seccomp filter refuses socket(2) and io_uring, so there is no
 //     network of any kind (Landlock does not cover UDP before ABI 10);
 //   - no_new_privs, and rlimits on CPU, address space, file size, open
-//     files and core dumps;
+//     files and core dumps (not RLIMIT_NPROC: it counts every process of
+//     the user, the server's own threads included, so it cannot bound one
+//     run; the pod's pids limit and the supervisor's kill do);
 //   - a supervisor process that is a child subreaper: every descendant,
 //     setsid or double-forked ones included, is re-parented to it, and it
 //     kills and reaps them all before it exits.

@@ -412,6 +412,9 @@ func (r *Runner) Run(ctx context.Context, req RunRequest) (*RunResult, error) {
 		if res.ErrorMessage == "" {
 			res.ErrorMessage = runErr.Error()
 		}
+		if r.sandboxErr == nil {
+			res.ErrorMessage += killedBy(res.ExitCode)
+		}
 	}
 	for _, line := range strings.Split(res.Stdout, "\n") {
 		if v, ok := strings.CutPrefix(line, "CURSUS_MAIN_RESULT "); ok {
@@ -427,6 +430,19 @@ func (r *Runner) Run(ctx context.Context, req RunRequest) (*RunResult, error) {
 		res.Sandbox = sandbox
 	}
 	return res, nil
+}
+
+// killedBy explains a sandboxed exit status of 128+n: the supervisor
+// reports a script killed by signal n that way.
+func killedBy(code int) string {
+	if code <= 128 || code > 128+64 {
+		return ""
+	}
+	sig := syscall.Signal(code - 128)
+	if sig == syscall.SIGSYS {
+		return " (killed by SIGSYS: a system call the sandbox refuses)"
+	}
+	return fmt.Sprintf(" (killed by signal %d: %v)", int(sig), sig)
 }
 
 // runUnisolated runs argv in its own process group, killed at the

@@ -287,7 +287,7 @@ func TestSandboxKillsSetsidSurvivors(t *testing.T) {
 		t.Run(mode, func(t *testing.T) {
 			// The survivor sleeps past the deadline, so in "timeout" mode
 			// its marker can only appear after the call has returned.
-			const sleep, deadline = 5 * time.Second, 3 * time.Second
+			const sleep, deadline = 6 * time.Second, 5 * time.Second
 			timeout := 60 * time.Second
 			if mode == "timeout" {
 				timeout = deadline
@@ -424,5 +424,8 @@ func TestSandboxRefusesForeignArchSyscalls(t *testing.T) {
 	}
 	if strings.Contains(res.Stdout, "i386_socket ALLOWED") || res.Success {
 		t.Errorf("an i386 socket(2) got through: %+v", res)
+	}
+	if !strings.Contains(res.ErrorMessage, "SIGSYS") {
+		t.Errorf("the error does not say why the script died: %q", res.ErrorMessage)
 	}
 }
