@@ -7,11 +7,14 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path"
+	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/cursus-dev/cursus/engine/compiler"
 	"github.com/cursus-dev/cursus/engine/config"
+	"github.com/cursus-dev/cursus/engine/dag"
 	"github.com/cursus-dev/cursus/engine/sagemaker"
 	"github.com/cursus-dev/cursus/registry"
 )
@@ -64,6 +67,7 @@ type compileWithReportIn struct {
 
 type compileNameIn struct {
 	Base     string `json:"base,omitempty" jsonschema:"Name base, e.g. the config's pipeline_name." schema:"minLength=1,maxLength=512"`
+	DAG      string `json:"dag,omitempty" jsonschema:"The DAG's name or id (its metadata.name, a shared DAG id, or its file path without .json and with / as -), as the compile tools put it in the name." schema:"minLength=1,maxLength=256"`
 	Version  string `json:"version,omitempty" jsonschema:"Version (default 1.0)." schema:"minLength=1,maxLength=64"`
 	Sanitize string `json:"sanitize,omitempty" jsonschema:"A name to sanitise." schema:"minLength=1,maxLength=1024"`
 }
@@ -117,10 +121,14 @@ func compileNamespace(d *Deps) (registry.Namespace, error) {
 			}, d.compileWithReport),
 			registry.Define(registry.ToolDef{
 				Name: "compile.name",
-				Description: "Generate a pipeline name (sanitised \"<base>-<version>-pipeline\") and/or sanitise a name: \".\" and \"_\" become \"-\", " +
-					"other characters outside [a-zA-Z0-9-] are dropped, at most 255 characters; reports whether each result is valid.",
-				When: "You need a valid SageMaker pipeline name.",
-				Examples: []string{`compile.name {"base": "xgboost-training", "version": "1.0"}  # xgboost-training-1-0-pipeline`,
+				Description: "Generate a pipeline name (sanitised \"<base>-<dag>-<version>-pipeline\", or \"<base>-<version>-pipeline\" without dag) and/or sanitise a name: \".\" and \"_\" become \"-\", " +
+					"other characters outside [a-zA-Z0-9-] are dropped, at most 255 characters; reports whether each result is valid. " +
+					"The compile tools name a pipeline this way by default: base is the config's pipeline_name and dag the DAG's metadata.name " +
+					"(else its file path without .json, \"/\" as \"-\", a file named dag.json taking its folder's path; an unnamed inline DAG gets dag-<hash of its nodes and edges>), so DAGs compiled with one " +
+					"config get distinct pipelines. A pipeline_name_override in the config, or a pipeline_name argument, replaces the generated name.",
+				When: "You need a valid SageMaker pipeline name, or want to know what a DAG's pipeline will be called.",
+				Examples: []string{`compile.name {"base": "jdoe-fraud-xgboost-NA", "dag": "xgboost_complete_e2e", "version": "1.0.0"}  # jdoe-fraud-xgboost-NA-xgboost-complete-e2e-1-0-0-pipeline`,
+					`compile.name {"base": "xgboost-training", "version": "1.0"}  # xgboost-training-1-0-pipeline`,
 					`compile.name {"sanitize": "My Pipeline!! v3"}  # MyPipelinev3`},
 				Tags: []string{registry.PhaseProgrammer},
 			}, compileName),
@@ -170,11 +178,31 @@ func (d *Deps) compileInput(src compileSource, pipelineName pipelineNameArg) (co
 	if err != nil {
 		return compiler.Input{}, nil, configLoadError(p, err)
 	}
-	g, err := d.loadDAG(src.dagSource, false)
+	doc, err := d.loadDAGDocument(src.dagSource, false)
 	if err != nil {
 		return compiler.Input{}, nil, err
 	}
-	return compiler.Input{DAG: g, Configs: f.Configs, Catalog: d.Steps, Sources: d.Root.FS(), PipelineName: string(pipelineName)}, f, nil
+	return compiler.Input{DAG: doc.DAG, Configs: f.Configs, Catalog: d.Steps, Sources: d.Root.FS(), PipelineName: string(pipelineName),
+		DAGName: dagName(doc, string(src.DAGFile))}, f, nil
+}
+
+// dagName names the DAG in its pipeline's name: its metadata.name (a
+// shared DAG's id), else its file's workspace path without the extension
+// and with "/" as "-" (unique within the workspace; a file named dag.json
+// is named by its folder). An unnamed inline DAG gets "", which the
+// compiler replaces with a content hash.
+func dagName(doc *dag.Document, file string) string {
+	if name, ok := doc.Metadata["name"].(string); ok && strings.TrimSpace(name) != "" {
+		return name
+	}
+	if file == "" {
+		return ""
+	}
+	file = strings.TrimSuffix(strings.TrimSuffix(file, ".json"), ".dag")
+	if path.Base(file) == "dag" && path.Dir(file) != "." {
+		file = path.Dir(file) // examples/xgboost-tabular/dag.json names the project
+	}
+	return strings.ReplaceAll(file, "/", "-")
 }
 
 // compileError maps engine errors to tool errors.
@@ -350,6 +378,9 @@ type compileNameOut struct {
 }
 
 func compileName(_ context.Context, in compileNameIn) (compileNameOut, error) {
+	if in.DAG != "" && in.Base == "" {
+		return compileNameOut{}, registry.Errorf(registry.CodeInvalidInput, "dag names a generated name's DAG part: give base too")
+	}
 	if in.Base == "" && in.Sanitize == "" {
 		return compileNameOut{}, registry.Errorf(registry.CodeInvalidInput, "give base (to generate a name) or sanitize (to clean one)")
 	}
@@ -359,7 +390,7 @@ func compileName(_ context.Context, in compileNameIn) (compileNameOut, error) {
 		if v == "" {
 			v = "1.0"
 		}
-		out.Generated = sagemaker.GeneratePipelineName(in.Base, v)
+		out.Generated = sagemaker.DAGPipelineName(in.Base, in.DAG, v)
 		out.GeneratedIsValid = ptr(sagemaker.ValidPipelineName(out.Generated))
 	}
 	if in.Sanitize != "" {

@@ -142,3 +142,15 @@ func TestCompileNameAndSingleNode(t *testing.T) {
 	mustFail(t, call(t, reg, "compile.single_node", `{`+exampleArgs+`, "target_node": "XGBoostTraining", "manual_inputs": {"input_path": "not-s3"}}`), registry.CodeInvalidInput)
 	mustFail(t, call(t, reg, "compile.single_node", `{`+exampleArgs+`, "target_node": "Nope", "manual_inputs": {}}`), registry.CodeInvalidInput)
 }
+
+// Issue 21 item 3: the compile tools put the DAG in the generated name,
+// and compile.name shows that name.
+func TestCompileNamesThePipelineAfterItsDAG(t *testing.T) {
+	reg, _ := exampleRegistry(t, "")
+	d := mustOK(t, call(t, reg, "compile.with_report", `{`+exampleArgs+`}`))
+	n := mustOK(t, call(t, reg, "compile.name", `{"base": "example-tabular-xgboost-NA", "dag": "examples-xgboost-tabular", "version": "1.0.0"}`))
+	if d["pipeline_name"] != "example-tabular-xgboost-NA-examples-xgboost-tabular-1-0-0-pipeline" || n["generated"] != d["pipeline_name"] {
+		t.Fatalf("compiled %v, compile.name %v", d["pipeline_name"], n["generated"])
+	}
+	mustFail(t, call(t, reg, "compile.name", `{"dag": "x"}`), registry.CodeInvalidInput)
+}

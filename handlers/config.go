@@ -124,6 +124,15 @@ func configNamespace(d *Deps) (registry.Namespace, error) {
 // loadDAG reads the exactly-one-of dag / dag_file input; optional allows
 // neither (nil DAG).
 func (d *Deps) loadDAG(in dagSource, optional bool) (*dag.DAG, error) {
+	doc, err := d.loadDAGDocument(in, optional)
+	if doc == nil || err != nil {
+		return nil, err
+	}
+	return doc.DAG, nil
+}
+
+// loadDAGDocument is loadDAG keeping the document's metadata.
+func (d *Deps) loadDAGDocument(in dagSource, optional bool) (*dag.Document, error) {
 	hasInline, hasFile := in.DAG != nil, in.DAGFile != ""
 	switch {
 	case hasInline && hasFile:
@@ -139,21 +148,21 @@ func (d *Deps) loadDAG(in dagSource, optional bool) (*dag.DAG, error) {
 		if err != nil {
 			return nil, pathError("dag_file", err)
 		}
-		g, err := dag.Parse(data)
+		doc, err := dag.ParseDocument(data)
 		if err != nil {
 			return nil, registry.Errorf(registry.CodeInvalidInput, "invalid DAG file '%s': %v", in.DAGFile, err)
 		}
-		return g, nil
+		return doc, nil
 	}
 	data, err := json.Marshal(in.DAG)
 	if err != nil {
 		return nil, registry.Errorf(registry.CodeInvalidInput, "dag: %v", err)
 	}
-	g, err := dag.Parse(data)
+	doc, err := dag.ParseDocument(data)
 	if err != nil {
 		return nil, registry.Errorf(registry.CodeInvalidInput, "invalid dag: %v", err)
 	}
-	return g, nil
+	return doc, nil
 }
 
 // configRequirementsOut is the config.requirements payload.

@@ -39,8 +39,9 @@ var goldenPath = map[string][]string{
 // TestEveryToolAnswersItsOutputSchema runs every tool's golden-path call
 // (its examples, or the override above) in a workspace holding the example
 // project and checks that every envelope it answers — successes and
-// failures — validates against the tool's outputSchema, and that at least
-// one call succeeds.
+// failures — validates against the tool's outputSchema, that the data of
+// every success validates against the whole data schema, and that at
+// least one call succeeds.
 func TestEveryToolAnswersItsOutputSchema(t *testing.T) {
 	reg, _ := exampleRegistry(t, "")
 	for _, tool := range reg.Tools("") {
@@ -48,7 +49,8 @@ func TestEveryToolAnswersItsOutputSchema(t *testing.T) {
 			if tool.OutputSchema == nil {
 				t.Fatal("no outputSchema")
 			}
-			schema := compileOutputSchema(t, tool)
+			schema := compileSchema(t, tool.Name+".output", tool.OutputSchema)
+			dataSchema := compileSchema(t, tool.Name+".data", tool.DataSchema)
 			calls := goldenPath[tool.Name]
 			if calls == nil {
 				calls = exampleArgsOf(tool)
@@ -65,6 +67,9 @@ func TestEveryToolAnswersItsOutputSchema(t *testing.T) {
 				}
 				if res.OK {
 					succeeded++
+					if err := dataSchema.Validate(doc.(map[string]any)["data"]); err != nil {
+						t.Errorf("%s: data does not match the data schema: %v\n%s", args, err, res.Encode())
+					}
 				}
 			}
 			if succeeded == 0 {
@@ -84,9 +89,9 @@ func exampleArgsOf(tool *registry.ToolDef) []string {
 	return out
 }
 
-func compileOutputSchema(t *testing.T, tool *registry.ToolDef) *jsonschema.Schema {
+func compileSchema(t *testing.T, name string, schema map[string]any) *jsonschema.Schema {
 	t.Helper()
-	raw, err := json.Marshal(tool.OutputSchema)
+	raw, err := json.Marshal(schema)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,13 +100,13 @@ func compileOutputSchema(t *testing.T, tool *registry.ToolDef) *jsonschema.Schem
 		t.Fatal(err)
 	}
 	c := jsonschema.NewCompiler()
-	url := "cursus:///" + tool.Name + ".output.json"
+	url := "cursus:///" + name + ".json"
 	if err := c.AddResource(url, doc); err != nil {
 		t.Fatal(err)
 	}
 	s, err := c.Compile(url)
 	if err != nil {
-		t.Fatalf("outputSchema does not compile: %v", err)
+		t.Fatalf("%s schema does not compile: %v", name, err)
 	}
 	return s
 }

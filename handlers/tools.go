@@ -262,6 +262,7 @@ func toolsByPhase(ctx context.Context, in byPhaseIn) (byPhaseOut, error) {
 type toolDescription struct {
 	toolSummary
 	OutputSchema map[string]any       `json:"output_schema,omitempty"`
+	DataSchema   map[string]any       `json:"data_schema,omitempty"`
 	Annotations  registry.Annotations `json:"annotations"`
 	Enabled      bool                 `json:"enabled"`
 }
@@ -288,5 +289,5 @@ func toolsDescribe(ctx context.Context, in describeIn) (toolDescription, error) 
 			WithDetails(map[string]any{"available": names}).
 			Suggest("Call tools.help for the full tool list, or tools.by_phase to find the tool for your phase.", "tools.help", "tools.by_phase")
 	}
-	return toolDescription{toolSummary: summarize(t, true), OutputSchema: t.OutputSchema, Annotations: t.Annotations(), Enabled: true}, nil
+	return toolDescription{toolSummary: summarize(t, true), OutputSchema: t.OutputSchema, DataSchema: t.DataSchema, Annotations: t.Annotations(), Enabled: true}, nil
 }

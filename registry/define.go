@@ -34,12 +34,15 @@ func Define[In, Out any](spec ToolDef, handle func(ctx context.Context, in In) (
 		spec.defineErr = err
 		return spec
 	}
-	out, err := outputSchema(reflect.TypeFor[Out]())
+	data, err := deriveSchema(reflect.TypeFor[Out]())
+	if err == nil {
+		spec.DataSchema, err = schemaMap(data)
+	}
 	if err != nil {
 		spec.defineErr = err
 		return spec
 	}
-	spec.Schema, spec.OutputSchema = in, out
+	spec.Schema, spec.OutputSchema = in, outputSchema(spec.DataSchema)
 	spec.call = func(ctx context.Context, raw map[string]any) (*Result, error) {
 		in, err := bind[In](raw)
 		if err != nil {
@@ -140,43 +143,70 @@ func inputSchema(t reflect.Type) (map[string]any, error) {
 	return schemaMap(s)
 }
 
-// outputSchema is the schema of the envelope a tool answers with, its data
-// described by t. Failures carry no data, so only ok is required.
-func outputSchema(t reflect.Type) (map[string]any, error) {
-	data, err := deriveSchema(t)
-	if err != nil {
-		return nil, err
-	}
-	dataMap, err := schemaMap(data)
-	if err != nil {
-		return nil, err
-	}
+// outputSchema is the schema of the envelope a tool answers with: data's
+// own keys and their types, one level deep. Failures carry no data, so
+// only ok is required. The whole data schema (DataSchema) is as long again
+// as every tool description together; listed with every tool, it would
+// fill each agent's context before its first call, so it is served by
+// tools.describe_tool instead.
+func outputSchema(data map[string]any) map[string]any {
 	env := envelopeSchema()
-	env["properties"].(map[string]any)["data"] = dataMap
-	return env, nil
+	env["properties"].(map[string]any)["data"] = shallow(data, 1)
+	return env
 }
 
-// envelopeSchema is SPEC §2's envelope, data left open.
+// shallow keeps s's type and enum and, while depth > 0, its required
+// keys, closed properties, and its properties and alternatives one level
+// shallower.
+func shallow(s map[string]any, depth int) map[string]any {
+	out := map[string]any{}
+	for _, k := range []string{"type", "enum", "required"} {
+		if v, ok := s[k]; ok && (depth > 0 || k != "required") {
+			out[k] = v
+		}
+	}
+	if depth == 0 {
+		return out
+	}
+	if s["additionalProperties"] == false {
+		out["additionalProperties"] = false
+	}
+	if props, ok := s["properties"].(map[string]any); ok {
+		kept := map[string]any{}
+		for name, sub := range props {
+			kept[name] = sub // true: any value
+			if m, ok := sub.(map[string]any); ok {
+				kept[name] = shallow(m, depth-1)
+			}
+		}
+		out["properties"] = kept
+	}
+	for _, k := range []string{"anyOf", "oneOf"} {
+		if alts, ok := s[k].([]any); ok {
+			kept := make([]any, len(alts))
+			for i, alt := range alts {
+				kept[i] = alt
+				if m, ok := alt.(map[string]any); ok {
+					kept[i] = shallow(m, depth)
+				}
+			}
+			out[k] = kept
+		}
+	}
+	return out
+}
+
+// envelopeSchema is SPEC §2's envelope, data left open. It names only ok
+// and data: the other keys are the same for every tool (SPEC §2), and
+// spelling them out in each of ~70 output schemas would add tens of
+// kilobytes to every tools/list an agent reads.
 func envelopeSchema() map[string]any {
-	str := map[string]any{"type": "string"}
 	return map[string]any{
 		"type":     "object",
 		"required": []any{"ok"},
 		"properties": map[string]any{
-			"ok":    map[string]any{"type": "boolean"},
-			"data":  map[string]any{},
-			"error": str,
-			"code":  str,
-			"next_steps": map[string]any{"type": "array", "items": map[string]any{
-				"type": "object", "required": []any{"tool", "when", "why"},
-				"properties": map[string]any{"tool": str, "when": str, "why": str, "args_hint": map[string]any{"type": "object"}},
-			}},
-			"remedy": map[string]any{
-				"type": "object", "required": []any{"suggested_tools", "fix_action"},
-				"properties": map[string]any{"suggested_tools": map[string]any{"type": "array", "items": str}, "fix_action": str},
-			},
-			"warnings": map[string]any{"type": "array", "items": str},
-			"meta":     map[string]any{"type": "object"},
+			"ok":   map[string]any{"type": "boolean"},
+			"data": map[string]any{},
 		},
 	}
 }

@@ -31,6 +31,9 @@ type defineIn struct {
 type defineOut struct {
 	Greeting string   `json:"greeting"`
 	Tags     []string `json:"tags"`
+	Detail   struct {
+		Depth int `json:"depth"`
+	} `json:"detail"`
 }
 
 func greetTool() ToolDef {
@@ -71,8 +74,16 @@ func TestDefineOutputSchemaIsTheEnvelope(t *testing.T) {
 	if out["type"] != "object" || !reflect.DeepEqual(out["required"], []any{"ok"}) {
 		t.Fatalf("envelope = %v", out)
 	}
-	if !reflect.DeepEqual(data["required"], []any{"greeting", "tags"}) || data["additionalProperties"] != false {
+	if !reflect.DeepEqual(data["required"], []any{"greeting", "tags", "detail"}) || data["additionalProperties"] != false {
 		t.Fatalf("data = %v", data)
+	}
+	// Listed: data's keys and their types; the nesting only in DataSchema.
+	if detail := data["properties"].(map[string]any)["detail"]; !reflect.DeepEqual(detail, map[string]any{"type": "object"}) {
+		t.Fatalf("listed detail = %v", detail)
+	}
+	full := greetTool().DataSchema["properties"].(map[string]any)["detail"].(map[string]any)
+	if !reflect.DeepEqual(full["required"], []any{"depth"}) {
+		t.Fatalf("full detail = %v", full)
 	}
 	// Output slices may be null (a nil slice encodes so).
 	if tags := data["properties"].(map[string]any)["tags"].(map[string]any); !reflect.DeepEqual(tags["type"], []any{"null", "array"}) {

@@ -45,8 +45,11 @@ type ToolDef struct {
 	Tags        []string // phases
 	// Schema is the JSON Schema of the arguments: an object schema with
 	// additionalProperties false. Build it with Object.
-	Schema       map[string]any
+	Schema map[string]any
+	// OutputSchema is the MCP outputSchema: the envelope, with data's keys
+	// and their types. DataSchema is the whole schema of data.
 	OutputSchema map[string]any
+	DataSchema   map[string]any
 
 	call      callFunc // the typed handler's adapter (Define)
 	defineErr error    // why Define could not derive the schemas

@@ -228,6 +228,24 @@ func packSourceDir(fsys fs.FS, dir string, extra map[string][]byte) (data []byte
 	if err != nil || missing {
 		return nil, missing, err
 	}
+	data, err = packFiles(files, extra)
+	return data, false, err
+}
+
+// packScript packs one script, at the tarball's root, with the extra
+// files: the source directory of a step that has none configured.
+func packScript(fsys fs.FS, script string, extra map[string][]byte) (data []byte, missing bool, err error) {
+	b, missing, err := readSource(fsys, script)
+	if err != nil || missing {
+		return nil, missing, err
+	}
+	data, err = packFiles(map[string][]byte{path.Base(script): b}, extra)
+	return data, false, err
+}
+
+// packFiles writes files and extra (which wins on the same path) as a
+// reproducible .tar.gz.
+func packFiles(files, extra map[string][]byte) ([]byte, error) {
 	for k, v := range extra {
 		files[k] = v
 	}
@@ -245,19 +263,19 @@ func packSourceDir(fsys fs.FS, dir string, extra map[string][]byte) (data []byte
 			hdr.Mode = 0o755
 		}
 		if err := tw.WriteHeader(hdr); err != nil {
-			return nil, false, err
+			return nil, err
 		}
 		if _, err := tw.Write(files[n]); err != nil {
-			return nil, false, err
+			return nil, err
 		}
 	}
 	if err := tw.Close(); err != nil {
-		return nil, false, err
+		return nil, err
 	}
 	if err := gz.Close(); err != nil {
-		return nil, false, err
+		return nil, err
 	}
-	return buf.Bytes(), false, nil
+	return buf.Bytes(), nil
 }
 
 // runProc is the entry script of a framework processor: unpack the source

@@ -67,7 +67,7 @@ func (b *builder) build(n *node, in map[string]any, parents []string) (sagemaker
 		step.Arguments, err = b.transform(n, inputs)
 	case HandlerRegisterModel:
 		step.Type = sagemaker.TypeRegisterModel
-		step.Arguments, err = b.register(n, inputs)
+		step.Arguments, warns, err = b.register(n, inputs)
 	default:
 		err = fmt.Errorf("no handler %q", n.handler)
 	}
@@ -75,7 +75,7 @@ func (b *builder) build(n *node, in map[string]any, parents []string) (sagemaker
 	if err != nil {
 		return sagemaker.Step{}, report, nil, err
 	}
-	warns = append(inputWarns, warns...)
+	warns = append(append(inputWarns, trainerConflicts(n)...), warns...)
 	for i, w := range warns {
 		warns[i] = fmt.Sprintf("node %q: %s", n.name, w)
 	}
@@ -223,6 +223,64 @@ var frameworkOfClass = map[string]string{
 	"SKLearnModel": "sklearn", "XGBoostModel": "xgboost", "PyTorchModel": "pytorch",
 }
 
+// imageFramework is the framework of the public image a compute section
+// runs on ("" for custom images or when it cannot be told).
+func imageFramework(c *steps.Compute) string {
+	if c == nil {
+		return ""
+	}
+	switch c.Kind {
+	case "sklearn", "xgboost":
+		return c.Kind
+	case "framework", "estimator", "model":
+		if c.FrameworkName != "" {
+			return strings.ToLower(c.FrameworkName)
+		}
+		return frameworkOfClass[c.SDKClass]
+	}
+	return ""
+}
+
+// frameworkVersion is the framework version a node's config gives its
+// image.
+func frameworkVersion(n *node) string {
+	c := n.iface.Compute
+	version := ""
+	if c != nil && c.FrameworkVersionField != "" {
+		version = getString(n.cfg, c.FrameworkVersionField)
+	}
+	if version == "" && c != nil {
+		version = c.FrameworkVersionDefault
+	}
+	if version == "" {
+		version = getString(n.cfg, "framework_version")
+	}
+	return version
+}
+
+// trainerConflicts reports where a node's own framework or model family
+// disagrees with the training step its model comes from. A mismatch is
+// said, never silently resolved: the node's explicit choice stands.
+func trainerConflicts(n *node) []string {
+	var out []string
+	if isTrainer(n) && n.iface.Compute != nil && n.iface.Compute.ModelFamily != "" {
+		if mc := getString(n.cfg, "model_class"); mc != "" && !strings.EqualFold(mc, n.iface.Compute.ModelFamily) {
+			out = append(out, fmt.Sprintf("model_class %q differs from the model family %s trains (%s); the pipeline name and description use %q",
+				mc, n.cfg.StepType, n.iface.Compute.ModelFamily, mc))
+		}
+	}
+	t := n.trainer
+	if t == nil || n.handler != HandlerModel {
+		return out
+	}
+	if own, theirs := imageFramework(n.iface.Compute), imageFramework(t.iface.Compute); own != "" && theirs != "" && own != theirs &&
+		getString(n.cfg, "image_uri") == "" {
+		out = append(out, fmt.Sprintf("%s serves the model with the %s image, but it was trained by %s on the %s image; use the model step of that framework or set image_uri",
+			n.cfg.StepType, own, t.stepName, theirs))
+	}
+	return out
+}
+
 // image picks the container: the config's image_uri (or the field the
 // interface names) wins; otherwise the public framework image.
 func (b *builder) image(n *node, scope, instanceType string) (string, error) {
@@ -242,31 +300,14 @@ func (b *builder) image(n *node, scope, instanceType string) (string, error) {
 	if c == nil {
 		return "", fmt.Errorf("the step interface has no compute section; set %s in the config", field)
 	}
-	var framework string
-	switch c.Kind {
-	case "sklearn", "xgboost":
-		framework = c.Kind
-	case "framework", "estimator", "model":
-		framework = frameworkOfClass[c.SDKClass]
-		if c.FrameworkName != "" {
-			framework = strings.ToLower(c.FrameworkName)
-		}
-	case "byo_container", "script":
+	if c.Kind == "byo_container" || c.Kind == "script" {
 		return "", fmt.Errorf("compute kind %s runs a custom image: set %s in the config", c.Kind, field)
 	}
+	framework := imageFramework(c)
 	if framework == "" {
 		return "", fmt.Errorf("cannot tell the framework image of compute kind %q (sdk_class %q): set %s in the config", c.Kind, c.SDKClass, field)
 	}
-	version := ""
-	if c.FrameworkVersionField != "" {
-		version = getString(n.cfg, c.FrameworkVersionField)
-	}
-	if version == "" {
-		version = c.FrameworkVersionDefault
-	}
-	if version == "" {
-		version = getString(n.cfg, "framework_version")
-	}
+	version := frameworkVersion(n)
 	py := ""
 	if c.PyVersionField != "" {
 		py = getString(n.cfg, c.PyVersionField)
@@ -291,17 +332,45 @@ func sourceDir(c *config.Config, fields ...string) string {
 			return s
 		}
 	}
-	return "."
+	return ""
 }
 
-// codeDir is the step's source directory: its scripts, and local paths
-// its config names for inputs, are read relative to it.
-func codeDir(n *node) string {
-	if n.handler == HandlerProcessing {
-		return sourceDir(n.cfg, "effective_source_dir", "processing_source_dir", "source_dir")
-	}
-	return sourceDir(n.cfg, "effective_source_dir", "source_dir")
+// codeLocation is where a step's code is read from.
+type codeLocation struct {
+	dir   string // source directory: workspace-relative, or an s3:// prefix
+	entry string // entry script, relative to dir
+	// scriptOnly: no source directory is configured and the script sits
+	// at the workspace root, so the script alone is shipped — never the
+	// whole workspace.
+	scriptOnly bool
 }
+
+// codeFor is the step's source directory: the configured one, else the
+// directory of its entry script.
+func codeFor(n *node) codeLocation {
+	field := "training_entry_point"
+	switch n.handler {
+	case HandlerProcessing:
+		field = "processing_entry_point"
+	case HandlerModel:
+		field = "entry_point"
+	}
+	entry := entryPoint(n, field)
+	dir := sourceDir(n.cfg, "effective_source_dir", "source_dir")
+	if n.handler == HandlerProcessing {
+		dir = sourceDir(n.cfg, "effective_source_dir", "processing_source_dir", "source_dir")
+	}
+	if dir != "" {
+		return codeLocation{dir: dir, entry: entry}
+	}
+	entry = cleanRel(entry)
+	dir = path.Dir(entry)
+	return codeLocation{dir: dir, entry: path.Base(entry), scriptOnly: dir == "."}
+}
+
+// codeDir is the directory local paths a step's config names for inputs
+// are read relative to (as its scripts are).
+func codeDir(n *node) string { return codeFor(n).dir }
 
 func isS3(p string) bool { return strings.HasPrefix(p, "s3://") }
 
@@ -318,17 +387,31 @@ func (b *builder) scriptArtifact(n *node, dir, entry string) (string, error) {
 	return b.arts.add(KindScript, cleanRel(local), path.Base(entry), data, missing, n.stepName), nil
 }
 
-// sourceDirArtifact packs dir (plus extra generated files) and returns the
-// tarball's S3 URI.
-func (b *builder) sourceDirArtifact(n *node, dir string, extra map[string][]byte) (string, error) {
-	if isS3(dir) {
-		return dir, nil // already packed by the user
+// sourceDirArtifact packs the step's source directory (plus extra
+// generated files) and returns the tarball's S3 URI, warning when the
+// directory lacks the entry script.
+func (b *builder) sourceDirArtifact(n *node, loc codeLocation, extra map[string][]byte) (string, []string, error) {
+	if isS3(loc.dir) {
+		return loc.dir, nil, nil // already packed by the user
 	}
-	data, missing, err := packSourceDir(b.sources, dir, extra)
+	if loc.scriptOnly {
+		data, missing, err := packScript(b.sources, loc.entry, extra)
+		if err != nil {
+			return "", nil, err
+		}
+		return b.arts.add(KindSourceDir, cleanRel(loc.entry), sagemaker.SourceDirTarball, data, missing, n.stepName), nil, nil
+	}
+	data, missing, err := packSourceDir(b.sources, loc.dir, extra)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
-	return b.arts.add(KindSourceDir, cleanRel(dir), sagemaker.SourceDirTarball, data, missing, n.stepName), nil
+	var warns []string
+	if !missing {
+		if _, scriptMissing, err := readSource(b.sources, path.Join(loc.dir, loc.entry)); err == nil && scriptMissing {
+			warns = append(warns, fmt.Sprintf("entry script %s not found in source directory %s; the job will fail to start", loc.entry, cleanRel(loc.dir)))
+		}
+	}
+	return b.arts.add(KindSourceDir, cleanRel(loc.dir), sagemaker.SourceDirTarball, data, missing, n.stepName), warns, nil
 }
 
 func entryPoint(n *node, field string) string {
@@ -390,8 +473,7 @@ func (b *builder) processing(n *node, inputs []boundInput) (sagemaker.Processing
 	if len(outs) > 0 {
 		args.ProcessingOutputConfig = &sagemaker.ProcessingOutputConfig{Outputs: outs}
 	}
-	entry := entryPoint(n, "processing_entry_point")
-	dir := codeDir(n)
+	loc := codeFor(n)
 	kind := ""
 	if c != nil {
 		kind = c.Kind
@@ -404,11 +486,12 @@ func (b *builder) processing(n *node, inputs []boundInput) (sagemaker.Processing
 	case kind == "xgboost" || kind == "framework":
 		// A framework processor ships the whole source directory and a
 		// runproc.sh that unpacks it and runs the script.
-		tarURI, err := b.sourceDirArtifact(n, dir, nil)
+		tarURI, codeWarns, err := b.sourceDirArtifact(n, loc, nil)
 		if err != nil {
 			return args, nil, err
 		}
-		runproc := runProc(entry)
+		warns = append(warns, codeWarns...)
+		runproc := runProc(loc.entry)
 		procURI := b.arts.add(KindGenerated, "", sagemaker.RunProcScript, runproc, false, n.stepName)
 		args.ProcessingInputs = append(args.ProcessingInputs,
 			sagemaker.NewProcessingInput("code", tarURI, sagemaker.ProcessingCodeDir+"/"),
@@ -416,12 +499,12 @@ func (b *builder) processing(n *node, inputs []boundInput) (sagemaker.Processing
 		args.AppSpecification.ContainerEntrypoint = []any{"/bin/bash", sagemaker.ProcessingEntrypointDir + "/" + sagemaker.RunProcScript}
 	default:
 		// A script processor ships the one script.
-		uri, err := b.scriptArtifact(n, dir, entry)
+		uri, err := b.scriptArtifact(n, loc.dir, loc.entry)
 		if err != nil {
 			return args, nil, err
 		}
 		args.ProcessingInputs = append(args.ProcessingInputs, sagemaker.NewProcessingInput("code", uri, sagemaker.ProcessingCodeDir))
-		args.AppSpecification.ContainerEntrypoint = []any{"python3", sagemaker.ProcessingCodeDir + "/" + path.Base(entry)}
+		args.AppSpecification.ContainerEntrypoint = []any{"python3", sagemaker.ProcessingCodeDir + "/" + path.Base(loc.entry)}
 	}
 	return args, warns, nil
 }
@@ -499,12 +582,14 @@ func (b *builder) trainingParts(n *node, inputs []boundInput) (trainingParts, er
 	if hp := getMap(n.cfg, "hyperparameters"); hp != nil {
 		extra = map[string][]byte{"hyperparams/hyperparameters.json": []byte(jsonString(hp) + "\n")}
 	}
-	tarURI, err := b.sourceDirArtifact(n, codeDir(n), extra)
+	loc := codeFor(n)
+	tarURI, codeWarns, err := b.sourceDirArtifact(n, loc, extra)
 	if err != nil {
 		return p, err
 	}
+	p.warns = append(p.warns, codeWarns...)
 	p.static = map[string]any{
-		"sagemaker_program":             jsonString(path.Base(entryPoint(n, "training_entry_point"))),
+		"sagemaker_program":             jsonString(path.Base(loc.entry)),
 		"sagemaker_submit_directory":    jsonString(tarURI),
 		"sagemaker_container_log_level": "20",
 		"sagemaker_region":              jsonString(getString(n.cfg, "aws_region")),
@@ -526,7 +611,7 @@ func (b *builder) training(n *node, inputs []boundInput) (sagemaker.TrainingArgs
 	if err != nil {
 		return sagemaker.TrainingArgs{}, nil, err
 	}
-	return sagemaker.TrainingArgs{
+	args := sagemaker.TrainingArgs{
 		AlgorithmSpecification: sagemaker.AlgorithmSpecification{TrainingImage: p.image, TrainingInputMode: "File"},
 		OutputDataConfig:       sagemaker.OutputDataConfig{S3OutputPath: p.output},
 		StoppingCondition:      p.stopping,
@@ -534,7 +619,16 @@ func (b *builder) training(n *node, inputs []boundInput) (sagemaker.TrainingArgs
 		RoleArn:                getString(n.cfg, "role"),
 		InputDataConfig:        p.channels,
 		HyperParameters:        p.static,
-	}, p.warns, nil
+	}
+	// The SDK's defaults: debugger hook and profiler on, both writing under
+	// the job's output path.
+	if !getBool(n.cfg, "disable_debugger") {
+		args.DebugHookConfig = &sagemaker.DebugHookConfig{S3OutputPath: p.output, CollectionConfigurations: []any{}}
+	}
+	if !getBool(n.cfg, "disable_profiler") {
+		args.ProfilerConfig = &sagemaker.ProfilerConfig{S3OutputPath: p.output}
+	}
+	return args, p.warns, nil
 }
 
 // ---- Tuning ----
@@ -673,19 +767,19 @@ func (b *builder) model(n *node, inputs []boundInput) (sagemaker.ModelArgs, []st
 			env[k] = s
 		}
 	}
-	entry := entryPoint(n, "entry_point")
-	tarURI, err := b.sourceDirArtifact(n, codeDir(n), nil)
+	loc := codeFor(n)
+	tarURI, warns, err := b.sourceDirArtifact(n, loc, nil)
 	if err != nil {
 		return sagemaker.ModelArgs{}, nil, err
 	}
-	env["SAGEMAKER_PROGRAM"] = path.Base(entry)
+	env["SAGEMAKER_PROGRAM"] = path.Base(loc.entry)
 	env["SAGEMAKER_SUBMIT_DIRECTORY"] = tarURI
 	env["SAGEMAKER_CONTAINER_LOG_LEVEL"] = "20"
 	env["SAGEMAKER_REGION"] = getString(n.cfg, "aws_region")
 	return sagemaker.ModelArgs{
 		ExecutionRoleArn: getString(n.cfg, "role"),
 		PrimaryContainer: sagemaker.ContainerDefinition{Image: image, Environment: env, ModelDataURL: modelData},
-	}, nil, nil
+	}, warns, nil
 }
 
 // ---- Transform ----
@@ -728,7 +822,7 @@ func (b *builder) transform(n *node, inputs []boundInput) (sagemaker.TransformAr
 
 // ---- RegisterModel ----
 
-func (b *builder) register(n *node, inputs []boundInput) (sagemaker.RegisterModelArgs, error) {
+func (b *builder) register(n *node, inputs []boundInput) (sagemaker.RegisterModelArgs, []string, error) {
 	var modelData, payload any
 	for _, bi := range inputs {
 		switch {
@@ -741,24 +835,24 @@ func (b *builder) register(n *node, inputs []boundInput) (sagemaker.RegisterMode
 		}
 	}
 	if modelData == nil {
-		return sagemaker.RegisterModelArgs{}, errors.New("required input model not provided: wire a packaged model or training artifacts")
+		return sagemaker.RegisterModelArgs{}, nil, errors.New("required input model not provided: wire a packaged model or training artifacts")
 	}
 	group := getString(n.cfg, "model_package_group_name")
 	if group == "" {
-		return sagemaker.RegisterModelArgs{}, errors.New("model_package_group_name is required for a registration step")
+		return sagemaker.RegisterModelArgs{}, nil, errors.New("model_package_group_name is required for a registration step")
 	}
 	instances := getStrings(n.cfg, "inference_instance_types")
 	itype := "ml.m5.large"
 	if len(instances) > 0 {
 		itype = instances[0]
 	}
-	image, err := b.registrationImage(n, itype)
+	image, warns, err := b.registrationImage(n, itype)
 	if err != nil {
-		return sagemaker.RegisterModelArgs{}, err
+		return sagemaker.RegisterModelArgs{}, nil, err
 	}
 	return sagemaker.RegisterModelArgs{
 		ModelPackageGroupName:   group,
-		ModelPackageDescription: getString(n.cfg, "pipeline_description"),
+		ModelPackageDescription: getString(descriptionConfig(n), "pipeline_description"),
 		InferenceSpecification: sagemaker.InferenceSpecification{
 			Containers:                              []sagemaker.PackageContainer{{Image: image, ModelDataURL: modelData}},
 			SupportedContentTypes:                   getStrings(n.cfg, "content_types"),
@@ -769,25 +863,56 @@ func (b *builder) register(n *node, inputs []boundInput) (sagemaker.RegisterMode
 		ModelApprovalStatus: orDefault(getString(n.cfg, "model_approval_status"), "PendingManualApproval"),
 		SamplePayloadURL:    payload,
 		SkipModelValidation: "None",
-	}, nil
+	}, warns, nil
 }
 
-// registrationImage is the inference image of the model family
-// (model_class) unless the interface's compute section or image_uri says
-// otherwise.
-func (b *builder) registrationImage(n *node, instanceType string) (string, error) {
+// descriptionConfig is the config a model package's description comes
+// from: the training step's, whose model_class names the model registered.
+func descriptionConfig(n *node) *config.Config {
+	if n.trainer != nil {
+		return n.trainer.cfg
+	}
+	return n.cfg
+}
+
+// registrationImage is the inference image of the training step the
+// model comes from (its framework, version and Python version), unless the
+// interface's compute section, image_uri or the config's framework says
+// otherwise; an explicit framework that differs from the training step's
+// is used and reported. Without a training step upstream, framework or
+// model_class picks it.
+func (b *builder) registrationImage(n *node, instanceType string) (string, []string, error) {
 	if n.iface.Compute != nil && n.iface.Compute.Kind != "" {
-		return b.image(n, sagemaker.ScopeInference, instanceType)
+		uri, err := b.image(n, sagemaker.ScopeInference, instanceType)
+		return uri, nil, err
 	}
 	if uri := getString(n.cfg, "image_uri"); uri != "" {
-		return uri, nil
+		return uri, nil, nil
 	}
-	framework := strings.ToLower(orDefault(getString(n.cfg, "framework"), getString(n.cfg, "model_class")))
-	version := getString(n.cfg, "framework_version")
-	uri, err := sagemaker.ImageURI(sagemaker.ImageRequest{Framework: framework, Version: version,
+	var warns []string
+	framework := strings.ToLower(getString(n.cfg, "framework"))
+	version, py := getString(n.cfg, "framework_version"), ""
+	t := n.trainer
+	trained := ""
+	if t != nil {
+		trained = imageFramework(t.iface.Compute)
+	}
+	switch {
+	case framework == "" && trained != "":
+		framework, version = trained, frameworkVersion(t)
+		if f := t.iface.Compute.PyVersionField; f != "" {
+			py = getString(t.cfg, f)
+		}
+	case framework != "" && trained != "" && framework != trained:
+		warns = append(warns, fmt.Sprintf("framework %q registers the model with the %s inference image, but %s trained it on the %s image; "+
+			"leave framework unset to follow the training step", framework, framework, t.stepName, trained))
+	case framework == "":
+		framework = strings.ToLower(orDefault(getString(n.cfg, "model_class"), "xgboost"))
+	}
+	uri, err := sagemaker.ImageURI(sagemaker.ImageRequest{Framework: framework, Version: version, PyVersion: py,
 		Region: getString(n.cfg, "aws_region"), Scope: sagemaker.ScopeInference, InstanceType: instanceType})
 	if err != nil {
-		return "", fmt.Errorf("inference image of model_class %q: %w", framework, err)
+		return "", nil, fmt.Errorf("inference image of framework %q: %w", framework, err)
 	}
-	return uri, nil
+	return uri, warns, nil
 }

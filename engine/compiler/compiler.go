@@ -7,6 +7,8 @@ package compiler
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -44,6 +46,40 @@ type Input struct {
 	Sources fs.FS
 	// PipelineName overrides the generated name.
 	PipelineName string
+	// DAGName is the DAG's name or id (a shared DAG's id, a DAG file's
+	// metadata.name); the generated name carries it (see pipelineName).
+	DAGName string
+}
+
+// pipelineName is the generated name: "<base>-<dag>-<version>-pipeline",
+// base being the config's pipeline_name. dag is in.DAGName, or for an
+// unnamed DAG "dag-" and 8 hex digits of a hash of its nodes and edges, so
+// that different DAGs compiled with one base config get different
+// pipelines. A pipeline_name_override is the user's choice of name and is
+// taken without a DAG part.
+func pipelineName(in Input, cfg *config.Config) string {
+	base := orDefault(getString(cfg, "pipeline_name"), "cursus")
+	version := orDefault(getString(cfg, "pipeline_version"), "0.0.0")
+	if getString(cfg, "pipeline_name_override") != "" {
+		return sagemaker.GeneratePipelineName(base, version)
+	}
+	name := in.DAGName
+	if name == "" {
+		name = dagID(in.DAG)
+	}
+	return sagemaker.DAGPipelineName(base, name, version)
+}
+
+// dagID names an unnamed DAG by its content.
+func dagID(d *dag.DAG) string {
+	h := sha256.New()
+	for _, n := range d.Nodes {
+		fmt.Fprintf(h, "n %q\n", n)
+	}
+	for _, e := range d.Edges {
+		fmt.Fprintf(h, "e %q %q\n", e[0], e[1])
+	}
+	return "dag-" + hex.EncodeToString(h.Sum(nil))[:8]
 }
 
 // Progress receives (done, total, message) as a compile or upsert advances.
@@ -206,6 +242,48 @@ type node struct {
 	smType   string
 	handler  string
 	stepName string
+	// trainer is the nearest upstream training or tuning node (nil if
+	// none): the models this node packages, creates or registers come from
+	// it, so their framework defaults follow it.
+	trainer *node
+}
+
+func isTrainer(n *node) bool {
+	return n != nil && (n.handler == HandlerTraining || n.handler == HandlerTuning)
+}
+
+// linkTrainers sets every node's trainer: breadth first over its
+// ancestors, nearest first, in edge order (deterministic).
+func linkTrainers(d *dag.DAG, nodes map[string]*node) {
+	for name, n := range nodes {
+		seen := map[string]bool{name: true}
+		queue := d.Parents(name)
+		for len(queue) > 0 && n.trainer == nil {
+			p := queue[0]
+			queue = queue[1:]
+			if seen[p] {
+				continue
+			}
+			seen[p] = true
+			if isTrainer(nodes[p]) {
+				n.trainer = nodes[p]
+				break
+			}
+			queue = append(queue, d.Parents(p)...)
+		}
+	}
+}
+
+// namingConfig is the config the pipeline's name and S3 prefix come from:
+// the first training or tuning step's (its model_class follows the model it
+// trains), else the first step's.
+func namingConfig(nodes map[string]*node, order []string) *config.Config {
+	for _, name := range order {
+		if isTrainer(nodes[name]) {
+			return nodes[name].cfg
+		}
+	}
+	return nodes[order[0]].cfg
 }
 
 // bind resolves every node (engine-core-spec §5.2), loads its interface
@@ -396,7 +474,7 @@ func Compile(ctx context.Context, in Input, opts ...Option) (*Result, error) {
 	for name, bs := range plan.Bindings {
 		m := map[string]any{}
 		for _, b := range bs {
-			v, err := bindingValue(b, nodes[b.FromNode])
+			v, err := bindingValue(b, nodes[name], nodes[b.FromNode])
 			if err != nil {
 				return nil, &BuildError{Node: name, StepName: nodes[name].stepName, Err: err}
 			}
@@ -412,21 +490,32 @@ func Compile(ctx context.Context, in Input, opts ...Option) (*Result, error) {
 // SageMaker step type (SageMaker fails the execution otherwise), or, for an
 // output with a job_artifact, the object that training job wrote under the
 // producer's output path, as the SDK's TuningStep.get_top_model_s3_uri.
-func bindingValue(b deps.Binding, producer *node) (any, error) {
+// A consumer that needs an object (a model's or model package's
+// ModelDataUrl, a SamplePayloadUrl) gets the property joined with the file
+// the producer's contract says it writes there
+// (contract.outputs.<name>.object), since those APIs want the object and
+// not the output prefix.
+func bindingValue(b deps.Binding, consumer, producer *node) (any, error) {
 	if known, ok, nearest := steps.CheckPropertyPath(producer.smType, b.Property); known && !ok {
 		return nil, fmt.Errorf("input %s reads %s, which is not a property of a %s step (%s); nearest valid paths: %s",
 			b.Dependency, b.Reference, producer.smType, strings.Join(steps.PropertyOperations(producer.smType), " + "), strings.Join(nearest, ", "))
 	}
 	ref := sagemaker.Get{Path: b.Reference}
 	out, _ := producer.iface.Spec.Outputs.Get(b.FromOutput)
-	if out.JobArtifact == "" {
+	if out.JobArtifact != "" {
+		prefix := trainingOutput(sagemaker.Param(PrefixParameter), producer)
+		if s, ok := prefix.(string); ok {
+			prefix = strings.TrimSuffix(s, "/")
+		}
+		return sagemaker.JoinPath(prefix, ref, out.JobArtifact), nil
+	}
+	if consumer == nil || (consumer.handler != HandlerRegisterModel && consumer.handler != HandlerModel) {
 		return ref, nil
 	}
-	prefix := trainingOutput(sagemaker.Param(PrefixParameter), producer)
-	if s, ok := prefix.(string); ok {
-		prefix = strings.TrimSuffix(s, "/")
+	if port, ok := producer.iface.Contract.Outputs.Get(b.FromOutput); ok && port.Object != "" {
+		return sagemaker.JoinPath(ref, port.Object), nil
 	}
-	return sagemaker.JoinPath(prefix, ref, out.JobArtifact), nil
+	return ref, nil
 }
 
 // configSourced: the dependency takes its value from a config field
@@ -459,10 +548,11 @@ func collisions(order []string, nodes map[string]*node) []string {
 // assemble builds every step in order.
 func assemble(ctx context.Context, in Input, nodes map[string]*node, order []string, inputs map[string]map[string]any,
 	plan *deps.Plan, dependsOn bool, warnings []string, o options) (*Result, error) {
-	first := nodes[order[0]].cfg
+	linkTrainers(in.DAG, nodes)
+	first := namingConfig(nodes, order)
 	name := in.PipelineName
 	if name == "" {
-		name = sagemaker.GeneratePipelineName(orDefault(getString(first, "pipeline_name"), "cursus"), orDefault(getString(first, "pipeline_version"), "0.0.0"))
+		name = pipelineName(in, first)
 	}
 	if !sagemaker.ValidPipelineName(name) {
 		return nil, fmt.Errorf("pipeline name %q is not valid: use 1-255 letters, digits and single hyphens, starting and ending with a letter or digit", name)

@@ -117,7 +117,7 @@ func TestDerivedFields(t *testing.T) {
 		"pipeline_description":    "fraud xgboost Model NA",
 		"pipeline_s3_loc":         "s3://my-bucket/MODS/jane-fraud-xgboost-NA_1.0.0",
 		"effective_instance_type": "ml.m5.2xlarge",
-		"effective_source_dir":    ".",
+		"effective_source_dir":    nil, // no source_dir: the compiler uses the script's own directory
 		"script_path":             "tabular_preprocessing.py",
 		"processed_s3":            "s3://my-bucket/MODS/jane-fraud-xgboost-NA_1.0.0/tabular_preprocessing/training",
 	}
@@ -311,9 +311,11 @@ func TestCrossFieldRules(t *testing.T) {
 	if got["content_types"] != KindRule || got["inference_instance_types[0]"] != KindPattern {
 		t.Errorf("registration probs = %v", probs)
 	}
+	// No source directory is needed: the compiler takes the entry
+	// script's own directory (issue 21 item 4).
 	_, probs = s.Build("TabularPreprocessing", validBase(), map[string]any{"job_type": "training", "label_name": "y", "source_dir": ""})
-	if kinds(probs)["processing_source_dir"] != KindRule {
-		t.Errorf("source dir rule: %v", probs)
+	if _, ok := kinds(probs)["processing_source_dir"]; ok {
+		t.Errorf("an entry point without a source directory is refused: %v", probs)
 	}
 }
 

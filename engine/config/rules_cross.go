@@ -15,7 +15,6 @@ type crossCheck struct {
 }
 
 var crossRules = []crossCheck{
-	{LayerProcessing, checkProcessingSource},
 	{LayerTuning, checkTuningJobs},
 	{LayerTuning, checkSearchSpace},
 	{LayerRegistration, checkSingleMIME},
@@ -34,15 +33,6 @@ func crossChecks(sc *Schema, values map[string]any) []Problem {
 func setString(v map[string]any, k string) bool {
 	s, ok := v[k].(string)
 	return ok && s != ""
-}
-
-// An entry point needs a directory to come from.
-func checkProcessingSource(v map[string]any) []Problem {
-	if setString(v, "processing_entry_point") && !setString(v, "processing_source_dir") && !setString(v, "source_dir") {
-		return []Problem{{Field: "processing_source_dir", Kind: KindRule,
-			Message: "processing_entry_point is set, so processing_source_dir or source_dir must be set too"}}
-	}
-	return nil
 }
 
 func checkTuningJobs(v map[string]any) []Problem {

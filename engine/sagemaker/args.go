@@ -137,6 +137,23 @@ type TrainingArgs struct {
 	RoleArn                any                    `json:"RoleArn"`
 	InputDataConfig        []Channel              `json:"InputDataConfig"`
 	HyperParameters        map[string]any         `json:"HyperParameters,omitempty"`
+	DebugHookConfig        *DebugHookConfig       `json:"DebugHookConfig,omitempty"`
+	ProfilerConfig         *ProfilerConfig        `json:"ProfilerConfig,omitempty"`
+}
+
+// DebugHookConfig is where SageMaker Debugger writes tensors. The SDK
+// emits it on every training job unless the debugger is disabled: the
+// job's output path and no collections.
+type DebugHookConfig struct {
+	S3OutputPath             any   `json:"S3OutputPath"`
+	CollectionConfigurations []any `json:"CollectionConfigurations"`
+}
+
+// ProfilerConfig is where SageMaker Profiler writes system metrics; the
+// SDK's default is the job's output path with the profiler enabled.
+type ProfilerConfig struct {
+	S3OutputPath    any  `json:"S3OutputPath"`
+	DisableProfiler bool `json:"DisableProfiler"`
 }
 
 // AlgorithmSpecification names the training image.

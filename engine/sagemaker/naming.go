@@ -72,6 +72,17 @@ func GeneratePipelineName(base, version string) string {
 	return SanitizePipelineName(base + "-" + version + "-pipeline")
 }
 
+// DAGPipelineName is the default name of one DAG's pipeline: the
+// sanitised "<base>-<dag>-<version>-pipeline". The DAG part keeps DAGs
+// compiled with the same base config from upserting over each other's
+// pipeline; an empty dag gives GeneratePipelineName's name.
+func DAGPipelineName(base, dag, version string) string {
+	if dag == "" {
+		return GeneratePipelineName(base, version)
+	}
+	return GeneratePipelineName(base+"-"+dag, version)
+}
+
 // ValidPipelineName reports whether SageMaker accepts name.
 func ValidPipelineName(name string) bool {
 	return len(name) >= 1 && len(name) <= MaxPipelineNameLength && pipelineNameRe.MatchString(name)

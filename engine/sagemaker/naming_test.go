@@ -55,3 +55,12 @@ func TestValidNames(t *testing.T) {
 		t.Error("step name rule wrong")
 	}
 }
+
+func TestDAGPipelineName(t *testing.T) {
+	if got := DAGPipelineName("jdoe-example-xgboost-NA", "xgboost_complete_e2e", "1.0.0"); got != "jdoe-example-xgboost-NA-xgboost-complete-e2e-1-0-0-pipeline" {
+		t.Errorf("got %s", got)
+	}
+	if got := DAGPipelineName("xgboost-training", "", "1.0"); got != GeneratePipelineName("xgboost-training", "1.0") {
+		t.Errorf("no DAG: got %s", got)
+	}
+}

@@ -247,7 +247,7 @@ var (
 	})
 	computeShape = obj(map[string]*shape{
 		"kind": strS, "sdk_class": strS, "framework_version_field": strS, "framework_version_default": strS,
-		"py_version_field": strS, "framework_name": strS, "image_uri_field": strS, "container_entrypoint": strList,
+		"py_version_field": strS, "framework_name": strS, "model_family": strS, "image_uri_field": strS, "container_entrypoint": strList,
 		"lock_training_region": boolS, "retrieve_image": strS, "retrieve_framework": strS, "kms_network": boolS,
 		"network_mode": strS, "requires": strS, "subnets_field": strS, "security_group_ids_field": strS,
 		"enable_network_isolation_field": strS, "instance_size_mode": strS, "locked_region": strS,
@@ -258,7 +258,7 @@ var (
 	contractShape = obj(map[string]*shape{
 		"entry_point": strS, "description": strS,
 		"inputs":  mapOf(obj(map[string]*shape{"path": strS, "required": boolS, "channels": strList})),
-		"outputs": mapOf(obj(map[string]*shape{"path": strS})),
+		"outputs": mapOf(obj(map[string]*shape{"path": strS, "object": strS})),
 		"env_vars": obj(map[string]*shape{
 			"required": strList, "optional": strMap,
 		}),

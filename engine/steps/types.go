@@ -88,12 +88,17 @@ type Registry struct {
 
 // Compute describes how SageMaker runs the step (framework, SDK class, …).
 type Compute struct {
-	Kind                        string   `yaml:"kind,omitempty" json:"kind,omitempty"`
-	SDKClass                    string   `yaml:"sdk_class,omitempty" json:"sdk_class,omitempty"`
-	FrameworkVersionField       string   `yaml:"framework_version_field,omitempty" json:"framework_version_field,omitempty"`
-	FrameworkVersionDefault     string   `yaml:"framework_version_default,omitempty" json:"framework_version_default,omitempty"`
-	PyVersionField              string   `yaml:"py_version_field,omitempty" json:"py_version_field,omitempty"`
-	FrameworkName               string   `yaml:"framework_name,omitempty" json:"framework_name,omitempty"`
+	Kind                    string `yaml:"kind,omitempty" json:"kind,omitempty"`
+	SDKClass                string `yaml:"sdk_class,omitempty" json:"sdk_class,omitempty"`
+	FrameworkVersionField   string `yaml:"framework_version_field,omitempty" json:"framework_version_field,omitempty"`
+	FrameworkVersionDefault string `yaml:"framework_version_default,omitempty" json:"framework_version_default,omitempty"`
+	PyVersionField          string `yaml:"py_version_field,omitempty" json:"py_version_field,omitempty"`
+	FrameworkName           string `yaml:"framework_name,omitempty" json:"framework_name,omitempty"`
+	// ModelFamily is the kind of model a training or tuning step makes
+	// (xgboost, lightgbm, pytorch); it may differ from the image's framework
+	// (LightGBM trains on the PyTorch image). Downstream model_class checks
+	// compare against it.
+	ModelFamily                 string   `yaml:"model_family,omitempty" json:"model_family,omitempty"`
 	ImageURIField               string   `yaml:"image_uri_field,omitempty" json:"image_uri_field,omitempty"`
 	ContainerEntrypoint         []string `yaml:"container_entrypoint,omitempty" json:"container_entrypoint,omitempty"`
 	LockTrainingRegion          bool     `yaml:"lock_training_region,omitempty" json:"lock_training_region,omitempty"`
@@ -154,6 +159,10 @@ func (p InputPort) IsRequired() bool { return p.Required == nil || *p.Required }
 // OutputPort is a container output path.
 type OutputPort struct {
 	Path string `yaml:"path" json:"path"`
+	// Object is the file the script writes under Path (model.tar.gz) when
+	// consumers need that object rather than the output prefix; the
+	// compiler joins it to the output's S3 URI for them.
+	Object string `yaml:"object,omitempty" json:"object,omitempty"`
 }
 
 // EnvVars lists required variable names and optional ones with defaults.

@@ -300,6 +300,9 @@ func (v *validator) checkContract(i *Interface) {
 		if out.Path != "" && !hasPrefix(out.Path, OutputPathPrefixes) {
 			v.errorf(p+".path", "output_path_prefix", "%q must start with one of %s", out.Path, strings.Join(OutputPathPrefixes, ", "))
 		}
+		if out.Object != "" && (strings.ContainsAny(out.Object, "/\\") || out.Object == "." || out.Object == "..") {
+			v.errorf(p+".object", "output_object_name", "%q must be a file name directly under the output path", out.Object)
+		}
 	}
 	for n, a := range c.JobArguments {
 		p := fmt.Sprintf("contract.job_arguments[%d]", n)

@@ -73,7 +73,6 @@ func load() {
 	if m, ok := doc.(map[string]any); ok {
 		delete(m, "$schema")
 	}
-	patchStale(doc)
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft7)
 	const url = "file:///sagemaker/" + SchemaFile
@@ -123,30 +122,4 @@ func MustValidate(t testing.TB, definition []byte) {
 		_ = json.Indent(&pretty, definition, "", "  ")
 		t.Fatalf("definition does not validate against %s:\n%v\n--- definition ---\n%s", SchemaFile, err, pretty.String())
 	}
-}
-
-// StalePatch describes the one place where the shared SDK-compatible schema
-// is still stale, patched in memory here until the shared file carries it.
-const StalePatch = "ContainerDefinition.ModelDataUrl accepts Get/Std:Join (the SDK writes " +
-	`{"Get": "Steps.<training step>.ModelArtifacts.S3ModelArtifacts"} there for every CreateModel step)`
-
-// patchStale lets a CreateModel container's ModelDataUrl be an expression,
-// as the SageMaker Python SDK emits and SageMaker accepts; the published
-// schema only allows a literal URL, which would make a model step that uses
-// the model it was trained from impossible. The literal form keeps its
-// pattern. It does nothing once the shared file allows expressions there.
-func patchStale(doc any) {
-	root, _ := doc.(map[string]any)
-	defs, _ := root["definitions"].(map[string]any)
-	cd, _ := defs["ContainerDefinition"].(map[string]any)
-	props, _ := cd["properties"].(map[string]any)
-	mdu, ok := props["ModelDataUrl"].(map[string]any)
-	if !ok || mdu["type"] != "string" {
-		return
-	}
-	props["ModelDataUrl"] = map[string]any{"oneOf": []any{
-		mdu,
-		map[string]any{"$ref": "#/definitions/GetFunction"},
-		map[string]any{"$ref": "#/definitions/JoinFunction"},
-	}}
 }
