@@ -160,17 +160,10 @@ func compileNamespace(d *Deps) (registry.Namespace, error) {
 // does) and the DAG.
 func (d *Deps) compileInput(src compileSource, pipelineName pipelineNameArg) (compiler.Input, *config.File, error) {
 	p := string(src.ConfigFile)
-	info, err := d.Root.Stat(p)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return compiler.Input{}, nil, registry.Errorf(registry.CodeNotFound, "config_file not found: %s", p)
-		}
-		return compiler.Input{}, nil, pathError("config_file", err)
-	}
-	if info.IsDir() || info.Size() > config.MaxFileSize {
-		return compiler.Input{}, nil, registry.Errorf(registry.CodeInvalidInput, "'config_file': %s is a directory or larger than %d bytes", p, config.MaxFileSize)
-	}
 	raw, err := d.Root.ReadFile(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return compiler.Input{}, nil, registry.Errorf(registry.CodeNotFound, "config_file not found: %s", p)
+	}
 	if err != nil {
 		return compiler.Input{}, nil, pathError("config_file", err)
 	}

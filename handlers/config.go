@@ -84,9 +84,10 @@ func configNamespace(d *Deps) (registry.Namespace, error) {
 				Tags: []string{registry.PhasePlanner},
 			}, d.configRequirements),
 			registry.Define(registry.ToolDef{
-				Name:        "config.field_info",
-				Description: "Every config field of one step type or config class (inherited base fields included): type, tier, default, allowed values, pattern, range, derivation rule and which layer declares it.",
-				When:        "You need the full field list of one step's config.",
+				Name: "config.field_info",
+				Description: "Every config field of one step type or config class (inherited base fields included): type, tier, default, allowed values, pattern, range, derivation rule and which layer declares it. " +
+					"For a training or tuning step, also the documented keys of its hyperparameters (type, range, default) for its framework.",
+				When: "You need the full field list of one step's config.",
 				Examples: []string{
 					`config.field_info {"config_class": "XGBoostTrainingConfig", "categorized": true}  # by class, grouped by tier`,
 					`config.field_info {"config_class": "TabularPreprocessing"}  # a step type works too`,
@@ -250,14 +251,17 @@ func (d *Deps) configSchemaFor(name string) (*config.Schema, error) {
 // requirements, or (categorized) grouped by tier. Each shape's lists are
 // present, even empty, only in that shape, hence the pointers.
 type configFieldInfoOut struct {
-	Chain        []string         `json:"chain"`
-	ConfigClass  string           `json:"config_class"`
-	Derived      *[]*config.Field `json:"derived,omitempty"`
-	Essential    *[]*config.Field `json:"essential,omitempty"`
-	Required     *[]string        `json:"required,omitempty"`
-	Requirements *[]*config.Field `json:"requirements,omitempty"`
-	StepType     string           `json:"step_type"`
-	System       *[]*config.Field `json:"system,omitempty"`
+	Chain       []string         `json:"chain"`
+	ConfigClass string           `json:"config_class"`
+	Derived     *[]*config.Field `json:"derived,omitempty"`
+	Essential   *[]*config.Field `json:"essential,omitempty"`
+	// Hyperparameters documents the keys of the hyperparameters field
+	// for the step's framework (training and tuning steps only).
+	Hyperparameters *config.HyperparameterSchema `json:"hyperparameters,omitempty"`
+	Required        *[]string                    `json:"required,omitempty"`
+	Requirements    *[]*config.Field             `json:"requirements,omitempty"`
+	StepType        string                       `json:"step_type"`
+	System          *[]*config.Field             `json:"system,omitempty"`
 }
 
 func (d *Deps) configFieldInfo(ctx context.Context, in configFieldInfoIn) (configFieldInfoOut, error) {
@@ -265,7 +269,7 @@ func (d *Deps) configFieldInfo(ctx context.Context, in configFieldInfoIn) (confi
 	if err != nil {
 		return configFieldInfoOut{}, err
 	}
-	out := configFieldInfoOut{ConfigClass: sc.ConfigClass, StepType: sc.StepType, Chain: sc.Chain}
+	out := configFieldInfoOut{ConfigClass: sc.ConfigClass, StepType: sc.StepType, Chain: sc.Chain, Hyperparameters: sc.Hyperparameters}
 	if in.Categorized {
 		var g config.FieldGroups
 		for _, f := range sc.Fields {
@@ -346,16 +350,6 @@ func (d *Deps) configLoad(ctx context.Context, in configLoadIn) (configLoadOut, 
 
 // readConfigFile loads and validates config.json p, named arg in errors.
 func (d *Deps) readConfigFile(arg, p string) (*config.File, error) {
-	info, err := d.Root.Stat(p)
-	if err != nil {
-		return nil, pathError(arg, err)
-	}
-	if info.IsDir() {
-		return nil, registry.Errorf(registry.CodeInvalidInput, "'%s': %s is a directory", arg, p)
-	}
-	if info.Size() > config.MaxFileSize {
-		return nil, registry.Errorf(registry.CodeInvalidInput, "'%s': file is larger than %d bytes", arg, config.MaxFileSize)
-	}
 	raw, err := d.Root.ReadFile(p)
 	if err != nil {
 		return nil, pathError(arg, err)
@@ -423,10 +417,11 @@ func (d *Deps) configMergeSave(ctx context.Context, in configMergeSaveIn) (confi
 			return configMergeSaveOut{}, pathError("output_file", err)
 		}
 	}
-	res, doc, err := d.configDocument(g, in)
+	res, doc, warnings, err := d.configDocument(g, in)
 	if err != nil {
 		return configMergeSaveOut{}, err
 	}
+	registry.Warn(ctx, warnings...)
 	registry.Meta(ctx, "config_count", len(res.ConfigKeys))
 	if out == "" {
 		registry.Next(ctx, registry.NextStep{Tool: "compile.validate", When: "the document is saved where the compiler reads it",
@@ -443,11 +438,12 @@ func (d *Deps) configMergeSave(ctx context.Context, in configMergeSaveIn) (confi
 }
 
 // configDocument builds and validates every node's config and renders
-// the config.json document.
-func (d *Deps) configDocument(g *dag.DAG, in configMergeSaveIn) (configMergeSaveOut, []byte, error) {
+// the config.json document; warnings are the configs' non-blocking
+// findings, each prefixed by its node.
+func (d *Deps) configDocument(g *dag.DAG, in configMergeSaveIn) (configMergeSaveOut, []byte, []string, error) {
 	configs, probs := d.Config.BuildDAG(g, in.Base, in.PerNode)
 	if len(probs) > 0 {
-		return configMergeSaveOut{}, nil, registry.Errorf(registry.CodeConfigInvalid, "%d config problem(s); nothing saved", len(probs)).
+		return configMergeSaveOut{}, nil, nil, registry.Errorf(registry.CodeConfigInvalid, "%d config problem(s); nothing saved", len(probs)).
 			WithDetails(map[string]any{"problems": probs, "problem_count": len(probs)}).
 			Suggest("Fix every listed problem (node, field, kind, message) and call again; config.requirements lists what each node needs.", "config.requirements", "config.field_info")
 	}
@@ -457,15 +453,19 @@ func (d *Deps) configDocument(g *dag.DAG, in configMergeSaveIn) (configMergeSave
 	}
 	doc, err := config.Marshal(configs, createdAt)
 	if err != nil {
-		return configMergeSaveOut{}, nil, registry.Errorf(registry.CodeConfigInvalid, "%v", err)
+		return configMergeSaveOut{}, nil, nil, registry.Errorf(registry.CodeConfigInvalid, "%v", err)
 	}
 	sum := sha256.Sum256(doc)
 	res := configMergeSaveOut{Document: rawJSONDocument{doc}, Bytes: len(doc), SHA256: hex.EncodeToString(sum[:]), CreatedAt: createdAt,
 		ConfigKeys: make([]string, len(configs))}
+	var warnings []string
 	for i, c := range configs {
 		res.ConfigKeys[i] = c.Key
+		for _, w := range c.Warnings {
+			warnings = append(warnings, c.Key+": "+w)
+		}
 	}
-	return res, doc, nil
+	return res, doc, warnings, nil
 }
 
 func cfgAnyMap[V any](m map[string]V) map[string]any {

@@ -45,11 +45,14 @@ type Options struct {
 	AllowUnisolatedScripts bool
 	AWSEndpoint            string // override for S3 and SageMaker (tests use a local fake)
 	AWSRegion              string
+	// MaxFileBytes caps every file read from the workspace (0: the
+	// workspace default, 16 MiB).
+	MaxFileBytes int64
 }
 
 // NewDeps loads the engine's catalogs once.
 func NewDeps(opts Options) (*Deps, error) {
-	root, err := workspace.New(opts.WorkspaceRoot)
+	root, err := workspace.New(opts.WorkspaceRoot, workspace.WithMaxFileBytes(opts.MaxFileBytes))
 	if err != nil {
 		return nil, fmt.Errorf("workspace root: %w", err)
 	}
@@ -113,6 +116,22 @@ func pathError(arg string, err error) error {
 	if errors.As(err, &exists) {
 		return registry.Errorf(registry.CodeAlreadyExists, "'%s': %s", arg, exists.Error()).
 			Suggest("Pass overwrite: true to replace it, or choose another path.")
+	}
+	var fe *workspace.FileError
+	if errors.As(err, &fe) {
+		return registry.Errorf(registry.CodeInvalidInput, "'%s': %s", arg, fe.Error()).
+			WithDetails(map[string]any{"argument": arg, "path": fe.Path})
+	}
+	var le *workspace.LimitError
+	if errors.As(err, &le) {
+		return registry.Errorf(registry.CodeInvalidInput, "'%s': %s (limits.max_file_bytes)", arg, le.Error()).
+			WithDetails(map[string]any{"argument": arg, "path": le.Path, "limit_bytes": le.Limit})
+	}
+	var se *workspace.StorageError
+	if errors.As(err, &se) {
+		return registry.Errorf(registry.CodeStorageError, "'%s': %s; nothing was written", arg, se.Error()).
+			WithDetails(map[string]any{"argument": arg, "path": se.Path, "reason": se.Err.Error()}).
+			Suggest("Free space or make the workspace writable for the server, then retry; or write to another path.")
 	}
 	if errors.Is(err, fs.ErrNotExist) {
 		return registry.Errorf(registry.CodeNotFound, "'%s': file not found", arg)

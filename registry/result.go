@@ -29,6 +29,7 @@ const (
 	CodeRuntimeUnavailable  = "runtime_unavailable"
 	CodeUnauthenticated     = "unauthenticated" // missing or invalid credentials (HTTP 401)
 	CodeRateLimited         = "rate_limited"    // over the caller's rate or concurrency budget (HTTP 429)
+	CodeStorageError        = "storage_error"   // the workspace refused a write: full, read-only or not writable (HTTP 507)
 )
 
 // Codes lists every error code, for documentation and tests.
@@ -37,6 +38,7 @@ var Codes = []string{
 	CodeInternal, CodeToolError, CodeTimeout, CodeValidationFailed, CodeNotConstructible,
 	CodeConfigInvalid, CodeScriptAnalysisError, CodeScriptCheckFailed, CodeAlreadyExists,
 	CodeUnsupported, CodeUpsertFailed, CodeRuntimeUnavailable, CodeUnauthenticated, CodeRateLimited,
+	CodeStorageError,
 }
 
 // NextStep suggests the tool an agent should call after a success.

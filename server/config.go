@@ -131,6 +131,9 @@ type LimitsConfig struct {
 	MaxStreamsPerPrincipal  int `yaml:"max_streams_per_principal"`
 	MaxSessions             int `yaml:"max_sessions"`
 	MaxSessionsPerPrincipal int `yaml:"max_sessions_per_principal"`
+	// MaxFileBytes caps every file a tool reads from the workspace (DAG,
+	// config, scripts, sources); a larger file is invalid_input.
+	MaxFileBytes int64 `yaml:"max_file_bytes"`
 }
 
 // TelemetryConfig configures logs and traces. Traces are exported over
@@ -169,6 +172,7 @@ func DefaultConfig() Config {
 			RatePerMinute: 600, ExecConcurrency: 2, ExecWait: 5 * time.Second,
 			ReadTimeout: 30 * time.Second, ReadHeaderTimout: 10 * time.Second,
 			MaxStreams: 1000, MaxStreamsPerPrincipal: 32, MaxSessions: 10000, MaxSessionsPerPrincipal: 100,
+			MaxFileBytes: 16 << 20,
 		},
 		Telemetry: TelemetryConfig{LogLevel: "info", ServiceName: "cursus", LogArgBytes: 512},
 	}
@@ -483,6 +487,7 @@ func (c Config) Validate() error {
 		v   int64
 	}{
 		{"limits.max_body_bytes", c.Limits.MaxBodyBytes},
+		{"limits.max_file_bytes", c.Limits.MaxFileBytes},
 		{"limits.max_arg_bytes", c.Limits.MaxArgBytes},
 		{"limits.max_arg_depth", int64(c.Limits.MaxArgDepth)},
 		{"limits.exec_concurrency", int64(c.Limits.ExecConcurrency)},

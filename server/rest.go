@@ -31,6 +31,8 @@ func statusFor(res *registry.Result) int {
 		return http.StatusGatewayTimeout
 	case registry.CodeInternal:
 		return http.StatusInternalServerError
+	case registry.CodeStorageError:
+		return http.StatusInsufficientStorage
 	default:
 		return http.StatusUnprocessableEntity
 	}

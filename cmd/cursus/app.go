@@ -88,6 +88,7 @@ func newApp(cfg server.Config, stderr io.Writer) (*app, error) {
 		AllowUnisolatedScripts: cfg.Workspace.AllowUnisolatedScripts,
 		AWSEndpoint:            cfg.AWS.Endpoint,
 		AWSRegion:              cfg.AWS.Region,
+		MaxFileBytes:           cfg.Limits.MaxFileBytes,
 	})
 	if err != nil {
 		return nil, err

@@ -220,3 +220,24 @@ func TestStdioServesOnlyJSONRPC(t *testing.T) {
 		t.Fatalf("tools__help over stdio: %v %+v", err, res)
 	}
 }
+
+// TestMaxFileBytesReachesTheWorkspace sets limits.max_file_bytes by its
+// variable and sees a file over it refused by name.
+func TestMaxFileBytesReachesTheWorkspace(t *testing.T) {
+	root := t.TempDir()
+	dag := `{"nodes": ["A", "B"], "edges": [["A", "B"]]}`
+	if err := os.WriteFile(filepath.Join(root, "dag.json"), []byte(dag), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"call", "--workspace-root", root, "dag.deserialize", `{"path": "dag.json"}`}
+	if out, _, code := runCLI(t, nil, args...); code != 0 {
+		t.Fatalf("under the default cap: exit %d\n%s", code, out)
+	}
+	out, _, code := runCLI(t, map[string]string{"CURSUS_LIMITS_MAX_FILE_BYTES": "16"}, args...)
+	if code != 1 || !strings.Contains(out, `"code": "invalid_input"`) || !strings.Contains(out, "16-byte limit (limits.max_file_bytes)") {
+		t.Fatalf("over a 16-byte cap: exit %d\n%s", code, out)
+	}
+	if _, errOut, code := runCLI(t, map[string]string{"CURSUS_LIMITS_MAX_FILE_BYTES": "0"}, args...); code == 0 || !strings.Contains(errOut, "limits.max_file_bytes") {
+		t.Fatalf("a zero cap starts: exit %d\n%s", code, errOut)
+	}
+}

@@ -335,7 +335,7 @@ func bind(in Input) (map[string]*node, []NodeError, []error, []string) {
 			failures = append(failures, NodeError{Node: name, Message: fmt.Sprintf("node %q: %v", name, err)})
 			continue
 		}
-		for _, w := range warns {
+		for _, w := range append(warns, cfg.Warnings...) {
 			warnings = append(warnings, fmt.Sprintf("node %q: %s", name, w))
 		}
 		n := &node{name: name, res: res, cfg: cfg, iface: iface, smType: iface.Registry.SageMakerStepType,

@@ -21,6 +21,9 @@ type Config struct {
 	Derived     map[string]any `json:"derived"`
 	// Explicit lists the fields the user set (as opposed to defaults).
 	Explicit map[string]bool `json:"-"`
+	// Warnings are non-blocking findings on the values, such as an
+	// undocumented hyperparameter key.
+	Warnings []string `json:"-"`
 }
 
 // ExplicitValues returns only the values the user set. Building a step
@@ -152,6 +155,8 @@ func (sc *Schema) build(base, specific map[string]any, lenient bool) (Config, []
 	}
 	cfg.Key = SaveKey(sc.StepType, cfg.JobType)
 	probs = append(probs, crossChecks(sc, cfg.Values)...)
+	ps, ws := sc.checkHyperparameters(cfg.Values)
+	probs, cfg.Warnings = append(probs, ps...), ws
 	sc.derive(&cfg)
 	return cfg, probs, warnings
 }

@@ -281,7 +281,7 @@ func Parse(data []byte, s *Schemas) (*File, error) {
 			}
 		}
 		cfg, ps, warns := sc.build(sharedVals, spec, true)
-		for _, w := range warns {
+		for _, w := range append(warns, cfg.Warnings...) {
 			out.Warnings = append(out.Warnings, "configuration.specific."+key+": "+w)
 		}
 		for i := range ps {

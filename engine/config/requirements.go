@@ -53,6 +53,9 @@ type NodeRequirements struct {
 	// name's suffix); they are not asked for again.
 	Prefilled map[string]any `json:"prefilled,omitempty"`
 	Fields    FieldGroups    `json:"fields"`
+
+	// sc lets SampleValues fit samples to the step's framework.
+	sc *Schema
 }
 
 // UnresolvedNode is a DAG node with no step type.
@@ -130,7 +133,7 @@ func Requirements(d *dag.DAG, s *Schemas) (*RequirementsReport, error) {
 	}
 	for _, r := range nodes {
 		nr := NodeRequirements{Node: r.node.Name, StepType: r.node.StepType, JobType: r.node.JobType,
-			ConfigKey: r.node.Name, ConfigClass: r.sc.ConfigClass}
+			ConfigKey: r.node.Name, ConfigClass: r.sc.ConfigClass, sc: r.sc}
 		for _, f := range r.sc.Fields {
 			if shared[f.Name] {
 				continue

@@ -22,10 +22,11 @@ var sampleByName = map[string]any{
 	"id_field":                 "id",
 	"objective_metric_name":    "validation:auc",
 	"model_package_group_name": "example-models",
+	// Only keys every framework's schema knows, so a sample serves any
+	// training step.
 	"hyperparameters": map[string]any{
 		"id_name": "id", "label_name": "label", "full_field_list": []any{"id", "label", "feature_1"},
 		"tab_field_list": []any{"feature_1"}, "cat_field_list": []any{}, "multiclass_categories": []any{int64(0), int64(1)},
-		"num_round": int64(100), "max_depth": int64(6),
 	},
 	"search_space": map[string]any{
 		"continuous": []any{map[string]any{"name": "eta", "min": 0.01, "max": 0.3}},
@@ -124,6 +125,13 @@ func SampleValues(rep *RequirementsReport) (base map[string]any, perNode map[str
 	for _, n := range rep.Nodes {
 		vals := map[string]any{}
 		fill(vals, n.Fields.Essential, n.Node+".")
+		// A tuning step tunes a key its framework documents (the generic
+		// sample's eta is XGBoost's); per node, this wins over a shared one.
+		if n.sc != nil && n.sc.Hyperparameters != nil && n.sc.HasLayer(LayerTuning) {
+			if ss, ok := n.sc.Hyperparameters.sampleSearchSpace(); ok {
+				vals["search_space"] = ss
+			}
+		}
 		perNode[n.Node] = vals
 	}
 	return base, perNode, missing

@@ -21,7 +21,7 @@ import (
 	"github.com/cursus-dev/cursus/engine/steps"
 )
 
-//go:embed bases/*.yaml
+//go:embed bases/*.yaml hyperparameters/*.yaml
 var basesFS embed.FS
 
 // Layer names of the base chain, as step files name them in config.extends.
@@ -68,6 +68,9 @@ type Schema struct {
 	// Chain is the base chain, root first, e.g. ["base", "processing"].
 	Chain  []string `json:"chain"`
 	Fields []*Field `json:"fields"`
+	// Hyperparameters documents the keys of the hyperparameters field
+	// for the step's framework (compute.model_family); nil when it has none.
+	Hyperparameters *HyperparameterSchema `json:"hyperparameters,omitempty"`
 
 	index   map[string]*Field
 	derived []*Field // in evaluation order
@@ -217,6 +220,10 @@ func LoadSchemas(cat Catalog) (*Schemas, error) {
 	if err != nil {
 		return nil, err
 	}
+	hps, err := loadHyperparameters()
+	if err != nil {
+		return nil, err
+	}
 	s := &Schemas{bases: bases, byStep: map[string]*Schema{}}
 	for _, name := range cat.Names() {
 		iface, ok := cat.Get(name)
@@ -226,6 +233,9 @@ func LoadSchemas(cat Catalog) (*Schemas, error) {
 		sc, probs := buildSchema(bases, iface)
 		s.problems = append(s.problems, probs...)
 		if sc != nil {
+			if _, has := sc.Field("hyperparameters"); has && iface.Compute != nil {
+				sc.Hyperparameters = hps[iface.Compute.ModelFamily]
+			}
 			s.byStep[name] = sc
 			s.names = append(s.names, name)
 		}

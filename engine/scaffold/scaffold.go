@@ -278,12 +278,11 @@ func Init(root *workspace.Root, cat Catalog, schemas *config.Schemas, opts Optio
 	}
 	files = append(files, file{"README.md", []byte(readme(res, modelSteps))})
 
+	if err := writeProject(root, projRel, files, opts.Overwrite); err != nil {
+		return res, err
+	}
 	for _, f := range files {
-		rel := path.Join(projRel, f.rel)
-		if err := root.WriteFile(rel, f.data, opts.Overwrite); err != nil {
-			return res, &WriteError{Err: err, Written: res.FilesWritten}
-		}
-		res.FilesWritten = append(res.FilesWritten, rel)
+		res.FilesWritten = append(res.FilesWritten, path.Join(projRel, f.rel))
 	}
 	res.Ready = true
 	for _, s := range res.Scripts {
@@ -292,7 +291,42 @@ func Init(root *workspace.Root, cat Catalog, schemas *config.Schemas, opts Optio
 	return res, nil
 }
 
-// WriteError is a failure after some files were written.
+// writeProject writes files under projRel. A new project is built in a
+// staged directory and renamed into place whole, so a killed run leaves no
+// half project to block the rerun; an existing one (overwrite) has each
+// file replaced atomically.
+func writeProject(root *workspace.Root, projRel string, files []file, overwrite bool) error {
+	if _, err := root.Lstat(projRel); err == nil {
+		if !overwrite {
+			return &workspace.ExistsError{Path: projRel}
+		}
+		var written []string
+		for _, f := range files {
+			rel := path.Join(projRel, f.rel)
+			if err := root.WriteFile(rel, f.data, true); err != nil {
+				return &WriteError{Err: err, Written: written}
+			}
+			written = append(written, rel)
+		}
+		return nil
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	stage, err := root.Stage(projRel)
+	if err != nil {
+		return err
+	}
+	for _, f := range files {
+		if err := stage.WriteFile(f.rel, f.data); err != nil {
+			stage.Abort()
+			return err
+		}
+	}
+	return stage.Commit()
+}
+
+// WriteError is a failure after some files of an existing project were
+// replaced.
 type WriteError struct {
 	Err     error
 	Written []string

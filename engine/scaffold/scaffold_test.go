@@ -3,6 +3,7 @@ package scaffold
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -32,20 +33,28 @@ func (c testCatalog) Get(s string) (*steps.Interface, bool) { i, ok := c[s]; ret
 
 func loadCatalog(t *testing.T) testCatalog {
 	t.Helper()
-	fsys := os.DirFS("../steps/catalog")
-	names, err := filepath.Glob("../steps/catalog/*.step.yaml")
+	cat, err := catalogFrom("../steps/catalog")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cat
+}
+
+func catalogFrom(dir string) (testCatalog, error) {
+	fsys := os.DirFS(dir)
+	names, err := filepath.Glob(filepath.Join(dir, "*.step.yaml"))
 	if err != nil || len(names) == 0 {
-		t.Fatalf("no built-in catalog files: %v", err)
+		return nil, fmt.Errorf("no built-in catalog files: %v", err)
 	}
 	cat := testCatalog{}
 	for _, n := range names {
 		iface, err := steps.ParseFile(fsys, filepath.Base(n))
 		if err != nil {
-			t.Fatalf("%s: %v", n, err)
+			return nil, fmt.Errorf("%s: %v", n, err)
 		}
 		cat[iface.StepType] = iface
 	}
-	return cat
+	return cat, nil
 }
 
 func newRoot(t *testing.T) *workspace.Root {

@@ -333,7 +333,7 @@ func (s *Suite) planNode(n string, cfgFile *config.File, req RunScriptsRequest, 
 		}
 		fabs, err := s.Root.Resolve(file)
 		if err == nil {
-			_, err = os.Lstat(fabs)
+			_, err = s.Root.Lstat(file)
 		}
 		if err != nil {
 			return nil, &PathError{Arg: "sample_inputs." + n + "." + name, Err: err}
@@ -426,7 +426,7 @@ func (s *Suite) shippedCodeInputs(inputs map[string]string, iface *steps.Interfa
 		if err != nil {
 			continue
 		}
-		if fi, err := os.Lstat(local); err == nil && fi.Mode()&fs.ModeSymlink == 0 {
+		if fi, err := s.Root.Lstat(local); err == nil && fi.Mode()&fs.ModeSymlink == 0 {
 			inputs[name] = local
 		}
 	}

@@ -1,17 +1,39 @@
 // Package workspace confines file access to one directory tree. Every tool
 // argument that names a file goes through a Root, so a remote caller can
 // neither read nor write outside the workspace the operator configured.
+//
+// Every operation goes through an os.Root: the kernel resolves each path
+// component relative to the root's open directory, so a symlink or
+// directory swapped in while a call runs cannot redirect it outside.
+// Reads take regular files only, up to a size cap; writes go to a
+// temporary file that is synced and renamed into place.
 package workspace
 
 import (
+	"crypto/rand"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
+	"time"
 )
+
+// DefaultMaxFileBytes is the read cap when the operator sets none.
+const DefaultMaxFileBytes = 16 << 20
+
+// TempPrefix starts the name of every temporary file and directory a write
+// makes next to its target. Listings skip such names, and a write sweeps
+// away the ones a killed process left behind.
+const TempPrefix = ".cursus-tmp-"
+
+// staleAfter is how old a temporary must be before a sweep removes it; a
+// younger one may belong to a write still running.
+const staleAfter = 15 * time.Minute
 
 // EscapeError means a path would leave the workspace.
 type EscapeError struct {
@@ -30,11 +52,66 @@ func (e *ExistsError) Error() string {
 	return fmt.Sprintf("%s already exists; pass overwrite to replace it", e.Path)
 }
 
-// Root is a workspace directory.
-type Root struct{ dir string }
+// FileError means a path names something that is not a file the call can
+// use: a directory, a named pipe, a device, a socket, or a name too long.
+type FileError struct {
+	Path   string
+	Reason string
+}
 
-// New returns a Root at dir (made absolute, symlinks resolved).
-func New(dir string) (*Root, error) {
+func (e *FileError) Error() string { return fmt.Sprintf("%s %s", e.Path, e.Reason) }
+
+// LimitError means a file is larger than the read cap.
+type LimitError struct {
+	Path  string
+	Limit int64
+}
+
+func (e *LimitError) Error() string {
+	return fmt.Sprintf("%s is larger than the %d-byte limit", e.Path, e.Limit)
+}
+
+// StorageError means the file system refused a write: it is full, read-only
+// or not writable by the server. Nothing of the write is left behind.
+type StorageError struct {
+	Path string
+	Err  syscall.Errno
+}
+
+func (e *StorageError) Error() string { return fmt.Sprintf("cannot write %s: %v", e.Path, e.Err) }
+func (e *StorageError) Unwrap() error { return e.Err }
+
+// Faults injects errors into the write path, named by operation ("mkdir",
+// "create", "write", "sync", "rename"). It is the seam for tests of a full
+// disk or a read-only mount, which an unprivileged test cannot create.
+type Faults func(op, name string) error
+
+// Option configures a Root.
+type Option func(*Root)
+
+// WithMaxFileBytes caps every read (n <= 0 keeps the default).
+func WithMaxFileBytes(n int64) Option {
+	return func(r *Root) {
+		if n > 0 {
+			r.maxRead = n
+		}
+	}
+}
+
+// WithFaults installs a fault injector; see Faults.
+func WithFaults(f Faults) Option { return func(r *Root) { r.faults = f } }
+
+// Root is a workspace directory.
+type Root struct {
+	dir     string
+	root    *os.Root
+	maxRead int64
+	faults  Faults
+}
+
+// New opens a Root at dir (made absolute, symlinks resolved). The Root
+// keeps the directory open for its lifetime.
+func New(dir string, opts ...Option) (*Root, error) {
 	if dir == "" {
 		dir = "."
 	}
@@ -53,11 +130,22 @@ func New(dir string) (*Root, error) {
 	if !info.IsDir() {
 		return nil, fmt.Errorf("workspace root %s is not a directory", dir)
 	}
-	return &Root{dir: real}, nil
+	root, err := os.OpenRoot(real)
+	if err != nil {
+		return nil, err
+	}
+	r := &Root{dir: real, root: root, maxRead: DefaultMaxFileBytes}
+	for _, o := range opts {
+		o(r)
+	}
+	return r, nil
 }
 
 // Dir is the absolute root directory.
 func (r *Root) Dir() string { return r.dir }
+
+// MaxFileBytes is the read cap.
+func (r *Root) MaxFileBytes() int64 { return r.maxRead }
 
 // Rel returns p relative to the root, for messages that must not leak the
 // server's directory layout.
@@ -69,203 +157,563 @@ func (r *Root) Rel(abs string) string {
 	return filepath.ToSlash(rel)
 }
 
-// Resolve maps a caller's path (relative to the root, or absolute inside
-// it) to an absolute path inside the root. It refuses `..` escapes,
-// absolute paths elsewhere and symlinks that lead out of the root. The
-// path itself need not exist yet.
-func (r *Root) Resolve(p string) (string, error) {
+// rel maps a caller's path (relative to the root, or absolute inside it)
+// to a clean path relative to the root, refusing lexical escapes. Symlinks
+// are left to the os.Root, which refuses those that lead out.
+func (r *Root) rel(p string) (string, error) {
 	if p == "" {
 		return "", &EscapeError{Path: p, Reason: "empty path"}
 	}
 	if strings.ContainsRune(p, 0) {
 		return "", &EscapeError{Path: p, Reason: "NUL byte in path"}
 	}
-	var abs string
-	if filepath.IsAbs(p) {
-		abs = filepath.Clean(p)
-	} else {
-		abs = filepath.Join(r.dir, p)
-	}
-	if !r.contains(abs) {
-		return "", &EscapeError{Path: p, Reason: "it resolves outside " + "the workspace root"}
-	}
-	// Resolve symlinks on the longest existing prefix: a link anywhere on
-	// the way may point out of the root.
-	existing, rest := abs, ""
-	for {
-		if _, err := os.Lstat(existing); err == nil {
-			break
+	rel := filepath.Clean(p)
+	if filepath.IsAbs(rel) {
+		var err error
+		if rel, err = filepath.Rel(r.dir, rel); err != nil {
+			return "", &EscapeError{Path: p, Reason: "it resolves outside the workspace root"}
 		}
-		parent := filepath.Dir(existing)
-		if parent == existing {
-			break
-		}
-		rest = filepath.Join(filepath.Base(existing), rest)
-		existing = parent
 	}
-	real, err := filepath.EvalSymlinks(existing)
+	if rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return "", &EscapeError{Path: p, Reason: "it resolves outside the workspace root"}
+	}
+	return rel, nil
+}
+
+// Resolve maps a caller's path to its absolute path under the root, for
+// messages and listings. It refuses `..` escapes, absolute paths elsewhere
+// and symlinks that lead out of the root; the path need not exist. The
+// answer is a name, not a capability: open files through the Root's
+// methods, never by this string.
+func (r *Root) Resolve(p string) (string, error) {
+	rel, err := r.rel(p)
 	if err != nil {
-		return "", &EscapeError{Path: p, Reason: "cannot resolve: " + err.Error()}
+		return "", err
 	}
-	final := filepath.Join(real, rest)
-	if !r.contains(final) {
-		return "", &EscapeError{Path: p, Reason: "a symlink on the path leads outside the workspace root"}
+	if _, err := r.root.Stat(rel); err != nil {
+		if err := r.classify(p, err); isRefusal(err) {
+			return "", err
+		}
 	}
-	return final, nil
+	return filepath.Join(r.dir, rel), nil
 }
 
-func (r *Root) contains(abs string) bool {
-	return abs == r.dir || strings.HasPrefix(abs, r.dir+string(filepath.Separator))
+// isRefusal reports whether err says the path may not be used at all (as
+// opposed to "does not exist yet").
+func isRefusal(err error) bool {
+	var esc *EscapeError
+	var fe *FileError
+	return errors.As(err, &esc) || errors.As(err, &fe)
 }
 
-// ReadFile reads a file inside the root.
+// errPathEscapes is the text of the os.Root error for a path that leaves
+// the root; os does not export the error value, so it is matched by text.
+const errPathEscapes = "path escapes from parent"
+
+// isEscape reports whether err, at any depth, is the os.Root escape error.
+func isEscape(err error) bool {
+	for ; err != nil; err = errors.Unwrap(err) {
+		if _, wrapper := err.(*fs.PathError); !wrapper && err.Error() == errPathEscapes {
+			return true
+		}
+	}
+	return false
+}
+
+// classify turns an os error about p into the package's error types.
+func (r *Root) classify(p string, err error) error {
+	if isEscape(err) {
+		return &EscapeError{Path: p, Reason: "a symlink on the path leads outside the workspace root"}
+	}
+	var errno syscall.Errno
+	if !errors.As(err, &errno) {
+		return err
+	}
+	switch errno {
+	case syscall.ENAMETOOLONG:
+		return &FileError{Path: p, Reason: "has a name that is too long"}
+	case syscall.ENOTDIR:
+		return &FileError{Path: p, Reason: "goes through something that is not a directory"}
+	case syscall.ELOOP:
+		return &FileError{Path: p, Reason: "goes through too many symlinks"}
+	case syscall.EISDIR:
+		return &FileError{Path: p, Reason: "is a directory"}
+	case syscall.ENXIO, syscall.ENODEV:
+		// What open(2) says of a socket or of a device with no driver.
+		return &FileError{Path: p, Reason: "is not a regular file"}
+	case syscall.EACCES, syscall.EPERM:
+		return &FileError{Path: p, Reason: "is not accessible to the server"}
+	}
+	return err
+}
+
+// classifyWrite is classify for a failed write, where a full, read-only or
+// forbidden file system is a *StorageError.
+func (r *Root) classifyWrite(p string, err error) error {
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		switch errno {
+		case syscall.ENOSPC, syscall.EDQUOT, syscall.EFBIG, syscall.EROFS, syscall.EACCES, syscall.EPERM:
+			return &StorageError{Path: p, Err: errno}
+		}
+	}
+	return r.classify(p, err)
+}
+
+// ReadFile reads a regular file inside the root, up to the read cap.
 func (r *Root) ReadFile(p string) ([]byte, error) {
-	abs, err := r.Resolve(p)
-	if err != nil {
-		return nil, err
-	}
-	return os.ReadFile(abs)
+	_, data, err := r.ReadRegular(p, r.maxRead)
+	return data, err
 }
 
 // ReadRegular reads a regular file inside the root, refusing one larger
-// than limit bytes; it returns the file's absolute path too.
+// than limit bytes (or the read cap, if smaller); it returns the file's
+// absolute path too. Named pipes, devices, sockets and directories are
+// *FileError; the file is opened non-blocking so a pipe cannot stall it.
 func (r *Root) ReadRegular(p string, limit int64) (string, []byte, error) {
-	abs, err := r.Resolve(p)
+	rel, err := r.rel(p)
 	if err != nil {
 		return "", nil, err
 	}
-	fi, err := os.Stat(abs)
+	limit = min(limit, r.maxRead)
+	f, err := r.root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
+		return "", nil, r.classify(p, err)
+	}
+	defer f.Close()
+	if err := checkRegular(p, f); err != nil {
 		return "", nil, err
 	}
-	if !fi.Mode().IsRegular() {
-		return "", nil, fmt.Errorf("%s is not a regular file: %w", filepath.Base(abs), fs.ErrNotExist)
+	// The size answers most cases without reading; the limited read covers
+	// a file that grows meanwhile.
+	if fi, err := f.Stat(); err == nil && fi.Size() > limit {
+		return "", nil, &LimitError{Path: p, Limit: limit}
 	}
-	if fi.Size() > limit {
-		return "", nil, fmt.Errorf("%s is larger than %d bytes", filepath.Base(abs), limit)
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return "", nil, r.classify(p, err)
 	}
-	data, err := os.ReadFile(abs)
-	return abs, data, err
+	if int64(len(data)) > limit {
+		return "", nil, &LimitError{Path: p, Limit: limit}
+	}
+	return filepath.Join(r.dir, rel), data, nil
+}
+
+// checkRegular refuses an opened file that is not a regular file.
+func checkRegular(p string, f *os.File) error {
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	switch m := fi.Mode(); {
+	case m.IsRegular():
+		return nil
+	case m.IsDir():
+		return &FileError{Path: p, Reason: "is a directory, not a file"}
+	case m&fs.ModeNamedPipe != 0:
+		return &FileError{Path: p, Reason: "is a named pipe, not a regular file"}
+	case m&fs.ModeSocket != 0:
+		return &FileError{Path: p, Reason: "is a socket, not a regular file"}
+	case m&fs.ModeDevice != 0:
+		return &FileError{Path: p, Reason: "is a device, not a regular file"}
+	}
+	return &FileError{Path: p, Reason: "is not a regular file"}
 }
 
 // Lstat stats a path inside the root without following a final symlink.
 func (r *Root) Lstat(p string) (fs.FileInfo, error) {
-	abs, err := r.Resolve(p)
+	rel, err := r.rel(p)
 	if err != nil {
 		return nil, err
 	}
-	return os.Lstat(abs)
-}
-
-// ReadDir lists a directory inside the root, sorted by name.
-func (r *Root) ReadDir(p string) ([]fs.DirEntry, error) {
-	abs, err := r.Resolve(p)
+	fi, err := r.root.Lstat(rel)
 	if err != nil {
-		return nil, err
+		return nil, r.classify(p, err)
 	}
-	return os.ReadDir(abs)
+	return fi, nil
 }
 
 // Stat stats a path inside the root.
 func (r *Root) Stat(p string) (fs.FileInfo, error) {
-	abs, err := r.Resolve(p)
+	rel, err := r.rel(p)
 	if err != nil {
 		return nil, err
 	}
-	return os.Stat(abs)
+	fi, err := r.root.Stat(rel)
+	if err != nil {
+		return nil, r.classify(p, err)
+	}
+	return fi, nil
 }
 
-// MkdirAll creates a directory (and parents) inside the root.
+// ReadDir lists a directory inside the root, sorted by name, without the
+// temporaries of writes in progress or killed.
+func (r *Root) ReadDir(p string) ([]fs.DirEntry, error) {
+	rel, err := r.rel(p)
+	if err != nil {
+		return nil, err
+	}
+	entries, err := r.readDir(rel)
+	if err != nil {
+		return nil, r.classify(p, err)
+	}
+	return slices.DeleteFunc(entries, func(e fs.DirEntry) bool { return strings.HasPrefix(e.Name(), TempPrefix) }), nil
+}
+
+func (r *Root) readDir(rel string) ([]fs.DirEntry, error) {
+	f, err := r.root.Open(rel)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	entries, err := f.ReadDir(-1)
+	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	return entries, err
+}
+
+// MkdirAll creates a directory (and parents) inside the root and returns
+// its absolute path.
 func (r *Root) MkdirAll(p string) (string, error) {
-	abs, err := r.Resolve(p)
+	rel, err := r.rel(p)
 	if err != nil {
 		return "", err
 	}
-	if err := os.MkdirAll(abs, 0o755); err != nil {
+	if err := r.mkdirAll(p, rel); err != nil {
 		return "", err
 	}
-	// Re-check: a concurrent symlink swap must not redirect later writes.
-	if _, err := r.Resolve(p); err != nil {
-		return "", err
+	return filepath.Join(r.dir, rel), nil
+}
+
+func (r *Root) mkdirAll(p, rel string) error {
+	if rel == "." {
+		return nil
 	}
-	return abs, nil
+	if err := r.fault("mkdir", rel); err != nil {
+		return r.classifyWrite(p, err)
+	}
+	if err := r.root.MkdirAll(rel, 0o755); err != nil {
+		return r.classifyWrite(p, err)
+	}
+	return nil
+}
+
+func (r *Root) fault(op, rel string) error {
+	if r.faults == nil {
+		return nil
+	}
+	return r.faults(op, rel)
 }
 
 // WriteFile writes data to a file inside the root, creating parent
-// directories. It never follows a symlink at the final component and
-// refuses to replace an existing file unless overwrite is set.
+// directories. The data goes to a temporary file in the same directory,
+// which is synced and then renamed into place, so the target is never seen
+// partly written, even if the process is killed. It refuses to replace a
+// symlink or, unless overwrite is set, an existing file.
 func (r *Root) WriteFile(p string, data []byte, overwrite bool) error {
-	if _, err := r.Resolve(p); err != nil {
-		return err
-	}
-	// Resolve only the directory: the final component is opened with
-	// O_NOFOLLOW so a symlink there is refused, never written through.
-	dir, err := r.MkdirAll(filepath.Dir(filepath.Clean(p)))
+	rel, err := r.rel(p)
 	if err != nil {
 		return err
 	}
-	abs := filepath.Join(dir, filepath.Base(filepath.Clean(p)))
-	flags := os.O_WRONLY | os.O_CREATE | syscall.O_NOFOLLOW
-	if overwrite {
-		flags |= os.O_TRUNC
-	} else {
-		flags |= os.O_EXCL
+	if rel == "." {
+		return &FileError{Path: p, Reason: "is a directory, not a file"}
 	}
-	f, err := os.OpenFile(abs, flags, 0o644)
+	w, err := r.openDir(p, filepath.Dir(rel))
 	if err != nil {
-		if errors.Is(err, syscall.ELOOP) {
-			return &EscapeError{Path: p, Reason: "refusing to write through a symlink"}
-		}
-		if errors.Is(err, fs.ErrExist) {
-			return &ExistsError{Path: r.Rel(abs)}
-		}
 		return err
 	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
+	defer w.dir.Close()
+	base := filepath.Base(rel)
+	if err := w.checkTarget(base, overwrite); err != nil {
 		return err
 	}
-	return f.Close()
+	w.sweep()
+	tmp := TempPrefix + rand.Text()[:12]
+	if err := w.create(tmp, data); err != nil {
+		return err
+	}
+	if err := w.place(tmp, base, overwrite); err != nil {
+		_ = w.dir.Remove(tmp)
+		return err
+	}
+	return w.sync()
 }
 
-// FS is the root as an fs.FS (with Stat and ReadDir) for readers that take
-// one, such as the compiler's sources: every name is resolved through the
-// root, so ".." and symlinks that leave it fail.
+// dirWriter writes inside one opened directory: once it is open, a swap of
+// any directory on its path cannot move a later step somewhere else.
+type dirWriter struct {
+	r   *Root
+	dir *os.Root
+	p   string // the caller's path, for errors
+	rel string // the directory relative to the root, for faults
+}
+
+// openDir creates the directory rel (and parents) and opens it.
+func (r *Root) openDir(p, rel string) (dirWriter, error) {
+	if err := r.mkdirAll(p, rel); err != nil {
+		return dirWriter{}, err
+	}
+	dir, err := r.root.OpenRoot(rel)
+	if err != nil {
+		return dirWriter{}, r.classifyWrite(p, err)
+	}
+	return dirWriter{r: r, dir: dir, p: p, rel: rel}, nil
+}
+
+func (w dirWriter) fault(op, name string) error { return w.r.fault(op, filepath.Join(w.rel, name)) }
+func (w dirWriter) fail(err error) error        { return w.r.classifyWrite(w.p, err) }
+
+// checkTarget refuses a target that is a symlink or a directory, or that
+// exists when overwrite is not set.
+func (w dirWriter) checkTarget(base string, overwrite bool) error {
+	fi, err := w.dir.Lstat(base)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return w.fail(err)
+	case fi.Mode()&fs.ModeSymlink != 0:
+		return &EscapeError{Path: w.p, Reason: "refusing to write through a symlink"}
+	case fi.IsDir():
+		return &FileError{Path: w.p, Reason: "is a directory, not a file"}
+	case !overwrite:
+		return &ExistsError{Path: filepath.ToSlash(filepath.Join(w.rel, base))}
+	}
+	return nil
+}
+
+// create writes data to the new file name and syncs it; on failure the
+// file is removed.
+func (w dirWriter) create(name string, data []byte) error {
+	if err := w.fault("create", name); err != nil {
+		return w.fail(err)
+	}
+	f, err := w.dir.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return w.fail(err)
+	}
+	err = w.fault("write", name)
+	if err == nil {
+		_, err = f.Write(data)
+	}
+	if err == nil {
+		if err = w.fault("sync", name); err == nil {
+			err = f.Sync()
+		}
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		_ = w.dir.Remove(name)
+		return w.fail(err)
+	}
+	return nil
+}
+
+// place moves the temporary file tmp to base. Without overwrite it links
+// rather than renames, since a link fails when the target appeared in the
+// meantime where a rename would silently replace it.
+func (w dirWriter) place(tmp, base string, overwrite bool) error {
+	if err := w.fault("rename", base); err != nil {
+		return w.fail(err)
+	}
+	if overwrite {
+		if err := w.dir.Rename(tmp, base); err != nil {
+			return w.fail(err)
+		}
+		return nil
+	}
+	err := w.dir.Link(tmp, base)
+	_ = w.dir.Remove(tmp)
+	if errors.Is(err, fs.ErrExist) {
+		return &ExistsError{Path: filepath.ToSlash(filepath.Join(w.rel, base))}
+	}
+	if err != nil {
+		return w.fail(err)
+	}
+	return nil
+}
+
+// sync makes a rename in the directory durable.
+func (w dirWriter) sync() error {
+	d, err := w.dir.Open(".")
+	if err != nil {
+		return w.fail(err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil && !errors.Is(err, syscall.EINVAL) {
+		return w.fail(err)
+	}
+	return nil
+}
+
+// sweep removes temporaries that a killed write left behind. It is best
+// effort: a failure only leaves them for the next sweep.
+func (w dirWriter) sweep() {
+	d, err := w.dir.Open(".")
+	if err != nil {
+		return
+	}
+	defer d.Close()
+	names, _ := d.Readdirnames(-1)
+	for _, name := range names {
+		if !strings.HasPrefix(name, TempPrefix) {
+			continue
+		}
+		if fi, err := w.dir.Lstat(name); err == nil && time.Since(fi.ModTime()) > staleAfter {
+			_ = w.dir.RemoveAll(name)
+		}
+	}
+}
+
+// Staged is a new directory built out of sight and moved into place at
+// once by Commit, so a reader or a rerun never finds it half made. Every
+// Staged must end with Commit or Abort.
+type Staged struct {
+	w         dirWriter // the target's parent
+	tmp, base string    // names in the parent
+}
+
+// Stage starts building the new directory p (which must not exist yet) in
+// a temporary directory next to it.
+func (r *Root) Stage(p string) (*Staged, error) {
+	rel, err := r.rel(p)
+	if err != nil {
+		return nil, err
+	}
+	if rel == "." {
+		return nil, &ExistsError{Path: "."}
+	}
+	w, err := r.openDir(p, filepath.Dir(rel))
+	if err != nil {
+		return nil, err
+	}
+	base := filepath.Base(rel)
+	if _, err := w.dir.Lstat(base); err == nil {
+		w.dir.Close()
+		return nil, &ExistsError{Path: filepath.ToSlash(rel)}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		w.dir.Close()
+		return nil, w.fail(err)
+	}
+	w.sweep()
+	tmp := TempPrefix + rand.Text()[:12]
+	err = w.fault("mkdir", tmp)
+	if err == nil {
+		err = w.dir.Mkdir(tmp, 0o755)
+	}
+	if err != nil {
+		w.dir.Close()
+		return nil, w.fail(err)
+	}
+	return &Staged{w: w, tmp: tmp, base: base}, nil
+}
+
+// WriteFile writes a synced file at rel inside the staged directory.
+func (s *Staged) WriteFile(rel string, data []byte) error {
+	clean := filepath.Clean(rel)
+	if filepath.IsAbs(clean) || clean == "." || clean == ".." || strings.HasPrefix(clean, ".."+string(filepath.Separator)) {
+		return &EscapeError{Path: rel, Reason: "it leaves the staged directory"}
+	}
+	name := filepath.Join(s.tmp, clean)
+	if dir := filepath.Dir(name); dir != s.tmp {
+		err := s.w.fault("mkdir", dir)
+		if err == nil {
+			err = s.w.dir.MkdirAll(dir, 0o755)
+		}
+		if err != nil {
+			return s.w.fail(err)
+		}
+	}
+	return s.w.create(name, data)
+}
+
+// Commit renames the staged directory into place. If the target appeared
+// meanwhile it fails with *ExistsError and the staged copy is removed.
+func (s *Staged) Commit() error {
+	err := s.w.fault("rename", s.base)
+	if err == nil {
+		// rename(2) replaces an empty directory but refuses a non-empty one
+		// or a file, so a target that appeared keeps its content.
+		err = s.w.dir.Rename(s.tmp, s.base)
+	}
+	if err != nil {
+		s.Abort()
+		if errors.Is(err, syscall.ENOTEMPTY) || errors.Is(err, fs.ErrExist) || errors.Is(err, syscall.ENOTDIR) {
+			return &ExistsError{Path: filepath.ToSlash(filepath.Join(s.w.rel, s.base))}
+		}
+		return s.w.fail(err)
+	}
+	defer s.w.dir.Close()
+	return s.w.sync()
+}
+
+// Abort removes the staged directory.
+func (s *Staged) Abort() {
+	_ = s.w.dir.RemoveAll(s.tmp)
+	s.w.dir.Close()
+}
+
+// FS is the root as an fs.FS (with Stat, ReadDir and ReadFile) for readers
+// that take one, such as the compiler's sources. Names go through the
+// os.Root, so ".." and symlinks that leave it fail, and ReadFile has the
+// same regular-file and size rules as Root.ReadFile.
 func (r *Root) FS() fs.FS { return rootFS{r} }
 
 type rootFS struct{ r *Root }
 
-func (f rootFS) resolve(op, name string) (string, error) {
+func (f rootFS) check(op, name string) error {
 	if !fs.ValidPath(name) {
-		return "", &fs.PathError{Op: op, Path: name, Err: fs.ErrInvalid}
+		return &fs.PathError{Op: op, Path: name, Err: fs.ErrInvalid}
 	}
-	abs, err := f.r.Resolve(name)
-	if err != nil {
-		return "", &fs.PathError{Op: op, Path: name, Err: err}
+	return nil
+}
+
+func wrap(op, name string, err error) error {
+	var pe *fs.PathError
+	if err == nil || errors.As(err, &pe) {
+		return err
 	}
-	return abs, nil
+	return &fs.PathError{Op: op, Path: name, Err: err}
 }
 
 func (f rootFS) Open(name string) (fs.File, error) {
-	abs, err := f.resolve("open", name)
-	if err != nil {
+	if err := f.check("open", name); err != nil {
 		return nil, err
 	}
-	return os.Open(abs)
+	file, err := f.r.root.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, wrap("open", name, f.r.classify(name, err))
+	}
+	if fi, err := file.Stat(); err != nil || !fi.IsDir() {
+		if err := checkRegular(name, file); err != nil {
+			file.Close()
+			return nil, wrap("open", name, err)
+		}
+	}
+	return file, nil
+}
+
+func (f rootFS) ReadFile(name string) ([]byte, error) {
+	if err := f.check("readfile", name); err != nil {
+		return nil, err
+	}
+	data, err := f.r.ReadFile(name)
+	return data, wrap("readfile", name, err)
 }
 
 func (f rootFS) Stat(name string) (fs.FileInfo, error) {
-	abs, err := f.resolve("stat", name)
-	if err != nil {
+	if err := f.check("stat", name); err != nil {
 		return nil, err
 	}
-	return os.Stat(abs)
+	fi, err := f.r.Stat(name)
+	return fi, wrap("stat", name, err)
 }
 
 func (f rootFS) ReadDir(name string) ([]fs.DirEntry, error) {
-	abs, err := f.resolve("readdir", name)
-	if err != nil {
+	if err := f.check("readdir", name); err != nil {
 		return nil, err
 	}
-	return os.ReadDir(abs) // already sorted by name
+	entries, err := f.r.ReadDir(name)
+	return entries, wrap("readdir", name, err)
 }

@@ -149,7 +149,8 @@ so the chart refuses to render instead of shipping a crash-looping pod.
     "max_streams" $c.limits.maxStreams
     "max_streams_per_principal" $c.limits.maxStreamsPerPrincipal
     "max_sessions" $c.limits.maxSessions
-    "max_sessions_per_principal" $c.limits.maxSessionsPerPrincipal)
+    "max_sessions_per_principal" $c.limits.maxSessionsPerPrincipal
+    "max_file_bytes" $c.limits.maxFileBytes)
   "telemetry" (dict
     "log_level" $c.telemetry.logLevel
     "service_name" $c.telemetry.serviceName
