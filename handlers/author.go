@@ -245,7 +245,7 @@ func checklistRouting(smType, assembly string) (bool, []string) {
 }
 
 func (d *Deps) authorCheckScript(ctx context.Context, in authorCheckScriptIn) (verify.ScriptCheckReport, error) {
-	rep, err := d.verifier().CheckScript(string(in.StepName), string(in.JobType), in.search())
+	rep, err := d.verifier().CheckScript(ctx, string(in.StepName), string(in.JobType), in.search())
 	var missing *verify.ScriptNotFoundError
 	var bad *verify.AnalysisError
 	switch {

@@ -285,7 +285,10 @@ func (d *Deps) compilePreview(ctx context.Context, in compilePreviewIn) (compile
 	if err != nil {
 		return compiler.Preview{}, err
 	}
-	p := compiler.PreviewResolution(input)
+	p, err := compiler.PreviewResolution(ctx, input)
+	if err != nil {
+		return compiler.Preview{}, err
+	}
 	registry.Warn(ctx, p.Recommendations...)
 	registry.Next(ctx, registry.NextStep{Tool: "compile.validate", When: "the mapping looks right", Why: "check inputs and builds"})
 	return p, nil

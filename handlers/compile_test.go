@@ -56,13 +56,22 @@ func TestCompileWithReportExample(t *testing.T) {
 	}
 }
 
-func TestCompileDAGUpsertAgainstFake(t *testing.T) {
+// fakeAWS starts the loopback S3 and SageMaker fake and gives the AWS SDK
+// static credentials and no other source (no instance metadata, no
+// profile files), so nothing reaches beyond loopback.
+func fakeAWS(t *testing.T) *sagemakertest.FakeAWS {
+	t.Helper()
 	fake := sagemakertest.NewFakeAWS(t)
 	t.Setenv("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE")
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "secret")
 	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
 	t.Setenv("AWS_CONFIG_FILE", filepath.Join(t.TempDir(), "none"))
 	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", filepath.Join(t.TempDir(), "none"))
+	return fake
+}
+
+func TestCompileDAGUpsertAgainstFake(t *testing.T) {
+	fake := fakeAWS(t)
 	reg, _ := exampleRegistry(t, fake.URL())
 
 	var progressCalls int

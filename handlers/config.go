@@ -188,7 +188,10 @@ func (d *Deps) configRequirements(ctx context.Context, in configRequirementsIn) 
 	if err != nil {
 		return configRequirementsOut{}, err
 	}
-	rep, err := config.Requirements(g, d.Config)
+	rep, err := config.Requirements(ctx, g, d.Config)
+	if ctxErr := ctx.Err(); ctxErr != nil {
+		return configRequirementsOut{}, ctxErr
+	}
 	if err != nil {
 		return configRequirementsOut{}, registry.Errorf(registry.CodeInvalidInput, "%v", err)
 	}
@@ -417,7 +420,7 @@ func (d *Deps) configMergeSave(ctx context.Context, in configMergeSaveIn) (confi
 			return configMergeSaveOut{}, pathError("output_file", err)
 		}
 	}
-	res, doc, warnings, err := d.configDocument(g, in)
+	res, doc, warnings, err := d.configDocument(ctx, g, in)
 	if err != nil {
 		return configMergeSaveOut{}, err
 	}
@@ -440,8 +443,11 @@ func (d *Deps) configMergeSave(ctx context.Context, in configMergeSaveIn) (confi
 // configDocument builds and validates every node's config and renders
 // the config.json document; warnings are the configs' non-blocking
 // findings, each prefixed by its node.
-func (d *Deps) configDocument(g *dag.DAG, in configMergeSaveIn) (configMergeSaveOut, []byte, []string, error) {
-	configs, probs := d.Config.BuildDAG(g, in.Base, in.PerNode)
+func (d *Deps) configDocument(ctx context.Context, g *dag.DAG, in configMergeSaveIn) (configMergeSaveOut, []byte, []string, error) {
+	configs, probs, err := d.Config.BuildDAG(ctx, g, in.Base, in.PerNode)
+	if err != nil {
+		return configMergeSaveOut{}, nil, nil, err
+	}
 	if len(probs) > 0 {
 		return configMergeSaveOut{}, nil, nil, registry.Errorf(registry.CodeConfigInvalid, "%d config problem(s); nothing saved", len(probs)).
 			WithDetails(map[string]any{"problems": probs, "problem_count": len(probs)}).

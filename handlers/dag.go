@@ -185,10 +185,14 @@ func (d *Deps) dagConstruct(ctx context.Context, in dagDocumentIn) (dagDocument,
 	if r := g.Check(); !r.Valid {
 		registry.Warn(ctx, fmt.Sprintf("structural issues: %s", strings.Join(r.Categories(), ", ")))
 	}
+	mermaid, err := g.Mermaid(ctx, dag.MermaidOptions{NodeClass: d.nodeClass})
+	if err != nil {
+		return dagDocument{}, err
+	}
 	registry.Next(ctx, registry.NextStep{Tool: "dag.validate_integrity", When: "before wiring", Why: "checks step types and structure",
 		ArgsHint: map[string]any{"nodes": g.Nodes, "edges": g.Edges}})
 	return dagDocument{Version: dag.WriterVersion, Metadata: meta, DAG: dagNodesEdges{Nodes: g.Nodes, Edges: g.Edges},
-		Statistics: stats, Mermaid: g.Mermaid(dag.MermaidOptions{NodeClass: d.nodeClass})}, nil
+		Statistics: stats, Mermaid: mermaid}, nil
 }
 
 // integrityReport is the payload of an integrity check; a failed check
@@ -237,7 +241,10 @@ func integrityFailure(r dag.Integrity) *registry.ToolError {
 
 func (d *Deps) dagValidateIntegrity(ctx context.Context, in dagGraph) (integrityReport, error) {
 	g := in.graph()
-	r := g.CheckWith(deps.NodeLookup(d.Steps))
+	r, err := g.CheckWith(ctx, deps.NodeLookup(d.Steps))
+	if err != nil {
+		return integrityReport{}, err
+	}
 	if !r.Valid {
 		return integrityReport{}, integrityFailure(r)
 	}
@@ -279,10 +286,13 @@ type propertyRef struct {
 	Get string `json:"Get"`
 }
 
-func newWiringPlan(g *dag.DAG, plan *deps.Plan, withBreakdown bool) wiringPlan {
+func newWiringPlan(ctx context.Context, g *dag.DAG, plan *deps.Plan, withBreakdown bool) (wiringPlan, error) {
 	bindings := map[string][]planBinding{}
 	flow := map[string]map[string]string{}
 	for _, n := range plan.Order {
+		if err := ctx.Err(); err != nil {
+			return wiringPlan{}, err
+		}
 		for _, b := range plan.Bindings[n] {
 			pb := planBinding{Dependency: b.Dependency, Required: b.Required, FromNode: b.FromNode, FromOutput: b.FromOutput,
 				FromStep: b.FromStep, Score: round4(b.Score), Property: b.Property, Reference: propertyRef{Get: b.Reference}}
@@ -296,15 +306,19 @@ func newWiringPlan(g *dag.DAG, plan *deps.Plan, withBreakdown bool) wiringPlan {
 			flow[n][b.Dependency] = b.FromNode + "." + b.FromOutput
 		}
 	}
-	dependencies := map[string][]string{}
+	dependencies := g.ParentsByNode()
 	for _, n := range plan.Order {
-		dependencies[n] = nonNilStrings(g.Parents(n))
+		dependencies[n] = nonNilStrings(dependencies[n])
+	}
+	mermaid, err := g.Mermaid(ctx, dag.MermaidOptions{EdgeLabel: edgeLabels(plan), NodeClass: unresolvedClass(plan)})
+	if err != nil {
+		return wiringPlan{}, err
 	}
 	return wiringPlan{
 		ExecutionOrder: plan.Order, Steps: plan.Steps, Dependencies: dependencies, Bindings: bindings, DataFlowMap: flow,
 		Unresolved: plan.Unresolved, OptionalUnbound: plan.OptionalUnbound, IsComplete: len(plan.Unresolved) == 0,
-		Mermaid: g.Mermaid(dag.MermaidOptions{EdgeLabel: edgeLabels(plan), NodeClass: unresolvedClass(plan)}),
-	}
+		Mermaid: mermaid,
+	}, nil
 }
 
 func round4(x float64) float64 {
@@ -339,12 +353,19 @@ func unresolvedClass(plan *deps.Plan) func(string) string {
 }
 
 // resolveChecked runs the integrity check, then the resolver.
-func (d *Deps) resolveChecked(g *dag.DAG) (*deps.Plan, error) {
-	if r := g.CheckWith(deps.NodeLookup(d.Steps)); !r.Valid {
+func (d *Deps) resolveChecked(ctx context.Context, g *dag.DAG) (*deps.Plan, error) {
+	r, err := g.CheckWith(ctx, deps.NodeLookup(d.Steps))
+	if err != nil {
+		return nil, err
+	}
+	if !r.Valid {
 		return nil, integrityFailure(r)
 	}
-	plan, err := deps.Resolve(g, d.Steps)
+	plan, err := deps.Resolve(ctx, g, d.Steps)
 	if err != nil {
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return nil, ctxErr
+		}
 		return nil, registry.Errorf(registry.CodeValidationFailed, "cannot resolve the DAG: %v", err)
 	}
 	return plan, nil
@@ -352,7 +373,7 @@ func (d *Deps) resolveChecked(g *dag.DAG) (*deps.Plan, error) {
 
 func (d *Deps) dagResolvePlan(ctx context.Context, in dagResolvePlanIn) (wiringPlan, error) {
 	g := in.graph()
-	plan, err := d.resolveChecked(g)
+	plan, err := d.resolveChecked(ctx, g)
 	if err != nil {
 		return wiringPlan{}, err
 	}
@@ -367,7 +388,7 @@ func (d *Deps) dagResolvePlan(ctx context.Context, in dagResolvePlanIn) (wiringP
 		registry.Next(ctx, registry.NextStep{Tool: "config.requirements", When: "next", Why: "lists the configuration the DAG needs",
 			ArgsHint: map[string]any{"dag": map[string]any{"nodes": g.Nodes, "edges": g.Edges}}})
 	}
-	return newWiringPlan(g, plan, in.IncludeBreakdown), nil
+	return newWiringPlan(ctx, g, plan, in.IncludeBreakdown)
 }
 
 // nodeNeighbours is the dag.dependencies payload.
@@ -494,7 +515,10 @@ func (d *Deps) dagMermaid(ctx context.Context, in dagMermaidIn) (dagMermaidOut, 
 	g := in.graph()
 	opts := dag.MermaidOptions{NodeClass: d.nodeClass}
 	if in.Wiring {
-		plan, err := deps.Resolve(g, d.Steps)
+		plan, err := deps.Resolve(ctx, g, d.Steps)
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return dagMermaidOut{}, ctxErr
+		}
 		if err != nil {
 			return dagMermaidOut{}, registry.Errorf(registry.CodeValidationFailed, "cannot wire the DAG for labels: %v", err).
 				Suggest("Check the DAG first, or call without wiring.", "dag.validate_integrity")
@@ -504,5 +528,9 @@ func (d *Deps) dagMermaid(ctx context.Context, in dagMermaidIn) (dagMermaidOut, 
 			registry.Warn(ctx, fmt.Sprintf("%d required dependencies are unresolved (see dag.resolve_plan)", len(plan.Unresolved)))
 		}
 	}
-	return dagMermaidOut{Mermaid: g.Mermaid(opts), NodeCount: g.Stats().NodeCount}, nil
+	mermaid, err := g.Mermaid(ctx, opts)
+	if err != nil {
+		return dagMermaidOut{}, err
+	}
+	return dagMermaidOut{Mermaid: mermaid, NodeCount: g.Stats().NodeCount}, nil
 }

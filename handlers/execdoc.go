@@ -106,12 +106,15 @@ func execdocTemplate(ctx context.Context, in execdocTemplateIn) (execDocument, e
 }
 
 // execdocBound binds the DAG's nodes to their configs.
-func (d *Deps) execdocBound(src compileSource) ([]compiler.BoundNode, int, error) {
+func (d *Deps) execdocBound(ctx context.Context, src compileSource) ([]compiler.BoundNode, int, error) {
 	in, f, err := d.compileInput(src, "")
 	if err != nil {
 		return nil, 0, err
 	}
-	bound, err := compiler.Bind(in)
+	bound, err := compiler.Bind(ctx, in)
+	if ctxErr := ctx.Err(); ctxErr != nil {
+		return nil, 0, ctxErr
+	}
 	if err != nil {
 		return nil, 0, compileError(err)
 	}
@@ -129,7 +132,7 @@ func (d *Deps) execdocGenerate(ctx context.Context, in execdocGenerateIn) (execD
 	if cfg == "" {
 		return nil, registry.Errorf(registry.CodeInvalidInput, "config_file is required")
 	}
-	bound, nConfigs, err := d.execdocBound(compileSource{ConfigFile: cfg, dagSource: in.dagSource})
+	bound, nConfigs, err := d.execdocBound(ctx, compileSource{ConfigFile: cfg, dagSource: in.dagSource})
 	if err != nil {
 		return nil, err
 	}
@@ -156,7 +159,7 @@ func (d *Deps) execdocValidate(ctx context.Context, in execdocValidateIn) (execd
 		return execdocValidateOut{}, registry.Errorf(registry.CodeInvalidInput, "give config_file together with dag or dag_file (or neither, for a structure check only)")
 	}
 	if hasCfg {
-		bound, _, err := d.execdocBound(compileSource{ConfigFile: in.ConfigFile, dagSource: in.dagSource})
+		bound, _, err := d.execdocBound(ctx, compileSource{ConfigFile: in.ConfigFile, dagSource: in.dagSource})
 		if err != nil {
 			return execdocValidateOut{}, err
 		}

@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -108,7 +109,7 @@ func fillTemplate(t *testing.T, d *Deps, root, dagFile, tmpl string, toFill []an
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := config.Requirements(g, d.Config)
+	rep, err := config.Requirements(context.Background(), g, d.Config)
 	if err != nil {
 		t.Fatal(err)
 	}

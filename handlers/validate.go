@@ -187,7 +187,7 @@ func (d *Deps) validateAlignment(ctx context.Context, in validateAlignmentIn) (v
 }
 
 func (d *Deps) validateStep(ctx context.Context, in validateStepIn) (validate.StepReport, error) {
-	r, warns, err := d.verifier().CheckStep(string(in.StepName), string(in.JobType), in.search())
+	r, warns, err := d.verifier().CheckStep(ctx, string(in.StepName), string(in.JobType), in.search())
 	if err != nil {
 		return validate.StepReport{}, verifyError(err)
 	}

@@ -129,11 +129,15 @@ func (d *Deps) validateDepsResolve(ctx context.Context, in depsResolveIn) (deps.
 			return deps.Report{}, err
 		}
 	}
-	plan, err := d.resolveChecked(g)
+	plan, err := d.resolveChecked(ctx, g)
 	if err != nil {
 		return deps.Report{}, err
 	}
-	return depsResult(ctx, deps.PlanReport(plan, d.Steps)), nil
+	rep, err := deps.PlanReport(ctx, plan, d.Steps)
+	if err != nil {
+		return deps.Report{}, err
+	}
+	return depsResult(ctx, rep), nil
 }
 
 // depsResult is a dependency report with its meta and warnings added to
@@ -153,7 +157,7 @@ func (d *Deps) depsResolveSet(ctx context.Context, names []string) (deps.Report,
 	if len(names) == 0 {
 		return deps.Report{}, registry.Errorf(registry.CodeInvalidInput, "step_names is empty: name at least two steps, e.g. [\"TabularPreprocessing_training\", \"XGBoostTraining\"]")
 	}
-	rep, err := deps.SetReport(names, d.Steps)
+	rep, err := deps.SetReport(ctx, names, d.Steps)
 	var none *deps.NoKnownStepsError
 	if errors.As(err, &none) {
 		return deps.Report{}, registry.Errorf(registry.CodeNotFound, "%s", none.Error()).

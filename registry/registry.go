@@ -225,7 +225,7 @@ func (r *Registry) Call(ctx context.Context, name string, args map[string]any) *
 		ctx = r.opts.Observer.CallStarted(ctx, t.Name, caller)
 	}
 	rec := CallRecord{Tool: t.Name, Caller: caller, Gated: Gated(t)}
-	res := r.run(ctx, t, caller, args, &rec)
+	res := r.run(ctx, start, t, caller, args, &rec)
 	r.keepAdmitted(caller, res)
 	rec.Code = ""
 	if !res.OK {
@@ -243,7 +243,9 @@ func (r *Registry) finish(ctx context.Context, rec CallRecord) {
 	}
 }
 
-func (r *Registry) run(ctx context.Context, t *ToolDef, caller Caller, args map[string]any, rec *CallRecord) *Result {
+// run admits, validates and invokes t. The tool's deadline counts from
+// start: the caller waits for validation too.
+func (r *Registry) run(ctx context.Context, start time.Time, t *ToolDef, caller Caller, args map[string]any, rec *CallRecord) *Result {
 	if a := r.Admit(caller, t); !a.Allowed {
 		return a.Err(t).result()
 	}
@@ -265,24 +267,29 @@ func (r *Registry) run(ctx context.Context, t *ToolDef, caller Caller, args map[
 	if d, ok := r.opts.PerToolTimeout[t.Name]; ok {
 		timeout = d
 	}
-	return r.invoke(ctx, t, args, timeout, rec)
+	var deadline time.Time
+	if timeout > 0 {
+		deadline = start.Add(timeout)
+	}
+	return r.invoke(ctx, t, args, deadline, rec)
 }
 
 // invoke runs the handler on the caller's goroutine under a context that
-// ends at the tool's deadline (or the caller's, if earlier) and when the
-// caller cancels. The long-running handlers check their context (the
-// compiler per step, script runs, S3 and SageMaker calls), so such a call
-// ends promptly at its deadline; the others do in-memory work bounded by
-// the argument caps. A handler that ignores it still gets `timeout` for an answer,
-// only late; running every call in a goroutine of its own to answer on
-// time regardless would cost a goroutine hand-off per call (a third of a
-// trivial call's server time, see BenchmarkCall) while the runaway
-// handler kept running anyway.
-func (r *Registry) invoke(parent context.Context, t *ToolDef, args map[string]any, timeout time.Duration, rec *CallRecord) (res *Result) {
+// ends at the tool's deadline (zero: none; or the caller's, if earlier)
+// and when the caller cancels. Every loop of the engine that can run long
+// on a large argument checks its context (resolver, compiler, config
+// requirements, integrity checks, Mermaid, script analysis), as do script
+// runs and S3 and SageMaker calls, so a call ends, and its CPU use with
+// it, promptly at its deadline. A handler that ignored it would still get
+// `timeout` for an answer, only late; running every call in a goroutine of
+// its own to answer on time regardless would cost a goroutine hand-off
+// per call (a third of a trivial call's server time, see BenchmarkCall)
+// while the runaway handler kept running anyway.
+func (r *Registry) invoke(parent context.Context, t *ToolDef, args map[string]any, deadline time.Time, rec *CallRecord) (res *Result) {
 	ctx := parent
-	if timeout > 0 {
+	if !deadline.IsZero() {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(parent, timeout)
+		ctx, cancel = context.WithDeadline(parent, deadline)
 		defer cancel()
 	}
 	defer func() {
@@ -291,14 +298,16 @@ func (r *Registry) invoke(parent context.Context, t *ToolDef, args map[string]an
 			res = internalError(t.Name)
 		}
 	}()
+	// Validating large arguments may have used up the time: then they are
+	// not decoded and the handler does not start.
+	if why := ctx.Err(); why != nil {
+		return endedResult(t.Name, why)
+	}
 	out, err := t.call(context.WithValue(ctx, registryKey{}, r), args)
 	if why := ctx.Err(); why != nil {
 		// The call ended while the handler ran: whatever it returned is
 		// not the answer the caller waited for.
-		if errors.Is(why, context.DeadlineExceeded) {
-			return timeoutError(t.Name)
-		}
-		return Fail(CodeToolError, fmt.Sprintf("tool '%s' was cancelled by the caller", t.Name))
+		return endedResult(t.Name, why)
 	}
 	switch {
 	case err != nil:
@@ -316,6 +325,15 @@ func (r *Registry) invoke(parent context.Context, t *ToolDef, args map[string]an
 	default:
 		return out
 	}
+}
+
+// endedResult answers a call whose context ended: its deadline passed
+// (why is context.DeadlineExceeded) or the caller cancelled.
+func endedResult(tool string, why error) *Result {
+	if errors.Is(why, context.DeadlineExceeded) {
+		return timeoutError(tool)
+	}
+	return Fail(CodeToolError, fmt.Sprintf("tool '%s' was cancelled by the caller", tool))
 }
 
 func internalError(tool string) *Result {

@@ -251,7 +251,7 @@ func TestSingleNode(t *testing.T) {
 
 func TestPreviewAndValidate(t *testing.T) {
 	in := sampleInput(t, e2eDAG())
-	p := PreviewResolution(in)
+	p := mustPreview(t, in)
 	if len(p.NodeConfigMap) != len(in.DAG.Nodes) {
 		t.Fatalf("preview: %+v", p)
 	}
@@ -282,7 +282,7 @@ func TestPreviewAndValidate(t *testing.T) {
 	if _, err := Compile(context.Background(), in); !errors.As(err, &re) {
 		t.Fatalf("compile: %v", err)
 	}
-	p = PreviewResolution(in)
+	p = mustPreview(t, in)
 	if p.NodeConfigMap["Payload"] != "UNRESOLVED" || len(p.Recommendations) == 0 {
 		t.Fatalf("preview: %+v", p)
 	}
@@ -331,3 +331,12 @@ func TestProgressAndCancel(t *testing.T) {
 }
 
 func fixedTime(s int64) time.Time { return time.Unix(s, 0) }
+
+func mustPreview(t *testing.T, in Input) Preview {
+	t.Helper()
+	p, err := PreviewResolution(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}

@@ -288,8 +288,9 @@ func namingConfig(nodes map[string]*node, order []string) *config.Config {
 
 // bind resolves every node (engine-core-spec §5.2), loads its interface
 // with the config's job type and routes it to a handler. Failures of all
-// nodes are collected.
-func bind(in Input) (map[string]*node, []NodeError, []error, []string) {
+// nodes are collected. Each node is matched against every config, so bind
+// stops with ctx's error when ctx ends.
+func bind(ctx context.Context, in Input) (map[string]*node, []NodeError, []error, []string, error) {
 	configs := append([]config.Config(nil), in.Configs...)
 	sort.Slice(configs, func(i, j int) bool { return configs[i].Key < configs[j].Key })
 	known := map[string]string{}
@@ -302,6 +303,9 @@ func bind(in Input) (map[string]*node, []NodeError, []error, []string) {
 	var routeErrs []error
 	var warnings []string
 	for _, name := range in.DAG.Nodes {
+		if err := ctx.Err(); err != nil {
+			return nil, nil, nil, nil, err
+		}
 		nodeStep, nodeJob := "", ""
 		if prefix, suffix, ok := steps.SplitJobType(name, func(p string) bool { _, ok := known[steps.CanonicalKey(p)]; return ok }); ok {
 			nodeStep, nodeJob = known[steps.CanonicalKey(prefix)], suffix
@@ -346,7 +350,7 @@ func bind(in Input) (map[string]*node, []NodeError, []error, []string) {
 		}
 		nodes[name] = n
 	}
-	return nodes, failures, routeErrs, warnings
+	return nodes, failures, routeErrs, warnings, nil
 }
 
 // variantCache shares one merged interface between nodes of the same step
@@ -449,7 +453,10 @@ func Compile(ctx context.Context, in Input, opts ...Option) (*Result, error) {
 	if errs := internalNodes(in.DAG); len(errs) > 0 {
 		return nil, errs[0]
 	}
-	nodes, failures, routeErrs, warnings := bind(in)
+	nodes, failures, routeErrs, warnings, err := bind(ctx, in)
+	if err != nil {
+		return nil, err
+	}
 	if len(failures) > 0 {
 		return nil, &ResolutionError{Failures: failures}
 	}
@@ -459,7 +466,7 @@ func Compile(ctx context.Context, in Input, opts ...Option) (*Result, error) {
 	if coll := collisions(in.DAG.Nodes, nodes); len(coll) > 0 {
 		return nil, &ResolutionError{Collisions: coll}
 	}
-	plan, err := deps.ResolveWith(in.DAG, func(name string) (deps.NodeSpec, error) {
+	plan, err := deps.ResolveWith(ctx, in.DAG, func(name string) (deps.NodeSpec, error) {
 		n := nodes[name]
 		return deps.NodeSpec{StepType: n.cfg.StepType, JobType: n.cfg.JobType, PipelineStepName: n.stepName, Spec: &n.iface.Spec}, nil
 	})
@@ -564,6 +571,7 @@ func assemble(ctx context.Context, in Input, nodes map[string]*node, order []str
 		Role: getString(first, "role"), Region: getString(first, "aws_region"), Bucket: getString(first, "bucket")}
 	arts := newArtifactSet(getString(first, "bucket"), name)
 	b := &builder{sources: in.Sources, arts: arts, prefix: sagemaker.Param(PrefixParameter), pipeline: name}
+	parentsOf := in.DAG.ParentsByNode()
 	for i, nodeName := range order {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -571,7 +579,7 @@ func assemble(ctx context.Context, in Input, nodes map[string]*node, order []str
 		n := nodes[nodeName]
 		var parents []string
 		if dependsOn {
-			for _, p := range in.DAG.Parents(nodeName) {
+			for _, p := range parentsOf[nodeName] {
 				parents = append(parents, nodes[p].stepName)
 			}
 		}

@@ -43,7 +43,7 @@ func sampleInput(t testing.TB, d *dag.DAG) Input {
 func sampleInputWith(t testing.TB, d *dag.DAG, extra map[string]map[string]any) Input {
 	t.Helper()
 	c, s := fixtures(t)
-	rep, err := config.Requirements(d, s)
+	rep, err := config.Requirements(context.Background(), d, s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +59,7 @@ func sampleInputWith(t testing.TB, d *dag.DAG, extra map[string]map[string]any) 
 			perNode[node][k] = v
 		}
 	}
-	configs, probs := s.BuildDAG(d, base, perNode)
+	configs, probs, _ := s.BuildDAG(context.Background(), d, base, perNode)
 	if len(probs) > 0 {
 		t.Fatalf("config problems: %v", probs)
 	}

@@ -63,7 +63,11 @@ func Validate(ctx context.Context, in Input) (r ValidationResult) {
 	if len(r.UnresolvableBuilders) > 0 {
 		return r
 	}
-	nodes, failures, routeErrs, warnings := bind(in)
+	nodes, failures, routeErrs, warnings, err := bind(ctx, in)
+	if err != nil {
+		r.ConfigErrors["compile"] = append(r.ConfigErrors["compile"], err.Error())
+		return r
+	}
 	r.Warnings = append(r.Warnings, warnings...)
 	for _, f := range failures {
 		r.MissingConfigs = append(r.MissingConfigs, f.Node)
@@ -132,12 +136,13 @@ type Preview struct {
 	Recommendations      []string                  `json:"recommendations"`
 }
 
-// PreviewResolution resolves every node without building anything.
-func PreviewResolution(in Input) Preview {
+// PreviewResolution resolves every node without building anything. It
+// stops with ctx's error when ctx ends.
+func PreviewResolution(ctx context.Context, in Input) (Preview, error) {
 	p := Preview{NodeConfigMap: map[string]string{}, ConfigBuilderMap: map[string]string{}, ResolutionConfidence: map[string]float64{},
 		NodeResolution: map[string]NodeResolution{}, AmbiguousResolutions: []string{}, Recommendations: []string{}}
 	if in.DAG == nil {
-		return p
+		return p, nil
 	}
 	internal := map[string]error{}
 	for _, err := range internalNodes(in.DAG) {
@@ -145,7 +150,10 @@ func PreviewResolution(in Input) Preview {
 		errors.As(err, &ue)
 		internal[ue.Node] = err
 	}
-	nodes, _, _, _ := bind(in)
+	nodes, _, _, _, err := bind(ctx, in)
+	if err != nil {
+		return Preview{}, err
+	}
 	for _, name := range in.DAG.Nodes {
 		if err, ok := internal[name]; ok {
 			p.NodeConfigMap[name] = unresolvedClassName
@@ -177,7 +185,7 @@ func PreviewResolution(in Input) Preview {
 			p.AmbiguousResolutions = append(p.AmbiguousResolutions, fmt.Sprintf("%s: %s ties with %s", name, n.res.ConfigKey, strings.Join(n.res.Alternatives, ", ")))
 		}
 	}
-	return p
+	return p, nil
 }
 
 var manualInputRe = regexp.MustCompile(`^s3://[a-z0-9][a-z0-9\-\.]{1,61}[a-z0-9]/.+$`)
@@ -210,7 +218,10 @@ func CompileSingleNode(ctx context.Context, in Input, target string, manual map[
 	if errs := internalNodes(one); len(errs) > 0 {
 		return nil, errs[0]
 	}
-	nodes, failures, routeErrs, warnings := bind(sub)
+	nodes, failures, routeErrs, warnings, err := bind(ctx, sub)
+	if err != nil {
+		return nil, err
+	}
 	if len(failures) > 0 {
 		return nil, &ResolutionError{Failures: failures}
 	}
@@ -232,17 +243,20 @@ func CompileSingleNode(ctx context.Context, in Input, target string, manual map[
 
 // StepNames lists the pipeline step names the compiler gives the nodes of
 // in, by node, without building anything. Nodes that do not resolve are
-// left out.
-func StepNames(in Input) map[string]string {
+// left out. It stops with ctx's error when ctx ends.
+func StepNames(ctx context.Context, in Input) (map[string]string, error) {
 	out := map[string]string{}
 	if in.DAG == nil {
-		return out
+		return out, nil
 	}
-	nodes, _, _, _ := bind(in)
+	nodes, _, _, _, err := bind(ctx, in)
+	if err != nil {
+		return nil, err
+	}
 	for name, n := range nodes {
 		out[name] = n.stepName
 	}
-	return out
+	return out, nil
 }
 
 // BoundNode is a DAG node bound to its config and pipeline step name,
@@ -257,12 +271,16 @@ type BoundNode struct {
 }
 
 // Bind resolves every node of in.DAG in DAG order. Nodes that cannot be
-// bound are reported in the error (a *ResolutionError) and left out.
-func Bind(in Input) ([]BoundNode, error) {
+// bound are reported in the error (a *ResolutionError) and left out. It
+// stops with ctx's error when ctx ends.
+func Bind(ctx context.Context, in Input) ([]BoundNode, error) {
 	if in.DAG == nil {
 		return nil, errors.New("no DAG")
 	}
-	nodes, failures, _, _ := bind(in)
+	nodes, failures, _, _, err := bind(ctx, in)
+	if err != nil {
+		return nil, err
+	}
 	var out []BoundNode
 	for _, name := range in.DAG.Nodes {
 		if n := nodes[name]; n != nil {

@@ -2,6 +2,7 @@ package config
 
 import (
 	"bytes"
+	"context"
 	"testing"
 
 	"github.com/cursus-dev/cursus/engine/dag"
@@ -37,7 +38,7 @@ func TestBuiltinStepsSampleConfigs(t *testing.T) {
 	s := builtinSchemas(t)
 	for _, name := range s.Names() {
 		d := dag.New([]string{name}, nil)
-		rep, err := Requirements(d, s)
+		rep, err := Requirements(context.Background(), d, s)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -46,7 +47,7 @@ func TestBuiltinStepsSampleConfigs(t *testing.T) {
 			t.Errorf("%s: no sample for %v", name, missing)
 			continue
 		}
-		configs, probs := s.BuildDAG(d, base, perNode)
+		configs, probs, _ := s.BuildDAG(context.Background(), d, base, perNode)
 		if len(probs) > 0 {
 			t.Errorf("%s: %v", name, probs)
 			continue
@@ -93,7 +94,7 @@ func TestSharedDAGsRoundTrip(t *testing.T) {
 	}
 	for _, e := range cat.List() {
 		d := e.DAG()
-		rep, err := Requirements(d, s)
+		rep, err := Requirements(context.Background(), d, s)
 		if err != nil {
 			t.Fatalf("%s: %v", e.ID, err)
 		}
@@ -106,7 +107,7 @@ func TestSharedDAGsRoundTrip(t *testing.T) {
 			t.Errorf("%s: no sample for %v", e.ID, missing)
 			continue
 		}
-		configs, probs := s.BuildDAG(d, base, perNode)
+		configs, probs, _ := s.BuildDAG(context.Background(), d, base, perNode)
 		if len(probs) > 0 {
 			t.Errorf("%s: %v", e.ID, probs)
 			continue

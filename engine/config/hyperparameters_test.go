@@ -1,6 +1,7 @@
 package config
 
 import (
+	"context"
 	"os"
 	"strings"
 	"testing"
@@ -14,7 +15,7 @@ import (
 func hpBuild(t *testing.T, s *Schemas, stepType string, hp map[string]any) (Config, []Problem) {
 	t.Helper()
 	d := dag.New([]string{stepType}, nil)
-	rep, err := Requirements(d, s)
+	rep, err := Requirements(context.Background(), d, s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +129,7 @@ func TestTuningRangesCheckedAgainstHyperparameters(t *testing.T) {
 	s := builtinSchemas(t)
 	build := func(step string, ss map[string]any) (Config, []Problem) {
 		d := dag.New([]string{step}, nil)
-		rep, _ := Requirements(d, s)
+		rep, _ := Requirements(context.Background(), d, s)
 		base, perNode, _ := SampleValues(rep)
 		perNode[step]["search_space"] = ss
 		return s.Build(step, base, perNode[step])
@@ -207,12 +208,15 @@ func TestSharedDAGsHyperparametersAccepted(t *testing.T) {
 	checked := 0
 	for _, e := range cat.List() {
 		d := e.DAG()
-		rep, err := Requirements(d, s)
+		rep, err := Requirements(context.Background(), d, s)
 		if err != nil {
 			t.Fatalf("%s: %v", e.ID, err)
 		}
 		base, perNode, _ := SampleValues(rep)
-		configs, probs := s.BuildDAG(d, base, perNode)
+		configs, probs, err := s.BuildDAG(context.Background(), d, base, perNode)
+		if err != nil {
+			t.Fatal(err)
+		}
 		for _, p := range probs {
 			if strings.HasPrefix(p.Field, "hyperparameters") || strings.HasPrefix(p.Field, "search_space") {
 				t.Errorf("%s: %s", e.ID, p)

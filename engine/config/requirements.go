@@ -1,6 +1,7 @@
 package config
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -73,8 +74,10 @@ type RequirementsReport struct {
 	Unresolved []UnresolvedNode   `json:"unresolved,omitempty"`
 }
 
-// Requirements computes the config requirements of every node of d.
-func Requirements(d *dag.DAG, s *Schemas) (*RequirementsReport, error) {
+// Requirements computes the config requirements of every node of d. It
+// compares every field of every node, so it stops with ctx's error when
+// ctx ends.
+func Requirements(ctx context.Context, d *dag.DAG, s *Schemas) (*RequirementsReport, error) {
 	if d == nil || len(d.Nodes) == 0 {
 		return nil, errors.New("the DAG has no nodes")
 	}
@@ -86,6 +89,9 @@ func Requirements(d *dag.DAG, s *Schemas) (*RequirementsReport, error) {
 	var nodes []resolved
 	seen := map[string]bool{}
 	for _, name := range d.Nodes {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		if seen[name] {
 			continue
 		}
@@ -119,6 +125,9 @@ func Requirements(d *dag.DAG, s *Schemas) (*RequirementsReport, error) {
 			sig := fieldSignature(f)
 			same := true
 			for _, r := range nodes[1:] {
+				if err := ctx.Err(); err != nil {
+					return nil, err
+				}
 				g, ok := r.sc.Field(f.Name)
 				if !ok || fieldSignature(g) != sig {
 					same = false
@@ -132,6 +141,9 @@ func Requirements(d *dag.DAG, s *Schemas) (*RequirementsReport, error) {
 		}
 	}
 	for _, r := range nodes {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		nr := NodeRequirements{Node: r.node.Name, StepType: r.node.StepType, JobType: r.node.JobType,
 			ConfigKey: r.node.Name, ConfigClass: r.sc.ConfigClass, sc: r.sc}
 		for _, f := range r.sc.Fields {
@@ -163,10 +175,12 @@ func fieldSignature(f *Field) string {
 // win). A node named <StepType>_<suffix> gets job_type = suffix unless the
 // caller set it (a different value is a problem: the node name and the
 // config key must agree). Every problem of every node is returned, each
-// with its node; base keys no node knows are problems too.
-func (s *Schemas) BuildDAG(d *dag.DAG, base map[string]any, perNode map[string]map[string]any) ([]Config, []Problem) {
+// with its node; base keys no node knows are problems too. Every node's
+// config is built and validated, so BuildDAG stops with ctx's error when
+// ctx ends.
+func (s *Schemas) BuildDAG(ctx context.Context, d *dag.DAG, base map[string]any, perNode map[string]map[string]any) ([]Config, []Problem, error) {
 	if d == nil || len(d.Nodes) == 0 {
-		return nil, []Problem{{Field: "nodes", Kind: KindMissing, Message: "the DAG has no nodes"}}
+		return nil, []Problem{{Field: "nodes", Kind: KindMissing, Message: "the DAG has no nodes"}}, nil
 	}
 	var configs []Config
 	var probs []Problem
@@ -174,6 +188,9 @@ func (s *Schemas) BuildDAG(d *dag.DAG, base map[string]any, perNode map[string]m
 	known := map[string]bool{}
 	derivedSomewhere := map[string]string{}
 	for _, name := range d.Nodes {
+		if err := ctx.Err(); err != nil {
+			return nil, nil, err
+		}
 		if inDAG[name] {
 			probs = append(probs, Problem{Node: name, Kind: KindRule, Message: "node listed twice in the DAG"})
 			continue
@@ -239,5 +256,5 @@ func (s *Schemas) BuildDAG(d *dag.DAG, base map[string]any, perNode map[string]m
 		probs = append(probs, Problem{Field: k, Kind: KindUnknown, Message: msg})
 	}
 	sort.SliceStable(configs, func(i, j int) bool { return configs[i].Key < configs[j].Key })
-	return configs, probs
+	return configs, probs, nil
 }

@@ -2,6 +2,7 @@ package config
 
 import (
 	"bytes"
+	"context"
 	"strings"
 	"testing"
 
@@ -25,7 +26,7 @@ func names(fs []*Field) []string {
 
 func TestRequirements(t *testing.T) {
 	s := fixtureSchemas(t)
-	rep, err := Requirements(fixtureDAG(), s)
+	rep, err := Requirements(context.Background(), fixtureDAG(), s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +68,7 @@ func TestRequirements(t *testing.T) {
 		t.Errorf("class = %s", byNode["XGBoostModel"].ConfigClass)
 	}
 
-	rep, err = Requirements(dag.New([]string{"XGBoostTraining", "XGBoostTrainin_x", "Nope"}, nil), s)
+	rep, err = Requirements(context.Background(), dag.New([]string{"XGBoostTraining", "XGBoostTrainin_x", "Nope"}, nil), s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +78,7 @@ func TestRequirements(t *testing.T) {
 	if sg := rep.Unresolved[0].Suggestions; len(sg) == 0 || sg[0] != "XGBoostTraining" {
 		t.Errorf("suggestions = %v", rep.Unresolved[0])
 	}
-	if _, err := Requirements(dag.New(nil, nil), s); err == nil {
+	if _, err := Requirements(context.Background(), dag.New(nil, nil), s); err == nil {
 		t.Error("empty DAG accepted")
 	}
 }
@@ -87,7 +88,7 @@ func TestRequirements(t *testing.T) {
 func TestSampleValuesRoundTrip(t *testing.T) {
 	s := fixtureSchemas(t)
 	d := fixtureDAG()
-	rep, err := Requirements(d, s)
+	rep, err := Requirements(context.Background(), d, s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +96,7 @@ func TestSampleValuesRoundTrip(t *testing.T) {
 	if len(missing) > 0 {
 		t.Fatalf("no sample for %v", missing)
 	}
-	configs, probs := s.BuildDAG(d, base, perNode)
+	configs, probs, _ := s.BuildDAG(context.Background(), d, base, perNode)
 	if len(probs) > 0 {
 		t.Fatal(probs)
 	}
@@ -125,7 +126,7 @@ func TestBuildDAGProblems(t *testing.T) {
 	base := validBase()
 	base["procesing_volume_size"] = 3
 	base["pipeline_s3_loc"] = "s3://x"
-	configs, probs := s.BuildDAG(d, base, map[string]map[string]any{
+	configs, probs, _ := s.BuildDAG(context.Background(), d, base, map[string]map[string]any{
 		"TabularPreprocessing_training": {"job_type": "calibration", "label_name": "y"},
 		"XGBoostTraining":               {"hyperparameters": "not an object"},
 		"Ghost":                         {},

@@ -1,6 +1,7 @@
 package dag
 
 import (
+	"context"
 	"fmt"
 	"sort"
 )
@@ -78,14 +79,20 @@ func (r Integrity) ByCategory() map[string][]string {
 	return out
 }
 
-// Check runs the structural checks (no step catalog).
-func (d *DAG) Check() Integrity { return d.CheckWith(nil) }
+// Check runs the structural checks (no step catalog). They are linear in
+// the DAG's size, so Check takes no context.
+func (d *DAG) Check() Integrity {
+	r, _ := d.CheckWith(context.Background(), nil)
+	return r
+}
 
 // CheckWith runs the structural checks and, when lookup is non-nil, the
 // step checks: every node must name a known step type, and node types
 // constrain edges (a source has no parents, a sink no children, a singular
 // node neither). Findings come in a fixed order so reports are stable.
-func (d *DAG) CheckWith(lookup Lookup) Integrity {
+// The lookups dominate on a large DAG, so CheckWith stops with ctx's error
+// when ctx ends.
+func (d *DAG) CheckWith(ctx context.Context, lookup Lookup) (Integrity, error) {
 	var issues []Issue
 	add := func(is Issue) { issues = append(issues, is) }
 	g, dangling := d.build()
@@ -135,6 +142,9 @@ func (d *DAG) CheckWith(lookup Lookup) Integrity {
 	known := make([]bool, len(g.nodes))
 	if lookup != nil {
 		for i, n := range g.nodes {
+			if err := ctx.Err(); err != nil {
+				return Integrity{}, err
+			}
 			info, err := lookup(n)
 			if err != nil {
 				add(Issue{Category: IssueMissingSteps, Node: n, Message: fmt.Sprintf("node %q: %v", n, err)})
@@ -177,5 +187,5 @@ func (d *DAG) CheckWith(lookup Lookup) Integrity {
 	if issues == nil {
 		issues = []Issue{}
 	}
-	return Integrity{Valid: len(issues) == 0, Issues: issues, NodeCount: len(g.nodes), EdgeCount: len(seenEdge)}
+	return Integrity{Valid: len(issues) == 0, Issues: issues, NodeCount: len(g.nodes), EdgeCount: len(seenEdge)}, nil
 }

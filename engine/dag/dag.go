@@ -208,6 +208,20 @@ func (d *DAG) Parents(n string) []string {
 	return out
 }
 
+// ParentsByNode returns Parents for every node with one, in a single pass
+// over the edges (Parents per node would be quadratic on a large DAG).
+func (d *DAG) ParentsByNode() map[string][]string {
+	out := map[string][]string{}
+	seen := make(map[[2]string]bool, len(d.Edges))
+	for _, e := range d.Edges {
+		if !seen[e] {
+			seen[e] = true
+			out[e[1]] = append(out[e[1]], e[0])
+		}
+	}
+	return out
+}
+
 // Children returns the immediate downstream nodes of n in edge order.
 func (d *DAG) Children(n string) []string {
 	var out []string

@@ -2,6 +2,7 @@ package dag
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"reflect"
@@ -169,11 +170,11 @@ func TestCheckWithLookup(t *testing.T) {
 		}
 		return NodeInfo{}, fmt.Errorf("unknown step type; did you mean %q?", "Prep")
 	}
-	ok := New([]string{"Load", "Prep", "Reg", "Alone"}, edges("Load>Prep", "Prep>Reg")).CheckWith(lookup)
+	ok, _ := New([]string{"Load", "Prep", "Reg", "Alone"}, edges("Load>Prep", "Prep>Reg")).CheckWith(context.Background(), lookup)
 	if !ok.Valid {
 		t.Fatalf("want valid (singular node may be isolated), got %+v", ok.Issues)
 	}
-	bad := New([]string{"Load", "Prep", "Reg", "Prpe"}, edges("Prep>Load", "Reg>Prep", "Prep>Prpe")).CheckWith(lookup)
+	bad, _ := New([]string{"Load", "Prep", "Reg", "Prpe"}, edges("Prep>Load", "Reg>Prep", "Prep>Prpe")).CheckWith(context.Background(), lookup)
 	if got := bad.Categories(); !slices.Equal(got, []string{IssueMissingSteps, IssueNodeTypeRules}) {
 		t.Fatalf("categories = %v (%+v)", got, bad.Issues)
 	}
@@ -181,7 +182,7 @@ func TestCheckWithLookup(t *testing.T) {
 	if len(msgs[IssueNodeTypeRules]) != 2 || !strings.Contains(msgs[IssueMissingSteps][0], "did you mean") {
 		t.Fatalf("messages = %v", msgs)
 	}
-	single := New([]string{"Alone", "Prep"}, edges("Alone>Prep")).CheckWith(lookup)
+	single, _ := New([]string{"Alone", "Prep"}, edges("Alone>Prep")).CheckWith(context.Background(), lookup)
 	if got := single.Categories(); !slices.Equal(got, []string{IssueNodeTypeRules}) {
 		t.Fatalf("singular with an edge: %v", got)
 	}
@@ -309,7 +310,7 @@ func TestParseErrorsNamePath(t *testing.T) {
 func TestMermaid(t *testing.T) {
 	d := New([]string{"DummyDataLoading_training", "end", `evil"]-->x`, "XGBoostTraining"},
 		edges("DummyDataLoading_training>XGBoostTraining", "XGBoostTraining>end", `end>evil"]-->x`))
-	got := d.Mermaid(MermaidOptions{
+	got, err := d.Mermaid(context.Background(), MermaidOptions{
 		EdgeLabel: func(s, t string) string {
 			if t == "XGBoostTraining" {
 				return "DATA → input_path"
@@ -323,6 +324,9 @@ func TestMermaid(t *testing.T) {
 			return ""
 		},
 	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	want := `flowchart TD
     DummyDataLoading_training["DummyDataLoading_training"]:::source
     n1["end"]
@@ -335,5 +339,17 @@ func TestMermaid(t *testing.T) {
 `
 	if got != want {
 		t.Fatalf("mermaid =\n%s\nwant\n%s", got, want)
+	}
+}
+
+// TestParentsByNode: one pass over the edges gives what Parents gives per
+// node, duplicate edges counted once and edge order kept.
+func TestParentsByNode(t *testing.T) {
+	d := New([]string{"A", "B", "C", "D"}, edges("B>D", "A>D", "B>D", "A>B", "C>C"))
+	all := d.ParentsByNode()
+	for _, n := range d.Nodes {
+		if got, want := all[n], d.Parents(n); !slices.Equal(got, want) {
+			t.Errorf("%s: %v, want %v", n, got, want)
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package dag
 
 import (
+	"context"
 	"fmt"
 	"regexp"
 	"strings"
@@ -34,8 +35,10 @@ var mermaidKeywords = map[string]bool{"end": true, "graph": true, "subgraph": tr
 // Mermaid renders d as a top-down Mermaid flowchart. Node names that are
 // plain identifiers are used as ids; anything else gets a generated id and
 // is shown as an escaped label, so hostile names cannot break the diagram.
-// Edges to undeclared nodes are drawn with their endpoint added.
-func (d *DAG) Mermaid(opts MermaidOptions) string {
+// Edges to undeclared nodes are drawn with their endpoint added. The
+// options' functions run once per node or edge, so Mermaid stops with
+// ctx's error when ctx ends.
+func (d *DAG) Mermaid(ctx context.Context, opts MermaidOptions) (string, error) {
 	var b strings.Builder
 	b.WriteString("flowchart TD\n")
 	ids := map[string]string{}
@@ -65,7 +68,10 @@ func (d *DAG) Mermaid(opts MermaidOptions) string {
 		id(e[1])
 	}
 	used := map[string]bool{}
-	for _, n := range order {
+	for i, n := range order {
+		if err := pollCtx(ctx, i); err != nil {
+			return "", err
+		}
 		fmt.Fprintf(&b, "    %s[\"%s\"]", ids[n], mermaidEscape(n))
 		if opts.NodeClass != nil {
 			if c := opts.NodeClass(n); c != "" && plainID.MatchString(c) {
@@ -76,7 +82,10 @@ func (d *DAG) Mermaid(opts MermaidOptions) string {
 		b.WriteByte('\n')
 	}
 	seen := map[[2]string]bool{}
-	for _, e := range d.Edges {
+	for i, e := range d.Edges {
+		if err := pollCtx(ctx, i); err != nil {
+			return "", err
+		}
 		if seen[e] {
 			continue
 		}
@@ -96,7 +105,16 @@ func (d *DAG) Mermaid(opts MermaidOptions) string {
 			fmt.Fprintf(&b, "    classDef %s %s\n", c, mermaidStyles[c])
 		}
 	}
-	return b.String()
+	return b.String(), nil
+}
+
+// pollCtx reports ctx's error on every 128th iteration i: a check per
+// iteration of a loop of cheap steps would cost more than the steps.
+func pollCtx(ctx context.Context, i int) error {
+	if i%128 != 0 {
+		return nil
+	}
+	return ctx.Err()
 }
 
 // mermaidEscape makes s safe inside a quoted Mermaid label.

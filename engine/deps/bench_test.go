@@ -1,6 +1,7 @@
 package deps
 
 import (
+	"context"
 	"fmt"
 	"testing"
 
@@ -56,7 +57,7 @@ func BenchmarkResolve(b *testing.B) {
 				b.ReportAllocs()
 				b.ResetTimer()
 				for i := 0; i < b.N; i++ {
-					if _, err := ResolveWith(d, lookup); err != nil {
+					if _, err := ResolveWith(context.Background(), d, lookup); err != nil {
 						b.Fatal(err)
 					}
 				}

@@ -1,6 +1,7 @@
 package deps
 
 import (
+	"context"
 	"strings"
 
 	"github.com/cursus-dev/cursus/engine/dag"
@@ -8,8 +9,8 @@ import (
 )
 
 // Resolve wires d against the step catalog (see ResolveWith).
-func Resolve(d *dag.DAG, cat *steps.Catalog) (*Plan, error) {
-	return ResolveWith(d, CatalogLookup(cat))
+func Resolve(ctx context.Context, d *dag.DAG, cat *steps.Catalog) (*Plan, error) {
+	return ResolveWith(ctx, d, CatalogLookup(cat))
 }
 
 // CatalogLookup resolves node names through the catalog. Merging a job-type

@@ -1,6 +1,7 @@
 package deps
 
 import (
+	"context"
 	"fmt"
 	"testing"
 
@@ -51,17 +52,19 @@ func BenchmarkResolvePlanCatalog(b *testing.B) {
 				b.ReportAllocs()
 				b.ResetTimer()
 				for i := 0; i < b.N; i++ {
-					if r := d.CheckWith(NodeLookup(cat)); !r.Valid {
+					if r, err := d.CheckWith(context.Background(), NodeLookup(cat)); err != nil || !r.Valid {
 						b.Fatalf("invalid: %v", r.Issues[0])
 					}
-					plan, err := Resolve(d, cat)
+					plan, err := Resolve(context.Background(), d, cat)
 					if err != nil {
 						b.Fatal(err)
 					}
 					if len(plan.Unresolved) > 0 && shape != "fanin" {
 						b.Fatalf("unresolved: %+v", plan.Unresolved[0])
 					}
-					_ = d.Mermaid(dag.MermaidOptions{})
+					if _, err := d.Mermaid(context.Background(), dag.MermaidOptions{}); err != nil {
+						b.Fatal(err)
+					}
 				}
 				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/node")
 			})

@@ -1,6 +1,7 @@
 package deps
 
 import (
+	"context"
 	"errors"
 	"math"
 	"os"
@@ -278,7 +279,7 @@ func TestResolveWorkedWiring(t *testing.T) {
 			{"Package", "Registration"},
 			{"Payload", "Registration"},
 		})
-	plan, err := ResolveWith(d, fixtureLookup(specs))
+	plan, err := ResolveWith(context.Background(), d, fixtureLookup(specs))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -346,7 +347,7 @@ func TestResolveReportsUnresolved(t *testing.T) {
 	// Registration fed only by Payload: PackagedModel (model_artifacts) has
 	// no compatible output; XGBoostModelEval with no parents at all.
 	d := dag.New([]string{"Payload", "Registration", "XGBoostModelEval"}, [][2]string{{"Payload", "Registration"}})
-	plan, err := ResolveWith(d, fixtureLookup(specs))
+	plan, err := ResolveWith(context.Background(), d, fixtureLookup(specs))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -376,7 +377,7 @@ func TestResolveReportsUnresolved(t *testing.T) {
 	var producer steps.Spec
 	producer.Outputs.Set("eval_data", steps.Output{PropertyPath: "properties.X"})
 	local := map[string]*steps.Spec{"Consumer": &consumer, "Producer": &producer}
-	plan2, err := ResolveWith(dag.New([]string{"Producer", "Consumer"}, [][2]string{{"Producer", "Consumer"}}), fixtureLookup(local))
+	plan2, err := ResolveWith(context.Background(), dag.New([]string{"Producer", "Consumer"}, [][2]string{{"Producer", "Consumer"}}), fixtureLookup(local))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -395,12 +396,12 @@ func TestResolveReportsUnresolved(t *testing.T) {
 
 func TestResolveErrors(t *testing.T) {
 	specs := loadFixtures(t)
-	_, err := ResolveWith(dag.New([]string{"Package", "Nope_x"}, [][2]string{{"Package", "Nope_x"}}), fixtureLookup(specs))
+	_, err := ResolveWith(context.Background(), dag.New([]string{"Package", "Nope_x"}, [][2]string{{"Package", "Nope_x"}}), fixtureLookup(specs))
 	var ue *UnknownNodesError
 	if !errors.As(err, &ue) || ue.Nodes[0] != "Nope_x" {
 		t.Errorf("unknown node: %v", err)
 	}
-	_, err = ResolveWith(dag.New([]string{"Package", "Payload"}, [][2]string{{"Package", "Payload"}, {"Payload", "Package"}}), fixtureLookup(specs))
+	_, err = ResolveWith(context.Background(), dag.New([]string{"Package", "Payload"}, [][2]string{{"Package", "Payload"}, {"Payload", "Package"}}), fixtureLookup(specs))
 	var ce *dag.CycleError
 	if !errors.As(err, &ce) {
 		t.Errorf("cycle: %v", err)
@@ -414,7 +415,7 @@ func TestResolveTieBreakDeterministic(t *testing.T) {
 	d := dag.New([]string{"XGBoostTraining_a", "XGBoostTraining_b", "Package"},
 		[][2]string{{"XGBoostTraining_b", "Package"}, {"XGBoostTraining_a", "Package"}})
 	for i := 0; i < 10; i++ {
-		plan, err := ResolveWith(d, fixtureLookup(specs))
+		plan, err := ResolveWith(context.Background(), d, fixtureLookup(specs))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,6 +1,7 @@
 package deps
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strconv"
@@ -76,11 +77,19 @@ func (e *NoKnownStepsError) Error() string {
 	return "none of the requested steps is a known step type"
 }
 
-// PlanReport reports plan, the resolution of a DAG over cat.
-func PlanReport(plan *Plan, cat *steps.Catalog) *Report {
+// PlanReport reports plan, the resolution of a DAG over cat. It stops
+// with ctx's error when ctx ends.
+func PlanReport(ctx context.Context, plan *Plan, cat *steps.Catalog) (*Report, error) {
 	rep := newReport(ModeDAG, plan.Order, plan.Order, nil)
 	rep.Report.Diagnostics = plan.Unresolved
+	unresolved := map[string][]string{}
+	for _, u := range plan.Unresolved {
+		unresolved[u.Node] = append(unresolved[u.Node], u.Dependency)
+	}
 	for _, n := range plan.Order {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		info := plan.Steps[n]
 		iface, _, _ := cat.ForJobType(info.StepType, info.JobType)
 		d := StepDetail{StepType: info.StepType, ResolvedDependencies: map[string]string{}, Scores: map[string]float64{}, Outputs: []string{}}
@@ -89,28 +98,26 @@ func PlanReport(plan *Plan, cat *steps.Catalog) *Report {
 			d.ResolvedDependencies[b.Dependency] = b.FromNode + "." + b.FromOutput
 			d.Scores[b.Dependency] = round4(b.Score)
 		}
-		var missing []string
-		for _, u := range plan.Unresolved {
-			if u.Node == n {
-				missing = append(missing, u.Dependency)
-			}
-		}
 		unbound := nonNil(plan.OptionalUnbound[n])
 		d.OptionalUnbound = &unbound
-		rep.add(n, d, missing, len(d.ResolvedDependencies))
+		rep.add(n, d, unresolved[n], len(d.ResolvedDependencies))
 	}
 	rep.summarise()
-	return rep
+	return rep, nil
 }
 
 // SetReport matches the named steps against each other (ResolveSet) and
 // reports it; names the catalog does not know are listed, not fatal,
-// unless none is known (*NoKnownStepsError).
-func SetReport(names []string, cat *steps.Catalog) (*Report, error) {
+// unless none is known (*NoKnownStepsError). It stops with ctx's error
+// when ctx ends.
+func SetReport(ctx context.Context, names []string, cat *steps.Catalog) (*Report, error) {
 	lookup := CatalogLookup(cat)
 	var known, missing []string
 	suggestions := map[string][]string{}
 	for _, n := range names {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		if _, err := lookup(n); err != nil {
 			missing = append(missing, n)
 			var nf *steps.NotFoundError
@@ -124,7 +131,7 @@ func SetReport(names []string, cat *steps.Catalog) (*Report, error) {
 	if len(known) == 0 {
 		return nil, &NoKnownStepsError{Missing: missing, Suggestions: suggestions}
 	}
-	set, err := ResolveSet(known, lookup)
+	set, err := ResolveSet(ctx, known, lookup)
 	if err != nil {
 		return nil, err
 	}

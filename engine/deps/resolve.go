@@ -1,6 +1,7 @@
 package deps
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"strings"
@@ -136,7 +137,8 @@ func (r *resolver) scores(consumer, producer NodeSpec) *pairScores {
 // assignment of its dependencies to its parents' outputs (engine-core-spec
 // §3.3 Path A only — the reference's second, builder-side pass is not
 // reproduced: it can bind outputs Path A deliberately left unused).
-func ResolveWith(d *dag.DAG, lookup SpecLookup) (*Plan, error) {
+// It stops with ctx's error when ctx ends.
+func ResolveWith(ctx context.Context, d *dag.DAG, lookup SpecLookup) (*Plan, error) {
 	order, err := d.TopoSort()
 	if err != nil {
 		return nil, err
@@ -144,6 +146,9 @@ func ResolveWith(d *dag.DAG, lookup SpecLookup) (*Plan, error) {
 	specs := make(map[string]NodeSpec, len(order))
 	unknown := &UnknownNodesError{}
 	for _, n := range order {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		ns, err := lookup(n)
 		if err != nil {
 			unknown.Nodes = append(unknown.Nodes, n)
@@ -177,7 +182,9 @@ func ResolveWith(d *dag.DAG, lookup SpecLookup) (*Plan, error) {
 	for _, n := range order {
 		ns := specs[n]
 		plan.Steps[n] = StepInfo{StepType: ns.StepType, JobType: ns.JobType, PipelineStepName: ns.PipelineStepName}
-		r.wire(plan, n, ns, parents[n], specs)
+		if err := r.wire(ctx, plan, n, ns, parents[n], specs); err != nil {
+			return nil, err
+		}
 	}
 	return plan, nil
 }
@@ -209,13 +216,18 @@ func bindable(dep steps.Dependency, b Breakdown) bool {
 // ties kept in list order (dependencies in the order they first got a
 // candidate, candidates in edge order). A dependency binds once and a
 // producer output feeds at most one dependency of this consumer.
-func (r *resolver) wire(plan *Plan, node string, consumer NodeSpec, parents []string, specs map[string]NodeSpec) {
+//
+// A node may have thousands of parents, so the scoring loop checks ctx.
+func (r *resolver) wire(ctx context.Context, plan *Plan, node string, consumer NodeSpec, parents []string, specs map[string]NodeSpec) error {
 	deps := consumer.Spec.Dependencies
 	if deps.Len() == 0 {
-		return
+		return nil
 	}
 	tables := make([]*pairScores, len(parents))
 	for pi, p := range parents {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		tables[pi] = r.scores(consumer, specs[p])
 	}
 	perDep := make([][]work, deps.Len())
@@ -310,6 +322,7 @@ func (r *resolver) wire(plan *Plan, node string, consumer NodeSpec, parents []st
 		}
 		plan.Unresolved = append(plan.Unresolved, u)
 	}
+	return nil
 }
 
 func producerOutput(ns NodeSpec, i int) string { return ns.Spec.Outputs.Keys()[i] }

@@ -1,5 +1,7 @@
 package deps
 
+import "context"
+
 // SetMatch is the best producer for one dependency when a set of steps is
 // resolved without a DAG.
 type SetMatch struct {
@@ -24,8 +26,9 @@ type SetStep struct {
 // all the other steps, as if each could feed each: the best score above the
 // threshold wins (first maximum in step then output order), and one output
 // may feed many dependencies. It answers "could these steps be wired?"
-// without a DAG; a DAG's actual wiring is Resolve's job.
-func ResolveSet(nodes []string, lookup SpecLookup) ([]SetStep, error) {
+// without a DAG; a DAG's actual wiring is Resolve's job. It stops with
+// ctx's error when ctx ends.
+func ResolveSet(ctx context.Context, nodes []string, lookup SpecLookup) ([]SetStep, error) {
 	specs := make([]NodeSpec, len(nodes))
 	unknown := &UnknownNodesError{}
 	for i, n := range nodes {
@@ -51,6 +54,9 @@ func ResolveSet(nodes []string, lookup SpecLookup) ([]SetStep, error) {
 			for j := range nodes {
 				if j == i {
 					continue
+				}
+				if err := ctx.Err(); err != nil {
+					return nil, err
 				}
 				row := r.scores(specs[i], specs[j]).byDep[di]
 				for oi, b := range row {

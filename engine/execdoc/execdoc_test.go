@@ -1,6 +1,7 @@
 package execdoc
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -24,16 +25,16 @@ func boundE2E(t *testing.T) ([]compiler.BoundNode, *steps.Catalog) {
 	d := dag.New([]string{"DummyDataLoading_training", "TabularPreprocessing_training", "XGBoostTraining", "Package", "Payload", "Registration"},
 		[][2]string{{"DummyDataLoading_training", "TabularPreprocessing_training"}, {"TabularPreprocessing_training", "XGBoostTraining"},
 			{"XGBoostTraining", "Package"}, {"XGBoostTraining", "Payload"}, {"Package", "Registration"}, {"Payload", "Registration"}})
-	rep, err := config.Requirements(d, s)
+	rep, err := config.Requirements(context.Background(), d, s)
 	if err != nil {
 		t.Fatal(err)
 	}
 	base, perNode, _ := config.SampleValues(rep)
-	configs, probs := s.BuildDAG(d, base, perNode)
+	configs, probs, _ := s.BuildDAG(context.Background(), d, base, perNode)
 	if len(probs) > 0 {
 		t.Fatal(probs)
 	}
-	bound, err := compiler.Bind(compiler.Input{DAG: d, Configs: configs, Catalog: cat})
+	bound, err := compiler.Bind(context.Background(), compiler.Input{DAG: d, Configs: configs, Catalog: cat})
 	if err != nil {
 		t.Fatal(err)
 	}

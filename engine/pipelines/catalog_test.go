@@ -2,6 +2,7 @@ package pipelines
 
 import (
 	"bytes"
+	"context"
 	"flag"
 	"io/fs"
 	"os"
@@ -123,10 +124,10 @@ func TestBuiltinDAGsResolveAgainstStepCatalog(t *testing.T) {
 	for _, e := range c.List() {
 		t.Run(e.ID, func(t *testing.T) {
 			d := e.DAG()
-			if r := d.CheckWith(deps.NodeLookup(cat)); !r.Valid {
+			if r, err := d.CheckWith(context.Background(), deps.NodeLookup(cat)); err != nil || !r.Valid {
 				t.Fatalf("integrity: %+v", r.Issues)
 			}
-			plan, err := deps.Resolve(d, cat)
+			plan, err := deps.Resolve(context.Background(), d, cat)
 			if err != nil {
 				t.Fatal(err)
 			}

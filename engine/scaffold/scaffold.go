@@ -1,6 +1,7 @@
 package scaffold
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -260,7 +261,8 @@ func Init(root *workspace.Root, cat Catalog, schemas *config.Schemas, opts Optio
 		}
 		rel := "scripts/" + ns.iface.Contract.EntryPoint
 		src := ScriptStub(ns.iface)
-		fs, _ := validate.CheckScriptSource(ns.iface, path.Join(projRel, rel), []byte(src))
+		// A stub is a few dozen lines: nothing to stop, so no error.
+		fs, _, _ := validate.CheckScriptSource(context.Background(), ns.iface, path.Join(projRel, rel), []byte(src))
 		stub := &Stub{StepType: st, Nodes: []string{ns.node}, File: path.Join(projRel, rel), Aligned: true}
 		for _, f := range fs {
 			if f.Blocking() {
@@ -342,7 +344,9 @@ func (e *WriteError) Unwrap() error { return e.Err }
 // required value set to null (to fill), job types prefilled from node
 // names, and source_dir pointing at the scaffolded scripts.
 func configTemplate(d *dag.DAG, schemas *config.Schemas, scriptsDir, createdAt string) ([]byte, []string, error) {
-	req, err := config.Requirements(d, schemas)
+	// A starter DAG has a handful of nodes: nothing here runs long enough
+	// to need the caller's context.
+	req, err := config.Requirements(context.Background(), d, schemas)
 	if err != nil {
 		return nil, nil, fmt.Errorf("config requirements: %w", err)
 	}

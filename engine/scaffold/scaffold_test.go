@@ -1,6 +1,7 @@
 package scaffold
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -81,7 +82,7 @@ func TestEveryBuiltinScriptStubIsAligned(t *testing.T) {
 		}
 		n++
 		src := ScriptStub(iface)
-		fs, a := validate.CheckScriptSource(iface, iface.Contract.EntryPoint, []byte(src))
+		fs, a, _ := validate.CheckScriptSource(context.Background(), iface, iface.Contract.EntryPoint, []byte(src))
 		if a == nil || !a.Main.HasExpectedSignature() {
 			t.Errorf("%s: stub has no proper main: %+v", name, fs)
 		}

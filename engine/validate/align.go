@@ -1,6 +1,7 @@
 package validate
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sort"
@@ -112,20 +113,23 @@ const sdkDelegated = "secure_ai_sandbox_workflow_python_sdk"
 
 // CheckScriptSource analyses src and compares it with the contract. A
 // source that cannot be tokenized is one critical script_syntax_error
-// finding at the failing line.
-func CheckScriptSource(iface *steps.Interface, file string, src []byte) ([]Finding, *ScriptAnalysis) {
-	a, err := AnalyzeScript(file, src)
+// finding at the failing line. The error is ctx's, when it ends first.
+func CheckScriptSource(ctx context.Context, iface *steps.Interface, file string, src []byte) ([]Finding, *ScriptAnalysis, error) {
+	a, err := AnalyzeScript(ctx, file, src)
+	if ctxErr := ctx.Err(); ctxErr != nil {
+		return nil, nil, ctxErr
+	}
 	if err != nil {
 		var se *ScriptAnalysisError
 		if errors.As(err, &se) {
 			return []Finding{{Level: Critical, Rule: "script_syntax_error", Category: CatScriptContract,
 				Location: fmt.Sprintf("%s:%d", file, se.Line), Message: se.Message,
-				Fix: "fix the syntax error; `python3 -m py_compile " + file + "` shows the same line"}}, nil
+				Fix: "fix the syntax error; `python3 -m py_compile " + file + "` shows the same line"}}, nil, nil
 		}
 		return []Finding{{Level: Critical, Rule: "script_unreadable", Category: CatScriptContract, Location: file,
-			Message: err.Error(), Fix: "make the script readable UTF-8 Python source"}}, nil
+			Message: err.Error(), Fix: "make the script readable UTF-8 Python source"}}, nil, nil
 	}
-	return CheckScript(iface, a), a
+	return CheckScript(iface, a), a, nil
 }
 
 // CheckScript compares a script analysis with the step contract:

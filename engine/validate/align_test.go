@@ -1,6 +1,7 @@
 package validate
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -80,7 +81,7 @@ func findRule(fs []Finding, rule string) (Finding, bool) {
 
 func TestCheckScriptCleanScriptHasNoBlockingFindings(t *testing.T) {
 	iface := mustInterface(t, prepInterface)
-	fs, a := CheckScriptSource(iface, "scripts/toy_preprocessing.py", []byte(goodScript))
+	fs, a := checkSource(t, iface, "scripts/toy_preprocessing.py", goodScript)
 	if a == nil {
 		t.Fatal("no analysis")
 	}
@@ -139,7 +140,7 @@ func TestCheckScriptRules(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			fs, _ := CheckScriptSource(iface, "scripts/toy_preprocessing.py", []byte(c.script))
+			fs, _ := checkSource(t, iface, "scripts/toy_preprocessing.py", c.script)
 			f, ok := findRule(fs, c.rule)
 			if !ok {
 				t.Fatalf("rule %s not reported; got %+v", c.rule, fs)
@@ -157,7 +158,7 @@ func TestCheckScriptRules(t *testing.T) {
 func TestDynamicArgparseDowngrades(t *testing.T) {
 	iface := mustInterface(t, prepInterface)
 	src := strings.Replace(goodScript, `parser.add_argument("--job_type", required=True)`, `parser.add_argument(FLAG_NAME)`, 1)
-	fs, _ := CheckScriptSource(iface, "s.py", []byte(src))
+	fs, _ := checkSource(t, iface, "s.py", src)
 	f, ok := findRule(fs, "unparsed_declared_arg")
 	if !ok || f.Level != Warning {
 		t.Errorf("want warning-level unparsed_declared_arg, got %+v", fs)
@@ -167,7 +168,7 @@ func TestDynamicArgparseDowngrades(t *testing.T) {
 func TestNonProcessingSkipsReverseArgCheck(t *testing.T) {
 	iface := mustInterface(t, strings.Replace(prepInterface, "sagemaker_step_type: Processing", "sagemaker_step_type: Training", 1))
 	src := strings.Replace(goodScript, `parser.add_argument("--job_type", required=True)`, `parser.add_argument("--mode")`, 1)
-	fs, _ := CheckScriptSource(iface, "s.py", []byte(src))
+	fs, _ := checkSource(t, iface, "s.py", src)
 	if _, ok := findRule(fs, "unparsed_declared_arg"); ok {
 		t.Errorf("Training step got the Processing-only argparse check: %+v", fs)
 	}
@@ -203,7 +204,7 @@ spec:
 		return 0.1
 	}
 	fields := map[string]any{"framework_version": "1.2-1", "job_type": "training", "label_field": nil, "processing_entry_point": "toy_preprocessing.py"}
-	rep := CheckStep(StepCheck{Interface: iface, ScriptFile: "s.py", Script: []byte(goodScript), ConfigFields: fields,
+	rep := checkStep(t, StepCheck{Interface: iface, ScriptFile: "s.py", Script: []byte(goodScript), ConfigFields: fields,
 		Providers: []*steps.Interface{iface, source}, Score: score})
 	if rep.Status != StatusPassed || rep.Ruleset.Name != "script_based" {
 		t.Fatalf("report = %+v", rep)
@@ -212,7 +213,7 @@ spec:
 	// Config ↔ contract: a compute field the config lacks, a job arg
 	// source the config lacks, an entry point that disagrees.
 	bad := map[string]any{"processing_entry_point": "other.py"}
-	rep = CheckStep(StepCheck{Interface: iface, ScriptFile: "s.py", Script: []byte(goodScript), ConfigFields: bad})
+	rep = checkStep(t, StepCheck{Interface: iface, ScriptFile: "s.py", Script: []byte(goodScript), ConfigFields: bad})
 	for rule, level := range map[string]Level{"config_field_missing": Error, "job_argument_source_missing": Warning,
 		"entry_point_mismatch": Warning, "env_var_unsourced": Info, "dependency_check_skipped": Info} {
 		if f, ok := findRule(rep.Findings, rule); !ok || f.Level != level {
@@ -225,7 +226,7 @@ spec:
 
 	// A required dependency nothing provides.
 	lonely := func(steps.Dependency, string, steps.Output, string, string) float64 { return 0.1 }
-	rep = CheckStep(StepCheck{Interface: iface, ConfigFields: fields, Providers: []*steps.Interface{source}, Score: lonely})
+	rep = checkStep(t, StepCheck{Interface: iface, ConfigFields: fields, Providers: []*steps.Interface{source}, Score: lonely})
 	if f, ok := findRule(rep.Findings, "dependency_resolution"); !ok || f.Level != Error || f.Location != "spec.dependencies.input_data" {
 		t.Errorf("want error dependency_resolution on input_data, got %+v", rep.Findings)
 	}
@@ -243,11 +244,29 @@ spec:
   outputs:
     DATA: {type: processing_output, property_path: properties.DATA}
 `)
-	rep = CheckStep(StepCheck{Interface: cradle, Replacement: func(string) (string, bool) { return "DummyDataLoading", true }})
+	rep = checkStep(t, StepCheck{Interface: cradle, Replacement: func(string) (string, bool) { return "DummyDataLoading", true }})
 	if f, ok := findRule(rep.Findings, "unsupported_step_type"); !ok || !strings.Contains(f.Fix, "DummyDataLoading") {
 		t.Errorf("want unsupported_step_type naming the replacement, got %+v", rep.Findings)
 	}
-	if RulesetFor(steps.SMBase).Excluded != true || CheckStep(StepCheck{Interface: &steps.Interface{StepType: "B", Registry: steps.Registry{SageMakerStepType: "Base"}}}).Status != StatusExcluded {
+	if RulesetFor(steps.SMBase).Excluded != true || checkStep(t, StepCheck{Interface: &steps.Interface{StepType: "B", Registry: steps.Registry{SageMakerStepType: "Base"}}}).Status != StatusExcluded {
 		t.Errorf("Base should be excluded")
 	}
+}
+
+func checkSource(t *testing.T, iface *steps.Interface, file, src string) ([]Finding, *ScriptAnalysis) {
+	t.Helper()
+	fs, a, err := CheckScriptSource(context.Background(), iface, file, []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fs, a
+}
+
+func checkStep(t *testing.T, c StepCheck) StepReport {
+	t.Helper()
+	r, err := CheckStep(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
 }

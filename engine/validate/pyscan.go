@@ -1,6 +1,7 @@
 package validate
 
 import (
+	"context"
 	"maps"
 	"slices"
 	"strconv"
@@ -133,8 +134,10 @@ var compoundKeywords = map[string]bool{
 // reads. A source Python would refuse to parse is a *ScriptAnalysisError.
 // It reads token patterns, not a syntax tree: no pure-Go Python 3 parser
 // exists (see the package doc).
-func AnalyzeScript(file string, src []byte) (*ScriptAnalysis, error) {
-	lines, err := tokenize(file, src)
+//
+// It stops with ctx's error when ctx ends.
+func AnalyzeScript(ctx context.Context, file string, src []byte) (*ScriptAnalysis, error) {
+	lines, err := tokenize(ctx, file, src)
 	if err != nil {
 		return nil, err
 	}
@@ -172,7 +175,10 @@ func AnalyzeScript(file string, src []byte) (*ScriptAnalysis, error) {
 		name   string
 	}
 	var scopes []funcScope
-	for _, ll := range lines {
+	for i, ll := range lines {
+		if err := pollCtx(ctx, i); err != nil {
+			return nil, err
+		}
 		for len(scopes) > 0 && ll.Indent <= scopes[len(scopes)-1].indent {
 			scopes = scopes[:len(scopes)-1]
 		}
@@ -188,6 +194,15 @@ func AnalyzeScript(file string, src []byte) (*ScriptAnalysis, error) {
 		a.scanLine(t, inFunction, roles)
 	}
 	return a, nil
+}
+
+// pollCtx reports ctx's error on every 1024th iteration i: the tokenizer's
+// and scanner's steps are a few nanoseconds each, less than a check.
+func pollCtx(ctx context.Context, i int) error {
+	if i%1024 != 0 {
+		return nil
+	}
+	return ctx.Err()
 }
 
 // paramNames reads parameter names from the tokens after "def main(".

@@ -1,6 +1,7 @@
 package validate
 
 import (
+	"context"
 	"errors"
 	"reflect"
 	"strings"
@@ -58,7 +59,7 @@ if __name__ == "__main__":
 `
 
 func TestAnalyzeScriptExtractsReads(t *testing.T) {
-	a, err := AnalyzeScript("prep.py", []byte(sampleScript))
+	a, err := AnalyzeScript(context.Background(), "prep.py", []byte(sampleScript))
 	if err != nil {
 		t.Fatalf("AnalyzeScript: %v", err)
 	}
@@ -123,14 +124,14 @@ func TestAnalyzeScriptExtractsReads(t *testing.T) {
 }
 
 func TestAnalyzeScriptNoMainAndOtherSignature(t *testing.T) {
-	a, err := AnalyzeScript("x.py", []byte("import os\nX = os.environ['A']\n"))
+	a, err := AnalyzeScript(context.Background(), "x.py", []byte("import os\nX = os.environ['A']\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if a.Main != nil {
 		t.Errorf("found main in a script without one")
 	}
-	a, err = AnalyzeScript("x.py", []byte("def main(args, out=None, *rest, **kw: int):\n    return args['x']\n"))
+	a, err = AnalyzeScript(context.Background(), "x.py", []byte("def main(args, out=None, *rest, **kw: int):\n    return args['x']\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +167,7 @@ func TestAnalyzeScriptSyntaxErrors(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := AnalyzeScript("bad.py", []byte(c.src))
+			_, err := AnalyzeScript(context.Background(), "bad.py", []byte(c.src))
 			var se *ScriptAnalysisError
 			if !errors.As(err, &se) {
 				t.Fatalf("err = %v, want *ScriptAnalysisError", err)
@@ -197,7 +198,7 @@ func TestAnalyzeScriptValidEdgeCases(t *testing.T) {
 		"def f(): pass",
 		"",
 	}, "\n")
-	a, err := AnalyzeScript("ok.py", []byte(src))
+	a, err := AnalyzeScript(context.Background(), "ok.py", []byte(src))
 	if err != nil {
 		t.Fatalf("valid Python rejected: %v", err)
 	}
@@ -210,7 +211,7 @@ func FuzzAnalyzeScript(f *testing.F) {
 	f.Add(sampleScript)
 	f.Add("x = f'{a[\"b\"]}'\n")
 	f.Fuzz(func(t *testing.T, src string) {
-		a, err := AnalyzeScript("f.py", []byte(src))
+		a, err := AnalyzeScript(context.Background(), "f.py", []byte(src))
 		if err == nil && a == nil {
 			t.Fatal("nil analysis without error")
 		}

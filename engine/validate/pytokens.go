@@ -15,6 +15,7 @@
 package validate
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"unicode"
@@ -85,8 +86,9 @@ var twoCharOps = []string{"**", "//", "<<", ">>", "<=", ">=", "==", "!=", "->", 
 
 const singleCharOps = "+-*/%@&|^~<>()[]{},:;.="
 
-// tokenize splits Python source into logical lines.
-func tokenize(file string, src []byte) ([]logicalLine, error) {
+// tokenize splits Python source into logical lines. A script may be
+// megabytes long, so it stops with ctx's error when ctx ends.
+func tokenize(ctx context.Context, file string, src []byte) ([]logicalLine, error) {
 	if !utf8.Valid(src) {
 		return nil, &ScriptAnalysisError{File: file, Line: 1, Message: "source is not valid UTF-8"}
 	}
@@ -99,7 +101,10 @@ func tokenize(file string, src []byte) ([]logicalLine, error) {
 		brackets []token // open brackets with their lines
 	)
 	atLineStart := true
-	for lx.pos < len(lx.src) {
+	for iter := 0; lx.pos < len(lx.src); iter++ {
+		if err := pollCtx(ctx, iter); err != nil {
+			return nil, err
+		}
 		if atLineStart && len(brackets) == 0 && cur == nil {
 			// Measure indentation of a new logical line.
 			indent, p := 0, lx.pos

@@ -1,6 +1,7 @@
 package validate
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"strings"
@@ -63,20 +64,25 @@ const (
 	StatusExcluded = "EXCLUDED"
 )
 
-// CheckStep runs every check of the step's ruleset.
-func CheckStep(c StepCheck) StepReport {
+// CheckStep runs every check of the step's ruleset. The error is ctx's,
+// when it ends before the script is analysed.
+func CheckStep(ctx context.Context, c StepCheck) (StepReport, error) {
 	iface := c.Interface
 	rs := RulesetFor(iface.Registry.SageMakerStepType)
 	r := StepReport{StepName: iface.StepType, SageMakerStepType: iface.Registry.SageMakerStepType, JobType: iface.JobType,
 		Ruleset: rs, Script: c.ScriptFile, Findings: []Finding{}, Counts: map[string]int{}}
 	if rs.Excluded {
 		r.Status = StatusExcluded
-		return r
+		return r, nil
 	}
 	for _, cat := range rs.Categories {
 		switch cat {
 		case CatScriptContract:
-			r.Findings = append(r.Findings, c.scriptFindings(&r)...)
+			fs, err := c.scriptFindings(ctx, &r)
+			if err != nil {
+				return StepReport{}, err
+			}
+			r.Findings = append(r.Findings, fs...)
 		case CatConfigContract:
 			r.Findings = append(r.Findings, c.configFindings()...)
 		case CatSpecDependency:
@@ -93,18 +99,18 @@ func CheckStep(c StepCheck) StepReport {
 			r.Status = StatusFailed
 		}
 	}
-	return r
+	return r, nil
 }
 
-func (c StepCheck) scriptFindings(r *StepReport) []Finding {
+func (c StepCheck) scriptFindings(ctx context.Context, r *StepReport) ([]Finding, error) {
 	iface := c.Interface
 	if iface.Registry.Requires == sdkDelegated {
 		return []Finding{{Level: Info, Rule: "script_check_skipped", Category: CatScriptContract, Location: "registry.requires",
-			Message: "the step's script lives in an external SDK; there is nothing to check", Fix: "none needed"}}
+			Message: "the step's script lives in an external SDK; there is nothing to check", Fix: "none needed"}}, nil
 	}
 	if iface.Contract.EntryPoint == "" && c.ScriptFile == "" {
 		return []Finding{{Level: Info, Rule: "script_check_skipped", Category: CatScriptContract, Location: "contract.entry_point",
-			Message: "the contract names no entry point", Fix: "none needed"}}
+			Message: "the contract names no entry point", Fix: "none needed"}}, nil
 	}
 	if c.ScriptFile == "" {
 		where := ""
@@ -113,11 +119,11 @@ func (c StepCheck) scriptFindings(r *StepReport) []Finding {
 		}
 		return []Finding{{Level: Info, Rule: "script_not_found", Category: CatScriptContract, Location: "contract.entry_point",
 			Message: fmt.Sprintf("script %s was not found%s; script checks skipped", iface.Contract.EntryPoint, where),
-			Fix:     "pass the script path (script_path) or the directory holding it (source_dir)"}}
+			Fix:     "pass the script path (script_path) or the directory holding it (source_dir)"}}, nil
 	}
-	fs, a := CheckScriptSource(iface, c.ScriptFile, c.Script)
+	fs, a, err := CheckScriptSource(ctx, iface, c.ScriptFile, c.Script)
 	r.Analysis = a
-	return fs
+	return fs, err
 }
 
 func (c StepCheck) configFindings() []Finding {

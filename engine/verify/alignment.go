@@ -50,7 +50,7 @@ func (s *Suite) Alignment(ctx context.Context, targets []string, search ScriptSe
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		r, _, err := s.CheckStep(name, "", search)
+		r, _, err := s.CheckStep(ctx, name, "", search)
 		if err != nil {
 			return nil, err
 		}
@@ -96,8 +96,8 @@ func (rep *AlignmentReport) add(r validate.StepReport) {
 
 // CheckStep runs every alignment check of one step (job-type variant
 // applied) against its script, found by search. It returns the variant
-// warnings too.
-func (s *Suite) CheckStep(name, jobType string, search ScriptSearch) (validate.StepReport, []string, error) {
+// warnings too. It stops with ctx's error when ctx ends.
+func (s *Suite) CheckStep(ctx context.Context, name, jobType string, search ScriptSearch) (validate.StepReport, []string, error) {
 	iface, _, warns, err := s.Step(name, jobType)
 	if err != nil {
 		return validate.StepReport{}, nil, err
@@ -106,5 +106,9 @@ func (s *Suite) CheckStep(name, jobType string, search ScriptSearch) (validate.S
 	if err != nil {
 		return validate.StepReport{}, nil, err
 	}
-	return validate.CheckStep(s.StepCheck(iface, script)), warns, nil
+	r, err := validate.CheckStep(ctx, s.StepCheck(iface, script))
+	if err != nil {
+		return validate.StepReport{}, nil, err
+	}
+	return r, warns, nil
 }

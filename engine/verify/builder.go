@@ -104,7 +104,7 @@ func (s *Suite) TestBuilder(ctx context.Context, name, jobType string, scoring b
 
 // alignmentComponent runs the catalog-level checks (no script here).
 func (s *Suite) alignmentComponent(c *BuilderComponent, iface *steps.Interface) {
-	report := validate.CheckStep(s.StepCheck(iface, Script{}))
+	report := s.catalogReport(iface)
 	for _, f := range report.Findings {
 		if f.Blocking() {
 			c.fail(fmt.Sprintf("[%s] %s: %s", f.Rule, f.Location, f.Message))
@@ -142,7 +142,10 @@ func (s *Suite) integrationComponents(ctx context.Context, integ, create *Builde
 		return nil
 	}
 	integ.Detail = map[string]any{"nodes": g.Nodes, "edges": g.Edges}
-	configs, problems := s.SampleConfigs(g)
+	configs, problems, err := s.SampleConfigs(ctx, g)
+	if err != nil {
+		return err
+	}
 	if len(problems) > 0 {
 		for _, p := range problems {
 			integ.fail("config: " + p.String())
@@ -267,16 +270,20 @@ func (s *Suite) bestProvider(dep steps.Dependency, depName, consumer, target str
 
 // SampleConfigs builds a valid config for every node of g from sample
 // essentials.
-func (s *Suite) SampleConfigs(g *dag.DAG) ([]config.Config, []config.Problem) {
-	rep, err := config.Requirements(g, s.Config)
+// The error is ctx's, when it ends first.
+func (s *Suite) SampleConfigs(ctx context.Context, g *dag.DAG) ([]config.Config, []config.Problem, error) {
+	rep, err := config.Requirements(ctx, g, s.Config)
+	if ctxErr := ctx.Err(); ctxErr != nil {
+		return nil, nil, ctxErr
+	}
 	if err != nil {
-		return nil, []config.Problem{{Field: "dag", Message: err.Error()}}
+		return nil, []config.Problem{{Field: "dag", Message: err.Error()}}, nil
 	}
 	base, perNode, missing := config.SampleValues(rep)
 	if len(missing) > 0 {
-		return nil, []config.Problem{{Field: strings.Join(missing, ", "), Kind: config.KindMissing, Message: "no sample value can be synthesized"}}
+		return nil, []config.Problem{{Field: strings.Join(missing, ", "), Kind: config.KindMissing, Message: "no sample value can be synthesized"}}, nil
 	}
-	return s.Config.BuildDAG(g, base, perNode)
+	return s.Config.BuildDAG(ctx, g, base, perNode)
 }
 
 // definitionType is the definition's step type for each SageMaker step

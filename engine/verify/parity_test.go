@@ -71,7 +71,7 @@ func TestRunScriptsStartsScriptsAsCompiled(t *testing.T) {
 	for _, e := range dags.List() {
 		t.Run(e.ID, func(t *testing.T) {
 			g := e.DAG()
-			rep, err := config.Requirements(g, s)
+			rep, err := config.Requirements(context.Background(), g, s)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -80,7 +80,7 @@ func TestRunScriptsStartsScriptsAsCompiled(t *testing.T) {
 				t.Fatalf("no sample values for %v", missing)
 			}
 			withLargeNumbers(t, g, perNode)
-			configs, cprobs := s.BuildDAG(g, base, perNode)
+			configs, cprobs, _ := s.BuildDAG(context.Background(), g, base, perNode)
 			if len(cprobs) > 0 {
 				t.Fatalf("config problems: %v", cprobs)
 			}

@@ -72,7 +72,7 @@ func (s *Suite) Preflight(ctx context.Context, req PreflightRequest) (*Preflight
 		if req.All {
 			step = iface.StepType
 		}
-		for _, g := range s.preflightGates(iface, req.Search) {
+		for _, g := range s.preflightGates(ctx, iface, req.Search) {
 			g.Step = step
 			if !g.Passed {
 				name := g.Name
@@ -92,19 +92,22 @@ func (s *Suite) Preflight(ctx context.Context, req PreflightRequest) (*Preflight
 }
 
 // preflightGates are the four gates of one step.
-func (s *Suite) preflightGates(iface *steps.Interface, search ScriptSearch) []PreflightGate {
+func (s *Suite) preflightGates(ctx context.Context, iface *steps.Interface, search ScriptSearch) []PreflightGate {
 	rep := s.catalogReport(iface)
 	return []PreflightGate{
 		s.interfaceGate(iface),
 		bindingGate(iface, rep),
-		s.configGate(iface, rep),
-		s.scriptGate(iface, search),
+		s.configGate(ctx, iface, rep),
+		s.scriptGate(ctx, iface, search),
 	}
 }
 
-// catalogReport is the alignment report of iface without a script.
+// catalogReport is the alignment report of iface without a script. With
+// no script to analyse there is nothing to stop, so no context and no
+// error.
 func (s *Suite) catalogReport(iface *steps.Interface) validate.StepReport {
-	return validate.CheckStep(s.StepCheck(iface, Script{}))
+	r, _ := validate.CheckStep(context.Background(), s.StepCheck(iface, Script{}))
+	return r
 }
 
 func (s *Suite) interfaceGate(iface *steps.Interface) PreflightGate {
@@ -154,13 +157,17 @@ func bindingGate(iface *steps.Interface, rep validate.StepReport) PreflightGate 
 	return g
 }
 
-func (s *Suite) configGate(iface *steps.Interface, rep validate.StepReport) PreflightGate {
+func (s *Suite) configGate(ctx context.Context, iface *steps.Interface, rep validate.StepReport) PreflightGate {
 	g := PreflightGate{Name: "config_constructible", Passed: true}
 	if rep.Status == validate.StatusExcluded {
 		g.Detail = "SKIPPED: no config to build"
 		return g
 	}
-	cfgs, probs := s.SampleConfigs(dag.New([]string{iface.StepType}, nil))
+	cfgs, probs, err := s.SampleConfigs(ctx, dag.New([]string{iface.StepType}, nil))
+	if err != nil {
+		g.Passed, g.Detail = false, err.Error()
+		return g
+	}
 	if len(probs) > 0 {
 		g.Passed = false
 		msgs := []string{}
@@ -175,7 +182,7 @@ func (s *Suite) configGate(iface *steps.Interface, rep validate.StepReport) Pref
 	return g
 }
 
-func (s *Suite) scriptGate(iface *steps.Interface, search ScriptSearch) PreflightGate {
+func (s *Suite) scriptGate(ctx context.Context, iface *steps.Interface, search ScriptSearch) PreflightGate {
 	g := PreflightGate{Name: "script_alignment", Passed: true}
 	script, err := s.FindScript(iface, search)
 	switch {
@@ -191,7 +198,11 @@ func (s *Suite) scriptGate(iface *steps.Interface, search ScriptSearch) Prefligh
 		g.Detail = fmt.Sprintf("SKIPPED: script %s not found (looked in %s)", iface.Contract.EntryPoint, strings.Join(script.Searched, ", "))
 		return g
 	}
-	fs, _ := validate.CheckScriptSource(iface, script.Rel, script.Source)
+	fs, _, err := validate.CheckScriptSource(ctx, iface, script.Rel, script.Source)
+	if err != nil {
+		g.Passed, g.Detail = false, err.Error()
+		return g
+	}
 	var bad []string
 	for _, f := range fs {
 		if f.Blocking() {

@@ -239,7 +239,7 @@ func (s *Suite) PlanScripts(ctx context.Context, req RunScriptsRequest) (*RunPla
 	// Wire inputs the way the compiler does (one resolver for both), so a
 	// node with several parents gets each input from the right producer.
 	if !req.NoWiring {
-		if plan.wiring, err = deps.Resolve(g, s.Steps); err != nil {
+		if plan.wiring, err = deps.Resolve(ctx, g, s.Steps); err != nil {
 			plan.Close()
 			return nil, &InputError{Msg: err.Error()}
 		}

@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -42,8 +43,9 @@ func (e *AnalysisError) Unwrap() error { return e.Err }
 
 // CheckScript analyses the script of one step (job-type variant applied)
 // and checks it against the contract. Steps that run no script checkable
-// here are skipped, unless a script path is given.
-func (s *Suite) CheckScript(name, jobType string, search ScriptSearch) (*ScriptCheckReport, error) {
+// here are skipped, unless a script path is given. It stops with ctx's
+// error when ctx ends.
+func (s *Suite) CheckScript(ctx context.Context, name, jobType string, search ScriptSearch) (*ScriptCheckReport, error) {
 	iface, _, _, err := s.Step(name, jobType)
 	if err != nil {
 		return nil, err
@@ -66,7 +68,10 @@ func (s *Suite) CheckScript(name, jobType string, search ScriptSearch) (*ScriptC
 	if script.Rel == "" {
 		return nil, &ScriptNotFoundError{StepType: iface.StepType, EntryPoint: iface.Contract.EntryPoint, Searched: script.Searched}
 	}
-	a, err := validate.AnalyzeScript(script.Rel, script.Source)
+	a, err := validate.AnalyzeScript(ctx, script.Rel, script.Source)
+	if ctxErr := ctx.Err(); ctxErr != nil {
+		return nil, ctxErr
+	}
 	if err != nil {
 		return nil, &AnalysisError{Script: script.Rel, Err: err}
 	}
