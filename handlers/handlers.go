@@ -40,8 +40,11 @@ type Options struct {
 	StepDirs      []string // extra step-interface directories
 	PipelineDirs  []string // extra shared-DAG directories
 	Python        string   // interpreter for validate.run_scripts (default: python3 on PATH)
-	AWSEndpoint   string   // override for S3 and SageMaker (tests use a local fake)
-	AWSRegion     string
+	// AllowUnisolatedScripts runs scripts without the OS sandbox where the
+	// kernel cannot provide one (unsafe; see validate.Runner.AllowUnisolated).
+	AllowUnisolatedScripts bool
+	AWSEndpoint            string // override for S3 and SageMaker (tests use a local fake)
+	AWSRegion              string
 	// MaxFileBytes caps every file read from the workspace (0: the
 	// workspace default, 16 MiB).
 	MaxFileBytes int64

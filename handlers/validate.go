@@ -265,5 +265,8 @@ func newScriptRunner(opts Options) *validate.Runner {
 	if opts.Python != "" {
 		r.UseInterpreter(opts.Python)
 	}
+	if opts.AllowUnisolatedScripts {
+		r.AllowUnisolated()
+	}
 	return r
 }

@@ -100,6 +100,9 @@ func verifyError(err error) error {
 	case errors.As(err, &ns):
 		return registry.Errorf(registry.CodeNotFound, "%s", ns.Error()).
 			Suggest("Pass source_dir (the directory holding the scripts) or config_path.", "project.init")
+	case errors.As(err, &runtime) && runtime.Sandbox:
+		return registry.Errorf(registry.CodeRuntimeUnavailable, "cannot run scripts: %v", err).
+			Suggest("Run the server on a kernel with Landlock ABI 6+ (Linux 6.12+) and seccomp, or run validate.alignment, which needs no interpreter.", "validate.alignment", "author.check_script")
 	case errors.As(err, &runtime):
 		return registry.Errorf(registry.CodeRuntimeUnavailable, "cannot run scripts: %v", err).
 			Suggest("Install python3 on the server (or run validate.alignment, which needs no interpreter).", "validate.alignment", "author.check_script")

@@ -67,6 +67,10 @@ type WorkspaceConfig struct {
 	StepDirs     []string `yaml:"step_dirs"`
 	PipelineDirs []string `yaml:"pipeline_dirs"`
 	Python       string   `yaml:"python"`
+	// AllowUnisolatedScripts runs validate.run_scripts without the OS
+	// sandbox where the kernel cannot provide one. Unsafe on a shared
+	// server: such scripts can read the server's credentials.
+	AllowUnisolatedScripts bool `yaml:"allow_unisolated_scripts"`
 }
 
 // AuthConfig configures bearer-token and OIDC authentication. With

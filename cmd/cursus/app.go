@@ -81,13 +81,14 @@ func newApp(cfg server.Config, stderr io.Writer) (*app, error) {
 	level, _ := zerolog.ParseLevel(strings.ToLower(cfg.Telemetry.LogLevel))
 	logger := zerolog.New(stderr).Level(level).With().Timestamp().Logger()
 	deps, err := handlers.NewDeps(handlers.Options{
-		WorkspaceRoot: cfg.Workspace.Root,
-		StepDirs:      cfg.Workspace.StepDirs,
-		PipelineDirs:  cfg.Workspace.PipelineDirs,
-		Python:        cfg.Workspace.Python,
-		AWSEndpoint:   cfg.AWS.Endpoint,
-		AWSRegion:     cfg.AWS.Region,
-		MaxFileBytes:  cfg.Limits.MaxFileBytes,
+		WorkspaceRoot:          cfg.Workspace.Root,
+		StepDirs:               cfg.Workspace.StepDirs,
+		PipelineDirs:           cfg.Workspace.PipelineDirs,
+		Python:                 cfg.Workspace.Python,
+		AllowUnisolatedScripts: cfg.Workspace.AllowUnisolatedScripts,
+		AWSEndpoint:            cfg.AWS.Endpoint,
+		AWSRegion:              cfg.AWS.Region,
+		MaxFileBytes:           cfg.Limits.MaxFileBytes,
 	})
 	if err != nil {
 		return nil, err

@@ -18,20 +18,29 @@ import (
 	"syscall"
 	"time"
 
+	sandboxpkg "github.com/cursus-dev/cursus/engine/sandbox"
 	"github.com/cursus-dev/cursus/engine/steps"
 )
 
 //go:embed sandbox_runner.py
 var sandboxRunner []byte
 
-// ErrRuntimeUnavailable means no python3 interpreter was found.
-var ErrRuntimeUnavailable = errors.New("python3 is not available on PATH")
+// ErrRuntimeUnavailable means scripts cannot be run: no usable python3,
+// or no sandbox to run them in.
+var ErrRuntimeUnavailable = errors.New("scripts cannot be run")
 
 // RuntimeUnavailableError wraps ErrRuntimeUnavailable with the reason.
-type RuntimeUnavailableError struct{ Reason string }
+type RuntimeUnavailableError struct {
+	Reason string
+	// Sandbox is set when python3 works but the kernel cannot confine it.
+	Sandbox bool
+}
 
 func (e *RuntimeUnavailableError) Error() string {
-	return ErrRuntimeUnavailable.Error() + ": " + e.Reason
+	if e.Sandbox {
+		return e.Reason
+	}
+	return "python3 is not available on PATH: " + e.Reason
 }
 
 func (e *RuntimeUnavailableError) Unwrap() error { return ErrRuntimeUnavailable }
@@ -42,6 +51,7 @@ type Limits struct {
 	MaxOutputBytes int           // stdout and stderr each; default 64 KiB
 	MaxInputBytes  int64         // sample inputs copied in; default 256 MiB
 	MaxFileBytes   int64         // largest file the script may write; default 1 GiB
+	MaxMemoryBytes int64         // address space of the script; default 4 GiB
 }
 
 func (l Limits) withDefaults() Limits {
@@ -56,6 +66,9 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.MaxFileBytes <= 0 {
 		l.MaxFileBytes = 1 << 30
+	}
+	if l.MaxMemoryBytes <= 0 {
+		l.MaxMemoryBytes = 4 << 30
 	}
 	return l
 }
@@ -113,11 +126,22 @@ type Runner struct {
 	// configured names the interpreter UseInterpreter chose.
 	configured string
 
+	// unisolated lets scripts run without the sandbox when the kernel
+	// cannot provide it.
+	unisolated bool
+
 	once   sync.Once
 	python string
 	err    error
+	// pyFiles are the interpreter's own files, readable in the sandbox.
+	pyDirs, pyFiles []string
+	// sandboxErr says why the sandbox cannot run here (nil: it can).
+	sandboxErr error
 	// LookPath finds the interpreter; tests replace it.
 	LookPath func(string) (string, error)
+	// ProbeSandbox checks that the interpreter starts in the sandbox (nil:
+	// it does); tests replace it to play a kernel that lacks something.
+	ProbeSandbox func(context.Context) error
 }
 
 // NewRunner makes a runner allowing maxConcurrent runs at once (≥1).
@@ -125,7 +149,9 @@ func NewRunner(maxConcurrent int) *Runner {
 	if maxConcurrent < 1 {
 		maxConcurrent = 1
 	}
-	return &Runner{sem: make(chan struct{}, maxConcurrent), LookPath: exec.LookPath}
+	r := &Runner{sem: make(chan struct{}, maxConcurrent), LookPath: exec.LookPath}
+	r.ProbeSandbox = r.probeSandbox
+	return r
 }
 
 // UseInterpreter makes the runner find python by name (or path) instead of
@@ -135,6 +161,12 @@ func (r *Runner) UseInterpreter(name string) {
 	r.LookPath = func(string) (string, error) { return exec.LookPath(name) }
 }
 
+// AllowUnisolated lets scripts run without the OS sandbox where the
+// kernel cannot provide it, instead of answering runtime_unavailable.
+// Such scripts can read whatever the server's user can and reach the
+// network.
+func (r *Runner) AllowUnisolated() { r.unisolated = true }
+
 // Runtime says which interpreter the runner uses.
 func (r *Runner) Runtime() string {
 	if r.configured != "" {
@@ -143,25 +175,48 @@ func (r *Runner) Runtime() string {
 	return "python3 from PATH"
 }
 
-// Isolation describes honestly what a run is and is not protected from.
-var Isolation = map[string][]string{
-	"isolated": {
-		"the script runs in a fresh temporary directory (cwd) with HOME and TMPDIR inside it, removed afterwards",
-		"contract container paths (/opt/ml/...) are mapped to directories inside the sandbox, for paths passed to main() and for /opt/ml literals opened through Python's file APIs",
-		"writes, deletes and renames outside the sandbox through Python's file APIs are refused (audit hook)",
-		"starting subprocesses (subprocess, os.system, exec, fork) is refused (audit hook)",
-		"the environment is rebuilt from scratch: only PATH, locale, the contract's variables and the caller's overrides; no credentials are inherited",
-		"wall-clock limit: the whole process group is killed at the deadline",
-		"stdout/stderr are capped; files the script writes are capped by RLIMIT_FSIZE",
-		"a concurrency cap bounds how many scripts run at once",
-	},
-	"not_isolated": {
-		"this is not an OS-level sandbox: no namespaces, seccomp or chroot; the script runs as the server's user",
-		"native code (C extensions, ctypes) can write files or open sockets without passing the audit hook",
-		"network access is not blocked",
-		"reads anywhere the server's user can read are allowed",
-		"memory and CPU are bounded only by the time limit",
-	},
+// sandboxed and unisolated describe honestly what a run is and is not
+// protected from, with and without the OS sandbox.
+var (
+	sandboxed = map[string][]string{
+		"isolated": {
+			"the script runs in a fresh temporary directory (cwd) with HOME and TMPDIR inside it, removed afterwards; sample inputs are copied in",
+			"Landlock: the script can read only the interpreter's files and the sandbox, and write only the sandbox; native code (ctypes, C extensions) included",
+			"no network: socket(2) and io_uring are refused by a seccomp filter, TCP bind/connect also by Landlock",
+			"no signals or ptrace to any process outside the sandbox (Landlock scope), no_new_privs",
+			"the environment is rebuilt from scratch: only PATH, HOME, TMPDIR, locale, the contract's variables and the caller's overrides",
+			"the script and everything it starts (setsid and double-forked processes included) are killed when it exits or at the deadline: a subreaper supervisor reaps the whole tree",
+			"rlimits: CPU time (the time limit), address space, file size, open files, no core dumps",
+			"contract container paths (/opt/ml/...) are mapped to directories inside the sandbox",
+			"a concurrency cap bounds how many scripts run at once",
+		},
+		"not_isolated": {
+			"the script runs as the server's user (no user namespace); the number of processes is bounded by the pod, not per run",
+			"reads of the interpreter's directories (standard library, site-packages, system libraries) are allowed",
+		},
+	}
+	unisolated = map[string][]string{
+		"isolated": {
+			"the script runs in a fresh temporary directory (cwd) with HOME and TMPDIR inside it, removed afterwards",
+			"writes outside the sandbox and starting processes through Python's APIs are refused (audit hook)",
+			"the environment is rebuilt from scratch: no credentials are inherited",
+			"wall-clock limit: the process group is killed at the deadline",
+		},
+		"not_isolated": {
+			"UNISOLATED (workspace.allow_unisolated_scripts): this kernel cannot sandbox scripts and the operator chose to run them anyway",
+			"native code (ctypes, C extensions) can read and write anything the server's user can, including its credentials in /proc",
+			"network access is not blocked",
+			"processes that leave the process group (setsid) can outlive the call",
+		},
+	}
+)
+
+// Isolation describes what a run is and is not protected from here.
+func (r *Runner) Isolation() map[string][]string {
+	if r.Available() == nil && r.sandboxErr != nil {
+		return unisolated
+	}
+	return sandboxed
 }
 
 func (r *Runner) interpreter() (string, error) {
@@ -185,14 +240,105 @@ func (r *Runner) interpreter() (string, error) {
 		if r.python == "" {
 			r.python = p
 		}
+		if err := r.interpreterFiles(ctx); err != nil {
+			r.err = &RuntimeUnavailableError{Reason: err.Error()}
+			return
+		}
+		r.sandboxErr = r.ProbeSandbox(ctx)
 	})
 	return r.python, r.err
 }
 
-// Available reports whether python3 can be used.
+// interpreterFiles asks the interpreter, started as a script will be,
+// where its own files are: its executable, standard library,
+// site-packages and shared libraries.
+func (r *Runner) interpreterFiles(ctx context.Context) error {
+	cmd := exec.CommandContext(ctx, r.python, "-c", pyFilesQuery)
+	cmd.Env = sandboxEnv(os.TempDir(), nil)
+	out, err := cmd.Output()
+	if err != nil {
+		return fmt.Errorf("ask %s for its files: %w", r.python, err)
+	}
+	var files struct{ Dirs, Files []string }
+	if err := json.Unmarshal(out, &files); err != nil {
+		return fmt.Errorf("ask %s for its files: %w", r.python, err)
+	}
+	r.pyDirs = append(systemLibDirs, files.Dirs...)
+	r.pyFiles = append([]string{r.python, "/etc/ld.so.cache"}, files.Files...)
+	return nil
+}
+
+// pyFilesQuery prints the interpreter's directories and files as JSON.
+const pyFilesQuery = `import json, os, sys, sysconfig
+dirs = {p for p in sys.path if os.path.isabs(p) and os.path.isdir(p) and p != "/"}
+dirs.update(v for k, v in sysconfig.get_paths().items() if k in ("stdlib", "platstdlib", "purelib", "platlib") and os.path.isdir(v))
+libdir = sysconfig.get_config_var("LIBDIR")
+if libdir and os.path.isdir(libdir) and libdir != "/":
+    dirs.add(libdir)
+exe = os.path.realpath(sys.executable)
+bindir = os.path.dirname(sys.executable)
+files = [exe, os.path.join(bindir, "pyvenv.cfg"), os.path.join(os.path.dirname(bindir), "pyvenv.cfg")]
+print(json.dumps({"dirs": sorted(dirs), "files": files}))
+`
+
+// systemLibDirs hold the C libraries the interpreter and its extensions
+// load.
+var systemLibDirs = []string{"/lib", "/lib32", "/lib64", "/usr/lib", "/usr/lib32", "/usr/lib64", "/usr/local/lib"}
+
+// probeSandbox starts the interpreter in the sandbox once, so a kernel or
+// runtime that cannot confine it is found before any script runs.
+func (r *Runner) probeSandbox(ctx context.Context) error {
+	dir, err := os.MkdirTemp("", "cursus-probe-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	if dir, err = filepath.EvalSymlinks(dir); err != nil {
+		return err
+	}
+	var stderr bytes.Buffer
+	spec := r.sandboxSpec(dir, dir, []string{r.python, "-c", "import json, os, sys"}, sandboxEnv(dir, nil), DefaultLimits())
+	_, err = sandboxpkg.Run(ctx, spec, io.Discard, &stderr)
+	var unavailable *sandboxpkg.UnavailableError
+	switch {
+	case errors.As(err, &unavailable):
+		return err
+	case err != nil:
+		return fmt.Errorf("%w: %s cannot start in it: %s", sandboxpkg.ErrUnavailable, r.python, strings.TrimSpace(firstNonEmpty(lastLines(stderr.String(), 3), err.Error())))
+	}
+	return nil
+}
+
+func firstNonEmpty(s ...string) string {
+	for _, v := range s {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// sandboxSpec confines a run in sandboxDir: read the interpreter's files,
+// read and write the sandbox and /dev/null, nothing else.
+func (r *Runner) sandboxSpec(sandboxDir, cwd string, argv, env []string, lim Limits) sandboxpkg.Spec {
+	cpu := uint64(lim.Timeout.Seconds()) + 1
+	return sandboxpkg.Spec{Path: argv[0], Args: argv, Env: env, Dir: cwd,
+		ReadDirs: r.pyDirs, ReadFiles: append(r.pyFiles, "/dev/urandom", "/dev/zero"),
+		WriteDirs: []string{sandboxDir}, WriteFiles: []string{"/dev/null"},
+		Limits: sandboxpkg.Limits{CPUSeconds: cpu, AddressSpace: uint64(lim.MaxMemoryBytes), FileSize: uint64(lim.MaxFileBytes), OpenFiles: 1024}}
+}
+
+// Available reports whether scripts can be run: python3 works and the
+// sandbox does too (or the operator allowed unisolated runs).
 func (r *Runner) Available() error {
-	_, err := r.interpreter()
-	return err
+	if _, err := r.interpreter(); err != nil {
+		return err
+	}
+	if r.sandboxErr != nil && !r.unisolated {
+		return &RuntimeUnavailableError{Sandbox: true, Reason: r.sandboxErr.Error() +
+			" (workspace.allow_unisolated_scripts runs scripts without it, which is unsafe on a shared server)"}
+	}
+	return nil
 }
 
 // Run executes the script of req in a fresh sandbox.
@@ -202,6 +348,9 @@ func (r *Runner) Run(ctx context.Context, req RunRequest) (*RunResult, error) {
 	}
 	python, err := r.interpreter()
 	if err != nil {
+		return nil, err
+	}
+	if err := r.Available(); err != nil {
 		return nil, err
 	}
 	select {
@@ -238,30 +387,20 @@ func (r *Runner) Run(ctx context.Context, req RunRequest) (*RunResult, error) {
 
 	runCtx, cancel := context.WithTimeout(ctx, lim.Timeout)
 	defer cancel()
-	cmd := exec.CommandContext(runCtx, python, "-B", runner, planFile)
-	cmd.Dir = filepath.Join(sandbox, "work")
-	cmd.Env = sandboxEnv(sandbox, plan.EnvironVars)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error {
-		// Kill the whole group: a script's own children die with it.
-		if cmd.Process != nil {
-			return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		}
-		return nil
-	}
-	cmd.WaitDelay = 2 * time.Second
+	argv := []string{python, "-B", runner, planFile}
+	env := sandboxEnv(sandbox, plan.EnvironVars)
 	stdout := &cappedBuffer{limit: lim.MaxOutputBytes}
 	stderr := &cappedBuffer{limit: lim.MaxOutputBytes}
-	cmd.Stdout, cmd.Stderr = stdout, stderr
-
 	start := time.Now()
-	runErr := cmd.Run()
-	res := &RunResult{DurationSeconds: time.Since(start).Seconds(), Stdout: stdout.String(), Stderr: stderr.String(),
-		OutputTruncated: stdout.truncated || stderr.truncated, ExitCode: cmd.ProcessState.ExitCode()}
-	if cmd.Process != nil {
-		// Reap anything the script left behind in its group.
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	var state *os.ProcessState
+	var runErr error
+	if r.sandboxErr == nil {
+		state, runErr = sandboxpkg.Run(runCtx, r.sandboxSpec(sandbox, filepath.Join(sandbox, "work"), argv, env, lim), stdout, stderr)
+	} else {
+		state, runErr = runUnisolated(runCtx, argv, filepath.Join(sandbox, "work"), env, stdout, stderr)
 	}
+	res := &RunResult{DurationSeconds: time.Since(start).Seconds(), Stdout: stdout.String(), Stderr: stderr.String(),
+		OutputTruncated: stdout.truncated || stderr.truncated, ExitCode: state.ExitCode()}
 	switch {
 	case runCtx.Err() == context.DeadlineExceeded && ctx.Err() == nil:
 		res.TimedOut = true
@@ -272,6 +411,9 @@ func (r *Runner) Run(ctx context.Context, req RunRequest) (*RunResult, error) {
 		res.ErrorMessage = lastLines(res.Stderr, 5)
 		if res.ErrorMessage == "" {
 			res.ErrorMessage = runErr.Error()
+		}
+		if r.sandboxErr == nil {
+			res.ErrorMessage += killedBy(res.ExitCode)
 		}
 	}
 	for _, line := range strings.Split(res.Stdout, "\n") {
@@ -288,6 +430,40 @@ func (r *Runner) Run(ctx context.Context, req RunRequest) (*RunResult, error) {
 		res.Sandbox = sandbox
 	}
 	return res, nil
+}
+
+// killedBy explains a sandboxed exit status of 128+n: the supervisor
+// reports a script killed by signal n that way.
+func killedBy(code int) string {
+	if code <= 128 || code > 128+64 {
+		return ""
+	}
+	sig := syscall.Signal(code - 128)
+	if sig == syscall.SIGSYS {
+		return " (killed by SIGSYS: a system call the sandbox refuses)"
+	}
+	return fmt.Sprintf(" (killed by signal %d: %v)", int(sig), sig)
+}
+
+// runUnisolated runs argv in its own process group, killed at the
+// deadline: what is left when the kernel offers no sandbox and the
+// operator allowed running without one.
+func runUnisolated(ctx context.Context, argv []string, dir string, env []string, stdout, stderr io.Writer) (*os.ProcessState, error) {
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Dir = dir
+	cmd.Env = env
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error {
+		return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	}
+	cmd.WaitDelay = 2 * time.Second
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	err := cmd.Run()
+	if cmd.Process != nil {
+		// Reap anything the script left behind in its group.
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	}
+	return cmd.ProcessState, err
 }
 
 type runPlan struct {

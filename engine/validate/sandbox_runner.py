@@ -8,9 +8,11 @@
 # audit hooks, then calls main(input_paths, output_paths, environ_vars,
 # job_args) when the script defines it, or runs it as __main__ otherwise.
 #
-# This guards against accidental and naive escapes. Audit hooks are not a
-# security boundary: C extensions writing through their own file handles
-# are not seen, and a determined script can defeat in-process patches.
+# The security boundary is the OS sandbox this runs in (engine/sandbox:
+# Landlock, seccomp, rlimits, a subreaper). The audit hooks only give a
+# script a clear message for naive escapes, and are all there is when the
+# operator allowed unisolated runs: C extensions writing through their own
+# file handles are not seen, and a determined script can defeat them.
 import argparse
 import builtins
 import importlib.util

@@ -49,6 +49,6 @@ func (s *Suite) Describe() Info {
 		ScriptTesting: ScriptTestingInfo{Runtime: s.Runner.Runtime(), Available: available,
 			DefaultLimits: map[string]int64{"timeout_seconds": int64(lim.Timeout.Seconds()),
 				"max_output_bytes": int64(lim.MaxOutputBytes), "max_input_bytes": lim.MaxInputBytes},
-			Isolation: validate.Isolation, Entry: validate.EntryConvention},
+			Isolation: s.Runner.Isolation(), Entry: validate.EntryConvention},
 	}
 }

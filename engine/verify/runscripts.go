@@ -123,7 +123,7 @@ func (s *Suite) RunScripts(ctx context.Context, req RunScriptsRequest) (*RunScri
 		progress = func(int, int, string) {}
 	}
 	rep := &RunScriptsReport{ScriptResults: map[string]ScriptRun{}, SkippedNodes: plan.Skipped,
-		TotalScripts: len(plan.Runs), Isolation: validate.Isolation, Warnings: plan.Warnings}
+		TotalScripts: len(plan.Runs), Isolation: s.Runner.Isolation(), Warnings: plan.Warnings}
 	produced := map[string]map[string]string{} // node → output → sandbox dir
 	for i, p := range plan.Runs {
 		progress(i, len(plan.Runs), "running "+p.Node)

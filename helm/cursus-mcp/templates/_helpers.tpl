@@ -120,7 +120,7 @@ so the chart refuses to render instead of shipping a crash-looping pod.
 {{- $aws := dict }}
 {{- with .Values.aws.region }}{{ $_ := set $aws "region" . }}{{ end }}
 {{- with .Values.aws.endpoint }}{{ $_ := set $aws "endpoint" . }}{{ end }}
-{{- $workspace := dict "root" "/workspace" "python" $c.workspace.python }}
+{{- $workspace := dict "root" "/workspace" "python" $c.workspace.python "allow_unisolated_scripts" (default false $c.workspace.allowUnisolatedScripts) }}
 {{- with $stepDirs }}{{ $_ := set $workspace "step_dirs" . }}{{ end }}
 {{- with $pipelineDirs }}{{ $_ := set $workspace "pipeline_dirs" . }}{{ end }}
 {{- $cfg := dict

@@ -1,0 +1,96 @@
+// Package sandbox runs an untrusted program confined by the kernel's
+// unprivileged mechanisms, so it works as a non-root user in a pod with
+// no added privileges and the RuntimeDefault seccomp profile:
+//
+//   - Landlock (ABI 6 or later) limits the filesystem to the paths a Spec
+//     names, forbids signalling or ptracing anything outside the sandbox,
+//     and (where the ABI has it) TCP bind/connect;
+//   - a seccomp filter refuses socket(2) and io_uring, so there is no
+//     network of any kind (Landlock does not cover UDP before ABI 10);
+//   - no_new_privs, and rlimits on CPU, address space, file size, open
+//     files and core dumps (not RLIMIT_NPROC: it counts every process of
+//     the user, the server's own threads included, so it cannot bound one
+//     run; the pod's pids limit and the supervisor's kill do);
+//   - a supervisor process that is a child subreaper: every descendant,
+//     setsid or double-forked ones included, is re-parented to it, and it
+//     kills and reaps them all before it exits.
+//
+// Why a subreaper and not a PID namespace or a cgroup: a new PID
+// namespace needs CLONE_NEWUSER, which RuntimeDefault seccomp profiles
+// refuse to unprivileged containers, and pods rarely get a writable
+// cgroup. PR_SET_CHILD_SUBREAPER needs neither. Landlock's signal scope
+// keeps the script from killing its supervisor to escape it.
+//
+// Landlock has to be applied by the process that will become the script,
+// before it executes the interpreter, and Go cannot run code between fork
+// and exec. So the program re-executes itself (/proc/self/exe) under a
+// marker argv[0]; this package's init takes over such a process before
+// main runs, in the server and in test binaries alike.
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"os"
+)
+
+// Spec is one confined run.
+type Spec struct {
+	// Path is the program to execute (absolute); Args is its argv.
+	Path string   `json:"path"`
+	Args []string `json:"args"`
+	// Env is the program's whole environment.
+	Env []string `json:"env"`
+	// Dir is its working directory.
+	Dir string `json:"dir"`
+	// ReadDirs and ReadFiles may be read (and executed); missing ones are
+	// skipped.
+	ReadDirs  []string `json:"read_dirs"`
+	ReadFiles []string `json:"read_files"`
+	// WriteDirs and WriteFiles may be read and written.
+	WriteDirs  []string `json:"write_dirs"`
+	WriteFiles []string `json:"write_files"`
+	Limits     Limits   `json:"limits"`
+}
+
+// Limits are the rlimits of a run; zero leaves one unset.
+type Limits struct {
+	CPUSeconds   uint64 `json:"cpu_seconds"`
+	AddressSpace uint64 `json:"address_space"`
+	FileSize     uint64 `json:"file_size"`
+	OpenFiles    uint64 `json:"open_files"`
+}
+
+// ErrUnavailable means this kernel (or the container runtime) cannot
+// confine a run.
+var ErrUnavailable = errors.New("the script sandbox is unavailable")
+
+// UnavailableError names what is missing.
+type UnavailableError struct{ Missing string }
+
+func (e *UnavailableError) Error() string { return fmt.Sprintf("%v: %s", ErrUnavailable, e.Missing) }
+
+func (e *UnavailableError) Unwrap() error { return ErrUnavailable }
+
+// Marker argv[0]s of the two helper roles; nothing else runs the binary
+// under these names.
+const (
+	superviseName = "cursus-sandbox-supervise"
+	confineName   = "cursus-sandbox-confine"
+)
+
+// specFD is where a helper finds its Spec (JSON).
+const specFD = 3
+
+// confineFailed is the exit status of a helper that could not set up the
+// confinement; its stderr says why.
+const confineFailed = 125
+
+func init() {
+	switch os.Args[0] {
+	case superviseName:
+		os.Exit(supervise())
+	case confineName:
+		os.Exit(confine())
+	}
+}
