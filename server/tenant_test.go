@@ -41,7 +41,7 @@ func tenancyNamespace() (registry.Namespace, error) {
 				for i := 1; i <= in.Steps; i++ {
 					registry.Progress(ctx, float64(i), float64(in.Steps), fmt.Sprintf("step %d", i))
 				}
-				return progressOut{Steps: in.Steps}, nil
+				return progressOut(in), nil
 			}),
 		},
 	}, nil
