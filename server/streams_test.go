@@ -13,19 +13,11 @@ import (
 	"time"
 )
 
-// openStream sends GET url with header and returns the response once its
-// headers are in; the body stays open.
+// openStream sends GET url with header under ctx and returns the response
+// once its headers are in; the body stays open.
 func openStream(t *testing.T, ctx context.Context, url string, header map[string]string) *http.Response {
 	t.Helper()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	req.Header.Set("Accept", "text/event-stream")
-	for k, v := range header {
-		req.Header.Set(k, v)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := getStream(t, ctx, url, header)
 	t.Cleanup(func() { resp.Body.Close() })
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("GET %s: %d", url, resp.StatusCode)
@@ -104,6 +96,15 @@ func checkOverQuota(t *testing.T, what string, resp *http.Response, setting stri
 func tryStream(t *testing.T, url string, header map[string]string) (*http.Response, context.CancelFunc) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	resp := getStream(t, ctx, url, header)
+	t.Cleanup(func() { resp.Body.Close() })
+	return resp, cancel
+}
+
+// getStream sends GET url asking for an event stream.
+func getStream(t *testing.T, ctx context.Context, url string, header map[string]string) *http.Response {
+	t.Helper()
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	req.Header.Set("Accept", "text/event-stream")
 	for k, v := range header {
@@ -111,14 +112,9 @@ func tryStream(t *testing.T, url string, header map[string]string) (*http.Respon
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		cancel()
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		cancel()
-		resp.Body.Close()
-	})
-	return resp, cancel
+	return resp
 }
 
 // initializeAs posts initialize with token and returns the response.
