@@ -44,7 +44,7 @@ type ToolDef struct {
 	Examples    []string // `name {json}  # note`
 	Tags        []string // phases
 	// Schema is the JSON Schema of the arguments: an object schema with
-	// additionalProperties false. Build it with Object.
+	// additionalProperties false, derived by Define from the input struct.
 	Schema map[string]any
 	// OutputSchema is the MCP outputSchema: the envelope, with data's keys
 	// and their types. DataSchema is the whole schema of data.
@@ -127,9 +127,6 @@ func (t *ToolDef) check() error {
 	}
 	if t.call == nil {
 		return fmt.Errorf("tool %q: not declared with Define", t.Name)
-	}
-	if t.Schema["type"] != "object" || t.Schema["additionalProperties"] != false {
-		return fmt.Errorf("tool %q: schema must be an object with additionalProperties false", t.Name)
 	}
 	for _, tag := range t.Tags {
 		if tag != PhasePlanner && tag != PhaseValidator && tag != PhaseProgrammer {

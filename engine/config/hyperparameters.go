@@ -25,40 +25,29 @@ type HyperparameterSchema struct {
 	index map[string]*Hyperparameter
 }
 
-// Hyperparameter is one documented key.
+// Hyperparameter is one documented key, as the embedded files declare it
+// (Name and Source come from where it is declared).
 type Hyperparameter struct {
-	Name    string   `json:"name"`
-	Type    string   `json:"type"`
-	Items   string   `json:"items,omitempty"`
-	Default any      `json:"default,omitempty"`
-	Allowed []any    `json:"allowed,omitempty"`
-	Minimum *float64 `json:"minimum,omitempty"`
-	Maximum *float64 `json:"maximum,omitempty"`
+	Name    string   `json:"name" yaml:"-"`
+	Type    string   `json:"type" yaml:"type"`
+	Items   string   `json:"items,omitempty" yaml:"items"`
+	Default any      `json:"default,omitempty" yaml:"default"`
+	Allowed []any    `json:"allowed,omitempty" yaml:"allowed"`
+	Minimum *float64 `json:"minimum,omitempty" yaml:"minimum"`
+	Maximum *float64 `json:"maximum,omitempty" yaml:"maximum"`
 	// ExclusiveMinimum makes Minimum a bound the value must exceed, as for
 	// learning rates and sampling fractions.
-	ExclusiveMinimum bool   `json:"exclusive_minimum,omitempty"`
-	Description      string `json:"description"`
+	ExclusiveMinimum bool   `json:"exclusive_minimum,omitempty" yaml:"exclusive_minimum"`
+	Description      string `json:"description" yaml:"description"`
 	// Source is "common" for the data layout keys every built-in script
 	// reads, else the framework.
-	Source string `json:"source"`
-}
-
-// hpDecl is a key as the embedded files declare it.
-type hpDecl struct {
-	Type             string   `yaml:"type"`
-	Items            string   `yaml:"items"`
-	Default          any      `yaml:"default"`
-	Allowed          []any    `yaml:"allowed"`
-	Minimum          *float64 `yaml:"minimum"`
-	Maximum          *float64 `yaml:"maximum"`
-	ExclusiveMinimum bool     `yaml:"exclusive_minimum"`
-	Description      string   `yaml:"description"`
+	Source string `json:"source" yaml:"-"`
 }
 
 type hpFile struct {
-	Framework   string                `yaml:"framework"`
-	Description string                `yaml:"description"`
-	Fields      steps.Ordered[hpDecl] `yaml:"fields"`
+	Framework   string                        `yaml:"framework"`
+	Description string                        `yaml:"description"`
+	Fields      steps.Ordered[Hyperparameter] `yaml:"fields"`
 }
 
 // hpCommon is the file whose keys every framework schema starts with.
@@ -103,9 +92,9 @@ func loadHyperparameters() (map[string]*HyperparameterSchema, error) {
 			source string
 		}{{common, hpCommon}, {f, f.Framework}} {
 			for _, key := range src.file.Fields.Keys() {
-				d, _ := src.file.Fields.Get(key)
-				h := &Hyperparameter{Name: key, Type: d.Type, Items: d.Items, Default: d.Default, Allowed: d.Allowed, Minimum: d.Minimum,
-					Maximum: d.Maximum, ExclusiveMinimum: d.ExclusiveMinimum, Description: d.Description, Source: src.source}
+				decl, _ := src.file.Fields.Get(key)
+				h := &decl
+				h.Name, h.Source = key, src.source
 				if _, dup := hs.index[key]; dup {
 					return nil, fmt.Errorf("hyperparameter schema %s.yaml: %s is declared twice", name, key)
 				}
