@@ -157,7 +157,7 @@ func (d *Deps) authorChecklist(ctx context.Context, in authorChecklistIn) (autho
 		{4, "author", "Write " + snake + ".step.yaml (with its config section) in a step directory the server loads, and scripts/" + snake + ".py with main(input_paths, output_paths, environ_vars, job_args)", "(your Write tool)", map[string]any{}},
 		{5, "validate", "Validate the interface, then the script against it", "validate.step_interface", map[string]any{"path": "<dir>/" + snake + ".step.yaml"}},
 		{6, "preflight", "Pass the constructibility gates", "author.preflight_step", map[string]any{"step_name": "<StepName>"}},
-		{7, "integrate", "Compile a DAG that uses the step", "compile.dag", map[string]any{"dag_file": "pipeline_config/dag.json"}},
+		{7, "integrate", "Compile a DAG that uses the step and read the report", "compile.with_report", map[string]any{"dag_file": "pipeline_config/dag.json"}},
 	}
 	registry.Warn(ctx, warn...)
 	if routable {

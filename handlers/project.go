@@ -166,6 +166,11 @@ func (d *Deps) projectBringUp(ctx context.Context, in projectBringUpIn) (bringUp
 		region = strings.ToLower(region)
 	}
 	wf, _ := workflows.Get(workflows.NewProject)
+	if reg := registry.RegistryFrom(ctx); reg != nil {
+		if init, ok := reg.Lookup("project.init"); ok && !reg.Admit(registry.CallerFrom(ctx), init).Allowed {
+			registry.Warn(ctx, "This server does not let you write files, so the Scaffold stage cannot run here; only the operator can enable it.")
+		}
+	}
 	registry.Next(ctx, registry.NextStep{Tool: "project.init", When: "to start the Scaffold stage", Why: "write the project files",
 		ArgsHint: map[string]any{"name": opts.Name, "framework": opts.Framework, "target_dir": opts.TargetDir}})
 	return bringUpPlan{

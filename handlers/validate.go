@@ -146,7 +146,7 @@ func validateNamespace(d *Deps) (registry.Namespace, error) {
 			Description: "Run step scripts locally with python3 in a temporary sandbox: the contract's /opt/ml paths mapped to sandbox " +
 				"directories, the contract's env vars (plus config values and overrides) and job arguments, sample inputs copied in. " +
 				"Nodes run in DAG order with each step's outputs fed to its consumers. Bounded time and output; reports the outputs " +
-				"produced against the contract. Not an OS-level sandbox (see validate.info).",
+				"produced against the contract. Each script runs in a kernel sandbox (Landlock, seccomp, rlimits; no network, no reads outside its inputs); where the kernel cannot provide it the tool answers runtime_unavailable (see validate.info).",
 			When: "Scripts pass static alignment and you want to see them actually run on a small sample.",
 			Examples: []string{
 				`validate.run_scripts {"nodes": ["TabularPreprocessing_training"], "source_dir": "scripts", "sample_inputs": {"TabularPreprocessing_training": {"input_data": "data/sample.csv"}}, "env": {"LABEL_FIELD": "label"}}`,

@@ -27,7 +27,8 @@ import (
 // tools is written once.
 //
 // The handler adds next steps, warnings and meta keys to its envelope
-// with Next, Warn and Meta on its context, and fails with a *ToolError.
+// with Next, Warn and Meta on its context (from its own goroutine: they
+// are not synchronised), and fails with a *ToolError.
 func Define[In, Out any](spec ToolDef, handle func(ctx context.Context, in In) (Out, error)) ToolDef {
 	in, err := inputSchema(reflect.TypeFor[In]())
 	if err != nil {

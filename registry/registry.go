@@ -218,6 +218,7 @@ func (r *Registry) Call(ctx context.Context, name string, args map[string]any) *
 		res := Fail(CodeUnknownTool, fmt.Sprintf("unknown tool: '%s'", name)).
 			WithDetails(map[string]any{"available": r.visibleNames(caller)}).
 			Suggest("Call tools.help to list the available tools.", "tools.help")
+		r.keepAdmitted(caller, res)
 		r.finish(ctx, CallRecord{Caller: caller, Code: res.Code, Duration: time.Since(start)})
 		return res
 	}
@@ -361,9 +362,13 @@ func (r *Registry) keepAdmitted(caller Caller, res *Result) {
 		t, ok := r.Lookup(name)
 		return ok && !r.Admit(caller, t).Allowed
 	}
-	res.NextSteps = slices.DeleteFunc(res.NextSteps, func(n NextStep) bool { return closed(n.Tool) })
+	// Filtered into new slices: a handler may hand the same guidance to
+	// every call, and another caller may be admitted to more.
+	res.NextSteps = slices.DeleteFunc(slices.Clone(res.NextSteps), func(n NextStep) bool { return closed(n.Tool) })
 	if res.Remedy != nil {
-		res.Remedy.SuggestedTools = slices.DeleteFunc(res.Remedy.SuggestedTools, closed)
+		remedy := *res.Remedy
+		remedy.SuggestedTools = slices.DeleteFunc(slices.Clone(remedy.SuggestedTools), closed)
+		res.Remedy = &remedy
 	}
 }
 

@@ -101,11 +101,13 @@ func newApp(cfg server.Config, stderr io.Writer) (*app, error) {
 	if err != nil {
 		return nil, err
 	}
-	if unknown := reg.UnknownPolicyNames(); len(unknown) > 0 {
-		return nil, fmt.Errorf("gates.allow/gates.deny name no tool or namespace: %s (see `cursus mcp list-tools`)", strings.Join(unknown, ", "))
-	}
+	// A skipped namespace's tools are unknown to the policy check below, so
+	// say why first.
 	for _, e := range reg.Skipped() {
 		logger.Error().Err(e).Msg("tool namespace skipped")
+	}
+	if unknown := reg.UnknownPolicyNames(); len(unknown) > 0 {
+		return nil, fmt.Errorf("gates.allow/gates.deny name no tool or namespace: %s (see `cursus mcp list-tools`)", strings.Join(unknown, ", "))
 	}
 	return &app{cfg: cfg, registry: reg, logger: logger}, nil
 }

@@ -254,10 +254,13 @@ func isTrainer(n *node) bool {
 
 // linkTrainers sets every node's trainer: breadth first over its
 // ancestors, nearest first, in edge order (deterministic).
-func linkTrainers(d *dag.DAG, nodes map[string]*node) {
+func linkTrainers(ctx context.Context, parentsOf map[string][]string, nodes map[string]*node) error {
 	for name, n := range nodes {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		seen := map[string]bool{name: true}
-		queue := d.Parents(name)
+		queue := slices.Clone(parentsOf[name])
 		for len(queue) > 0 && n.trainer == nil {
 			p := queue[0]
 			queue = queue[1:]
@@ -269,9 +272,10 @@ func linkTrainers(d *dag.DAG, nodes map[string]*node) {
 				n.trainer = nodes[p]
 				break
 			}
-			queue = append(queue, d.Parents(p)...)
+			queue = append(queue, parentsOf[p]...)
 		}
 	}
+	return nil
 }
 
 // namingConfig is the config the pipeline's name and S3 prefix come from:
@@ -555,7 +559,10 @@ func collisions(order []string, nodes map[string]*node) []string {
 // assemble builds every step in order.
 func assemble(ctx context.Context, in Input, nodes map[string]*node, order []string, inputs map[string]map[string]any,
 	plan *deps.Plan, dependsOn bool, warnings []string, o options) (*Result, error) {
-	linkTrainers(in.DAG, nodes)
+	parentsOf := in.DAG.ParentsByNode()
+	if err := linkTrainers(ctx, parentsOf, nodes); err != nil {
+		return nil, err
+	}
 	first := namingConfig(nodes, order)
 	name := in.PipelineName
 	if name == "" {
@@ -571,7 +578,6 @@ func assemble(ctx context.Context, in Input, nodes map[string]*node, order []str
 		Role: getString(first, "role"), Region: getString(first, "aws_region"), Bucket: getString(first, "bucket")}
 	arts := newArtifactSet(getString(first, "bucket"), name)
 	b := &builder{sources: in.Sources, arts: arts, prefix: sagemaker.Param(PrefixParameter), pipeline: name}
-	parentsOf := in.DAG.ParentsByNode()
 	for i, nodeName := range order {
 		if err := ctx.Err(); err != nil {
 			return nil, err

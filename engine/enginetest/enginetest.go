@@ -3,6 +3,7 @@
 package enginetest
 
 import (
+	"fmt"
 	"sync"
 	"testing"
 
@@ -22,7 +23,11 @@ var (
 func Catalog(t testing.TB) (*steps.Catalog, *config.Schemas) {
 	t.Helper()
 	once.Do(func() {
-		catalog, _, loadErr = steps.LoadCatalog()
+		var problems []steps.Problem
+		catalog, problems, loadErr = steps.LoadCatalog()
+		if loadErr == nil && len(problems) > 0 {
+			loadErr = fmt.Errorf("built-in step files do not load: %v", problems)
+		}
 		if loadErr == nil {
 			schemas, loadErr = config.LoadSchemas(catalog)
 		}

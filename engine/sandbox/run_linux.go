@@ -153,19 +153,17 @@ func supervise() int {
 // killChildren SIGKILLs every direct child. Only direct children are
 // signalled: their pids cannot be reused before they are reaped, whereas
 // a grandchild's pid may already belong to someone else.
-func killChildren() int {
+func killChildren() {
 	procs, err := procfs.AllProcs()
 	if err != nil {
-		return 0
+		return
 	}
-	self, n := os.Getpid(), 0
+	self := os.Getpid()
 	for _, p := range procs {
 		if st, err := p.Stat(); err == nil && st.PPID == self {
 			_ = unix.Kill(p.PID, unix.SIGKILL)
-			n++
 		}
 	}
-	return n
 }
 
 // reapAll kills and reaps until no child is left. A killed process's

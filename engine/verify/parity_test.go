@@ -172,6 +172,9 @@ func checkParity(t *testing.T, g *dag.DAG, configJSON []byte) {
 		}
 		checked++
 	}
+	if checked == 0 {
+		t.Fatal("no Processing step was compared")
+	}
 	t.Logf("%d Processing step(s) compared", checked)
 }
 

@@ -144,9 +144,6 @@ func New(dir string, opts ...Option) (*Root, error) {
 // Dir is the absolute root directory.
 func (r *Root) Dir() string { return r.dir }
 
-// MaxFileBytes is the read cap.
-func (r *Root) MaxFileBytes() int64 { return r.maxRead }
-
 // Rel returns p relative to the root, for messages that must not leak the
 // server's directory layout.
 func (r *Root) Rel(abs string) string {
