@@ -14,9 +14,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agnivade/levenshtein"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/cursus-dev/cursus/internal/textdist"
 	"github.com/cursus-dev/cursus/registry"
 )
 
@@ -270,7 +270,7 @@ func CheckEnv(environ []string) error {
 func closestName(name string, candidates []string) string {
 	best, bestDist := "", 4 // more than 3 edits is another word, not a typo
 	for _, c := range candidates {
-		if d := levenshtein.ComputeDistance(name, c); d < bestDist || (d == bestDist && c < best) {
+		if d := textdist.Distance(name, c); d < bestDist || (d == bestDist && c < best) {
 			best, bestDist = c, d
 		}
 	}

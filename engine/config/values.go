@@ -9,7 +9,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/cursus-dev/cursus/engine/steps"
+	"github.com/cursus-dev/cursus/internal/textdist"
 )
 
 // Problem kinds.
@@ -375,7 +375,7 @@ func suggest(name string, names []string) []string {
 	ln := strings.ToLower(name)
 	for _, n := range names {
 		l := strings.ToLower(n)
-		d := steps.EditDistance(ln, l)
+		d := textdist.Distance(ln, l)
 		if d <= max(2, len(ln)/4) || (len(ln) >= 4 && (strings.Contains(l, ln) || strings.Contains(ln, l))) {
 			cs = append(cs, cand{n, d})
 		}

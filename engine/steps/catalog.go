@@ -9,6 +9,8 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/cursus-dev/cursus/internal/textdist"
 )
 
 //go:embed catalog/*.step.yaml
@@ -439,7 +441,7 @@ func (c *Catalog) Suggest(name string, n int) []string {
 		case len(sk) >= 3 && strings.Contains(key, sk):
 			score = 1
 		default:
-			d := EditDistance(key, sk)
+			d := textdist.Distance(key, sk)
 			limit := max(2, len(sk)/3)
 			if d <= limit {
 				score = 2 + d
@@ -458,30 +460,4 @@ func (c *Catalog) Suggest(name string, n int) []string {
 		out = append(out, cd.name)
 	}
 	return out
-}
-
-// EditDistance is the Levenshtein distance between a and b. Inputs longer
-// than 256 bytes are not compared (the cost is quadratic); the distance is
-// then the longer length, which ranks them last as suggestions.
-func EditDistance(a, b string) int {
-	if len(a) > 256 || len(b) > 256 {
-		return max(len(a), len(b))
-	}
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/cursus-dev/cursus/internal/textdist"
 )
 
 // propertiesJSON lists, per SageMaker step type, every property path a
@@ -104,7 +106,7 @@ func nearestPaths(paths map[string]bool, path string, n int) []string {
 		for trail < len(segs)-lead && trail < len(ps)-lead && segs[len(segs)-1-trail] == ps[len(ps)-1-trail] {
 			trail++
 		}
-		cands = append(cands, cand{p, lead + trail, EditDistance(path, p)})
+		cands = append(cands, cand{p, lead + trail, textdist.Distance(path, p)})
 	}
 	slices.SortFunc(cands, func(a, b cand) int {
 		if a.shared != b.shared {
