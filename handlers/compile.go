@@ -253,11 +253,7 @@ func compileError(err error) error {
 }
 
 // progress forwards engine progress to the registry's reporter.
-func progress(ctx context.Context) compiler.Option {
-	return compiler.WithProgress(func(done, total int, msg string) {
-		registry.Progress(ctx, float64(done), float64(total), msg)
-	})
-}
+func progress(ctx context.Context) compiler.Option { return compiler.WithProgress(progressTo(ctx)) }
 
 // definitionValue is the compiled definition as JSON data, its numbers
 // kept as written.

@@ -496,14 +496,7 @@ func (d *Deps) dagDeserialize(ctx context.Context, in dagDeserializeIn) (dagFile
 		registry.Warn(ctx, "the DAG has structural issues: "+strings.Join(r.Categories(), ", "))
 	}
 	return dagFile{Nodes: doc.DAG.Nodes, Edges: doc.DAG.Edges, Stats: stats, Metadata: meta,
-		CreatedAt: nullIfEmpty(doc.CreatedAt), Version: nullIfEmpty(doc.Version), Description: nullIfEmpty(doc.Description)}, nil
-}
-
-func nullIfEmpty(s string) *string {
-	if s == "" {
-		return nil
-	}
-	return &s
+		CreatedAt: nullable(doc.CreatedAt), Version: nullable(doc.Version), Description: nullable(doc.Description)}, nil
 }
 
 type dagMermaidOut struct {
