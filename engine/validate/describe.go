@@ -18,7 +18,7 @@ var (
 	}
 	// ScriptRuleLevels gives the level of each script ↔ contract rule.
 	ScriptRuleLevels = map[string]string{
-		"script_syntax_error": "critical", "missing_main_function": "critical", "invalid_main_signature": "error",
+		"script_syntax_error": "critical", "script_unreadable": "critical", "missing_main_function": "critical", "invalid_main_signature": "error",
 		"undeclared_input_path": "error", "undeclared_output_path": "error", "unwritten_output_path": "error",
 		"unread_required_env_var": "error", "unparsed_declared_arg": "error (warning when flags are computed)",
 		"undeclared_env_var": "warning", "undeclared_job_arg": "warning", "unread_input_path": "warning (info when optional)",
