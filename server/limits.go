@@ -139,10 +139,8 @@ func isCharged(st *requestState) bool {
 	if st == nil || len(st.body) == 0 {
 		return false
 	}
-	var msg struct {
-		Method string `json:"method"`
-	}
-	return json.Unmarshal(st.body, &msg) == nil && (msg.Method == string(mcp.MethodToolsCall) || msg.Method == string(mcp.MethodInitialize))
+	method := jsonrpcMethod(st.body)
+	return method == string(mcp.MethodToolsCall) || method == string(mcp.MethodInitialize)
 }
 
 // restCallGuard applies the argument and exec limits to POST /call/{tool},
