@@ -257,11 +257,11 @@ func (r *Runner) interpreterFiles(ctx context.Context) error {
 	cmd.Env = sandboxEnv(os.TempDir(), nil)
 	out, err := cmd.Output()
 	if err != nil {
-		return fmt.Errorf("ask %s for its files: %w", r.python, err)
+		return fmt.Errorf("ask %s for its files: %w", filepath.Base(r.python), err)
 	}
 	var files struct{ Dirs, Files []string }
 	if err := json.Unmarshal(out, &files); err != nil {
-		return fmt.Errorf("ask %s for its files: %w", r.python, err)
+		return fmt.Errorf("ask %s for its files: %w", filepath.Base(r.python), err)
 	}
 	r.pyDirs = append(systemLibDirs, files.Dirs...)
 	r.pyFiles = append([]string{r.python, "/etc/ld.so.cache"}, files.Files...)
@@ -304,7 +304,7 @@ func (r *Runner) probeSandbox(ctx context.Context) error {
 	case errors.As(err, &unavailable):
 		return err
 	case err != nil:
-		return fmt.Errorf("%w: %s cannot start in it: %s", sandboxpkg.ErrUnavailable, r.python, strings.TrimSpace(firstNonEmpty(lastLines(stderr.String(), 3), err.Error())))
+		return fmt.Errorf("%w: %s cannot start in it: %s", sandboxpkg.ErrUnavailable, filepath.Base(r.python), strings.TrimSpace(firstNonEmpty(lastLines(stderr.String(), 3), err.Error())))
 	}
 	return nil
 }
