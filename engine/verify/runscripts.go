@@ -3,6 +3,7 @@ package verify
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -91,7 +92,12 @@ func (s *Suite) source(rel string) validate.Source {
 func (p *RunPlan) serverSource(dir, name string) (validate.Source, error) {
 	root, err := workspace.New(dir)
 	if err != nil {
-		return validate.Source{}, err
+		// The directory is the server's own; its path stays out of errors.
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return validate.Source{}, fmt.Errorf("open for reading: %w", err)
 	}
 	p.roots = append(p.roots, root)
 	return validate.Source{FS: root.FS(), Path: name}, nil
