@@ -6,10 +6,12 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/cursus-dev/cursus/engine/steps"
 	"github.com/cursus-dev/cursus/engine/validate"
+	"github.com/cursus-dev/cursus/registry"
 )
 
 const exampleDir = "../examples/xgboost-tabular"
@@ -280,5 +282,32 @@ func TestRunScriptsWarnsAboutSamplesForScriptlessNodes(t *testing.T) {
 		"sample_inputs": {"Registration": {"PackagedModel": "ex/data/tabular.csv"}}}`)
 	if !res.OK || !slices.ContainsFunc(res.Warnings, func(w string) bool { return strings.Contains(w, "sample_inputs.Registration was not used") }) {
 		t.Errorf("no warning about the unused sample: %s", res.Encode())
+	}
+}
+
+// A sample input over the workspace's read cap, or a named pipe, is
+// invalid_input naming the file by its workspace path and, for size, the
+// cap; the pipe is refused without waiting on it.
+func TestRunScriptsRefusesOversizedAndIrregularSamples(t *testing.T) {
+	needPython3(t)
+	reg, dir := filesEnv(t, Options{MaxFileBytes: 64}, nil)
+	writeWS(t, dir, "a/tabular_preprocessing.py", "def main(*args):\n    pass\n")
+	writeWS(t, dir, "data/big.csv", strings.Repeat("x,y\n", 20))
+	if err := syscall.Mkfifo(filepath.Join(dir, "data", "pipe.csv"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run := func(sample string) *registry.Result {
+		return callWithin(t, reg, "validate.run_scripts", `{"nodes": ["TabularPreprocessing_training"], "source_dir": "a",
+			"sample_inputs": {"TabularPreprocessing_training": {"input_data": "`+sample+`"}}}`)
+	}
+	for sample, want := range map[string]string{
+		"data/big.csv":  "data/big.csv is larger than the 64-byte per-file limit",
+		"data/pipe.csv": "data/pipe.csv is a named pipe",
+		"data":          "data/big.csv is larger than the 64-byte per-file limit", // walked in name order
+	} {
+		res := run(sample)
+		if res.OK || res.Code != registry.CodeInvalidInput || !strings.Contains(res.Error, want) || strings.Contains(res.Error, dir) {
+			t.Errorf("sample %s: got ok=%v code=%s %q; want invalid_input saying %q without the server path", sample, res.OK, res.Code, res.Error, want)
+		}
 	}
 }

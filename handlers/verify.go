@@ -80,6 +80,7 @@ func verifyError(err error) error {
 		ne      *verify.NodeError
 		missing *verify.NotFoundError
 		runtime *validate.RuntimeUnavailableError
+		copied  *validate.CopyError
 	)
 	switch {
 	case errors.As(err, &nf):
@@ -106,6 +107,12 @@ func verifyError(err error) error {
 	case errors.As(err, &runtime):
 		return registry.Errorf(registry.CodeRuntimeUnavailable, "cannot run scripts: %v", err).
 			Suggest("Install python3 on the server (or run validate.alignment, which needs no interpreter).", "validate.alignment", "author.check_script")
+	case errors.As(err, &copied) && copied.Limit > 0:
+		return registry.Errorf(registry.CodeInvalidInput, "%s", err.Error()).
+			WithDetails(map[string]any{"path": copied.Path, "limit_bytes": copied.Limit}).
+			Suggest("Pass a smaller sample input: one workspace file may be at most limits.max_file_bytes, and all files copied into one run share max_input_bytes (validate.info).", "validate.info")
+	case errors.As(err, &copied):
+		return registry.Errorf(registry.CodeInvalidInput, "%s", err.Error()).WithDetails(map[string]any{"path": copied.Path})
 	case errors.As(err, &ne):
 		return registry.Errorf(registry.CodeToolError, "%s", ne.Error())
 	}

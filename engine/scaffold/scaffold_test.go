@@ -103,7 +103,8 @@ func TestEveryBuiltinScriptStubIsAligned(t *testing.T) {
 		for _, r := range iface.Contract.EnvVars.Required {
 			env[r] = "x"
 		}
-		res, err := runner.Run(t.Context(), validate.RunRequest{Interface: iface, Script: script, Env: env})
+		res, err := runner.Run(t.Context(), validate.RunRequest{Interface: iface,
+			Script: validate.Source{FS: os.DirFS(dir), Path: iface.Contract.EntryPoint}, Env: env})
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}

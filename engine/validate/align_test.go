@@ -61,7 +61,7 @@ if __name__ == "__main__":
     )
 `
 
-func mustInterface(t *testing.T, src string) *steps.Interface {
+func mustInterface(t testing.TB, src string) *steps.Interface {
 	t.Helper()
 	iface, err := steps.Parse("toy.step.yaml", []byte(src))
 	if err != nil {

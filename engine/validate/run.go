@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -49,7 +50,7 @@ func (e *RuntimeUnavailableError) Unwrap() error { return ErrRuntimeUnavailable 
 type Limits struct {
 	Timeout        time.Duration // wall clock; default 60s
 	MaxOutputBytes int           // stdout and stderr each; default 64 KiB
-	MaxInputBytes  int64         // sample inputs copied in; default 256 MiB
+	MaxInputBytes  int64         // all files copied in (script, siblings, sample inputs); default 256 MiB
 	MaxFileBytes   int64         // largest file the script may write; default 1 GiB
 	MaxMemoryBytes int64         // address space of the script; default 4 GiB
 }
@@ -76,11 +77,12 @@ func (l Limits) withDefaults() Limits {
 // RunRequest is one step script to run.
 type RunRequest struct {
 	Interface *steps.Interface
-	// Script is the absolute path of the script on disk.
-	Script string
+	// Script is the script; the .py files beside it in its directory are
+	// copied in with it, so its imports resolve.
+	Script Source
 	// SampleInputs maps a contract input name to a file or directory
-	// (absolute, already confined by the caller) copied into the sandbox.
-	SampleInputs map[string]string
+	// copied into the sandbox.
+	SampleInputs map[string]Source
 	// Env overrides the contract's optional defaults and supplies required
 	// variables.
 	Env map[string]string
@@ -91,6 +93,28 @@ type RunRequest struct {
 	// KeepSandbox leaves the sandbox on disk (the caller removes it).
 	KeepSandbox bool
 }
+
+// Source is a file or a directory tree that a run copies into its sandbox:
+// Path inside FS, slash-separated and relative as fs.ValidPath wants ("."
+// is all of FS). Only regular files and directories are copied; a symlink,
+// named pipe, device or socket is refused. No one file may be larger than
+// MaxFileBytes (0: only the run's MaxInputBytes bounds it).
+type Source struct {
+	FS           fs.FS
+	Path         string
+	MaxFileBytes int64
+}
+
+// CopyError is a file a run refuses to copy into its sandbox. Path is the
+// file's path in its Source's FS, never a server path; Limit is the cap it
+// exceeds (0 when it is refused for what it is, not its size).
+type CopyError struct {
+	Path   string
+	Reason string
+	Limit  int64
+}
+
+func (e *CopyError) Error() string { return e.Path + " " + e.Reason }
 
 // RunResult is what happened.
 type RunResult struct {
@@ -180,7 +204,7 @@ func (r *Runner) Runtime() string {
 var (
 	sandboxed = map[string][]string{
 		"isolated": {
-			"the script runs in a fresh temporary directory (cwd) with HOME and TMPDIR inside it, removed afterwards; sample inputs are copied in",
+			"the script runs in a fresh temporary directory (cwd) with HOME and TMPDIR inside it, removed afterwards; the script, its .py siblings and the sample inputs are copied in (regular files only, each within a size cap)",
 			"Landlock: the script can read only the interpreter's files and the sandbox, and write only the sandbox; native code (ctypes, C extensions) included",
 			"no network: socket(2) and io_uring are refused by a seccomp filter, TCP bind/connect also by Landlock",
 			"no signals or ptrace to any process outside the sandbox (Landlock scope), no_new_privs",
@@ -346,6 +370,14 @@ func (r *Runner) Run(ctx context.Context, req RunRequest) (*RunResult, error) {
 	if req.Interface == nil {
 		return nil, errors.New("run: no step interface")
 	}
+	if req.Script.FS == nil {
+		return nil, errors.New("run: no script")
+	}
+	for name, src := range req.SampleInputs {
+		if src.FS == nil {
+			return nil, fmt.Errorf("run: sample input %q has no file system", name)
+		}
+	}
 	python, err := r.interpreter()
 	if err != nil {
 		return nil, err
@@ -368,22 +400,32 @@ func (r *Runner) Run(ctx context.Context, req RunRequest) (*RunResult, error) {
 	if sandbox, err = filepath.EvalSymlinks(sandbox); err != nil {
 		return nil, err
 	}
-	if !req.KeepSandbox {
-		defer os.RemoveAll(sandbox)
-	}
-	plan, err := prepareSandbox(sandbox, req, lim)
+	// A kept sandbox is the caller's to remove only once it has its path:
+	// a run that fails before answering removes it too.
+	kept := false
+	defer func() {
+		if !kept {
+			os.RemoveAll(sandbox)
+		}
+	}()
+	sb, err := os.OpenRoot(sandbox)
 	if err != nil {
+		return nil, fmt.Errorf("open sandbox: %w", err)
+	}
+	defer sb.Close()
+	plan, err := prepareSandbox(ctx, sb, req, lim)
+	if err != nil {
+		return nil, err
+	}
+	pb, _ := json.Marshal(plan)
+	if err := sb.WriteFile(".cursus/plan.json", pb, 0o600); err != nil {
+		return nil, err
+	}
+	if err := sb.WriteFile(".cursus/runner.py", sandboxRunner, 0o600); err != nil {
 		return nil, err
 	}
 	planFile := filepath.Join(sandbox, ".cursus", "plan.json")
 	runner := filepath.Join(sandbox, ".cursus", "runner.py")
-	pb, _ := json.Marshal(plan)
-	if err := os.WriteFile(planFile, pb, 0o600); err != nil {
-		return nil, err
-	}
-	if err := os.WriteFile(runner, sandboxRunner, 0o600); err != nil {
-		return nil, err
-	}
 
 	runCtx, cancel := context.WithTimeout(ctx, lim.Timeout)
 	defer cancel()
@@ -427,7 +469,7 @@ func (r *Runner) Run(ctx context.Context, req RunRequest) (*RunResult, error) {
 		res.ErrorMessage = "the script exited cleanly but did not produce: " + strings.Join(res.MissingOutputs, ", ")
 	}
 	if req.KeepSandbox {
-		res.Sandbox = sandbox
+		res.Sandbox, kept = sandbox, true
 	}
 	return res, nil
 }
@@ -478,81 +520,66 @@ type runPlan struct {
 	MaxFileBytes int64             `json:"max_file_bytes"`
 }
 
-// containerPath maps /opt/ml/... to <root>/opt/ml/....
-func containerPath(root, p string) (string, error) {
-	clean := filepath.Clean("/" + p)
+// containerPath maps /opt/ml/... to container/opt/ml/... in the sandbox.
+func containerPath(p string) (string, error) {
+	clean := path.Clean("/" + p)
 	if clean != p && clean+"/" != p {
 		return "", fmt.Errorf("container path %q is not clean", p)
 	}
 	if !strings.HasPrefix(clean, "/opt/ml") {
 		return "", fmt.Errorf("container path %q is not under /opt/ml", p)
 	}
-	return filepath.Join(root, clean), nil
+	return "container" + clean, nil
 }
 
-func prepareSandbox(sandbox string, req RunRequest, lim Limits) (*runPlan, error) {
-	root := filepath.Join(sandbox, "container")
-	for _, d := range []string{".cursus", "work", "home", "tmp", "container/opt/ml"} {
-		if err := os.MkdirAll(filepath.Join(sandbox, d), 0o700); err != nil {
+// prepareSandbox lays out the sandbox sb and copies the script, its
+// siblings and the sample inputs in; every write goes through sb, every
+// read through a Source's FS.
+func prepareSandbox(ctx context.Context, sb *os.Root, req RunRequest, lim Limits) (*runPlan, error) {
+	dir := sb.Name()
+	for _, d := range []string{".cursus", "work", "home", "tmp", "code", "container/opt/ml"} {
+		if err := sb.MkdirAll(d, 0o700); err != nil {
 			return nil, err
 		}
 	}
-	// Copy the script (and its directory's Python siblings) in, so it can
-	// neither be modified in place nor resolve imports outside.
-	scriptDir := filepath.Join(sandbox, "code")
-	if err := os.MkdirAll(scriptDir, 0o700); err != nil {
-		return nil, err
-	}
-	entries, err := os.ReadDir(filepath.Dir(req.Script))
-	if err != nil {
-		return nil, fmt.Errorf("read script directory: %w", err)
-	}
-	for _, e := range entries {
-		if e.Type().IsRegular() && strings.HasSuffix(e.Name(), ".py") {
-			if _, err := copyFile(filepath.Join(filepath.Dir(req.Script), e.Name()), filepath.Join(scriptDir, e.Name())); err != nil {
-				return nil, err
-			}
+	c := req.Interface.Contract
+	for name := range req.SampleInputs {
+		if _, ok := c.Inputs.Get(name); !ok {
+			return nil, fmt.Errorf("sample input %q is not an input of %s (inputs: %s)", name, req.Interface.StepType, keyList(c.Inputs.Keys()))
 		}
 	}
-	plan := &runPlan{Script: filepath.Join(scriptDir, filepath.Base(req.Script)), Sandbox: sandbox, Root: root,
+	cp := &copier{sandbox: sb, budget: lim.MaxInputBytes, total: lim.MaxInputBytes}
+	// Copy the script (and its directory's Python siblings) in, so it can
+	// neither be modified in place nor resolve imports outside.
+	if err := cp.code(ctx, req.Script); err != nil {
+		return nil, err
+	}
+	plan := &runPlan{Script: filepath.Join(dir, "code", path.Base(req.Script.Path)), Sandbox: dir, Root: filepath.Join(dir, "container"),
 		InputPaths: map[string]string{}, OutputPaths: map[string]string{}, EnvironVars: map[string]string{},
 		JobArgs: map[string]string{}, MaxFileBytes: lim.MaxFileBytes}
-	if _, err := os.Stat(plan.Script); err != nil {
-		return nil, fmt.Errorf("script %s: %w", filepath.Base(req.Script), err)
-	}
-
-	c := req.Interface.Contract
-	budget := lim.MaxInputBytes
 	for _, name := range c.Inputs.Keys() {
 		port, _ := c.Inputs.Get(name)
 		if port.Path == "" {
 			continue
 		}
-		dst, err := containerPath(root, port.Path)
+		dst, err := containerPath(port.Path)
 		if err != nil {
 			return nil, fmt.Errorf("contract.inputs.%s: %w", name, err)
 		}
-		plan.InputPaths[name] = dst
+		plan.InputPaths[name] = filepath.Join(dir, dst)
 		src, given := req.SampleInputs[name]
 		if !given {
 			// An absent input still exists as an empty directory, as a
 			// SageMaker channel with no data would.
-			if filepath.Ext(dst) == "" {
-				if err := os.MkdirAll(dst, 0o700); err != nil {
+			if path.Ext(dst) == "" {
+				if err := sb.MkdirAll(dst, 0o700); err != nil {
 					return nil, err
 				}
 			}
 			continue
 		}
-		n, err := copyInput(src, dst, budget)
-		if err != nil {
-			return nil, fmt.Errorf("sample input %q: %w", name, err)
-		}
-		budget -= n
-	}
-	for name := range req.SampleInputs {
-		if _, ok := c.Inputs.Get(name); !ok {
-			return nil, fmt.Errorf("sample input %q is not an input of %s (inputs: %s)", name, req.Interface.StepType, keyList(c.Inputs.Keys()))
+		if err := cp.input(ctx, src, dst); err != nil {
+			return nil, fmt.Errorf("input %q: %w", name, err)
 		}
 	}
 	for _, name := range c.Outputs.Keys() {
@@ -560,14 +587,14 @@ func prepareSandbox(sandbox string, req RunRequest, lim Limits) (*runPlan, error
 		if port.Path == "" {
 			continue
 		}
-		dst, err := containerPath(root, port.Path)
+		dst, err := containerPath(port.Path)
 		if err != nil {
 			return nil, fmt.Errorf("contract.outputs.%s: %w", name, err)
 		}
-		if err := os.MkdirAll(dst, 0o700); err != nil {
+		if err := sb.MkdirAll(dst, 0o700); err != nil {
 			return nil, err
 		}
-		plan.OutputPaths[name] = dst
+		plan.OutputPaths[name] = filepath.Join(dir, dst)
 	}
 	plan.EnvironVars, plan.JobArgs, plan.Argv = Invocation(c, req.Env, req.JobArgs)
 	return plan, nil
@@ -645,74 +672,145 @@ func sandboxEnv(sandbox string, vars map[string]string) []string {
 	return env
 }
 
-// copyInput copies a file or directory tree to dst. Symlinks are skipped:
-// a sample input may not smuggle in a link to elsewhere.
-func copyInput(src, dst string, budget int64) (int64, error) {
-	info, err := os.Lstat(src)
+// copier copies files into the sandbox: reads through each Source's FS,
+// writes through the sandbox's os.Root (so a symlink raced into the
+// sandbox cannot redirect them), all within one byte budget.
+type copier struct {
+	sandbox *os.Root
+	budget  int64 // bytes still allowed
+	total   int64 // the whole budget, for errors
+}
+
+// code copies the script and the .py files beside it into code/.
+func (c *copier) code(ctx context.Context, script Source) error {
+	dir, base := path.Dir(script.Path), path.Base(script.Path)
+	entries, err := fs.ReadDir(script.FS, dir)
 	if err != nil {
-		return 0, err
+		return fmt.Errorf("script directory: %w", err)
 	}
-	if info.Mode()&fs.ModeSymlink != 0 {
-		return 0, fmt.Errorf("%s is a symbolic link", filepath.Base(src))
-	}
-	if info.Mode().IsRegular() {
-		target := dst
-		if filepath.Ext(dst) == "" {
-			// Container inputs are directories; the file goes inside.
-			if err := os.MkdirAll(dst, 0o700); err != nil {
-				return 0, err
-			}
-			target = filepath.Join(dst, filepath.Base(src))
-		} else if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
-			return 0, err
+	found := false
+	for _, e := range entries {
+		name := e.Name()
+		if e.IsDir() || (name != base && !strings.HasSuffix(name, ".py")) {
+			continue
 		}
-		if info.Size() > budget {
-			return 0, fmt.Errorf("sample inputs exceed the %d-byte limit", budget)
+		p := path.Join(dir, name)
+		if why := irregular(e.Type()); why != "" {
+			return fmt.Errorf("script directory: %w", &CopyError{Path: p, Reason: why})
 		}
-		return copyFile(src, target)
+		if err := c.file(ctx, script, p, "code/"+name); err != nil {
+			return fmt.Errorf("script directory: %w", err)
+		}
+		found = found || name == base
 	}
-	var total int64
-	err = filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+	if !found {
+		return fmt.Errorf("script %s: %w", script.Path, fs.ErrNotExist)
+	}
+	return nil
+}
+
+// input copies src, a file or a directory tree, to dst. A container input
+// path without an extension is a directory, which a single file goes into.
+func (c *copier) input(ctx context.Context, src Source, dst string) error {
+	fi, err := fs.Lstat(src.FS, src.Path)
+	if err != nil {
+		return err
+	}
+	if why := irregular(fi.Mode()); why != "" {
+		return &CopyError{Path: src.Path, Reason: why}
+	}
+	if !fi.IsDir() {
+		parent, target := path.Dir(dst), dst
+		if path.Ext(dst) == "" {
+			parent, target = dst, path.Join(dst, path.Base(src.Path))
+		}
+		if err := c.sandbox.MkdirAll(parent, 0o700); err != nil {
+			return err
+		}
+		return c.file(ctx, src, src.Path, target)
+	}
+	return fs.WalkDir(src.FS, src.Path, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
-		rel, _ := filepath.Rel(src, p)
-		target := filepath.Join(dst, rel)
-		switch {
-		case d.IsDir():
-			return os.MkdirAll(target, 0o700)
-		case d.Type().IsRegular():
-			fi, err := d.Info()
-			if err != nil {
-				return err
-			}
-			if total+fi.Size() > budget {
-				return fmt.Errorf("sample inputs exceed the %d-byte limit", budget)
-			}
-			n, err := copyFile(p, target)
-			total += n
+		if err := ctx.Err(); err != nil {
 			return err
 		}
-		return nil // symlinks, devices: skipped
+		if why := irregular(d.Type()); why != "" {
+			return &CopyError{Path: p, Reason: why}
+		}
+		rel := p
+		if src.Path != "." {
+			rel = strings.TrimPrefix(strings.TrimPrefix(p, src.Path), "/")
+		}
+		target := path.Join(dst, rel)
+		if d.IsDir() {
+			return c.sandbox.MkdirAll(target, 0o700)
+		}
+		return c.file(ctx, src, p, target)
 	})
-	return total, err
 }
 
-func copyFile(src, dst string) (int64, error) {
-	in, err := os.Open(src)
+// file copies the regular file name of src to dst, within src's per-file
+// cap and what is left of the budget.
+func (c *copier) file(ctx context.Context, src Source, name, dst string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	in, err := src.FS.Open(name)
 	if err != nil {
-		return 0, err
+		return err
 	}
 	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	fi, err := in.Stat()
 	if err != nil {
-		return 0, err
+		return err
 	}
-	n, err := io.Copy(out, in)
+	if why := irregular(fi.Mode()); why != "" || fi.IsDir() {
+		return &CopyError{Path: name, Reason: firstNonEmpty(why, "became a directory while it was copied")}
+	}
+	limit, tooBig := c.budget, &CopyError{Path: name, Limit: c.total,
+		Reason: fmt.Sprintf("would take the files copied into the sandbox past their %d-byte total limit", c.total)}
+	if src.MaxFileBytes > 0 && src.MaxFileBytes <= c.budget {
+		limit, tooBig = src.MaxFileBytes, &CopyError{Path: name, Limit: src.MaxFileBytes,
+			Reason: fmt.Sprintf("is larger than the %d-byte per-file limit", src.MaxFileBytes)}
+	}
+	// The size answers most cases before writing anything; the limited
+	// copy covers a file that grows meanwhile.
+	if fi.Size() > limit {
+		return tooBig
+	}
+	out, err := c.sandbox.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	n, err := io.Copy(out, io.LimitReader(in, limit+1))
 	if cerr := out.Close(); err == nil {
 		err = cerr
 	}
-	return n, err
+	if err == nil && n > limit {
+		err = tooBig
+	}
+	c.budget -= n
+	return err
+}
+
+// irregular says why a file of mode m is not copied, "" for a regular
+// file or a directory.
+func irregular(m fs.FileMode) string {
+	switch {
+	case m.IsRegular(), m.IsDir():
+		return ""
+	case m&fs.ModeSymlink != 0:
+		return "is a symbolic link; links are not copied into the sandbox"
+	case m&fs.ModeNamedPipe != 0:
+		return "is a named pipe, not a regular file"
+	case m&fs.ModeSocket != 0:
+		return "is a socket, not a regular file"
+	case m&fs.ModeDevice != 0:
+		return "is a device, not a regular file"
+	}
+	return "is not a regular file"
 }
 
 func collectOutputs(sandbox string, iface *steps.Interface, outDirs map[string]string, keep bool) ([]OutputProduct, []string) {

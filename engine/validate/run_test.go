@@ -28,14 +28,14 @@ func needPython(t *testing.T) *Runner {
 	return r
 }
 
-func writeScript(t *testing.T, src string) string {
+// writeScript writes src as the only file of a new directory.
+func writeScript(t *testing.T, src string) Source {
 	t.Helper()
 	dir := t.TempDir()
-	p := filepath.Join(dir, "toy_preprocessing.py")
-	if err := os.WriteFile(p, []byte(src), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "toy_preprocessing.py"), []byte(src), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	return p
+	return Source{FS: os.DirFS(dir), Path: "toy_preprocessing.py"}
 }
 
 const producingScript = `import os
@@ -60,12 +60,12 @@ def main(input_paths, output_paths, environ_vars, job_args):
 func TestRunProducesContractOutputs(t *testing.T) {
 	r := needPython(t)
 	iface := mustInterface(t, prepInterface)
-	sample := filepath.Join(t.TempDir(), "train.csv")
-	if err := os.WriteFile(sample, []byte("a,b\n1,2\n"), 0o600); err != nil {
+	samples := t.TempDir()
+	if err := os.WriteFile(filepath.Join(samples, "train.csv"), []byte("a,b\n1,2\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	res, err := r.Run(context.Background(), RunRequest{Interface: iface, Script: writeScript(t, producingScript),
-		SampleInputs: map[string]string{"input_data": sample}, Env: map[string]string{"LABEL_FIELD": "y"},
+		SampleInputs: map[string]Source{"input_data": {FS: os.DirFS(samples), Path: "train.csv"}}, Env: map[string]string{"LABEL_FIELD": "y"},
 		JobArgs: map[string]string{"job_type": "validation"}, KeepSandbox: true})
 	if err != nil {
 		t.Fatal(err)
@@ -196,7 +196,7 @@ func TestRunOutputIsCapped(t *testing.T) {
 func TestRunRuntimeUnavailable(t *testing.T) {
 	r := NewRunner(1)
 	r.LookPath = func(string) (string, error) { return "", exec.ErrNotFound }
-	_, err := r.Run(context.Background(), RunRequest{Interface: mustInterface(t, prepInterface), Script: "/nonexistent.py"})
+	_, err := r.Run(context.Background(), RunRequest{Interface: mustInterface(t, prepInterface), Script: Source{FS: os.DirFS(t.TempDir()), Path: "nonexistent.py"}})
 	if !errors.Is(err, ErrRuntimeUnavailable) {
 		t.Errorf("err = %v, want ErrRuntimeUnavailable", err)
 	}
@@ -216,10 +216,9 @@ func TestRunWaitsForASlotAndHonoursCancellation(t *testing.T) {
 
 func TestRunRejectsUnknownSampleInput(t *testing.T) {
 	r := needPython(t)
-	sample := filepath.Join(t.TempDir(), "x.csv")
-	_ = os.WriteFile(sample, []byte("1"), 0o600)
+	sample := writeScript(t, "1")
 	_, err := r.Run(context.Background(), RunRequest{Interface: mustInterface(t, prepInterface), Script: writeScript(t, goodScript),
-		SampleInputs: map[string]string{"nope": sample}})
+		SampleInputs: map[string]Source{"nope": sample}})
 	if err == nil || !strings.Contains(err.Error(), `"nope"`) {
 		t.Errorf("err = %v", err)
 	}
@@ -243,5 +242,24 @@ func TestInvocation(t *testing.T) {
 	}
 	if args["job_type"] != "training" || len(args) != 4 {
 		t.Errorf("job args = %v", args)
+	}
+}
+
+// A run that fails before it answers removes its sandbox even when asked
+// to keep it: the caller never learns the path to remove.
+func TestRunThatFailsLeavesNoSandbox(t *testing.T) {
+	r := needPython(t)
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp) // after needPython: the probe has run
+	big := writeScript(t, strings.Repeat("x", 100))
+	big.MaxFileBytes = 10
+	_, err := r.Run(context.Background(), RunRequest{Interface: mustInterface(t, prepInterface), Script: writeScript(t, goodScript),
+		SampleInputs: map[string]Source{"input_data": big}, KeepSandbox: true})
+	var ce *CopyError
+	if !errors.As(err, &ce) || ce.Limit != 10 {
+		t.Fatalf("err = %v, want a *CopyError at the 10-byte cap", err)
+	}
+	if left, _ := os.ReadDir(tmp); len(left) != 0 {
+		t.Errorf("the failed run left %v in TMPDIR", left)
 	}
 }

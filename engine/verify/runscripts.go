@@ -3,6 +3,7 @@ package verify
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -18,6 +19,7 @@ import (
 	"github.com/cursus-dev/cursus/engine/deps"
 	"github.com/cursus-dev/cursus/engine/steps"
 	"github.com/cursus-dev/cursus/engine/validate"
+	"github.com/cursus-dev/cursus/engine/workspace"
 )
 
 // MaxRunNodes bounds one run: each node is a python3 process run in turn.
@@ -48,8 +50,8 @@ type RunScriptsRequest struct {
 type PlannedRun struct {
 	Node      string
 	Interface *steps.Interface
-	Script    string            // absolute path
-	Inputs    map[string]string // contract input → absolute file or directory
+	Script    validate.Source
+	Inputs    map[string]validate.Source // by contract input
 	Env       map[string]string
 	JobArgs   map[string]string
 }
@@ -63,14 +65,42 @@ type RunPlan struct {
 	Warnings []string
 	wiring   *deps.Plan
 	temp     []string
+	roots    []*workspace.Root
 }
 
 // Close removes the plan's temporary files and the sandboxes of its runs.
 func (p *RunPlan) Close() {
+	for _, r := range p.roots {
+		r.Close()
+	}
 	for _, dir := range p.temp {
 		os.RemoveAll(dir)
 	}
-	p.temp = nil
+	p.roots, p.temp = nil, nil
+}
+
+// source is a file or directory of the workspace, as a run copies it in.
+func (s *Suite) source(rel string) validate.Source {
+	return validate.Source{FS: s.Root.FS(), Path: rel, MaxFileBytes: s.Root.MaxFileBytes()}
+}
+
+// serverSource opens a directory the server made (a run's output, the
+// shipped hyperparameters) for reading as the workspace is read: regular
+// files only, through an os.Root. Its files are bounded by the file-size
+// limit of the run that wrote them and the next run's input budget; Close
+// closes it.
+func (p *RunPlan) serverSource(dir, name string) (validate.Source, error) {
+	root, err := workspace.New(dir)
+	if err != nil {
+		// The directory is the server's own; its path stays out of errors.
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return validate.Source{}, fmt.Errorf("open for reading: %w", err)
+	}
+	p.roots = append(p.roots, root)
+	return validate.Source{FS: root.FS(), Path: name}, nil
 }
 
 // ScriptRun is the outcome of one node's script.
@@ -124,7 +154,7 @@ func (s *Suite) RunScripts(ctx context.Context, req RunScriptsRequest) (*RunScri
 	}
 	rep := &RunScriptsReport{ScriptResults: map[string]ScriptRun{}, SkippedNodes: plan.Skipped,
 		TotalScripts: len(plan.Runs), Isolation: s.Runner.Isolation(), Warnings: plan.Warnings}
-	produced := map[string]map[string]string{} // node → output → sandbox dir
+	produced := map[string]map[string]validate.Source{} // node → output → its sandbox dir
 	for i, p := range plan.Runs {
 		progress(i, len(plan.Runs), "running "+p.Node)
 		r, err := s.Runner.Run(ctx, validate.RunRequest{Interface: p.Interface, Script: p.Script,
@@ -137,8 +167,13 @@ func (s *Suite) RunScripts(ctx context.Context, req RunScriptsRequest) (*RunScri
 			return nil, &NodeError{Node: p.Node, Err: err}
 		}
 		plan.temp = append(plan.temp, r.Sandbox)
-		run, outs := scriptRun(r, s.Root.Rel(p.Script))
-		produced[p.Node] = outs
+		run, outs := scriptRun(r, p.Script.Path)
+		produced[p.Node] = map[string]validate.Source{}
+		for name, dir := range outs {
+			if produced[p.Node][name], err = plan.serverSource(dir, "."); err != nil {
+				return nil, &NodeError{Node: p.Node, Err: fmt.Errorf("output %s: %w", name, err)}
+			}
+		}
 		rep.ScriptResults[p.Node] = run
 		rep.ExecutionOrder = append(rep.ExecutionOrder, p.Node)
 		if r.Success {
@@ -161,8 +196,8 @@ func (s *Suite) RunScripts(ctx context.Context, req RunScriptsRequest) (*RunScri
 
 // inputsOf is p's inputs: those planned, then each wired input from the
 // sandbox of the node that produced it.
-func (plan *RunPlan) inputsOf(p PlannedRun, produced map[string]map[string]string) map[string]string {
-	inputs := map[string]string{}
+func (plan *RunPlan) inputsOf(p PlannedRun, produced map[string]map[string]validate.Source) map[string]validate.Source {
+	inputs := map[string]validate.Source{}
 	for k, v := range p.Inputs {
 		inputs[k] = v
 	}
@@ -176,8 +211,8 @@ func (plan *RunPlan) inputsOf(p PlannedRun, produced map[string]map[string]strin
 		if _, isInput := p.Interface.Contract.Inputs.Get(b.Dependency); !isInput {
 			continue
 		}
-		if dir, ok := produced[b.FromNode][b.FromOutput]; ok {
-			inputs[b.Dependency] = dir
+		if src, ok := produced[b.FromNode][b.FromOutput]; ok {
+			inputs[b.Dependency] = src
 		}
 	}
 	return inputs
@@ -323,8 +358,7 @@ func (s *Suite) planNode(n string, cfgFile *config.File, req RunScriptsRequest, 
 		}
 		return nil, nil
 	}
-	abs, _ := s.Root.Resolve(script.Rel)
-	p := &PlannedRun{Node: n, Interface: iface, Script: abs, Inputs: map[string]string{}}
+	p := &PlannedRun{Node: n, Interface: iface, Script: s.source(script.Rel), Inputs: map[string]validate.Source{}}
 	p.Env, p.JobArgs = startValues(iface, cfg, jobType, req)
 	for name, file := range req.Samples[n] {
 		if _, ok := iface.Contract.Inputs.Get(name); !ok {
@@ -338,13 +372,13 @@ func (s *Suite) planNode(n string, cfgFile *config.File, req RunScriptsRequest, 
 		if err != nil {
 			return nil, &PathError{Arg: "sample_inputs." + n + "." + name, Err: err}
 		}
-		p.Inputs[name] = fabs
+		p.Inputs[name] = s.source(s.Root.Rel(fabs))
 	}
 	var hyperparameters map[string]any
 	if cfg != nil {
 		hyperparameters, _ = cfg.Values["hyperparameters"].(map[string]any)
 	}
-	if err := s.shippedCodeInputs(p.Inputs, iface, filepath.Dir(abs), hyperparameters, &plan.temp); err != nil {
+	if err := s.shippedCodeInputs(p.Inputs, iface, path.Dir(script.Rel), hyperparameters, plan); err != nil {
 		return nil, &NodeError{Node: n, Err: err}
 	}
 	return p, nil
@@ -402,10 +436,10 @@ const (
 // shippedCodeInputs supplies contract inputs under /opt/ml/code, which in
 // SageMaker arrive with the source directory rather than from S3: the
 // hyperparameters file the compiler writes from the config's
-// hyperparameters, else the same relative file next to the script,
-// confined to the workspace. Inputs already given are left alone;
-// temporary directories are added to temp.
-func (s *Suite) shippedCodeInputs(inputs map[string]string, iface *steps.Interface, scriptDir string, hyperparameters map[string]any, temp *[]string) error {
+// hyperparameters, else the same relative file next to the script
+// (scriptDir, workspace-relative), confined to the workspace. Inputs
+// already given are left alone; temporary directories are added to plan.
+func (s *Suite) shippedCodeInputs(inputs map[string]validate.Source, iface *steps.Interface, scriptDir string, hyperparameters map[string]any, plan *RunPlan) error {
 	for _, name := range iface.Contract.Inputs.Keys() {
 		port, _ := iface.Contract.Inputs.Get(name)
 		rel, ok := strings.CutPrefix(port.Path, codeDir)
@@ -413,38 +447,38 @@ func (s *Suite) shippedCodeInputs(inputs map[string]string, iface *steps.Interfa
 			continue
 		}
 		if rel == shippedHyperparameters && hyperparameters != nil {
-			file, err := writeHyperparameters(hyperparameters, temp)
+			src, err := writeHyperparameters(hyperparameters, plan)
 			if err != nil {
 				return err
 			}
-			inputs[name] = file
+			inputs[name] = src
 			continue
 		}
-		// Resolve through the root: a symlink on the way must not lead
-		// the copy out of the workspace.
-		local, err := s.Root.Resolve(path.Join(s.Root.Rel(scriptDir), path.Clean("/" + rel)[1:]))
-		if err != nil {
-			continue
-		}
+		// The os.Root refuses a symlink on the way that leads out of the
+		// workspace; a final symlink is not copied either.
+		local := path.Join(scriptDir, path.Clean("/" + rel)[1:])
 		if fi, err := s.Root.Lstat(local); err == nil && fi.Mode()&fs.ModeSymlink == 0 {
-			inputs[name] = local
+			inputs[name] = s.source(local)
 		}
 	}
 	return nil
 }
 
 // writeHyperparameters writes hp as the compiler ships it, into a new
-// temporary directory recorded in temp.
-func writeHyperparameters(hp map[string]any, temp *[]string) (string, error) {
+// temporary directory recorded in plan.
+func writeHyperparameters(hp map[string]any, plan *RunPlan) (validate.Source, error) {
 	data, err := json.Marshal(hp)
 	if err != nil {
-		return "", fmt.Errorf("hyperparameters: %w", err)
+		return validate.Source{}, fmt.Errorf("hyperparameters: %w", err)
 	}
 	dir, err := os.MkdirTemp("", "cursus-hp-")
 	if err != nil {
-		return "", err
+		return validate.Source{}, err
 	}
-	*temp = append(*temp, dir)
-	file := filepath.Join(dir, path.Base(shippedHyperparameters))
-	return file, os.WriteFile(file, append(data, '\n'), 0o600)
+	plan.temp = append(plan.temp, dir)
+	name := path.Base(shippedHyperparameters)
+	if err := os.WriteFile(filepath.Join(dir, name), append(data, '\n'), 0o600); err != nil {
+		return validate.Source{}, err
+	}
+	return plan.serverSource(dir, name)
 }

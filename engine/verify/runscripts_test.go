@@ -3,6 +3,7 @@ package verify
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"path/filepath"
 	"testing"
 
@@ -79,6 +80,13 @@ func TestPlanScriptsValues(t *testing.T) {
 	}
 	if r := plan.Runs[0]; r.Env["LABEL_FIELD"] != "y" || r.JobArgs["job_type"] != "validation" {
 		t.Errorf("env %v, job args %v", r.Env, r.JobArgs)
+	}
+	// The script is read through the workspace's FS by its workspace path,
+	// within the workspace's read cap.
+	if src := plan.Runs[0].Script; src.Path != "scripts/tabular_preprocessing.py" || src.MaxFileBytes != suite.Root.MaxFileBytes() {
+		t.Errorf("script source %q (cap %d)", src.Path, src.MaxFileBytes)
+	} else if _, err := fs.Stat(src.FS, src.Path); err != nil {
+		t.Errorf("the script is not in its FS: %v", err)
 	}
 	if plan.Skipped["Registration"] == "" {
 		t.Errorf("skipped = %v", plan.Skipped)

@@ -144,6 +144,12 @@ func New(dir string, opts ...Option) (*Root, error) {
 // Dir is the absolute root directory.
 func (r *Root) Dir() string { return r.dir }
 
+// MaxFileBytes is the read cap: no file larger is read from the root.
+func (r *Root) MaxFileBytes() int64 { return r.maxRead }
+
+// Close releases the root's open directory; the Root is unusable after.
+func (r *Root) Close() error { return r.root.Close() }
+
 // Rel returns p relative to the root, for messages that must not leak the
 // server's directory layout.
 func (r *Root) Rel(abs string) string {
@@ -656,10 +662,12 @@ func (s *Staged) Abort() {
 	s.w.dir.Close()
 }
 
-// FS is the root as an fs.FS (with Stat, ReadDir and ReadFile) for readers
-// that take one, such as the compiler's sources. Names go through the
-// os.Root, so ".." and symlinks that leave it fail, and ReadFile has the
-// same regular-file and size rules as Root.ReadFile.
+// FS is the root as an fs.FS (with Stat, Lstat, ReadLink, ReadDir and
+// ReadFile) for readers that take one, such as the compiler's sources and
+// the script runner. Names go through the os.Root, so ".." and symlinks
+// that leave it fail; Open refuses what is neither a regular file nor a
+// directory without blocking on it, and ReadFile has the same regular-file
+// and size rules as Root.ReadFile.
 func (r *Root) FS() fs.FS { return rootFS{r} }
 
 type rootFS struct{ r *Root }
@@ -710,6 +718,25 @@ func (f rootFS) Stat(name string) (fs.FileInfo, error) {
 	}
 	fi, err := f.r.Stat(name)
 	return fi, wrap("stat", name, err)
+}
+
+func (f rootFS) Lstat(name string) (fs.FileInfo, error) {
+	if err := f.check("lstat", name); err != nil {
+		return nil, err
+	}
+	fi, err := f.r.Lstat(name)
+	return fi, wrap("lstat", name, err)
+}
+
+func (f rootFS) ReadLink(name string) (string, error) {
+	if err := f.check("readlink", name); err != nil {
+		return "", err
+	}
+	target, err := f.r.root.Readlink(name)
+	if err != nil {
+		return "", wrap("readlink", name, f.r.classify(name, err))
+	}
+	return target, nil
 }
 
 func (f rootFS) ReadDir(name string) ([]fs.DirEntry, error) {

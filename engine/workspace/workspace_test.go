@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"testing"
@@ -80,5 +81,35 @@ func TestWriteFileNoOverwriteNoSymlink(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(filepath.Join(dir, "out", "a.txt")); string(b) != "two" {
 		t.Fatalf("content changed through symlink: %q", b)
+	}
+}
+
+// The FS's Lstat sees a symlink as one (fs.Lstat falls back to Stat, which
+// follows it, when an FS has no Lstat), and refuses a path through a
+// symlink that leads out, as every other call does.
+func TestFSLstatSeesLinksAndStaysInside(t *testing.T) {
+	r, dir := newRoot(t)
+	outside := t.TempDir()
+	mustWrite(t, filepath.Join(dir, "f.csv"), "inside")
+	mustWrite(t, filepath.Join(outside, "f.csv"), "outside")
+	if err := os.Symlink("f.csv", filepath.Join(dir, "link.csv")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(dir, "out")); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := fs.Lstat(r.FS(), "link.csv")
+	if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+		t.Errorf("Lstat(link.csv) = %v, %v; want a symlink", fi, err)
+	}
+	if target, err := fs.ReadLink(r.FS(), "link.csv"); err != nil || target != "f.csv" {
+		t.Errorf("ReadLink(link.csv) = %q, %v", target, err)
+	}
+	var esc *EscapeError
+	if _, err := fs.Lstat(r.FS(), "out/f.csv"); !errors.As(err, &esc) {
+		t.Errorf("Lstat(out/f.csv) = %v, want an *EscapeError", err)
+	}
+	if _, err := fs.Lstat(r.FS(), "../f.csv"); !errors.Is(err, fs.ErrInvalid) {
+		t.Errorf("Lstat(../f.csv) = %v, want fs.ErrInvalid", err)
 	}
 }
