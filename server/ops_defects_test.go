@@ -40,3 +40,44 @@ func TestHTTPMethodLabelIsBounded(t *testing.T) {
 		t.Errorf("the GET request is not counted under its method: %v", methods)
 	}
 }
+
+// TestHTTPSpanLinksToMetaTrace: when trace context arrives only in
+// params._meta, the tool span joins that trace and the HTTP span, in a
+// trace of its own, links to it.
+func TestHTTPSpanLinksToMetaTrace(t *testing.T) {
+	o := newOpsEnv(t, nil)
+	params := map[string]any{
+		"name": "tools__help", "arguments": map[string]any{},
+		"_meta": map[string]any{"traceparent": "00-" + testMetaTrace + "-" + testMetaSpan + "-01"},
+	}
+	if resp, msg := o.rpc(t, 1, "tools/call", params, nil); resp.StatusCode != 200 {
+		t.Fatalf("status %d: %v", resp.StatusCode, msg)
+	}
+	spans := o.spans.GetSpans()
+	httpSpan, tool := spanNamed(spans, "POST /mcp"), spanNamed(spans, "tools/call tools.help")
+	if httpSpan == nil || tool == nil {
+		t.Fatalf("want an HTTP span and a tool span, got %v", spanNames(spans))
+	}
+	if tool.SpanContext.TraceID().String() != testMetaTrace {
+		t.Fatalf("tool span trace %s, want the _meta trace", tool.SpanContext.TraceID())
+	}
+	if httpSpan.SpanContext.TraceID().String() == testMetaTrace {
+		t.Fatal("the HTTP span is in the _meta trace; this test needs it in its own")
+	}
+	if len(httpSpan.Links) != 1 {
+		t.Fatalf("HTTP span links %v, want one to the _meta trace", httpSpan.Links)
+	}
+	link := httpSpan.Links[0].SpanContext
+	if link.TraceID().String() != testMetaTrace || link.SpanID().String() != testMetaSpan {
+		t.Errorf("link to %s/%s, want %s/%s", link.TraceID(), link.SpanID(), testMetaTrace, testMetaSpan)
+	}
+
+	// Without _meta the tool span is the HTTP span's child: no link.
+	o.spans.Reset()
+	if resp, msg := o.rpc(t, 2, "tools/call", map[string]any{"name": "tools__help", "arguments": map[string]any{}}, nil); resp.StatusCode != 200 {
+		t.Fatalf("status %d: %v", resp.StatusCode, msg)
+	}
+	if httpSpan := spanNamed(o.spans.GetSpans(), "POST /mcp"); httpSpan == nil || len(httpSpan.Links) != 0 {
+		t.Errorf("HTTP span without _meta: %+v", httpSpan)
+	}
+}
