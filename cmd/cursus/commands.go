@@ -62,6 +62,7 @@ func cmdServe(ctx context.Context, args []string, stderr io.Writer, env func(str
 		return err
 	}
 	deps := server.Deps{Config: cfg, Registry: a.registry, Prompts: handlers.Prompts(), Logger: a.logger}
+	server.LogOTelErrors(a.logger)
 	tp, shutdownTracing, err := server.SetupTracing(ctx, cfg.Telemetry, env)
 	if err != nil {
 		return fmt.Errorf("tracing: %w", err)
