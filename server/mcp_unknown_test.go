@@ -3,11 +3,14 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"io"
+	"log"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/mark3labs/mcp-go/mcp"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 )
@@ -83,4 +86,51 @@ cursus_tool_calls_total{code="unknown_tool",tool="unknown",transport="mcp"} 3
 	if attr(span, "error.type") != "unknown_tool" || attr(span, "cursus.transport") != "mcp" {
 		t.Errorf("unknown-tool span attributes %v", span.Attributes)
 	}
+}
+
+// TestUnknownToolOnEveryMCPTransport: legacy SSE and stdio route unknown
+// and dotted names as streamable HTTP does.
+func TestUnknownToolOnEveryMCPTransport(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	check := func(transport string, call func(name string) (isError bool, env map[string]any)) {
+		t.Helper()
+		if isError, env := call("no.such"); !isError || env["code"] != "unknown_tool" {
+			t.Errorf("%s: no.such: isError %v, envelope %v", transport, isError, env)
+		}
+		if isError, env := call("tools.by_phase"); isError || env["ok"] != true {
+			t.Errorf("%s: dotted tools.by_phase did not reach its tool: %v", transport, env)
+		}
+	}
+
+	env := newTestEnv(t, nil)
+	sse := mcpGoClient(t, ctx, env.ts.URL+"/sse", "")
+	check("legacy SSE", func(name string) (bool, map[string]any) {
+		res, err := sse.CallTool(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: name, Arguments: map[string]any{"phase": "planner"}}})
+		if err != nil {
+			t.Fatalf("legacy SSE %s: %v", name, err)
+		}
+		return res.IsError, envelopeOf(t, res.Content[0].(mcp.TextContent).Text, res.StructuredContent)
+	})
+
+	_, _, deps := surfaceEnv(t, nil)
+	clientIn, serverOut := io.Pipe()
+	serverIn, clientOut := io.Pipe()
+	go func() {
+		_ = ServeStdio(ctx, deps, serverIn, serverOut, log.New(io.Discard, "", 0))
+		serverOut.Close()
+	}()
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "stdio", Version: "1"}, nil).Connect(ctx,
+		&sdk.IOTransport{Reader: clientIn, Writer: clientOut}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	check("stdio", func(name string) (bool, map[string]any) {
+		res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: name, Arguments: map[string]any{"phase": "planner"}})
+		if err != nil {
+			t.Fatalf("stdio %s: %v", name, err)
+		}
+		return res.IsError, envelopeOf(t, res.Content[0].(*sdk.TextContent).Text, res.StructuredContent)
+	})
 }

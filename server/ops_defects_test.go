@@ -8,7 +8,8 @@ import (
 )
 
 // TestHTTPMethodLabelIsBounded: requests with made-up methods share the
-// OTHER label value instead of adding series; standard methods keep theirs.
+// OTHER label value (and span name) instead of adding series; standard
+// methods keep theirs.
 func TestHTTPMethodLabelIsBounded(t *testing.T) {
 	o := newOpsEnv(t, nil)
 	const made = 20
@@ -38,6 +39,14 @@ func TestHTTPMethodLabelIsBounded(t *testing.T) {
 	}
 	if !strings.Contains(string(body), `cursus_http_requests_total{method="GET",route="/healthz",status="200"} 1`) {
 		t.Errorf("the GET request is not counted under its method: %v", methods)
+	}
+	for _, s := range o.spans.GetSpans() {
+		if strings.Contains(s.Name, "RANDOM") {
+			t.Errorf("a client-chosen method names a span: %s", s.Name)
+		}
+	}
+	if spanNamed(o.spans.GetSpans(), "OTHER unmatched") == nil {
+		t.Errorf("no OTHER span in %v", spanNames(o.spans.GetSpans()))
 	}
 }
 
