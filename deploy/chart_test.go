@@ -623,10 +623,12 @@ func TestChartNotes(t *testing.T) {
 // chartFixedKeys are config keys the chart sets itself or leaves to the
 // server default on purpose; every other key must be reachable from values.
 var chartFixedKeys = map[string]string{
-	"listen.addr":        "fixed 0.0.0.0:8080: the image entrypoint's --addr wins anyway",
-	"workspace.root":     "fixed /workspace, the writable emptyDir",
-	"auth.oidc.jwks_url": "rendered only when auth.oidc.jwksURL is set",
-	"aws.endpoint":       "rendered only when aws.endpoint is set",
+	"listen.addr":            "fixed 0.0.0.0:8080: the image entrypoint's --addr wins anyway",
+	"workspace.root":         "fixed /workspace, the writable emptyDir",
+	"auth.oidc.jwks_url":     "rendered only when auth.oidc.jwksURL is set",
+	"aws.endpoint":           "rendered only when aws.endpoint is set",
+	"aws.s3_endpoint":        "rendered only when aws.s3Endpoint is set",
+	"aws.sagemaker_endpoint": "rendered only when aws.sagemakerEndpoint is set",
 }
 
 // TestChartCoversEveryConfigKey fails when the server grows a config key
@@ -647,12 +649,14 @@ func TestChartCoversEveryConfigKey(t *testing.T) {
 		}
 	}
 	out, err = renderChart(t, nil, "auth.oidc.issuer=https://login.example.com", "auth.oidc.audience=a",
-		"auth.oidc.jwksURL=https://login.example.com/keys", "aws.endpoint=http://127.0.0.1:4566")
+		"auth.oidc.jwksURL=https://login.example.com/keys", "aws.endpoint=http://127.0.0.1:4566",
+		"aws.s3Endpoint=https://bucket.vpce-1.s3.us-east-1.vpce.amazonaws.com", "aws.sagemakerEndpoint=https://vpce-2.api.sagemaker.us-east-1.vpce.amazonaws.com")
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg := renderedConfig(t, decodeStrict(t, out))
-	if cfg.Auth.OIDC.JWKSURL != "https://login.example.com/keys" || cfg.AWS.Endpoint != "http://127.0.0.1:4566" {
+	if cfg.Auth.OIDC.JWKSURL != "https://login.example.com/keys" || cfg.AWS.Endpoint != "http://127.0.0.1:4566" ||
+		cfg.AWS.S3Endpoint != "https://bucket.vpce-1.s3.us-east-1.vpce.amazonaws.com" || cfg.AWS.SageMakerEndpoint != "https://vpce-2.api.sagemaker.us-east-1.vpce.amazonaws.com" {
 		t.Errorf("optional keys not rendered: oidc %+v aws %+v", cfg.Auth.OIDC, cfg.AWS)
 	}
 }

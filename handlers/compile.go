@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -474,7 +475,8 @@ func (d *Deps) upsert(ctx context.Context, res *compiler.Result, role string) (*
 		region = res.Region
 	}
 	client, err := sagemaker.NewClient(ctx, sagemaker.ClientOptions{Region: region,
-		S3Endpoint: d.Opts.AWSEndpoint, SageMakerEndpoint: d.Opts.AWSEndpoint})
+		S3Endpoint:        cmp.Or(d.Opts.AWSS3Endpoint, d.Opts.AWSEndpoint),
+		SageMakerEndpoint: cmp.Or(d.Opts.AWSSageMakerEndpoint, d.Opts.AWSEndpoint)})
 	if err != nil {
 		return nil, registry.Errorf(registry.CodeUpsertFailed, "AWS client: %v", err)
 	}

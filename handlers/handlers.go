@@ -44,6 +44,8 @@ type Options struct {
 	// kernel cannot provide one (unsafe; see validate.Runner.AllowUnisolated).
 	AllowUnisolatedScripts bool
 	AWSEndpoint            string // override for S3 and SageMaker (tests use a local fake)
+	AWSS3Endpoint          string // override for S3 alone; wins over AWSEndpoint
+	AWSSageMakerEndpoint   string // override for SageMaker alone; wins over AWSEndpoint
 	AWSRegion              string
 	// MaxFileBytes caps every file read from the workspace (0: the
 	// workspace default, 16 MiB).

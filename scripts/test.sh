@@ -3,8 +3,8 @@
 # the race detector (including the Helm chart checks and every fuzz target's
 # seed corpus) and the MCP conformance and interop checks. Timed fuzzing is
 # scripts/fuzz.sh.
-# Installs what it needs (helm from the Go module proxy, npm packages from the
-# committed lock file). Set CURSUS_SKIP_INTEROP=1 to skip the Node-based
+# Installs what it needs (helm from the Go module proxy, promtool from the
+# Debian prometheus package, npm packages from the committed lock file). Set CURSUS_SKIP_INTEROP=1 to skip the Node-based
 # interop checks on a machine without Node.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -31,6 +31,20 @@ if [ -x scripts/install-helm.sh ]; then
   step "helm (for the chart tests)"
   helm_bin=$(scripts/install-helm.sh)
   export PATH="$(dirname "$helm_bin"):$PATH"
+fi
+
+step "promtool (for the alert-rule and dashboard-query tests)"
+# Debian's prometheus package carries promtool. Without apt-get the
+# promtool tests skip with a message (and fail in CI, where CI is set).
+if ! command -v promtool >/dev/null 2>&1; then
+  if command -v apt-get >/dev/null 2>&1; then
+    as_root=""
+    if [ "$(id -u)" -ne 0 ]; then as_root="sudo"; fi
+    $as_root apt-get install -y --no-install-recommends prometheus >&2 ||
+      { $as_root apt-get update >&2 && $as_root apt-get install -y --no-install-recommends prometheus >&2; }
+  else
+    echo "promtool is not on PATH and apt-get is unavailable: the promtool tests will skip"
+  fi
 fi
 
 step "go test -race"

@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -153,11 +154,23 @@ type TelemetryConfig struct {
 	LogArgBytes int `yaml:"log_arg_bytes"`
 }
 
-// AWSConfig configures the SageMaker and S3 clients.
+// AWSConfig configures the SageMaker and S3 clients. A per-service
+// endpoint wins over Endpoint; with neither, the SDK's own
+// AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL_SAGEMAKER / AWS_ENDPOINT_URL
+// apply.
 type AWSConfig struct {
-	Region   string `yaml:"region"`
-	Endpoint string `yaml:"endpoint"`
+	Region            string `yaml:"region"`
+	Endpoint          string `yaml:"endpoint"`
+	S3Endpoint        string `yaml:"s3_endpoint"`
+	SageMakerEndpoint string `yaml:"sagemaker_endpoint"`
 }
+
+// S3 is the endpoint the S3 client uses ("" leaves it to the SDK).
+func (a AWSConfig) S3() string { return cmp.Or(a.S3Endpoint, a.Endpoint) }
+
+// SageMaker is the endpoint the SageMaker client uses ("" leaves it to the
+// SDK).
+func (a AWSConfig) SageMaker() string { return cmp.Or(a.SageMakerEndpoint, a.Endpoint) }
 
 // DefaultConfig is the embedded default: loopback only, read-only tools.
 func DefaultConfig() Config {
@@ -585,6 +598,7 @@ func (c Config) Validate() error {
 		"auth.oidc.issuer": c.Auth.OIDC.Issuer, "auth.oidc.jwks_url": c.Auth.OIDC.JWKSURL,
 		"auth.resource_url": c.Auth.ResourceURL, "mcp.base_url": c.MCP.BaseURL,
 		"telemetry.otlp_endpoint": c.Telemetry.OTLPEndpoint,
+		"aws.endpoint":            c.AWS.Endpoint, "aws.s3_endpoint": c.AWS.S3Endpoint, "aws.sagemaker_endpoint": c.AWS.SageMakerEndpoint,
 	} {
 		if u == "" {
 			continue
@@ -650,7 +664,7 @@ func (c Config) Redacted() Config {
 		}
 		c.Telemetry.OTLPHeaders = h
 	}
-	for _, u := range []*string{&c.Auth.OIDC.Issuer, &c.Auth.OIDC.JWKSURL, &c.Auth.ResourceURL, &c.MCP.BaseURL, &c.Telemetry.OTLPEndpoint, &c.AWS.Endpoint} {
+	for _, u := range []*string{&c.Auth.OIDC.Issuer, &c.Auth.OIDC.JWKSURL, &c.Auth.ResourceURL, &c.MCP.BaseURL, &c.Telemetry.OTLPEndpoint, &c.AWS.Endpoint, &c.AWS.S3Endpoint, &c.AWS.SageMakerEndpoint} {
 		if p, err := url.Parse(*u); err == nil && p.User != nil {
 			p.User = url.User(redactedValue)
 			*u = p.String()

@@ -17,6 +17,7 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/mark3labs/mcp-go/mcp"
 	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
 	"golang.org/x/time/rate"
 
 	"github.com/cursus-dev/cursus/registry"
@@ -191,8 +192,15 @@ func (g *guards) admitMCPCall(ctx context.Context, info *callInfo, caller regist
 			}
 		}
 		if len(carrier) > 0 {
+			httpSpan := trace.SpanFromContext(ctx)
 			ctx = propagator.Extract(ctx, carrier)
 			info.traced = true
+			// The tool span joins the caller's trace; the request's span
+			// stays in its own and links to it, so each trace leads to
+			// the other.
+			if meta := trace.SpanContextFromContext(ctx); meta.IsValid() && meta.TraceID() != httpSpan.SpanContext().TraceID() {
+				httpSpan.AddLink(trace.Link{SpanContext: meta})
+			}
 		}
 	}
 	info.argCap = g.argCap

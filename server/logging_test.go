@@ -154,13 +154,14 @@ func TestRequestIDs(t *testing.T) {
 
 // TestMCPRequestLines: an MCP request logs one HTTP line naming its
 // JSON-RPC method (and error, when it failed), and the call its tool-call
-// line; mcp-go's own per-message lines stay off. (A method mcp-go does not
+// line; mcp-go's own per-message lines stay off. (An unknown tool is a
+// tool result, not a JSON-RPC error: a missing prompt stands in for one.) (A method mcp-go does not
 // know reaches no hook, so its line names none.)
 func TestMCPRequestLines(t *testing.T) {
 	o := newOpsEnv(t, nil)
 	o.rpc(t, 1, "tools/list", map[string]any{}, nil)
 	o.rpc(t, 2, "tools/call", map[string]any{"name": "opstest__echo", "arguments": map[string]any{}}, nil)
-	o.rpc(t, 3, "tools/call", map[string]any{"name": "no_such_tool"}, nil)
+	o.rpc(t, 3, "prompts/get", map[string]any{"name": "no_such_prompt"}, nil)
 	o.rpc(t, 4, "no/such_method", map[string]any{}, nil)
 	var methods, errs []string
 	for _, l := range o.logs.lines(t) {
@@ -173,10 +174,10 @@ func TestMCPRequestLines(t *testing.T) {
 			t.Errorf("mcp-go line logged: %v", l)
 		}
 	}
-	if strings.Join(methods, " ") != "tools/list tools/call tools/call " {
+	if strings.Join(methods, " ") != "tools/list tools/call prompts/get " {
 		t.Errorf("methods on the request lines: %q", methods)
 	}
-	if errs[0] != "" || errs[1] != "" || !strings.Contains(errs[2], "no_such_tool") || errs[3] != "" {
+	if errs[0] != "" || errs[1] != "" || !strings.Contains(errs[2], "no_such_prompt") || errs[3] != "" {
 		t.Errorf("errors on the request lines: %q", errs)
 	}
 }

@@ -40,6 +40,9 @@ func NewMCPServer(reg *registry.Registry, prompts []registry.Prompt) *mcpserver.
 		}
 		result.Tools = kept
 	})
+	hooks.AddBeforeCallTool(func(_ context.Context, _ any, req *mcp.CallToolRequest) {
+		routeToolCall(reg, req)
+	})
 	opts := []mcpserver.ServerOption{
 		mcpserver.WithToolCapabilities(false),
 		mcpserver.WithHooks(hooks),
@@ -52,10 +55,49 @@ func NewMCPServer(reg *registry.Registry, prompts []registry.Prompt) *mcpserver.
 	for _, t := range reg.Tools("") {
 		s.AddTool(mcpTool(t), toolHandler(reg, s, t.Name))
 	}
+	s.AddTool(mcp.NewTool(unknownToolRoute), toolHandler(reg, s, ""))
 	for _, p := range prompts {
 		s.AddPrompt(mcpPrompt(p), promptHandler(p))
 	}
 	return s
+}
+
+// unknownToolRoute is the mcp-go tool that calls to names the registry
+// does not know are routed to (routeToolCall): mcp-go would answer them
+// with a bare JSON-RPC error before any handler runs. The registry then
+// answers with the unknown_tool envelope, metric and span, as over REST.
+// It is never listed: the tools/list hook keeps only registry tools.
+const unknownToolRoute = "cursus__unknown_tool"
+
+// requestedToolKey carries the name a routed call asked for in its _meta.
+const requestedToolKey = "cursus/requested_tool"
+
+// routeToolCall runs before mcp-go looks a tools/call name up: a name the
+// registry knows in either form (dotted or wire) goes to its tool, any
+// other name to unknownToolRoute with the requested name in _meta.
+func routeToolCall(reg *registry.Registry, req *mcp.CallToolRequest) {
+	if def, ok := reg.Lookup(req.Params.Name); ok {
+		req.Params.Name = def.WireName()
+		return
+	}
+	if req.Params.Meta == nil {
+		req.Params.Meta = &mcp.Meta{}
+	}
+	if req.Params.Meta.AdditionalFields == nil {
+		req.Params.Meta.AdditionalFields = map[string]any{}
+	}
+	req.Params.Meta.AdditionalFields[requestedToolKey] = req.Params.Name
+	req.Params.Name = unknownToolRoute
+}
+
+// requestedTool is the name a routed call asked for.
+func requestedTool(req mcp.CallToolRequest) string {
+	if req.Params.Meta != nil {
+		if name, ok := req.Params.Meta.AdditionalFields[requestedToolKey].(string); ok {
+			return name
+		}
+	}
+	return req.Params.Name
 }
 
 func mcpTool(t *registry.ToolDef) mcp.Tool {
@@ -79,8 +121,14 @@ func mcpTool(t *registry.ToolDef) mcp.Tool {
 	return tool
 }
 
+// toolHandler serves the tool name, or with an empty name the unknown
+// name a call was routed for.
 func toolHandler(reg *registry.Registry, s *mcpserver.MCPServer, name string) mcpserver.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (result *mcp.CallToolResult, err error) {
+		name := name
+		if name == "" {
+			name = requestedTool(req)
+		}
 		st := stateFrom(ctx)
 		// The registry contains tool panics; this catches a bug in the code
 		// around the call, which would otherwise end a stdio server. (It

@@ -179,11 +179,9 @@ func (m *metrics) callFinished(tool, transport, code string, d time.Duration, st
 
 func (m *metrics) httpRequest(route, method string, status int, d time.Duration) {
 	if !standardMethod(method) {
-		// A client-chosen method is counted but not cached, so it cannot
-		// grow the cache.
-		m.httpRequests.WithLabelValues(route, method, strconv.Itoa(status)).Inc()
-		m.httpDuration.WithLabelValues(route, method).Observe(d.Seconds())
-		return
+		// Clients choose the method: any other one shares one label value,
+		// so they cannot create new series.
+		method = otherMethod
 	}
 	h := m.httpChildren.get(httpKey{route, method, status}, func() *httpObservers {
 		return &httpObservers{
@@ -195,10 +193,14 @@ func (m *metrics) httpRequest(route, method string, status int, d time.Duration)
 	h.duration.Observe(d.Seconds())
 }
 
+// otherMethod is the method label of a request whose method is not one of
+// HTTP's standard methods.
+const otherMethod = "OTHER"
+
 func standardMethod(m string) bool {
 	switch m {
 	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
-		http.MethodDelete, http.MethodOptions:
+		http.MethodDelete, http.MethodOptions, http.MethodConnect, http.MethodTrace:
 		return true
 	}
 	return false

@@ -438,7 +438,11 @@ func (t *telemetry) observeHTTP(next http.Handler) http.Handler {
 			}
 			d := time.Since(start)
 			if span.IsRecording() {
-				span.SetName(r.Method + " " + route)
+				method := r.Method
+				if !standardMethod(method) {
+					method = otherMethod // span names stay as bounded as the metric labels
+				}
+				span.SetName(method + " " + route)
 				span.SetAttributes(attribute.String("http.route", route), attribute.Int("http.response.status_code", status))
 				if status >= 500 {
 					span.SetStatus(codes.Error, http.StatusText(status))

@@ -5,6 +5,8 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/rs/zerolog"
+	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/sdk/resource"
@@ -84,4 +86,14 @@ func tracesURL(endpoint string) string {
 	}
 	u.Path = "/v1/traces"
 	return u.String()
+}
+
+// LogOTelErrors sends the OpenTelemetry SDK's errors (an exporter that
+// cannot reach its endpoint, a full span queue) to log as warnings: the
+// SDK's default prints plain text into the JSON log stream. The handler
+// is process-wide.
+func LogOTelErrors(log zerolog.Logger) {
+	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) {
+		log.Warn().Err(err).Msg("opentelemetry")
+	}))
 }

@@ -86,7 +86,8 @@ func newApp(cfg server.Config, stderr io.Writer) (*app, error) {
 		PipelineDirs:           cfg.Workspace.PipelineDirs,
 		Python:                 cfg.Workspace.Python,
 		AllowUnisolatedScripts: cfg.Workspace.AllowUnisolatedScripts,
-		AWSEndpoint:            cfg.AWS.Endpoint,
+		AWSS3Endpoint:          cfg.AWS.S3(),
+		AWSSageMakerEndpoint:   cfg.AWS.SageMaker(),
 		AWSRegion:              cfg.AWS.Region,
 		MaxFileBytes:           cfg.Limits.MaxFileBytes,
 	})

@@ -7,7 +7,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -60,6 +62,7 @@ func cmdServe(ctx context.Context, args []string, stderr io.Writer, env func(str
 		return err
 	}
 	deps := server.Deps{Config: cfg, Registry: a.registry, Prompts: handlers.Prompts(), Logger: a.logger}
+	server.LogOTelErrors(a.logger)
 	tp, shutdownTracing, err := server.SetupTracing(ctx, cfg.Telemetry, env)
 	if err != nil {
 		return fmt.Errorf("tracing: %w", err)
@@ -88,7 +91,7 @@ func cmdMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	case "help":
 		return cmdMCPHelp(ctx, args[1:], stdout, stderr, env)
 	case "list-tools":
-		return 0, cmdListTools(args[1:], stdout, stderr, env)
+		return cmdListTools(args[1:], stdout, stderr, env)
 	}
 	return 0, fmt.Errorf("%w: unknown mcp subcommand %q", errUsage, args[0])
 }
@@ -165,12 +168,13 @@ func writeHelpText(w io.Writer, data any, withExamples bool) {
 			Description string `json:"description"`
 			Count       int    `json:"count"`
 			Tools       []struct {
-				Name        string   `json:"name"`
-				Description string   `json:"description"`
-				Tags        []string `json:"tags"`
-				Flags       []string `json:"flags"`
-				When        string   `json:"when"`
-				Examples    []string `json:"examples"`
+				Name        string          `json:"name"`
+				Description string          `json:"description"`
+				Tags        []string        `json:"tags"`
+				Flags       []string        `json:"flags"`
+				When        string          `json:"when"`
+				Examples    []string        `json:"examples"`
+				Schema      json.RawMessage `json:"schema"`
 			} `json:"tools"`
 		} `json:"namespaces"`
 	}
@@ -202,12 +206,19 @@ func writeHelpText(w io.Writer, data any, withExamples bool) {
 					fmt.Fprintf(w, "        %s\n", ex)
 				}
 			}
+			if len(t.Schema) > 0 {
+				var schema bytes.Buffer
+				_ = json.Indent(&schema, t.Schema, "        ", "  ")
+				fmt.Fprintf(w, "      Input schema:\n        %s\n", schema.Bytes())
+			}
 		}
 		fmt.Fprintln(w)
 	}
 }
 
-func cmdListTools(args []string, stdout, stderr io.Writer, env func(string) (string, bool)) error {
+// cmdListTools lists the registered tools; a namespace that does not
+// exist exits 1, as mcp help does.
+func cmdListTools(args []string, stdout, stderr io.Writer, env func(string) (string, bool)) (int, error) {
 	var namespace, format string
 	cfg, _, err := parseCommand("mcp list-tools", args, false, stderr, env, func(fs *flag.FlagSet) {
 		fs.StringVar(&namespace, "namespace", "", "only this namespace")
@@ -217,11 +228,17 @@ func cmdListTools(args []string, stdout, stderr io.Writer, env func(string) (str
 		err = checkFormat(format)
 	}
 	if err != nil {
-		return err
+		return 0, err
 	}
 	a, err := newApp(cfg, stderr)
 	if err != nil {
-		return err
+		return 0, err
+	}
+	if namespaces := a.registry.Namespaces(); namespace != "" {
+		if _, ok := namespaces[namespace]; !ok {
+			fmt.Fprintf(stderr, "cursus: unknown namespace: '%s' (namespaces: %s)\n", namespace, strings.Join(slices.Sorted(maps.Keys(namespaces)), ", "))
+			return 1, nil
+		}
 	}
 	tools := a.registry.Tools(namespace)
 	if format == "json" {
@@ -241,15 +258,11 @@ func cmdListTools(args []string, stdout, stderr io.Writer, env func(string) (str
 			}
 			rows = append(rows, row{t.Name, t.WireName(), t.Description, tags, t.Flags(), t.Destructive})
 		}
-		return writeIndented(stdout, rows)
+		return 0, writeIndented(stdout, rows)
 	}
 	if len(tools) == 0 {
-		if namespace != "" {
-			fmt.Fprintf(stdout, "No tools registered in namespace '%s'.\n", namespace)
-		} else {
-			fmt.Fprintln(stdout, "No tools registered.")
-		}
-		return nil
+		fmt.Fprintln(stdout, "No tools registered.")
+		return 0, nil
 	}
 	fmt.Fprintf(stdout, "%d tool(s):\n\n", len(tools))
 	for _, t := range tools {
@@ -260,7 +273,7 @@ func cmdListTools(args []string, stdout, stderr io.Writer, env func(string) (str
 		fmt.Fprintln(stdout, line)
 		fmt.Fprintf(stdout, "      %s\n", t.Description)
 	}
-	return nil
+	return 0, nil
 }
 
 // cmdCall runs one tool in-process as the trusted local user and prints

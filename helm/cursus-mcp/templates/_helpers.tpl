@@ -120,6 +120,8 @@ so the chart refuses to render instead of shipping a crash-looping pod.
 {{- $aws := dict }}
 {{- with .Values.aws.region }}{{ $_ := set $aws "region" . }}{{ end }}
 {{- with .Values.aws.endpoint }}{{ $_ := set $aws "endpoint" . }}{{ end }}
+{{- with .Values.aws.s3Endpoint }}{{ $_ := set $aws "s3_endpoint" . }}{{ end }}
+{{- with .Values.aws.sagemakerEndpoint }}{{ $_ := set $aws "sagemaker_endpoint" . }}{{ end }}
 {{- $workspace := dict "root" "/workspace" "python" $c.workspace.python "allow_unisolated_scripts" (default false $c.workspace.allowUnisolatedScripts) }}
 {{- with $stepDirs }}{{ $_ := set $workspace "step_dirs" . }}{{ end }}
 {{- with $pipelineDirs }}{{ $_ := set $workspace "pipeline_dirs" . }}{{ end }}

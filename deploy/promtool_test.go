@@ -1,0 +1,99 @@
+package deploy
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// promtoolBinary finds promtool (Debian package prometheus; scripts/test.sh
+// installs it where apt-get can).
+func promtoolBinary(t *testing.T) string {
+	t.Helper()
+	return needTool(t, "promtool", "PROMTOOL", "apt-get install prometheus")
+}
+
+func runPromtool(t *testing.T, dir string, args ...string) {
+	t.Helper()
+	cmd := exec.Command(promtoolBinary(t), args...)
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("promtool %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+}
+
+// TestAlertRulesWithPromtool checks rules.yaml and runs its unit tests
+// (deploy/prometheus/rules_test.yaml): each alert fires on the series it
+// is for, with its labels and annotations, and stays quiet on the others.
+func TestAlertRulesWithPromtool(t *testing.T) {
+	dir := filepath.Join(repoRoot(t), "deploy", "prometheus")
+	runPromtool(t, dir, "check", "rules", "rules.yaml")
+	runPromtool(t, dir, "test", "rules", "rules_test.yaml")
+}
+
+// TestErrorRatioPanelWithPromtool evaluates the dashboard's "Server error
+// ratio" query, its variables set to All: 0 (not "No data") on a healthy
+// server and on an idle one, the server-side share of calls otherwise.
+func TestErrorRatioPanelWithPromtool(t *testing.T) {
+	var expr string
+	for where, e := range dashboardExprs(t, readRepoFile(t, "deploy/grafana/cursus-mcp-dashboard.json")) {
+		if strings.HasPrefix(where, `panel "Server error ratio"`) {
+			expr = e
+		}
+	}
+	if expr == "" {
+		t.Fatal(`no "Server error ratio" panel`)
+	}
+	expr = strings.NewReplacer("$job", ".*", "$tool", ".*", "$transport", ".*", "$__rate_interval", "5m").Replace(expr)
+	quoted := strings.ReplaceAll(expr, "'", "''")
+	cases := `rule_files: []
+evaluation_interval: 1m
+tests:
+  # Healthy: only ok and a client's invalid_input.
+  - interval: 1m
+    input_series:
+      - series: 'cursus_tool_calls_total{job="cursus",tool="tools.help",transport="mcp",code="ok"}'
+        values: '0+60x20'
+      - series: 'cursus_tool_calls_total{job="cursus",tool="dag.compile",transport="rest",code="invalid_input"}'
+        values: '0+6x20'
+    promql_expr_test:
+      - expr: '` + quoted + `'
+        eval_time: 15m
+        exp_samples:
+          - labels: '{}'
+            value: 0
+  # Idle: the counters exist but nothing was called lately.
+  - interval: 1m
+    input_series:
+      - series: 'cursus_tool_calls_total{job="cursus",tool="tools.help",transport="mcp",code="ok"}'
+        values: '5x20'
+    promql_expr_test:
+      - expr: '` + quoted + `'
+        eval_time: 15m
+        exp_samples:
+          - labels: '{}'
+            value: 0
+  # One call in ten fails on the server side (timeout or internal_error).
+  - interval: 1m
+    input_series:
+      - series: 'cursus_tool_calls_total{job="cursus",tool="tools.help",transport="mcp",code="ok"}'
+        values: '0+54x20'
+      - series: 'cursus_tool_calls_total{job="cursus",tool="dag.compile",transport="mcp",code="timeout"}'
+        values: '0+3x20'
+      - series: 'cursus_tool_calls_total{job="cursus",tool="dag.compile",transport="rest",code="internal_error"}'
+        values: '0+3x20'
+    promql_expr_test:
+      - expr: '` + quoted + `'
+        eval_time: 15m
+        exp_samples:
+          - labels: '{}'
+            value: 0.1
+`
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "panel_test.yaml"), []byte(cases), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	runPromtool(t, dir, "test", "rules", "panel_test.yaml")
+}
