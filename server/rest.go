@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 
 	"github.com/go-chi/chi/v5"
 
@@ -43,9 +44,13 @@ func statusFor(res *registry.Result) int {
 func (s *Server) handleCall() http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		st := stateFrom(r.Context())
+		name := chi.URLParam(r, "tool")
 		res := st.argsBad
+		if def, ok := s.deps.Registry.Lookup(name); ok && !st.toolsets.has(def) {
+			res = outsideToolsets(s.deps.Registry, st.caller(), st.toolsets, def).ForTool(name)
+		}
 		if res == nil {
-			res = s.deps.Registry.Call(registry.WithCaller(r.Context(), st.caller()), chi.URLParam(r, "tool"), st.args)
+			res = s.deps.Registry.Call(registry.WithCaller(r.Context(), st.caller()), name, st.args)
 		}
 		writeJSON(w, statusFor(res), res.Encode())
 	}
@@ -56,7 +61,8 @@ func (s *Server) handleCall() http.HandlerFunc {
 func (s *Server) handleListTools() http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		q := r.URL.Query()
-		tools := s.deps.Registry.Visible(stateFrom(r.Context()).caller(), q.Get("namespace"))
+		st := stateFrom(r.Context())
+		tools := slices.DeleteFunc(s.deps.Registry.Visible(st.caller(), q.Get("namespace")), func(t *registry.ToolDef) bool { return !st.toolsets.has(t) })
 		var out any
 		switch q.Get("format") {
 		case "", "openai":
