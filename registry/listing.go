@@ -39,7 +39,7 @@ func leadClause(s string) string {
 		break
 	}
 	first := s[:end]
-	const minLead = 20 // a cut this early would leave too little to go on
+	const minLead = 10 // a cut this early would leave too little to go on
 	for _, sep := range []string{": ", "; ", " ("} {
 		if i := strings.Index(first, sep); i >= minLead {
 			first = first[:i]
