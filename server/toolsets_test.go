@@ -10,6 +10,9 @@ import (
 	"testing"
 	"time"
 
+	mcpclient "github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rs/zerolog"
 
@@ -321,4 +324,39 @@ func mustRequest(t *testing.T, method, url, body string, header http.Header) *ht
 		}
 	}
 	return req
+}
+
+// TestToolsetsNarrowLegacySSE: over the legacy HTTP+SSE transport the
+// header (which mcp-go's client sends on the stream and on every message)
+// narrows tools/list and tools/call as on /mcp.
+func TestToolsetsNarrowLegacySSE(t *testing.T) {
+	env, _ := productionEnv(t, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := mcpclient.NewSSEMCPClient(env.ts.URL+"/sse", transport.WithHeaders(map[string]string{toolsetsHeader: "dag"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Initialize(ctx, mcp.InitializeRequest{Params: mcp.InitializeParams{ClientInfo: mcp.Implementation{Name: "test", Version: "1"}}}); err != nil {
+		t.Fatal(err)
+	}
+	list, err := c.ListTools(ctx, mcp.ListToolsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := toolNames(list.Tools)
+	if !slices.Contains(names, "tools__help") || slices.ContainsFunc(names, func(n string) bool { return !strings.HasPrefix(n, "dag__") && n != "tools__help" }) {
+		t.Fatalf("sse tools/list with toolsets dag: %v", names)
+	}
+	res, err := c.CallTool(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "catalog__list_steps"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.IsError || !strings.Contains(res.Content[0].(mcp.TextContent).Text, "not in this request's toolsets") {
+		t.Fatalf("sse call outside the selection: %v", res.Content)
+	}
 }
