@@ -79,7 +79,7 @@ func withHelp(ns registry.Namespace, workflows []workflowInfo) registry.Namespac
 		Name: name + ".help",
 		Description: "Overview of the '" + name + "' tools: " + ns.Description + " Lists each " + name +
 			".* tool with its description, when to use it and examples. Set include_schema for the JSON input schemas. Start here before using " + name + " tools.",
-		When: "You are about to work with " + name + " tools and want that namespace's overview and examples.",
+		When: "Before you use " + name + " tools: their overview and examples.",
 		Examples: []string{
 			name + ".help {}  # every " + name + ".* tool with when and examples",
 			name + `.help {"include_schema": true}  # the same, plus JSON input schemas`,

@@ -8,10 +8,12 @@ type OpenAITool struct {
 
 // OpenAIFunction is the function part of OpenAITool.
 type OpenAIFunction struct {
-	Name        string          `json:"name"`
-	Description string          `json:"description"`
-	Parameters  map[string]any  `json:"parameters"`
-	Metadata    *OpenAIMetadata `json:"metadata,omitempty"`
+	Name        string         `json:"name"`
+	Description string         `json:"description"`
+	Parameters  map[string]any `json:"parameters"`
+	// Strict marks parameters in OpenAI's strict mode (StrictSchema).
+	Strict   bool            `json:"strict,omitempty"`
+	Metadata *OpenAIMetadata `json:"metadata,omitempty"`
 }
 
 // OpenAIMetadata carries the phase tags.
@@ -28,11 +30,16 @@ type MCPTool struct {
 	Annotations  Annotations    `json:"annotations"`
 }
 
-// ExportOpenAI converts tools to the OpenAI function shape.
-func ExportOpenAI(tools []*ToolDef) []OpenAITool {
+// ExportOpenAI converts tools to the OpenAI function shape; with strict,
+// their parameters are in strict mode (StrictSchema), and arguments
+// written against them go through FromVariantArgs before a call.
+func ExportOpenAI(tools []*ToolDef, strict bool) []OpenAITool {
 	out := make([]OpenAITool, 0, len(tools))
 	for _, t := range tools {
 		f := OpenAIFunction{Name: t.WireName(), Description: t.RenderDescription(), Parameters: t.Schema}
+		if strict {
+			f.Parameters, f.Strict = StrictSchema(t.Schema), true
+		}
 		if len(t.Tags) > 0 {
 			f.Metadata = &OpenAIMetadata{Tags: t.Tags}
 		}
@@ -52,6 +59,24 @@ func ExportMCP(tools []*ToolDef) []MCPTool {
 			OutputSchema: t.OutputSchema,
 			Annotations:  t.Annotations(),
 		})
+	}
+	return out
+}
+
+// GeminiFunction is a Gemini function declaration.
+type GeminiFunction struct {
+	Name        string         `json:"name"`
+	Description string         `json:"description"`
+	Parameters  map[string]any `json:"parameters,omitempty"`
+}
+
+// ExportGemini converts tools to Gemini function declarations
+// (GeminiSchema parameters; arguments written against them go through
+// FromVariantArgs before a call).
+func ExportGemini(tools []*ToolDef) []GeminiFunction {
+	out := make([]GeminiFunction, 0, len(tools))
+	for _, t := range tools {
+		out = append(out, GeminiFunction{Name: t.WireName(), Description: t.RenderDescription(), Parameters: GeminiSchema(t.Schema)})
 	}
 	return out
 }

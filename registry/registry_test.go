@@ -304,7 +304,7 @@ func TestRenderDescriptionAndAnnotations(t *testing.T) {
 		t.Fatalf("annotations = %+v", a)
 	}
 	mcp := ExportMCP([]*ToolDef{&td})
-	oa := ExportOpenAI([]*ToolDef{&td})
+	oa := ExportOpenAI([]*ToolDef{&td}, false)
 	if mcp[0].Name != "t__echo" || oa[0].Function.Name != "t__echo" || oa[0].Function.Metadata.Tags[0] != PhasePlanner {
 		t.Fatalf("exports = %+v %+v", mcp, oa)
 	}

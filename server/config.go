@@ -52,7 +52,20 @@ type MCPConfig struct {
 	AllowedOrigins  []string      `yaml:"allowed_origins"`
 	BaseURL         string        `yaml:"base_url"`
 	HeartbeatPeriod time.Duration `yaml:"heartbeat_period"`
+	// ToolList is how tools/list shows each tool: "lean" (a summary and
+	// the shape of a call; tools.describe_tool has the rest) or "full"
+	// (description with examples, whole input schema, outputSchema).
+	ToolList string `yaml:"tool_list"`
+	// Toolsets are the namespaces this server offers over MCP and
+	// GET /tools (empty: every one); a request may select fewer.
+	Toolsets []string `yaml:"toolsets"`
 }
+
+// The values of mcp.tool_list.
+const (
+	toolListLean = "lean"
+	toolListFull = "full"
+)
 
 // GatesConfig decides what remote callers may run.
 type GatesConfig struct {
@@ -177,7 +190,7 @@ func DefaultConfig() Config {
 	return Config{
 		Listen: ListenConfig{Addr: "127.0.0.1:8080", ShutdownTimeout: 20 * time.Second},
 		MCP: MCPConfig{
-			SessionIdleTTL: 10 * time.Minute, LegacySSE: true, HeartbeatPeriod: 25 * time.Second,
+			SessionIdleTTL: 10 * time.Minute, LegacySSE: true, HeartbeatPeriod: 25 * time.Second, ToolList: toolListLean,
 			AllowedOrigins: []string{"http://localhost", "http://127.0.0.1", "https://localhost", "https://127.0.0.1"},
 		},
 		Workspace: WorkspaceConfig{Root: ".", Python: "python3"},
@@ -546,6 +559,9 @@ func setScalar(f reflect.Value, raw string) error {
 func (c Config) Validate() error {
 	if _, _, err := net.SplitHostPort(c.Listen.Addr); err != nil {
 		return fmt.Errorf("listen.addr %q: %w", c.Listen.Addr, err)
+	}
+	if c.MCP.ToolList != toolListLean && c.MCP.ToolList != toolListFull {
+		return fmt.Errorf("mcp.tool_list must be %s or %s, got %q", toolListLean, toolListFull, c.MCP.ToolList)
 	}
 	positive := []struct {
 		key string

@@ -16,24 +16,28 @@ import (
 )
 
 const serverInstructions = "cursus builds Amazon SageMaker pipelines from a DAG of step types. " +
-	"Call tools__help first; every tool returns an envelope {ok, data | error, code, remedy, next_steps}."
+	"Call tools__help first; every tool returns an envelope {ok, data | error, code, remedy, next_steps}. " +
+	"tools/list gives each tool's summary and the shape of its arguments; tools__describe_tool gives one tool's " +
+	"full input schema, examples and output schema, and <namespace>__help a namespace's tools with their examples."
 
 // NewMCPServer exposes the registry as MCP tools. Every tools/call goes
 // through registry.Call, so gates, validation and envelopes are the same as
 // over REST; a call that came through our HTTP front end passes that
 // server's argument and exec limits first (admitMCPCall). Gated tools are left out of tools/list but still registered,
 // so a call to one gets the tool_disabled envelope instead of a bare
-// "tool not found". mcp-go's own per-message log lines are left off: the
-// HTTP request line names the JSON-RPC method and error (hooks added in
-// routes) and the tool-call line covers the call.
-func NewMCPServer(reg *registry.Registry, prompts []registry.Prompt) *mcpserver.MCPServer {
+// "tool not found". The request's toolsets narrow both further. mcp-go's
+// own per-message log lines are left off: the HTTP request line names the
+// JSON-RPC method and error (hooks added in routes) and the tool-call line
+// covers the call. cfg.ToolList picks the lean or the full listing.
+func NewMCPServer(reg *registry.Registry, prompts []registry.Prompt, cfg MCPConfig) *mcpserver.MCPServer {
 	hooks := &mcpserver.Hooks{}
 	hooks.AddAfterListTools(func(ctx context.Context, _ any, _ *mcp.ListToolsRequest, result *mcp.ListToolsResult) {
-		caller := callerOf(stateFrom(ctx))
+		st := stateFrom(ctx)
+		caller, selected := callerOf(st), st.selectedToolsets()
 		kept := result.Tools[:0]
 		for _, t := range result.Tools {
 			if def, ok := reg.Lookup(t.Name); ok {
-				if reg.Admit(caller, def).Allowed {
+				if selected.has(def) && reg.Admit(caller, def).Allowed {
 					kept = append(kept, t)
 				}
 			}
@@ -53,7 +57,11 @@ func NewMCPServer(reg *registry.Registry, prompts []registry.Prompt) *mcpserver.
 	}
 	s := mcpserver.NewMCPServer("cursus", cursus.Version, opts...)
 	for _, t := range reg.Tools("") {
-		s.AddTool(mcpTool(t), toolHandler(reg, s, t.Name))
+		tool := leanMCPTool(t)
+		if cfg.ToolList == toolListFull {
+			tool = mcpTool(t)
+		}
+		s.AddTool(tool, toolHandler(reg, s, t.Name))
 	}
 	s.AddTool(mcp.NewTool(unknownToolRoute), toolHandler(reg, s, ""))
 	for _, p := range prompts {
@@ -100,6 +108,27 @@ func requestedTool(req mcp.CallToolRequest) string {
 	return req.Params.Name
 }
 
+// leanMCPTool is t as the default tools/list shows it (registry.Summary,
+// registry.LeanSchema, the hints that carry meaning) and without an
+// outputSchema: the smallest one that structuredContent would still match
+// is {"type": "object"}, which tells a client nothing, and the envelope's
+// typed schema is served by tools.describe_tool.
+func leanMCPTool(t *registry.ToolDef) mcp.Tool {
+	schema, _ := json.Marshal(registry.LeanSchema(t.Schema))
+	h := t.LeanAnnotations()
+	return mcp.Tool{
+		Name:           t.WireName(),
+		Description:    t.Summary(),
+		RawInputSchema: schema,
+		Annotations: mcp.ToolAnnotation{
+			ReadOnlyHint: h.ReadOnlyHint, DestructiveHint: h.DestructiveHint,
+			IdempotentHint: h.IdempotentHint, OpenWorldHint: h.OpenWorldHint,
+		},
+	}
+}
+
+// mcpTool is t with its whole description, input schema and outputSchema
+// (mcp.tool_list: full).
 func mcpTool(t *registry.ToolDef) mcp.Tool {
 	schema, _ := json.Marshal(t.Schema)
 	a := t.Annotations()
@@ -145,6 +174,9 @@ func toolHandler(reg *registry.Registry, s *mcpserver.MCPServer, name string) mc
 			}
 		}()
 		caller := callerOf(st)
+		if def, ok := reg.Lookup(name); ok && !st.selectedToolsets().has(def) {
+			return toolResult(outsideToolsets(reg, caller, st.selectedToolsets(), def).ForTool(name)), nil
+		}
 		if st != nil && st.guards != nil {
 			info := &callInfo{st: st, mcpMethod: string(mcp.MethodToolsCall), argv: req.Params.Arguments}
 			ctx = withCallInfo(ctx, info)

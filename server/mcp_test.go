@@ -126,7 +126,8 @@ func TestGoSDKClientEveryRevision(t *testing.T) {
 				for _, tool := range list.Tools {
 					if tool.Name == name && tool.Annotations != nil {
 						a := tool.Annotations
-						return &a.ReadOnlyHint, a.DestructiveHint, &a.IdempotentHint, a.OpenWorldHint
+						// The go-sdk's idempotentHint is a plain bool: an omitted one reads false.
+						return &a.ReadOnlyHint, a.DestructiveHint, nil, a.OpenWorldHint
 					}
 				}
 				return nil, nil, nil, nil
@@ -173,8 +174,12 @@ func checkToolList(t *testing.T, names []string, hints func(string) (ro, destr, 
 			t.Errorf("tool name %q is not a wire name", n)
 		}
 	}
+	// The lean list sends readOnlyHint, destructiveHint (its default, true,
+	// would mark the tool destructive) and openWorldHint (default true);
+	// idempotentHint only for a tool that is not read-only, since MCP
+	// gives it meaning only then.
 	ro, destr, idem, open := hints("tools__help")
-	if ro == nil || destr == nil || idem == nil || open == nil || !*ro || *destr || !*idem || *open {
+	if ro == nil || destr == nil || open == nil || !*ro || *destr || *open || idem != nil {
 		t.Fatalf("tools__help hints not explicit/right: ro=%v destr=%v idem=%v open=%v", ro, destr, idem, open)
 	}
 }
@@ -253,7 +258,7 @@ func TestMCPToolHandlerContainsPanics(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := NewMCPServer(reg, nil)
+	s := NewMCPServer(reg, nil, DefaultConfig().MCP)
 	for i := range 2 {
 		msg := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"bench__noop","arguments":{"name":"x"}}}`, i)
 		resp, ok := s.HandleMessage(context.Background(), json.RawMessage(msg)).(mcp.JSONRPCResponse)

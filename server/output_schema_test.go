@@ -11,11 +11,12 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
-// TestMCPResultsMatchTheirOutputSchema: over MCP every listed tool has an
-// outputSchema, and the structuredContent of a call (a success and a
-// failure) validates against the schema the client was given.
+// TestMCPResultsMatchTheirOutputSchema: with the full tool list every
+// listed tool has an outputSchema, and the structuredContent of a call (a
+// success and a failure) validates against the schema the client was
+// given. (The lean default advertises none: TestLeanToolListFitsBudget.)
 func TestMCPResultsMatchTheirOutputSchema(t *testing.T) {
-	env := newTestEnv(t, nil)
+	env := newTestEnv(t, map[string]string{"CURSUS_MCP_TOOL_LIST": "full"})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	cs, list := sdkSession(t, ctx, env.ts.URL+"/mcp", nil)

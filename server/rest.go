@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
+	"strconv"
 
 	"github.com/go-chi/chi/v5"
 
@@ -43,9 +45,18 @@ func statusFor(res *registry.Result) int {
 func (s *Server) handleCall() http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		st := stateFrom(r.Context())
+		name := chi.URLParam(r, "tool")
 		res := st.argsBad
+		def, known := s.deps.Registry.Lookup(name)
+		if known && !st.toolsets.has(def) {
+			res = outsideToolsets(s.deps.Registry, st.caller(), st.toolsets, def).ForTool(name)
+		}
+		args := st.args
+		if res == nil && known {
+			args, res = variantArgs(r, def, args)
+		}
 		if res == nil {
-			res = s.deps.Registry.Call(registry.WithCaller(r.Context(), st.caller()), chi.URLParam(r, "tool"), st.args)
+			res = s.deps.Registry.Call(registry.WithCaller(r.Context(), st.caller()), name, args)
 		}
 		writeJSON(w, statusFor(res), res.Encode())
 	}
@@ -56,15 +67,26 @@ func (s *Server) handleCall() http.HandlerFunc {
 func (s *Server) handleListTools() http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		q := r.URL.Query()
-		tools := s.deps.Registry.Visible(stateFrom(r.Context()).caller(), q.Get("namespace"))
+		st := stateFrom(r.Context())
+		tools := slices.DeleteFunc(s.deps.Registry.Visible(st.caller(), q.Get("namespace")), func(t *registry.ToolDef) bool { return !st.toolsets.has(t) })
+		strict, err := strictParam(r)
+		if err != nil {
+			writeJSON(w, http.StatusBadRequest, registry.Fail(registry.CodeInvalidInput, err.Error()).Encode())
+			return
+		}
 		var out any
-		switch q.Get("format") {
-		case "", "openai":
-			out = registry.ExportOpenAI(tools)
-		case "mcp":
+		switch format := q.Get("format"); {
+		case format == "" || format == "openai":
+			out = registry.ExportOpenAI(tools, strict)
+		case strict:
+			writeJSON(w, http.StatusBadRequest, registry.Fail(registry.CodeInvalidInput, "strict=true applies to the openai format only (gemini has its own rules; the MCP inputSchema stays full JSON Schema)").Encode())
+			return
+		case format == "mcp":
 			out = registry.ExportMCP(tools)
+		case format == "gemini":
+			out = registry.ExportGemini(tools)
 		default:
-			writeJSON(w, http.StatusBadRequest, registry.Fail(registry.CodeInvalidInput, "format must be openai or mcp").Encode())
+			writeJSON(w, http.StatusBadRequest, registry.Fail(registry.CodeInvalidInput, "format must be openai, mcp or gemini").Encode())
 			return
 		}
 		body, err := json.Marshal(out)
@@ -112,4 +134,39 @@ func handleNoRoute(status int, code, what string) http.HandlerFunc {
 		}
 		writeJSON(w, status, registry.Fail(code, fmt.Sprintf("%s: %s %s (see /openapi.yaml; tools are called with POST /call/<tool>)", what, r.Method, path)).Encode())
 	}
+}
+
+// strictParam reads ?strict= (absent is false).
+func strictParam(r *http.Request) (bool, error) {
+	v := r.URL.Query().Get("strict")
+	if v == "" {
+		return false, nil
+	}
+	strict, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, fmt.Errorf("strict must be true or false, got %q", v)
+	}
+	return strict, nil
+}
+
+// variantArgs converts the arguments of a call that says it was written
+// against a schema variant of GET /tools (?strict=true or ?format=gemini)
+// back to the tool's own schema, which then validates them as any call's.
+func variantArgs(r *http.Request, t *registry.ToolDef, args map[string]any) (map[string]any, *registry.Result) {
+	strict, err := strictParam(r)
+	if err != nil {
+		return nil, registry.Fail(registry.CodeInvalidInput, err.Error()).ForTool(t.Name)
+	}
+	switch format := r.URL.Query().Get("format"); {
+	case format == "gemini" || (strict && (format == "" || format == "openai")):
+	case format == "" || format == "openai":
+		return args, nil
+	default:
+		return nil, registry.Fail(registry.CodeInvalidInput, "format on /call must be openai (with strict=true) or gemini: the schema variant the arguments were written against").ForTool(t.Name)
+	}
+	converted, err := registry.FromVariantArgs(t.Schema, args)
+	if err != nil {
+		return nil, registry.Fail(registry.CodeInvalidInput, fmt.Sprintf("invalid arguments for '%s': %v", t.Name, err)).ForTool(t.Name)
+	}
+	return converted, nil
 }

@@ -43,14 +43,16 @@ type Server struct {
 	streams  *streams
 	// sseOwners binds legacy SSE sessions to their callers.
 	sseOwners *sseOwners
-	ready     atomic.Bool
+	// toolsets are the namespaces the deployment offers (nil: all).
+	toolsets toolsets
+	ready    atomic.Bool
 }
 
 // NewServer builds the HTTP handler for the given dependencies.
 func NewServer(deps Deps) *Server {
-	s := &Server{deps: deps, streams: newStreams(deps.Config.Limits)}
+	s := &Server{deps: deps, streams: newStreams(deps.Config.Limits), toolsets: deploymentToolsets(deps.Registry, deps.Config.MCP)}
 	logger := slog.New(zerolog.NewSlogHandler(deps.Logger))
-	s.mcp = NewMCPServer(deps.Registry, deps.Prompts)
+	s.mcp = NewMCPServer(deps.Registry, deps.Prompts, deps.Config.MCP)
 	streamOpts := []mcpserver.StreamableHTTPOption{
 		mcpserver.WithStreamableHTTPLogger(logger),
 		mcpserver.WithHeartbeatInterval(deps.Config.MCP.HeartbeatPeriod),

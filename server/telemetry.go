@@ -85,6 +85,9 @@ type requestState struct {
 	// traced is set when the request carried trace context: with tracing
 	// off, a tool call's log line has a trace id only then.
 	traced bool
+	// toolsets is the request's toolset selection (selectToolsets; the
+	// deployment's for stdio).
+	toolsets toolsets
 
 	mu       sync.Mutex
 	identity identity // from authentication; zero when auth is off

@@ -110,6 +110,9 @@ func newApp(cfg server.Config, stderr io.Writer) (*app, error) {
 	if unknown := reg.UnknownPolicyNames(); len(unknown) > 0 {
 		return nil, fmt.Errorf("gates.allow/gates.deny name no tool or namespace: %s (see `cursus mcp list-tools`)", strings.Join(unknown, ", "))
 	}
+	if err := server.CheckToolsets(reg, cfg.MCP); err != nil {
+		return nil, err
+	}
 	return &app{cfg: cfg, registry: reg, logger: logger}, nil
 }
 
