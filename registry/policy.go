@@ -78,17 +78,22 @@ func (r *Registry) decide(caller Caller, t *ToolDef, args map[string]any) Admiss
 		return Admission{Allowed: true}
 	}
 	caps := t.capabilitiesFor(args)
+	// The WritesWith arguments are named when they alone make the call a write.
+	var writeArgs []string
+	if !t.Writes && !t.Destructive {
+		writeArgs = t.WriteArgs(args)
+	}
 	if gate := r.opts.Policy.closedBy(t, caps); gate != "" {
 		a := Admission{Gate: gate, Hint: r.opts.GateHints[gate]}
-		if gate == GateWrite && !t.Writes && !t.Destructive {
-			a.WriteArgs = t.WriteArgs(args)
+		if gate == GateWrite {
+			a.WriteArgs = writeArgs
 		}
 		return a
 	}
 	if need := caps.scope(); caller.Scopes != nil && !slices.Contains(caller.Scopes, need) {
 		a := Admission{Gate: GateScope, Scope: need, Hint: r.opts.GateHints[GateScope]}
-		if need == ScopeWrite && !t.Writes && !t.Destructive {
-			a.WriteArgs = t.WriteArgs(args)
+		if need == ScopeWrite {
+			a.WriteArgs = writeArgs
 		}
 		return a
 	}
@@ -119,16 +124,21 @@ func matches(list []string, t *ToolDef) bool {
 // who can open the gate and how, and names the alternative when the
 // caller has one.
 func (a Admission) Err(t *ToolDef) *ToolError {
-	what := fmt.Sprintf("tool '%s'", t.Name)
-	if len(a.WriteArgs) > 0 {
-		what = fmt.Sprintf("tool '%s' with %s (it then writes the server's workspace)", t.Name, strings.Join(a.WriteArgs, ", "))
-	}
 	var msg, fix string
-	if a.Gate == GateScope {
-		msg = fmt.Sprintf("%s needs the '%s' scope, which this credential lacks", what, a.Scope)
+	switch {
+	case a.Gate == GateScope && len(a.WriteArgs) > 0:
+		msg = fmt.Sprintf("tool '%s' with %s writes the server's workspace, which needs the '%s' scope this credential lacks",
+			t.Name, strings.Join(a.WriteArgs, ", "), a.Scope)
 		fix = fmt.Sprintf("Use a credential with the '%s' scope", a.Scope)
-	} else {
-		msg = fmt.Sprintf("%s is disabled on this server; only the operator can enable it", what)
+	case a.Gate == GateScope:
+		msg = fmt.Sprintf("tool '%s' needs the '%s' scope, which this credential lacks", t.Name, a.Scope)
+		fix = fmt.Sprintf("Use a credential with the '%s' scope", a.Scope)
+	case len(a.WriteArgs) > 0:
+		msg = fmt.Sprintf("tool '%s' with %s writes the server's workspace, which this server does not allow; only the operator can enable writing",
+			t.Name, strings.Join(a.WriteArgs, ", "))
+		fix = "Only the server's operator can enable writing"
+	default:
+		msg = fmt.Sprintf("tool '%s' is disabled on this server; only the operator can enable it", t.Name)
 		fix = "Only the server's operator can enable it"
 	}
 	details := map[string]any{"gate": string(a.Gate)}
