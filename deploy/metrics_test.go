@@ -383,8 +383,8 @@ func liveMetricFamilies(t *testing.T) map[string]string {
 	if got := call("tools__help", token); got != http.StatusOK {
 		t.Fatalf("tools.help: status %d", got)
 	}
-	if got := call("dag__serialize", token); got != http.StatusForbidden {
-		t.Fatalf("dag.serialize with gates closed: status %d, want 403", got)
+	if got := call("project__init", token); got != http.StatusForbidden {
+		t.Fatalf("project.init with gates closed: status %d, want 403", got)
 	}
 	if got := call("tools__help", ""); got != http.StatusUnauthorized {
 		t.Fatalf("no token: status %d, want 401", got)

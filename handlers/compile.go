@@ -152,6 +152,7 @@ func compileNamespace(d *Deps) (registry.Namespace, error) {
 				Tags:        []string{registry.PhaseProgrammer},
 				Destructive: true,
 				Network:     true,
+				Alternative: &registry.Alternative{Tool: "compile.with_report", How: "it returns the pipeline definition, the report and the artifact manifest without deploying anything."},
 			}, d.compileDAG),
 		},
 	}, nil

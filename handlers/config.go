@@ -109,14 +109,16 @@ func configNamespace(d *Deps) (registry.Namespace, error) {
 				Name: "config.merge_save",
 				Description: "Build every node's config from base values (shared by all nodes) and per-node values, validate them all " +
 					"(every problem at once), and return the merged config.json document (sorted keys, 2-space indent; fields equal in " +
-					"every config go to shared). Writes the file only when output_file is given, never overwriting unless overwrite is true.",
+					"every config go to shared). Read-only without output_file: pass the document on as the config argument of the compile tools. " +
+					"With output_file it also writes the file into the workspace (never overwriting unless overwrite is true): a write, which needs the server's write gate.",
 				When: "You have the values config.requirements asked for and want the config.json.",
 				Examples: []string{
 					`config.merge_save {"dag": {"nodes": ["XGBoostModel"], "edges": []}, "base": {"author": "jdoe", "bucket": "my-bucket", "role": "arn:aws:iam::123456789012:role/SageMakerRole", "region": "NA", "service_name": "fraud", "pipeline_version": "1.0.0"}}  # returns the document`,
 					`config.merge_save {"dag_file": "dag.json", "base": {"region": "EU"}, "per_node": {"XGBoostTraining": {"hyperparameters": {"num_round": 100}}}, "output_file": "config.json", "created_at": "2025-01-01T00:00:00Z"}  # writes it`,
 				},
-				Tags:   []string{registry.PhasePlanner, registry.PhaseProgrammer},
-				Writes: true,
+				Tags:        []string{registry.PhasePlanner, registry.PhaseProgrammer},
+				WritesWith:  []string{"output_file"},
+				Alternative: &registry.Alternative{Tool: "config.merge_save", How: "leave out output_file and it returns the config.json document in data.document, writing nothing."},
 			}, d.configMergeSave),
 		},
 	}, nil
@@ -216,7 +218,8 @@ func (d *Deps) configRequirements(ctx context.Context, in configRequirementsIn) 
 		registry.Warn(ctx, fmt.Sprintf("no step type for DAG node %s: %s", u.Node, u.Message))
 	}
 	registry.Next(ctx, registry.NextStep{Tool: "config.merge_save", When: "you have filled the template's null values",
-		Why: "builds, validates and saves every node's config", ArgsHint: map[string]any{"base": out.Template.Base, "per_node": out.Template.PerNode}})
+		Why:      "builds and validates every node's config and returns the config.json document",
+		ArgsHint: withDAGHint(map[string]any{"base": out.Template.Base, "per_node": out.Template.PerNode}, in.dagSource, g)})
 	return out, nil
 }
 
@@ -427,8 +430,12 @@ func (d *Deps) configMergeSave(ctx context.Context, in configMergeSaveIn) (confi
 	registry.Warn(ctx, warnings...)
 	registry.Meta(ctx, "config_count", len(res.ConfigKeys))
 	if out == "" {
-		registry.Next(ctx, registry.NextStep{Tool: "compile.validate", When: "the document is saved where the compiler reads it",
-			Why: "checks DAG, configs and builders fit together"})
+		hint := withDAGHint(map[string]any{"config": "<data.document>"}, in.dagSource, g)
+		registry.Next(ctx,
+			registry.NextStep{Tool: "compile.with_report", When: "the document is the configuration you want",
+				Why: "compiles the DAG with it (sent inline as config) and returns the pipeline definition and report", ArgsHint: hint},
+			registry.NextStep{Tool: "compile.validate", When: "you want the problems listed before compiling",
+				Why: "checks DAG, configs and builders fit together", ArgsHint: hint})
 		return res, nil
 	}
 	if err := d.Root.WriteFile(out, doc, in.Overwrite); err != nil {
@@ -480,4 +487,18 @@ func cfgAnyMap[V any](m map[string]V) map[string]any {
 		out[k] = v
 	}
 	return out
+}
+
+// withDAGHint adds the DAG to a next step's args hint as the call had
+// it: its dag_file, its inline dag, or g (a DAG built from per_node).
+func withDAGHint(hint map[string]any, in dagSource, g *dag.DAG) map[string]any {
+	switch {
+	case in.DAGFile != "":
+		hint["dag_file"] = in.DAGFile
+	case in.DAG != nil:
+		hint["dag"] = in.DAG
+	default:
+		hint["dag"] = map[string]any{"nodes": g.Nodes, "edges": g.Edges}
+	}
+	return hint
 }

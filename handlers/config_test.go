@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -289,10 +291,26 @@ func TestConfigHostileInput(t *testing.T) {
 	}
 }
 
-func TestConfigMergeSaveIsGated(t *testing.T) {
-	reg, _ := configEnv(t)
-	mustFail(t, callRemote(t, reg, "config.merge_save", `{"per_node":{"XGBoostModel":{}}}`), registry.CodeToolDisabled)
-	mustOK(t, callRemote(t, reg, "config.field_info", `{"config_class":"XGBoostModel"}`))
+// TestConfigMergeSaveWritesOnlyThroughTheGate: on the default policy a
+// remote caller gets the document, and the same call with output_file is
+// refused as a write (nothing written) with the read-only way named.
+func TestConfigMergeSaveWritesOnlyThroughTheGate(t *testing.T) {
+	reg, deps := configEnv(t)
+	const values = `"dag": {"nodes": ["XGBoostModel"], "edges": []}, "base": {"author": "jdoe", "bucket": "my-bucket", ` +
+		`"role": "arn:aws:iam::123456789012:role/SageMakerRole", "region": "NA", "service_name": "fraud", "pipeline_version": "1.0.0"}`
+	data := cfgOK(t, callRemote(t, reg, "config.merge_save", `{`+values+`}`))
+	if data["written"] != nil || data["document"] == nil {
+		t.Fatalf("written = %v, document = %v", data["written"], data["document"])
+	}
+	res := callRemote(t, reg, "config.merge_save", `{`+values+`, "output_file": "config.json"}`)
+	mustFail(t, res, registry.CodeToolDisabled)
+	details := cfgDetails(t, res)
+	if alt, _ := details["alternative"].(map[string]any); alt["tool"] != "config.merge_save" || details["gate"] != "writes" {
+		t.Errorf("details = %v", details)
+	}
+	if _, err := os.Stat(filepath.Join(deps.Root.Dir(), "config.json")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("config.json: %v, want not written", err)
+	}
 }
 
 // Acceptance: every built-in shared DAG goes requirements → sample values →

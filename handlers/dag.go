@@ -112,15 +112,17 @@ func dagNamespace(d *Deps) (registry.Namespace, error) {
 			}, d.dagDependencies),
 			registry.Define(registry.ToolDef{
 				Name: "dag.serialize",
-				Description: "Render the DAG document as JSON, or with path write it to a file inside the workspace (the DAG must be " +
-					"non-empty, acyclic and have no dangling edge). Output is deterministic: no timestamp unless created_at is given.",
-				When: "You want to save a DAG for dag.deserialize, config.requirements or compile.*.",
+				Description: "Render the DAG document as JSON (read-only without path), or with path also write it to a file inside the workspace: " +
+					"a write, which needs the server's write gate (the DAG must then be non-empty, acyclic and have no dangling edge). " +
+					"Output is deterministic: no timestamp unless created_at is given.",
+				When: "You want the DAG document as JSON, or to save it in the workspace for dag.deserialize, config.requirements or compile.*.",
 				Examples: []string{
-					`dag.serialize ` + strings.TrimSuffix(ex, "}") + `, "path": "pipeline_config/dag.json"}  # write into the workspace`,
 					`dag.serialize {"nodes": ["A", "B"], "edges": [["A", "B"]]}  # JSON string only`,
+					`dag.serialize ` + strings.TrimSuffix(ex, "}") + `, "path": "pipeline_config/dag.json"}  # write into the workspace`,
 				},
-				Tags:   []string{registry.PhasePlanner},
-				Writes: true,
+				Tags:        []string{registry.PhasePlanner},
+				WritesWith:  []string{"path"},
+				Alternative: &registry.Alternative{Tool: "dag.serialize", How: "leave out path and it returns the DAG document as JSON in data.json, writing nothing; the other tools take the DAG inline."},
 			}, d.dagSerialize),
 			registry.Define(registry.ToolDef{
 				Name:        "dag.deserialize",

@@ -3,6 +3,7 @@ package handlers
 import (
 	"bytes"
 	"encoding/json"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -110,4 +111,46 @@ func compileSchema(t *testing.T, name string, schema map[string]any) *jsonschema
 		t.Fatalf("%s schema does not compile: %v", name, err)
 	}
 	return s
+}
+
+// TestGoldenPathsGuideReadOnlyCallersToOpenTools runs every tool's
+// golden-path calls (as TestEveryToolAnswersItsOutputSchema does, in the
+// example project's workspace) as a remote caller of the default,
+// read-only policy: no answer, success or failure, names another tool
+// closed to that caller, in its next steps and their args hints, its
+// remedy, or anywhere else in the envelope. (A refusal names the tool the
+// caller asked for.)
+func TestGoldenPathsGuideReadOnlyCallersToOpenTools(t *testing.T) {
+	reg, _ := exampleRegistry(t, "")
+	remote := registry.Caller{Remote: true}
+	closedOtherThan := func(self *registry.ToolDef) *regexp.Regexp {
+		var names []string
+		for _, tool := range reg.Tools("") {
+			if tool != self && !reg.Admit(remote, tool).Allowed {
+				names = append(names, regexp.QuoteMeta(tool.Name), regexp.QuoteMeta(tool.WireName()))
+			}
+		}
+		return regexp.MustCompile(`\b(` + strings.Join(names, "|") + `)\b`)
+	}
+	succeeded, steps := 0, 0
+	for _, tool := range reg.Tools("") {
+		closed := closedOtherThan(tool)
+		calls := goldenPath[tool.Name]
+		if calls == nil {
+			calls = exampleArgsOf(tool)
+		}
+		for _, args := range calls {
+			res := callRemote(t, reg, tool.Name, args)
+			if res.OK {
+				succeeded++
+			}
+			steps += len(res.NextSteps)
+			if m := closed.Find(res.Encode()); m != nil {
+				t.Errorf("%s %s names %q to a read-only caller:\n%.2000s", tool.Name, args, m, res.Encode())
+			}
+		}
+	}
+	if succeeded < 60 || steps < 60 {
+		t.Fatalf("only %d calls succeeded with %d next steps", succeeded, steps)
+	}
 }

@@ -66,6 +66,7 @@ func projectNamespace(d *Deps) (registry.Namespace, error) {
 				Tags:        []string{registry.PhasePlanner},
 				Destructive: true,
 				Writes:      true,
+				Alternative: &registry.Alternative{Tool: "project.bring_up", How: "it checks the same arguments and returns the bring-up plan, writing nothing."},
 			}, d.projectInit),
 			registry.Define(registry.ToolDef{
 				Name: "project.bring_up",
@@ -167,12 +168,17 @@ func (d *Deps) projectBringUp(ctx context.Context, in projectBringUpIn) (bringUp
 	}
 	wf, _ := workflows.Get(workflows.NewProject)
 	if reg := registry.RegistryFrom(ctx); reg != nil {
-		if init, ok := reg.Lookup("project.init"); ok && !reg.Admit(registry.CallerFrom(ctx), init).Allowed {
+		caller := registry.CallerFrom(ctx)
+		if !reg.MayCall(caller, "project.init") {
 			registry.Warn(ctx, "This server does not let you write files, so the Scaffold stage cannot run here; only the operator can enable it.")
 		}
+		wf = workflowFor(wf, func(tool string) bool { return reg.MayCall(caller, tool) })
 	}
-	registry.Next(ctx, registry.NextStep{Tool: "project.init", When: "to start the Scaffold stage", Why: "write the project files",
-		ArgsHint: map[string]any{"name": opts.Name, "framework": opts.Framework, "target_dir": opts.TargetDir}})
+	registry.Next(ctx,
+		registry.NextStep{Tool: "project.init", When: "to start the Scaffold stage", Why: "write the project files",
+			ArgsHint: map[string]any{"name": opts.Name, "framework": opts.Framework, "target_dir": opts.TargetDir}},
+		registry.NextStep{Tool: "pipeline_catalog.recommend", When: "to pick the project's DAG (writes nothing)",
+			Why: "ranks the shared DAGs for the framework", ArgsHint: map[string]any{"framework": opts.Framework}})
 	return bringUpPlan{
 		Workflow: wf.Name, Prompt: wf.Name, Stages: wf.Stages, Outcome: wf.Outcome,
 		Args: bringUpArgs{Name: opts.Name, Framework: opts.Framework, TargetDir: opts.TargetDir, Region: region,

@@ -4,11 +4,13 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/cursus-dev/cursus/engine/steps"
 	"github.com/cursus-dev/cursus/engine/validate"
+	"github.com/cursus-dev/cursus/engine/workflows"
 	"github.com/cursus-dev/cursus/registry"
 )
 
@@ -226,7 +228,7 @@ func TestPromptsDescribeTheFourWorkflows(t *testing.T) {
 	}
 	reg, _ := newTestRegistry(t)
 	for _, p := range ps {
-		text := p.Render(map[string]string{"name": "demo"})
+		text := p.Render(map[string]string{"name": "demo"}, allOpen)
 		if !strings.Contains(text, "Stage 1") || !strings.Contains(text, "Gate:") || !strings.Contains(text, "Tools:") {
 			t.Errorf("%s prompt lacks stages/gates/tools:\n%s", p.Name, text)
 		}
@@ -236,7 +238,7 @@ func TestPromptsDescribeTheFourWorkflows(t *testing.T) {
 	}
 	// Every tool a workflow names is a registered tool.
 	for _, p := range ps {
-		text := p.Render(nil)
+		text := p.Render(nil, allOpen)
 		for _, line := range strings.Split(text, "\n") {
 			rest, ok := strings.CutPrefix(line, "Tools: ")
 			if !ok {
@@ -248,5 +250,33 @@ func TestPromptsDescribeTheFourWorkflows(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// allOpen renders a prompt for a caller that may call every tool.
+func allOpen(string) bool { return true }
+
+// TestWorkflowForKeepsOnlyOpenTools: a stage lists only the tools the
+// caller may call; it is closed (its gate replaced) when none is left or
+// its gate names a tool it lost, and stays as it was when all are open.
+func TestWorkflowForKeepsOnlyOpenTools(t *testing.T) {
+	w := workflows.Workflow{Stages: []workflows.Stage{
+		{Name: "Partly", Tools: []string{"a.read", "a.write"}, Gate: "a.read passes"},
+		{Name: "GateNamesIt", Tools: []string{"a.read", "a.write"}, Gate: "a.write returns ok", FixAttempts: 2},
+		{Name: "AllClosed", Tools: []string{"a.write"}, Gate: "written"},
+		{Name: "NoTools", Gate: "the user agrees"},
+	}}
+	got := workflowFor(w, func(tool string) bool { return tool == "a.read" })
+	want := []workflows.Stage{
+		{Name: "Partly", Tools: []string{"a.read"}, Gate: "a.read passes"},
+		{Name: "GateNamesIt", Gate: closedStageGate},
+		{Name: "AllClosed", Gate: closedStageGate},
+		{Name: "NoTools", Gate: "the user agrees"},
+	}
+	if !reflect.DeepEqual(got.Stages, want) {
+		t.Errorf("stages = %+v\nwant %+v", got.Stages, want)
+	}
+	if !reflect.DeepEqual(workflowFor(w, allOpen), w) || w.Stages[0].Tools[1] != "a.write" {
+		t.Errorf("an open caller's workflow changed, or the original was modified")
 	}
 }

@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/cursus-dev/cursus/engine/workflows"
@@ -10,7 +11,8 @@ import (
 
 // Prompts lists the four workflows served as MCP prompts. Each prompt's
 // text names the stages in order, the tools of each stage and the gate a
-// stage must pass before the next one starts.
+// stage must pass before the next one starts, rendered for the caller
+// (workflowFor).
 func Prompts() []registry.Prompt {
 	var out []registry.Prompt
 	for _, w := range workflows.All() {
@@ -18,10 +20,42 @@ func Prompts() []registry.Prompt {
 		for _, a := range w.Arguments {
 			p.Arguments = append(p.Arguments, registry.PromptArgument{Name: a.Name, Description: a.Description, Required: a.Required})
 		}
-		p.Render = func(args map[string]string) string { return RenderWorkflow(w, args) }
+		p.Render = func(args map[string]string, open func(string) bool) string {
+			return RenderWorkflow(workflowFor(w, open), args)
+		}
 		out = append(out, p)
 	}
 	return out
+}
+
+// closedStageGate replaces the gate of a stage whose tools this caller
+// may not call.
+const closedStageGate = "this stage needs tools this server does not open to you (only the operator can enable them), " +
+	"so its gate cannot hold here: stop and report that"
+
+// workflowFor is w as a caller that may call the tools open admits sees
+// it: each stage lists only those tools, and a stage left with none, or
+// whose gate names a tool it lost, is closed (closedStageGate).
+func workflowFor(w workflows.Workflow, open func(string) bool) workflows.Workflow {
+	stages := make([]workflows.Stage, len(w.Stages))
+	for i, s := range w.Stages {
+		var kept, lost []string
+		for _, tool := range s.Tools {
+			if open(tool) {
+				kept = append(kept, tool)
+			} else {
+				lost = append(lost, tool)
+			}
+		}
+		s.Tools = kept
+		namesLost := slices.ContainsFunc(lost, func(tool string) bool { return strings.Contains(s.Gate, tool) })
+		if len(lost) > 0 && (len(kept) == 0 || namesLost) {
+			s.Tools, s.Gate, s.FixAttempts = nil, closedStageGate, 0
+		}
+		stages[i] = s
+	}
+	w.Stages = stages
+	return w
 }
 
 // RenderWorkflow is the prompt text of a workflow for the given arguments.

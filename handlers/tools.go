@@ -41,7 +41,7 @@ func toolsNamespace(workflows []workflowInfo) registry.Namespace {
 		Tools: []registry.ToolDef{
 			registry.Define(registry.ToolDef{
 				Name:        "tools.help",
-				Description: "Overview of every tool this caller may use, grouped by namespace, with phase counts, and the multi-stage workflows (served as MCP prompts). Tools closed to this caller are counted by the gate that closes them, with the setting that opens it.",
+				Description: "Overview of every tool this caller may use, grouped by namespace, with phase counts, and the multi-stage workflows (served as MCP prompts). Tools closed to this caller are counted by the gate that closes them, with the setting that opens it (only the operator can) and the open tools that do their read-only part.",
 				When:        "You are starting out, or do not know which tool to call.",
 				Examples: []string{
 					`tools.help {}  # everything`,
@@ -142,11 +142,13 @@ type namespaceInfo struct {
 }
 
 // closedGate counts the tools one gate keeps from this caller. It names
-// none of them: a caller is told only of tools it may call.
+// none of them: a caller is told only of tools it may call, among them
+// the alternatives declared by the closed ones.
 type closedGate struct {
-	Gate       string `json:"gate"`
-	Count      int    `json:"count"`
-	EnableWith string `json:"enable_with,omitempty"`
+	Gate         string   `json:"gate"`
+	Count        int      `json:"count"`
+	EnableWith   string   `json:"enable_with,omitempty"`
+	Alternatives []string `json:"alternatives,omitempty"`
 }
 
 // workflowInfo names a workflow an MCP client can fetch with prompts/get.
@@ -233,13 +235,15 @@ func groupByNamespace(tools []*registry.ToolDef, nsDesc map[string]string, withS
 }
 
 func countClosed(list []closedGate, a registry.Admission) []closedGate {
-	for i := range list {
-		if list[i].Gate == string(a.Gate) {
-			list[i].Count++
-			return list
-		}
+	i := slices.IndexFunc(list, func(g closedGate) bool { return g.Gate == string(a.Gate) })
+	if i < 0 {
+		list, i = append(list, closedGate{Gate: string(a.Gate), EnableWith: a.Hint}), len(list)
 	}
-	return append(list, closedGate{Gate: string(a.Gate), Count: 1, EnableWith: a.Hint})
+	list[i].Count++
+	if alt := a.Alternative; alt != nil && !slices.Contains(list[i].Alternatives, alt.Tool) {
+		list[i].Alternatives = append(list[i].Alternatives, alt.Tool)
+	}
+	return list
 }
 
 type byPhaseOut struct {

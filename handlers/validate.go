@@ -152,8 +152,9 @@ func validateNamespace(d *Deps) (registry.Namespace, error) {
 				`validate.run_scripts {"nodes": ["TabularPreprocessing_training"], "source_dir": "scripts", "sample_inputs": {"TabularPreprocessing_training": {"input_data": "data/sample.csv"}}, "env": {"LABEL_FIELD": "label"}}`,
 				`validate.run_scripts {"dag_file": "examples/xgboost-tabular/dag.json", "config_path": "examples/xgboost-tabular/config.json", "sample_inputs": {"DummyDataLoading_training": {"data_source": "examples/xgboost-tabular/data/tabular.csv"}, "DummyDataLoading_calibration": {"data_source": "examples/xgboost-tabular/data/tabular.csv"}}}  # the whole example`,
 			},
-			Tags:     []string{registry.PhaseValidator},
-			ExecCode: true,
+			Tags:        []string{registry.PhaseValidator},
+			ExecCode:    true,
+			Alternative: &registry.Alternative{Tool: "validate.alignment", How: "it checks each script against its contract statically, running nothing."},
 		}, d.validateRunScripts),
 	}
 	tools = append(tools, validateDepsTools(d)...)

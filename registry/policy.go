@@ -29,12 +29,19 @@ const (
 )
 
 // Admission is the one answer to "may this caller see and call this
-// tool". A tool is listed exactly when it may be called.
+// tool" (Admit), or "make this call" (AdmitCall). A tool is listed exactly
+// when it may be called without its WritesWith arguments.
 type Admission struct {
 	Allowed bool
 	Gate    Gate   // what closed it ("" when allowed)
-	Scope   string // the scope the tool needs (GateScope)
+	Scope   string // the scope the call needs (GateScope)
 	Hint    string // how to open it, in the deployment's words (Options.GateHints)
+	// WriteArgs are the arguments that made a WritesWith tool's call a
+	// write, when that is what closed it.
+	WriteArgs []string
+	// Alternative is the tool's declared alternative when the call is
+	// refused and this caller may call the alternative.
+	Alternative *Alternative
 }
 
 // Code is the envelope code of a call the admission refuses.
@@ -45,32 +52,63 @@ func (a Admission) Code() string {
 	return CodeToolDisabled
 }
 
-// Admit decides whether caller may see and call t. Trusted (non-remote)
-// callers may use every tool; for remote ones the deployment's gates
-// apply, then the scopes of the caller's credential (nil when the server
-// has no authentication).
+// Admit decides whether caller may see t and call it without its
+// WritesWith arguments: what every listing asks.
 func (r *Registry) Admit(caller Caller, t *ToolDef) Admission {
+	return r.AdmitCall(caller, t, nil)
+}
+
+// AdmitCall decides whether caller may call t with args. Trusted
+// (non-remote) callers may make every call; for remote ones the
+// deployment's gates apply, then the scopes of the caller's credential
+// (nil when the server has no authentication). A refusal names the
+// tool's alternative when this caller may call that.
+func (r *Registry) AdmitCall(caller Caller, t *ToolDef, args map[string]any) Admission {
+	a := r.decide(caller, t, args)
+	if !a.Allowed && t.Alternative != nil {
+		if alt, ok := r.Lookup(t.Alternative.Tool); ok && r.decide(caller, alt, nil).Allowed {
+			a.Alternative = t.Alternative
+		}
+	}
+	return a
+}
+
+func (r *Registry) decide(caller Caller, t *ToolDef, args map[string]any) Admission {
 	if !caller.Remote {
 		return Admission{Allowed: true}
 	}
-	if gate := r.opts.Policy.closedBy(t); gate != "" {
-		return Admission{Gate: gate, Hint: r.opts.GateHints[gate]}
+	caps := t.capabilitiesFor(args)
+	// The WritesWith arguments are named when they alone make the call a write.
+	var writeArgs []string
+	if !t.Writes && !t.Destructive {
+		writeArgs = t.WriteArgs(args)
 	}
-	if need := RequiredScope(t); caller.Scopes != nil && !slices.Contains(caller.Scopes, need) {
-		return Admission{Gate: GateScope, Scope: need, Hint: r.opts.GateHints[GateScope]}
+	if gate := r.opts.Policy.closedBy(t, caps); gate != "" {
+		a := Admission{Gate: gate, Hint: r.opts.GateHints[gate]}
+		if gate == GateWrite {
+			a.WriteArgs = writeArgs
+		}
+		return a
+	}
+	if need := caps.scope(); caller.Scopes != nil && !slices.Contains(caller.Scopes, need) {
+		a := Admission{Gate: GateScope, Scope: need, Hint: r.opts.GateHints[GateScope]}
+		if need == ScopeWrite {
+			a.WriteArgs = writeArgs
+		}
+		return a
 	}
 	return Admission{Allowed: true}
 }
 
-func (p Policy) closedBy(t *ToolDef) Gate {
+func (p Policy) closedBy(t *ToolDef, caps capabilities) Gate {
 	switch {
 	case matches(p.Deny, t):
 		return GateDeny
 	case len(p.Allow) > 0 && !matches(p.Allow, t):
 		return GateAllow
-	case t.ExecCode && !p.AllowScriptExec:
+	case caps.exec && !p.AllowScriptExec:
 		return GateExec
-	case (t.Destructive || t.Writes) && !p.EnableDestructive:
+	case (caps.destructive || caps.writes) && !p.EnableDestructive:
 		return GateWrite
 	}
 	return ""
@@ -82,23 +120,47 @@ func matches(list []string, t *ToolDef) bool {
 	})
 }
 
-// Err is the error of a call to t that the admission refuses.
+// Err is the error of a call to t that the admission refuses. It says
+// who can open the gate and how, and names the alternative when the
+// caller has one.
 func (a Admission) Err(t *ToolDef) *ToolError {
-	var msg string
-	if a.Gate == GateScope {
+	var msg, fix string
+	switch {
+	case a.Gate == GateScope && len(a.WriteArgs) > 0:
+		msg = fmt.Sprintf("tool '%s' with %s writes the server's workspace, which needs the '%s' scope this credential lacks",
+			t.Name, strings.Join(a.WriteArgs, ", "), a.Scope)
+		fix = fmt.Sprintf("Use a credential with the '%s' scope", a.Scope)
+	case a.Gate == GateScope:
 		msg = fmt.Sprintf("tool '%s' needs the '%s' scope, which this credential lacks", t.Name, a.Scope)
-	} else {
+		fix = fmt.Sprintf("Use a credential with the '%s' scope", a.Scope)
+	case len(a.WriteArgs) > 0:
+		msg = fmt.Sprintf("tool '%s' with %s writes the server's workspace, which this server does not allow; only the operator can enable writing",
+			t.Name, strings.Join(a.WriteArgs, ", "))
+		fix = "Only the server's operator can enable writing"
+	default:
 		msg = fmt.Sprintf("tool '%s' is disabled on this server; only the operator can enable it", t.Name)
+		fix = "Only the server's operator can enable it"
 	}
 	details := map[string]any{"gate": string(a.Gate)}
 	if a.Scope != "" {
 		details["required_scope"] = a.Scope
 	}
+	if len(a.WriteArgs) > 0 {
+		details["write_arguments"] = a.WriteArgs
+	}
 	if a.Hint != "" {
 		msg += " (" + a.Hint + ")"
+		fix += " (" + a.Hint + ")"
 		details["setting"] = a.Hint
 	}
-	return Errorf(a.Code(), "%s", msg).WithDetails(details)
+	fix += "."
+	var tools []string
+	if alt := a.Alternative; alt != nil {
+		details["alternative"] = *alt
+		fix += " Instead, call " + alt.Tool + ": " + alt.How
+		tools = append(tools, alt.Tool)
+	}
+	return Errorf(a.Code(), "%s", msg).WithDetails(details).Suggest(fix, tools...)
 }
 
 // Scopes a bearer token may carry.
@@ -108,12 +170,15 @@ const (
 	ScopeExec  = "exec"
 )
 
-// RequiredScope is the scope a caller needs for t.
-func RequiredScope(t *ToolDef) string {
+// RequiredScope is the scope a caller needs to see t and call it without
+// its WritesWith arguments.
+func RequiredScope(t *ToolDef) string { return t.capabilitiesFor(nil).scope() }
+
+func (c capabilities) scope() string {
 	switch {
-	case t.ExecCode:
+	case c.exec:
 		return ScopeExec
-	case t.Destructive || t.Writes:
+	case c.destructive || c.writes:
 		return ScopeWrite
 	default:
 		return ScopeRead

@@ -5,8 +5,10 @@ type Prompt struct {
 	Name        string
 	Description string
 	Arguments   []PromptArgument
-	// Render returns the prompt text for the given arguments.
-	Render func(args map[string]string) string
+	// Render returns the prompt text for the given arguments, for a
+	// caller that may call the tools open reports true for (dotted
+	// names): the text names no other tool.
+	Render func(args map[string]string, open func(tool string) bool) string
 }
 
 // PromptArgument is one argument of a Prompt.

@@ -32,7 +32,7 @@ type CallRecord struct {
 	Caller   Caller
 	Code     string // "" when ok
 	Duration time.Duration
-	Gated    bool   // the tool is behind a gate (destructive, writes, exec_code)
+	Gated    bool   // the call is behind a gate (destructive, writes, exec_code)
 	Panic    any    // recovered panic value, if any
 	Stack    []byte // stack of the panic
 	Err      error  // internal error hidden from the client
@@ -205,8 +205,16 @@ func (r *Registry) Visible(caller Caller, namespace string) []*ToolDef {
 	return out
 }
 
-// Gated reports whether t sits behind a gate at all.
-func Gated(t *ToolDef) bool { return t.Destructive || t.Writes || t.ExecCode }
+// MayCall reports whether caller may call the tool named name (dotted or
+// wire) without its WritesWith arguments; false for a name that is no tool.
+func (r *Registry) MayCall(caller Caller, name string) bool {
+	t, ok := r.Lookup(name)
+	return ok && r.Admit(caller, t).Allowed
+}
+
+// Gated reports whether a call of t with args sits behind a gate (nil
+// args: the call without t's WritesWith arguments).
+func Gated(t *ToolDef, args map[string]any) bool { return t.capabilitiesFor(args).gated() }
 
 // Call runs a tool for the caller attached to ctx, in the order of SPEC §2:
 // look up, gate, scope, validate arguments, run under the deadline.
@@ -225,7 +233,7 @@ func (r *Registry) Call(ctx context.Context, name string, args map[string]any) *
 	if r.opts.Observer != nil {
 		ctx = r.opts.Observer.CallStarted(ctx, t.Name, caller)
 	}
-	rec := CallRecord{Tool: t.Name, Caller: caller, Gated: Gated(t)}
+	rec := CallRecord{Tool: t.Name, Caller: caller, Gated: Gated(t, args)}
 	res := r.run(ctx, start, t, caller, args, &rec)
 	r.keepAdmitted(caller, res)
 	rec.Code = ""
@@ -247,7 +255,7 @@ func (r *Registry) finish(ctx context.Context, rec CallRecord) {
 // run admits, validates and invokes t. The tool's deadline counts from
 // start: the caller waits for validation too.
 func (r *Registry) run(ctx context.Context, start time.Time, t *ToolDef, caller Caller, args map[string]any, rec *CallRecord) *Result {
-	if a := r.Admit(caller, t); !a.Allowed {
+	if a := r.AdmitCall(caller, t, args); !a.Allowed {
 		return a.Err(t).result()
 	}
 	if args == nil {
@@ -355,16 +363,20 @@ func (r *Registry) visibleNames(caller Caller) []string {
 }
 
 // keepAdmitted drops the next steps and suggested tools that name a tool
-// caller may not call: guidance never points at a closed door. A name that
+// (or, for a next step, a call) caller may not make: guidance never
+// points at a closed door. A name that
 // is no tool (a placeholder such as "<namespace>.help", a prompt) stays.
 func (r *Registry) keepAdmitted(caller Caller, res *Result) {
-	closed := func(name string) bool {
+	closedWith := func(name string, args map[string]any) bool {
 		t, ok := r.Lookup(name)
-		return ok && !r.Admit(caller, t).Allowed
+		return ok && !r.AdmitCall(caller, t, args).Allowed
 	}
+	closed := func(name string) bool { return closedWith(name, nil) }
 	// Filtered into new slices: a handler may hand the same guidance to
-	// every call, and another caller may be admitted to more.
-	res.NextSteps = slices.DeleteFunc(slices.Clone(res.NextSteps), func(n NextStep) bool { return closed(n.Tool) })
+	// every call, and another caller may be admitted to more. A next step
+	// is closed too when its args hint makes the call one this caller may
+	// not make (a WritesWith argument).
+	res.NextSteps = slices.DeleteFunc(slices.Clone(res.NextSteps), func(n NextStep) bool { return closedWith(n.Tool, n.ArgsHint) })
 	if res.Remedy != nil {
 		remedy := *res.Remedy
 		remedy.SuggestedTools = slices.DeleteFunc(slices.Clone(remedy.SuggestedTools), closed)

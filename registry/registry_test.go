@@ -450,31 +450,36 @@ func TestHandlerContextOutlivesCall(t *testing.T) {
 }
 
 // TestGuidanceNamesOnlyAdmittedTools: next steps and suggested tools that
-// name a tool the caller may not call are dropped; open tools and names
-// that are no tool (placeholders) stay.
+// name a tool the caller may not call are dropped, and so is a next step
+// whose args hint makes the call a write; open tools, the same tool
+// without its write argument, and names that are no tool (placeholders)
+// stay.
 func TestGuidanceNamesOnlyAdmittedTools(t *testing.T) {
 	w := tool("t.write", okHandler)
 	w.Writes = true
+	saver := tool("t.save", okHandler)
+	saver.WritesWith = []string{"mode"}
 	guide := tool("t.guide", func(ctx context.Context, in testIn) (any, error) {
 		if in.Mode == "fast" {
 			return nil, Errorf(CodeNotFound, "no").Suggest("try", "t.write", "t.read", "<placeholder>")
 		}
-		Next(ctx, NextStep{Tool: "t.write"}, NextStep{Tool: "t__read"}, NextStep{Tool: "<namespace>.help"})
+		Next(ctx, NextStep{Tool: "t.write"}, NextStep{Tool: "t__read"}, NextStep{Tool: "<namespace>.help"},
+			NextStep{Tool: "t.save", Why: "write", ArgsHint: map[string]any{"mode": "slow"}}, NextStep{Tool: "t.save", Why: "produce"})
 		return nil, nil
 	})
-	r := newReg(t, Options{}, tool("t.read", okHandler), w, guide)
+	r := newReg(t, Options{}, tool("t.read", okHandler), w, saver, guide)
 	remote := WithCaller(context.Background(), Caller{Remote: true})
 	var next []string
 	for _, n := range r.Call(remote, "t.guide", map[string]any{"name": "x"}).NextSteps {
-		next = append(next, n.Tool)
+		next = append(next, n.Tool+" "+n.Why)
 	}
-	if !slices.Equal(next, []string{"t__read", "<namespace>.help"}) {
-		t.Errorf("remote next steps = %v", next)
+	if !slices.Equal(next, []string{"t__read ", "<namespace>.help ", "t.save produce"}) {
+		t.Errorf("remote next steps = %q", next)
 	}
 	if got := r.Call(remote, "t.guide", map[string]any{"name": "x", "mode": "fast"}).Remedy.SuggestedTools; !slices.Equal(got, []string{"t.read", "<placeholder>"}) {
 		t.Errorf("remote remedy = %v", got)
 	}
-	if got := r.Call(context.Background(), "t.guide", map[string]any{"name": "x"}).NextSteps; len(got) != 3 {
+	if got := r.Call(context.Background(), "t.guide", map[string]any{"name": "x"}).NextSteps; len(got) != 5 {
 		t.Errorf("trusted next steps = %v", got)
 	}
 }

@@ -56,8 +56,24 @@ type ToolDef struct {
 
 	Destructive bool // mutates external state (e.g. a SageMaker upsert)
 	Writes      bool // writes the local filesystem
-	ExecCode    bool // runs user code
-	Network     bool // reaches AWS or the network
+	// WritesWith names the arguments that make a call write the local
+	// filesystem (config.merge_save's output_file). Without them the tool
+	// only returns what it produced: it is listed to read-only callers and
+	// admission decides per call. Set this or Writes, not both.
+	WritesWith []string
+	ExecCode   bool // runs user code
+	Network    bool // reaches AWS or the network
+	// Alternative is what a caller the gates keep from this tool may call
+	// instead; for a WritesWith tool, the tool itself without those
+	// arguments.
+	Alternative *Alternative
+}
+
+// Alternative names the read-only tool that does what a refused call
+// cannot, and how to call it.
+type Alternative struct {
+	Tool string `json:"tool"`
+	How  string `json:"how"` // one sentence: what to pass and what comes back
 }
 
 var wireNamePattern = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
@@ -74,8 +90,34 @@ func (t *ToolDef) WireName() string { return WireName(t.Name) }
 // WireName converts a dotted name to its wire form.
 func WireName(dotted string) string { return strings.ReplaceAll(dotted, ".", "__") }
 
-// ReadOnly reports whether the tool changes nothing outside its reply.
-func (t *ToolDef) ReadOnly() bool { return !(t.Destructive || t.Writes || t.ExecCode) }
+// ReadOnly reports whether the tool changes nothing outside its reply,
+// whatever the arguments: a WritesWith tool is not read-only.
+func (t *ToolDef) ReadOnly() bool {
+	return !(t.Destructive || t.Writes || len(t.WritesWith) > 0 || t.ExecCode)
+}
+
+// WriteArgs lists the WritesWith arguments args holds (present and not
+// null, "" or false): the ones that make this call a write.
+func (t *ToolDef) WriteArgs(args map[string]any) []string {
+	var given []string
+	for _, name := range t.WritesWith {
+		if v, ok := args[name]; ok && v != nil && v != "" && v != false {
+			given = append(given, name)
+		}
+	}
+	return given
+}
+
+// capabilities are what one call does: the flags, with a WritesWith tool
+// writing only when args hold one of those arguments (nil args: the call
+// without them, which is how a tool is listed).
+type capabilities struct{ destructive, writes, exec bool }
+
+func (t *ToolDef) capabilitiesFor(args map[string]any) capabilities {
+	return capabilities{destructive: t.Destructive, writes: t.Writes || len(t.WriteArgs(args)) > 0, exec: t.ExecCode}
+}
+
+func (c capabilities) gated() bool { return c.destructive || c.writes || c.exec }
 
 // Annotations are the MCP tool hints, every one set explicitly (mcp-go's
 // defaults would mark every tool destructive).
@@ -109,6 +151,9 @@ func (t *ToolDef) Flags() []string {
 			flags = append(flags, f.name)
 		}
 	}
+	for _, arg := range t.WritesWith {
+		flags = append(flags, "writes_with:"+arg)
+	}
 	return flags
 }
 
@@ -127,6 +172,18 @@ func (t *ToolDef) check() error {
 	}
 	if t.call == nil {
 		return fmt.Errorf("tool %q: not declared with Define", t.Name)
+	}
+	if t.Writes && len(t.WritesWith) > 0 {
+		return fmt.Errorf("tool %q: set writes or writes_with, not both", t.Name)
+	}
+	props, _ := t.Schema["properties"].(map[string]any)
+	for _, arg := range t.WritesWith {
+		if _, ok := props[arg]; !ok {
+			return fmt.Errorf("tool %q: writes_with names %q, which is not an argument", t.Name, arg)
+		}
+	}
+	if t.Alternative != nil && (t.Alternative.Tool == "" || t.Alternative.How == "") {
+		return fmt.Errorf("tool %q: an alternative needs a tool and how to call it", t.Name)
 	}
 	for _, tag := range t.Tags {
 		if tag != PhasePlanner && tag != PhaseValidator && tag != PhaseProgrammer {

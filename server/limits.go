@@ -158,8 +158,8 @@ func (g *guards) restCallGuard(next http.Handler) http.Handler {
 		st.call = &callInfo{st: st, argv: args, argCap: g.argCap}
 		caller := st.caller()
 		if def, ok := g.reg.Lookup(name); ok && g.auth != nil {
-			if g.reg.Admit(caller, def).Gate == registry.GateScope {
-				w.Header().Set("WWW-Authenticate", g.auth.challenge(r, `error="insufficient_scope"`, fmt.Sprintf("scope=%q", registry.RequiredScope(def))))
+			if a := g.reg.AdmitCall(caller, def, args); a.Gate == registry.GateScope {
+				w.Header().Set("WWW-Authenticate", g.auth.challenge(r, `error="insufficient_scope"`, fmt.Sprintf("scope=%q", a.Scope)))
 			}
 		}
 		release, res, retry := g.preCall(ctx, caller, name, args)
@@ -215,10 +215,11 @@ func (g *guards) admitMCPCall(ctx context.Context, info *callInfo, caller regist
 func (g *guards) preCall(ctx context.Context, caller registry.Caller, name string, args any) (release func(), res *registry.Result, retry time.Duration) {
 	release = func() {}
 	def, known := g.reg.Lookup(name)
+	argMap, _ := args.(map[string]any) // anything else the registry refuses as invalid_input
 	refuse := func(r *registry.Result) (func(), *registry.Result, time.Duration) {
 		rec := registry.CallRecord{Caller: caller, Code: r.Code}
 		if known {
-			rec.Tool, rec.Gated = def.Name, registry.Gated(def)
+			rec.Tool, rec.Gated = def.Name, registry.Gated(def, argMap)
 		}
 		reportCall(ctx, rec, false)
 		return release, r, retry
@@ -231,7 +232,7 @@ func (g *guards) preCall(ctx context.Context, caller registry.Caller, name strin
 			fmt.Sprintf("arguments are about %d bytes, over the %d-byte limit (limits.max_arg_bytes)", size, g.limits.MaxArgBytes)).
 			Suggest("Pass large content as a file in the workspace and name its path instead."))
 	}
-	if !known || !def.ExecCode || !g.reg.Admit(caller, def).Allowed {
+	if !known || !def.ExecCode || !g.reg.AdmitCall(caller, def, argMap).Allowed {
 		return release, nil, 0
 	}
 	if release, ok := g.exec.acquire(ctx); ok {

@@ -65,7 +65,7 @@ func NewMCPServer(reg *registry.Registry, prompts []registry.Prompt, cfg MCPConf
 	}
 	s.AddTool(mcp.NewTool(unknownToolRoute), toolHandler(reg, s, ""))
 	for _, p := range prompts {
-		s.AddPrompt(mcpPrompt(p), promptHandler(p))
+		s.AddPrompt(mcpPrompt(p), promptHandler(reg, p))
 	}
 	return s
 }
@@ -276,9 +276,12 @@ func mcpPrompt(p registry.Prompt) mcp.Prompt {
 	return mcp.NewPrompt(p.Name, opts...)
 }
 
-func promptHandler(p registry.Prompt) mcpserver.PromptHandlerFunc {
-	return func(_ context.Context, req mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-		text := p.Render(req.Params.Arguments)
+// promptHandler renders the prompt for the caller asking: its text names
+// only the tools that caller may call.
+func promptHandler(reg *registry.Registry, p registry.Prompt) mcpserver.PromptHandlerFunc {
+	return func(ctx context.Context, req mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		caller := callerOf(stateFrom(ctx))
+		text := p.Render(req.Params.Arguments, func(tool string) bool { return reg.MayCall(caller, tool) })
 		return mcp.NewGetPromptResult(p.Description, []mcp.PromptMessage{
 			mcp.NewPromptMessage(mcp.RoleUser, mcp.NewTextContent(text)),
 		}), nil
