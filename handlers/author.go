@@ -88,7 +88,7 @@ type checklistStep struct {
 }
 
 func authorNamespace(d *Deps) (registry.Namespace, error) {
-	if d.Steps == nil || d.Config == nil {
+	if d.live == nil {
 		return registry.Namespace{}, errors.New("the step catalog is not loaded")
 	}
 	tools := []registry.ToolDef{
@@ -176,7 +176,7 @@ func (d *Deps) authorChecklist(ctx context.Context, in authorChecklistIn) (autho
 func (d *Deps) checklistExemplar(smType string) string {
 	exemplar := map[string]string{steps.SMTraining: "XGBoostTraining", steps.SMTransform: "BatchTransform",
 		steps.SMCreateModel: "XGBoostModel", steps.SMTuning: "XGBoostTuning", steps.SMRegisterModel: "Registration"}[smType]
-	if _, ok := d.Steps.Get(exemplar); !ok {
+	if _, ok := d.catalogs().Steps.Get(exemplar); !ok {
 		return "TabularPreprocessing"
 	}
 	return exemplar

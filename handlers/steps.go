@@ -10,7 +10,7 @@ import (
 )
 
 func stepsNamespace(d *Deps) (registry.Namespace, error) {
-	if d.Steps == nil {
+	if d.live == nil {
 		return registry.Namespace{}, errors.New("step catalog is not loaded")
 	}
 	return registry.Namespace{
@@ -41,7 +41,7 @@ func stepsNamespace(d *Deps) (registry.Namespace, error) {
 }
 
 func (d *Deps) stepsIO(ctx context.Context, in stepIn) (steps.IOView, error) {
-	iface, r, warnings, err := d.requestedStep(in)
+	iface, r, warnings, err := d.requestedStep(ctx, in)
 	if err != nil {
 		return steps.IOView{}, err
 	}
@@ -53,7 +53,7 @@ func (d *Deps) stepsIO(ctx context.Context, in stepIn) (steps.IOView, error) {
 }
 
 func (d *Deps) stepsPatterns(ctx context.Context, in stepIn) (strategies.PatternsView, error) {
-	iface, r, warnings, err := d.requestedStep(in)
+	iface, r, warnings, err := d.requestedStep(ctx, in)
 	if err != nil {
 		return strategies.PatternsView{}, err
 	}
