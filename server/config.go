@@ -136,6 +136,10 @@ type LimitsConfig struct {
 	// MaxFileBytes caps every file a tool reads from the workspace (DAG,
 	// config, scripts, sources); a larger file is invalid_input.
 	MaxFileBytes int64 `yaml:"max_file_bytes"`
+	// MaxStepTypes and MaxStepTypeBytes cap the step_types one call may
+	// send: how many .step.yaml documents, and the size of each.
+	MaxStepTypes     int   `yaml:"max_step_types"`
+	MaxStepTypeBytes int64 `yaml:"max_step_type_bytes"`
 }
 
 // TelemetryConfig configures logs and traces. Traces are exported over
@@ -174,7 +178,7 @@ func DefaultConfig() Config {
 			RatePerMinute: 600, ExecConcurrency: 2, ExecWait: 5 * time.Second,
 			ReadTimeout: 30 * time.Second, ReadHeaderTimout: 10 * time.Second,
 			MaxStreams: 1000, MaxStreamsPerPrincipal: 32, MaxSessions: 10000, MaxSessionsPerPrincipal: 100,
-			MaxFileBytes: 16 << 20,
+			MaxFileBytes: 16 << 20, MaxStepTypes: 16, MaxStepTypeBytes: 256 << 10,
 		},
 		Telemetry: TelemetryConfig{LogLevel: "info", ServiceName: "cursus", LogArgBytes: 512},
 	}
@@ -540,6 +544,8 @@ func (c Config) Validate() error {
 	}{
 		{"limits.max_body_bytes", c.Limits.MaxBodyBytes},
 		{"limits.max_file_bytes", c.Limits.MaxFileBytes},
+		{"limits.max_step_types", int64(c.Limits.MaxStepTypes)},
+		{"limits.max_step_type_bytes", c.Limits.MaxStepTypeBytes},
 		{"limits.max_arg_bytes", c.Limits.MaxArgBytes},
 		{"limits.max_arg_depth", int64(c.Limits.MaxArgDepth)},
 		{"limits.exec_concurrency", int64(c.Limits.ExecConcurrency)},

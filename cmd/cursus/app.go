@@ -89,6 +89,8 @@ func newApp(cfg server.Config, stderr io.Writer) (*app, error) {
 		AWSEndpoint:            cfg.AWS.Endpoint,
 		AWSRegion:              cfg.AWS.Region,
 		MaxFileBytes:           cfg.Limits.MaxFileBytes,
+		MaxStepTypes:           cfg.Limits.MaxStepTypes,
+		MaxStepTypeBytes:       cfg.Limits.MaxStepTypeBytes,
 	})
 	if err != nil {
 		return nil, err
