@@ -34,7 +34,8 @@ func authorConfigTools(d *Deps) []registry.ToolDef {
 		registry.Define(registry.ToolDef{
 			Name: "author.config_constraints",
 			Description: "The config constraints of one step type: every field with type, tier and default, the fields you must " +
-				"supply (required_no_default), and the constrained fields with their allowed values, patterns and ranges.",
+				"supply (required_no_default), and the constrained fields with their allowed values, patterns and ranges. " +
+				"The layout of a whole config.json is steps.format {\"format\": \"config_json\"}.",
 			When:     "You are writing or checking config values for a step and need its closed value sets and limits.",
 			Examples: []string{`author.config_constraints {"step_name": "TabularPreprocessing"}  # fields + allowed values`},
 			Tags:     []string{registry.PhaseValidator},

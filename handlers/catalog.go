@@ -75,7 +75,7 @@ func catalogNamespace(d *Deps) (registry.Namespace, error) {
 		Tools: []registry.ToolDef{
 			registry.Define(registry.ToolDef{
 				Name:        "catalog.list_steps",
-				Description: "List every known step type (built-in plus extra catalog directories), sorted, with SageMaker step type, node type, job-type variants and a one-line description.",
+				Description: "List every known step type (built-in plus extra catalog directories, plus any sent in step_types), sorted, with SageMaker step type, node type, job-type variants and a one-line description; step_dirs says which operator directories are loaded and which of their files failed, and why.",
 				When:        "You start planning a pipeline and want to see which steps exist.",
 				Examples: []string{
 					`catalog.list_steps {}  # everything`,
@@ -104,7 +104,7 @@ func catalogNamespace(d *Deps) (registry.Namespace, error) {
 			}, d.catalogStepInfo),
 			registry.Define(registry.ToolDef{
 				Name:        "catalog.step_spec",
-				Description: "The logical ports of a step (job-type variant applied): dependencies with type, required flag, compatible sources and keywords; outputs with type, property path and aliases.",
+				Description: "The logical ports of a step (job-type variant applied): dependencies with type, required flag, compatible sources and keywords; outputs with type, property path and aliases. Keys are those of the .step.yaml (type; dependency_type and output_type repeat it under the reference's names).",
 				When:        "You want to know what a step consumes and produces before wiring it.",
 				Examples:    []string{`catalog.step_spec {"step_name": "XGBoostTraining"}`, `catalog.step_spec {"step_name": "TabularPreprocessing", "job_type": "calibration"}`},
 				Tags:        []string{registry.PhasePlanner},
@@ -469,8 +469,12 @@ type stepSpecOut struct {
 	OutputCount     int          `json:"output_count"`
 }
 
+// specDep is one dependency. Type is the YAML key's name
+// (spec.dependencies.<name>.type); dependency_type repeats it because the
+// reference's payload names it so.
 type specDep struct {
 	LogicalName       string   `json:"logical_name"`
+	Type              string   `json:"type"`
 	DependencyType    string   `json:"dependency_type"`
 	Required          bool     `json:"required"`
 	CompatibleSources []string `json:"compatible_sources"`
@@ -479,8 +483,11 @@ type specDep struct {
 	SemanticKeywords  []string `json:"semantic_keywords"`
 }
 
+// specOutput is one output; output_type repeats type for the reference,
+// as dependency_type does.
 type specOutput struct {
 	LogicalName      string   `json:"logical_name"`
+	Type             string   `json:"type"`
 	OutputType       string   `json:"output_type"`
 	PropertyPath     string   `json:"property_path"`
 	JobArtifact      string   `json:"job_artifact,omitempty" jsonschema:"Set on a tuning step's best model: consumers read <tuning output path>/<job named by property_path>/<job_artifact>."`
@@ -499,13 +506,15 @@ func (d *Deps) catalogStepSpec(ctx context.Context, in stepIn) (stepSpecOut, err
 		Dependencies: make([]specDep, 0, iface.Spec.Dependencies.Len()), Outputs: make([]specOutput, 0, iface.Spec.Outputs.Len())}
 	for _, n := range iface.Spec.Dependencies.Keys() {
 		dep, _ := iface.Spec.Dependencies.Get(n)
-		out.Dependencies = append(out.Dependencies, specDep{LogicalName: n, DependencyType: orDefault(dep.Type, steps.TypeProcessingOutput),
+		depType := orDefault(dep.Type, steps.TypeProcessingOutput)
+		out.Dependencies = append(out.Dependencies, specDep{LogicalName: n, Type: depType, DependencyType: depType,
 			Required: dep.IsRequired(), CompatibleSources: nonNilStrings(dep.CompatibleSources), DataType: orDefault(dep.DataType, "S3Uri"),
 			Description: dep.Description, SemanticKeywords: nonNilStrings(dep.SemanticKeywords)})
 	}
 	for _, n := range iface.Spec.Outputs.Keys() {
 		o, _ := iface.Spec.Outputs.Get(n)
-		out.Outputs = append(out.Outputs, specOutput{LogicalName: n, OutputType: orDefault(o.Type, steps.TypeProcessingOutput),
+		outType := orDefault(o.Type, steps.TypeProcessingOutput)
+		out.Outputs = append(out.Outputs, specOutput{LogicalName: n, Type: outType, OutputType: outType,
 			PropertyPath: o.PropertyPath, JobArtifact: o.JobArtifact, DataType: orDefault(o.DataType, "S3Uri"), Description: o.Description,
 			Aliases: nonNilStrings(o.Aliases), SemanticKeywords: nonNilStrings(o.SemanticKeywords)})
 	}
