@@ -190,7 +190,7 @@ func overlayError(err error) error {
 	if !errors.As(err, &oe) {
 		return err
 	}
-	return registry.Errorf(registry.CodeInvalidInput, "'step_types': %s", oe.Error()).
+	return registry.Errorf(registry.CodeInvalidInput, "invalid step_types: %s", oe.Error()).
 		WithDetails(map[string]any{"argument": "step_types", "documents": oe.Documents}).
 		Suggest("Fix each document's errors (validate.step_interface {\"yaml\": …} checks one), or compare with an exemplar from steps.source.",
 			"validate.step_interface", "steps.source", "steps.format")

@@ -150,7 +150,7 @@ func TestStepTypesMalformedAreInvalidInput(t *testing.T) {
 			t.Fatalf("document %d: %v", i, doc)
 		}
 	}
-	if !strings.Contains(res.Error, "document 1") || !strings.Contains(res.Error, "document 2") {
+	if !strings.Contains(res.Error, "step_types[1]: spec [type]") || !strings.Contains(res.Error, "step_types[2]: [yaml_syntax]") {
 		t.Fatalf("message names no document: %s", res.Error)
 	}
 	// Two documents of one step type are refused too.

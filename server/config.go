@@ -63,10 +63,13 @@ type GatesConfig struct {
 
 // WorkspaceConfig is where file arguments resolve and extra catalogs live.
 type WorkspaceConfig struct {
-	Root         string   `yaml:"root"`
-	StepDirs     []string `yaml:"step_dirs"`
-	PipelineDirs []string `yaml:"pipeline_dirs"`
-	Python       string   `yaml:"python"`
+	Root     string   `yaml:"root"`
+	StepDirs []string `yaml:"step_dirs"`
+	// StepReloadInterval is the least time between two looks at StepDirs
+	// for changed files; a change is picked up without a restart.
+	StepReloadInterval time.Duration `yaml:"step_reload_interval"`
+	PipelineDirs       []string      `yaml:"pipeline_dirs"`
+	Python             string        `yaml:"python"`
 	// AllowUnisolatedScripts runs validate.run_scripts without the OS
 	// sandbox where the kernel cannot provide one. Unsafe on a shared
 	// server: such scripts can read the server's credentials.
@@ -171,7 +174,7 @@ func DefaultConfig() Config {
 			SessionIdleTTL: 10 * time.Minute, LegacySSE: true, HeartbeatPeriod: 25 * time.Second,
 			AllowedOrigins: []string{"http://localhost", "http://127.0.0.1", "https://localhost", "https://127.0.0.1"},
 		},
-		Workspace: WorkspaceConfig{Root: ".", Python: "python3"},
+		Workspace: WorkspaceConfig{Root: ".", Python: "python3", StepReloadInterval: 2 * time.Second},
 		Auth:      AuthConfig{OIDC: OIDCConfig{JWKSRefresh: 15 * time.Minute}},
 		Limits: LimitsConfig{
 			MaxBodyBytes: 1 << 20, MaxArgBytes: 512 << 10, MaxArgDepth: 32, ToolTimeout: 120 * time.Second,
@@ -570,6 +573,7 @@ func (c Config) Validate() error {
 		{"limits.max_sessions_per_principal", int64(c.Limits.MaxSessionsPerPrincipal)},
 		{"listen.shutdown_timeout", int64(c.Listen.ShutdownTimeout)},
 		{"telemetry.log_arg_bytes", int64(c.Telemetry.LogArgBytes)},
+		{"workspace.step_reload_interval", int64(c.Workspace.StepReloadInterval)},
 		{"auth.oidc.jwks_refresh", int64(c.Auth.OIDC.JWKSRefresh)},
 	}
 	for _, p := range nonNegative {

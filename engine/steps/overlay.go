@@ -25,9 +25,17 @@ type OverlayError struct {
 func (e *OverlayError) Error() string {
 	parts := make([]string, 0, len(e.Documents))
 	for _, d := range e.Documents {
-		msg := fmt.Sprintf("document %d", d.Index)
+		msg := OverlaySource(d.Index)
+		if d.StepType != "" {
+			msg += " (" + d.StepType + ")"
+		}
 		if len(d.Errors) > 0 {
-			msg += ": " + d.Errors[0].String()
+			f := d.Errors[0]
+			msg += ": "
+			if f.Path != "" {
+				msg += f.Path + " "
+			}
+			msg += fmt.Sprintf("[%s]: %s", f.Rule, f.Message)
 			if n := len(d.Errors) - 1; n > 0 {
 				msg += fmt.Sprintf(" (and %d more)", n)
 			}
