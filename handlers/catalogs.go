@@ -78,7 +78,7 @@ func buildView(dirs []string) (*catalogView, error) {
 
 // view is the current catalogs, reloaded first when the check is due and
 // a directory changed. A reload that fails keeps the last good catalogs
-// and reports why among the problems.
+// and says why in ReloadError.
 func (l *liveCatalogs) view() *catalogView {
 	if len(l.dirs) == 0 {
 		return l.current.Load()

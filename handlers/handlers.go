@@ -15,7 +15,8 @@ import (
 )
 
 // Deps is what the namespaces need from the outside world. Build it with
-// NewDeps; it is read-only afterwards and shared by concurrent calls.
+// NewDeps; it is shared by concurrent calls, and only its step catalogs
+// change afterwards (swapped whole when a step directory changes).
 type Deps struct {
 	Root *workspace.Root // every file argument is resolved inside it
 	Opts Options

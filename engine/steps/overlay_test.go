@@ -2,6 +2,8 @@ package steps
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -58,5 +60,39 @@ func TestOverlayRefusesCanonicalKeyClash(t *testing.T) {
 	var oe *OverlayError
 	if !errors.As(err, &oe) || oe.Documents[0].Errors[0].Rule != "canonical_key_clash" {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// DirsStamp changes when a file of a directory changes, even to one of
+// the same size, and not otherwise.
+func TestDirsStampSeesEveryChange(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	empty := DirsStamp([]string{dir})
+	write("a.step.yaml", "step_type: A\n")
+	first := DirsStamp([]string{dir})
+	if first == empty {
+		t.Fatal("a new file is not seen")
+	}
+	if again := DirsStamp([]string{dir}); again != first {
+		t.Fatal("the stamp changed with nothing changed")
+	}
+	write("a.step.yaml", "step_type: B\n")
+	if DirsStamp([]string{dir}) == first {
+		t.Fatal("a same-size edit is not seen")
+	}
+	write("notes.txt", "not a step file")
+	second := DirsStamp([]string{dir})
+	write("notes.txt", "still not one")
+	if DirsStamp([]string{dir}) != second {
+		t.Fatal("a file that is not a step interface changed the stamp")
+	}
+	if DirsStamp([]string{filepath.Join(dir, "missing")}) == DirsStamp([]string{dir}) {
+		t.Fatal("a missing directory stamps like an existing one")
 	}
 }

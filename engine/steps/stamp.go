@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"strings"
@@ -27,14 +28,29 @@ func DirsStamp(dirs []string) string {
 			if e.IsDir() || !strings.HasSuffix(e.Name(), FileSuffix) {
 				continue
 			}
-			data, err := fs.ReadFile(fsys, e.Name())
+			sum, err := fileDigest(fsys, e.Name())
 			if err != nil {
 				fmt.Fprintf(h, "file %q error %q\n", e.Name(), err)
 				continue
 			}
-			sum := sha256.Sum256(data)
 			fmt.Fprintf(h, "file %q %x\n", e.Name(), sum)
 		}
 	}
 	return hex.EncodeToString(h.Sum(nil))
+}
+
+// fileDigest is the SHA-256 of the first MaxFileSize+1 bytes of name:
+// enough to see any change to a file that can load, without reading a
+// huge one whole.
+func fileDigest(fsys fs.FS, name string) ([]byte, error) {
+	f, err := fsys.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, io.LimitReader(f, MaxFileSize+1)); err != nil {
+		return nil, err
+	}
+	return h.Sum(nil), nil
 }
