@@ -296,3 +296,55 @@ func TestStepDirReloadsWithoutRestart(t *testing.T) {
 		t.Fatalf("after the directory is back: steps %v, reload_error %v", got["steps"], got["reload_error"])
 	}
 }
+
+// Calls running while a step directory changes each see one whole
+// catalog: the step type is listed with its config schema, or not at all.
+func TestStepDirReloadUnderConcurrentCalls(t *testing.T) {
+	dir := t.TempDir()
+	stepDir := filepath.Join(dir, "steps")
+	if err := os.Mkdir(stepDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, reg := newDepsRegistry(t, Options{WorkspaceRoot: dir, StepDirs: []string{stepDir}, StepReloadInterval: -1})
+	file := filepath.Join(stepDir, "shap_explain.step.yaml")
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	errs := make(chan string, 100)
+	for range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				res := call(t, reg, "catalog.config_fields", `{"step_name": "ShapExplain"}`)
+				// Absent is "unknown step"; a step without its schema
+				// would be a torn view.
+				if !res.OK && (res.Code != registry.CodeNotFound || !strings.HasPrefix(res.Error, "unknown step")) {
+					errs <- res.Code + ": " + res.Error
+				}
+			}
+		}()
+	}
+	for i := range 20 {
+		var err error
+		if i%2 == 0 {
+			err = os.WriteFile(file, []byte(shapStep("ShapExplain", fmt.Sprintf("out%d", i))), 0o644)
+		} else {
+			err = os.Remove(file)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		catOK(t, call(t, reg, "catalog.list_steps", `{}`))
+	}
+	close(stop)
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+}
