@@ -348,3 +348,24 @@ func TestStepDirReloadUnderConcurrentCalls(t *testing.T) {
 		t.Error(e)
 	}
 }
+
+// BenchmarkCatalogsFor is what step_types cost a call: nothing without
+// them, one parse, validation and re-index with one.
+func BenchmarkCatalogsFor(b *testing.B) {
+	deps, err := NewDeps(Options{WorkspaceRoot: b.TempDir()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, bc := range []struct {
+		name string
+		in   stepTypesArg
+	}{{"none", stepTypesArg{}}, {"one", stepTypesArg{StepTypes: []string{shapStep("ShapExplain", "explanations")}}}} {
+		b.Run(bc.name, func(b *testing.B) {
+			for b.Loop() {
+				if _, err := deps.catalogsFor(b.Context(), bc.in); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
