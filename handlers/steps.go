@@ -8,7 +8,6 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/cursus-dev/cursus/engine/config"
-
 	"github.com/cursus-dev/cursus/engine/steps"
 	"github.com/cursus-dev/cursus/engine/strategies"
 	"github.com/cursus-dev/cursus/registry"
