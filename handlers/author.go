@@ -88,7 +88,7 @@ type checklistStep struct {
 }
 
 func authorNamespace(d *Deps) (registry.Namespace, error) {
-	if d.Steps == nil || d.Config == nil {
+	if d.live == nil {
 		return registry.Namespace{}, errors.New("the step catalog is not loaded")
 	}
 	tools := []registry.ToolDef{
@@ -102,7 +102,8 @@ func authorNamespace(d *Deps) (registry.Namespace, error) {
 		registry.Define(registry.ToolDef{
 			Name: "author.checklist",
 			Description: "The authoring procedure for a new step of a SageMaker step type, as ordered data: which tools to call, " +
-				"which exemplar step to copy shapes from, which files to write, and the gates to pass.",
+				"which exemplar step to copy shapes from, which files to write, and the gates to pass. The exemplar's .step.yaml is steps.source; " +
+				"the formats are steps.format (step_yaml, config_json); a new step type is usable at once when sent in step_types.",
 			When:     "You are starting to author a new step type.",
 			Examples: []string{`author.checklist {"sagemaker_step_type": "Processing", "step_assembly": "code"}`},
 			Tags:     []string{registry.PhasePlanner},
@@ -153,8 +154,8 @@ func (d *Deps) authorChecklist(ctx context.Context, in authorChecklistIn) (autho
 	list := []checklistStep{
 		{1, "resolve", "Confirm the SageMaker type routes to a builder and read its knobs", "strategies.for_step_type", map[string]any{"sagemaker_step_type": smType}},
 		{2, "resolve", "Read the naming rules", "author.rules", map[string]any{"topic": "naming"}},
-		{3, "author", "Copy shapes from the exemplar: ports, patterns, config fields", "steps.io / steps.patterns / catalog.config_fields", map[string]any{"step_name": exemplar}},
-		{4, "author", "Write " + snake + ".step.yaml (with its config section) in a step directory the server loads, and scripts/" + snake + ".py with main(input_paths, output_paths, environ_vars, job_args)", "(your Write tool)", map[string]any{}},
+		{3, "author", "Copy shapes from the exemplar: its .step.yaml, ports, patterns, config fields", "steps.source / steps.io / steps.patterns / catalog.config_fields", map[string]any{"step_name": exemplar}},
+		{4, "author", "Write " + snake + ".step.yaml (with its config section; steps.format {\"format\": \"step_yaml\"} is its JSON Schema) and send it in step_types, or put it in a step directory the server loads; write scripts/" + snake + ".py with main(input_paths, output_paths, environ_vars, job_args)", "steps.format", map[string]any{"format": formatStepYAML}},
 		{5, "validate", "Validate the interface, then the script against it", "validate.step_interface", map[string]any{"path": "<dir>/" + snake + ".step.yaml"}},
 		{6, "preflight", "Pass the constructibility gates", "author.preflight_step", map[string]any{"step_name": "<StepName>"}},
 		{7, "integrate", "Compile a DAG that uses the step and read the report", "compile.with_report", map[string]any{"dag_file": "pipeline_config/dag.json"}},
@@ -164,6 +165,9 @@ func (d *Deps) authorChecklist(ctx context.Context, in authorChecklistIn) (autho
 		registry.Next(ctx, registry.NextStep{Tool: "strategies.for_step_type", When: "first", Why: "see the builder strategy and its knobs",
 			ArgsHint: map[string]any{"sagemaker_step_type": smType}})
 	}
+	registry.Next(ctx,
+		registry.NextStep{Tool: "steps.source", When: "you start the .step.yaml", Why: "the exemplar's file, to copy from", ArgsHint: map[string]any{"step_name": exemplar}},
+		registry.NextStep{Tool: "steps.format", When: "you need what each key may hold", Why: "the .step.yaml format as a JSON Schema", ArgsHint: map[string]any{"format": formatStepYAML}})
 	out := authorChecklistOut{SageMakerStepType: smType, Routable: routable, ExemplarStep: exemplar, Steps: list}
 	if assembly != "" {
 		out.StepAssembly = &assembly
@@ -176,7 +180,7 @@ func (d *Deps) authorChecklist(ctx context.Context, in authorChecklistIn) (autho
 func (d *Deps) checklistExemplar(smType string) string {
 	exemplar := map[string]string{steps.SMTraining: "XGBoostTraining", steps.SMTransform: "BatchTransform",
 		steps.SMCreateModel: "XGBoostModel", steps.SMTuning: "XGBoostTuning", steps.SMRegisterModel: "Registration"}[smType]
-	if _, ok := d.Steps.Get(exemplar); !ok {
+	if _, ok := d.catalogs().Steps.Get(exemplar); !ok {
 		return "TabularPreprocessing"
 	}
 	return exemplar

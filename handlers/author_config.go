@@ -34,7 +34,8 @@ func authorConfigTools(d *Deps) []registry.ToolDef {
 		registry.Define(registry.ToolDef{
 			Name: "author.config_constraints",
 			Description: "The config constraints of one step type: every field with type, tier and default, the fields you must " +
-				"supply (required_no_default), and the constrained fields with their allowed values, patterns and ranges.",
+				"supply (required_no_default), and the constrained fields with their allowed values, patterns and ranges. " +
+				"The layout of a whole config.json is steps.format {\"format\": \"config_json\"}.",
 			When:     "You are writing or checking config values for a step and need its closed value sets and limits.",
 			Examples: []string{`author.config_constraints {"step_name": "TabularPreprocessing"}  # fields + allowed values`},
 			Tags:     []string{registry.PhaseValidator},
@@ -78,7 +79,7 @@ type constrainedField struct {
 }
 
 func (d *Deps) authorConfigConstraints(ctx context.Context, in authorConfigConstraintsIn) (authorConfigConstraintsOut, error) {
-	sc, err := d.configSchemaFor(string(in.StepName))
+	sc, err := d.catalogs().configSchemaFor(string(in.StepName))
 	if err != nil {
 		return authorConfigConstraintsOut{}, err
 	}
@@ -116,13 +117,14 @@ type authorPreflightConfigOut struct {
 
 func (d *Deps) authorPreflightConfig(ctx context.Context, in authorPreflightConfigIn) (authorPreflightConfigOut, error) {
 	name := string(in.StepName)
-	sc, err := d.configSchemaFor(name)
+	cv := d.catalogs()
+	sc, err := cv.configSchemaFor(name)
 	if err != nil {
 		return authorPreflightConfigOut{}, err
 	}
 	values := in.Values
 	// A node name carries its job type; use it unless the values set one.
-	if n, err := d.Config.ResolveNode(name); err == nil && n.JobType != "" && n.StepType == sc.StepType {
+	if n, err := cv.Config.ResolveNode(name); err == nil && n.JobType != "" && n.StepType == sc.StepType {
 		if _, has := sc.Field("job_type"); has {
 			if _, set := values["job_type"]; !set {
 				values = cfgCloneArgs(values)
@@ -130,7 +132,7 @@ func (d *Deps) authorPreflightConfig(ctx context.Context, in authorPreflightConf
 			}
 		}
 	}
-	cfg, probs := d.Config.Build(sc.StepType, nil, values)
+	cfg, probs := cv.Config.Build(sc.StepType, nil, values)
 	if len(probs) > 0 {
 		return authorPreflightConfigOut{}, registry.Errorf(registry.CodeConfigInvalid, "config values invalid for %s: %d error(s)", sc.ConfigClass, len(probs)).
 			WithDetails(map[string]any{"step_name": sc.StepType, "config_class": sc.ConfigClass, "valid": false, "errors": preflightErrors(probs)}).

@@ -37,31 +37,36 @@ func (searchQuery) JSONSchema() *jsonschema.Schema {
 type stepIn struct {
 	StepName stepTypeName `json:"step_name" jsonschema:"Step type (XGBoostTraining) or DAG node name (TabularPreprocessing_training)."`
 	JobType  jobTypeName  `json:"job_type,omitempty" jsonschema:"Job type variant (training, validation, testing, calibration, or any custom job type)."`
+	stepTypesArg
 }
 
 // stepNameIn is the argument of tools that take one step, no job type.
 type stepNameIn struct {
 	StepName stepTypeName `json:"step_name" jsonschema:"Step type (XGBoostTraining) or DAG node name (TabularPreprocessing_training)."`
+	stepTypesArg
 }
 
 type listStepsIn struct {
 	WorkspaceID string            `json:"workspace_id,omitempty" jsonschema:"Accepted for compatibility; steps come from the built-in catalog and the configured extra directories." schema:"maxLength=200"`
 	JobType     jobTypeName       `json:"job_type,omitempty" jsonschema:"Job type variant (training, validation, testing, calibration, or any custom job type)."`
 	SMType      sagemakerStepType `json:"sagemaker_step_type,omitempty" jsonschema:"SageMaker step type: Processing, Training, CreateModel, Transform, Tuning, RegisterModel, …"`
+	stepTypesArg
 }
 
 type searchIn struct {
 	Query   searchQuery `json:"query" jsonschema:"Words to look for (case-insensitive)."`
 	JobType jobTypeName `json:"job_type,omitempty" jsonschema:"Job type variant (training, validation, testing, calibration, or any custom job type)."`
 	Limit   int         `json:"limit,omitempty" jsonschema:"Most matches to return (default 20)." schema:"minimum=1,maximum=100"`
+	stepTypesArg
 }
 
 type listBuildersIn struct {
 	SMType sagemakerStepType `json:"sagemaker_step_type,omitempty" jsonschema:"SageMaker step type: Processing, Training, CreateModel, Transform, Tuning, RegisterModel, …"`
+	stepTypesArg
 }
 
 func catalogNamespace(d *Deps) (registry.Namespace, error) {
-	if d.Steps == nil {
+	if d.live == nil {
 		return registry.Namespace{}, errors.New("step catalog is not loaded")
 	}
 	return registry.Namespace{
@@ -70,7 +75,7 @@ func catalogNamespace(d *Deps) (registry.Namespace, error) {
 		Tools: []registry.ToolDef{
 			registry.Define(registry.ToolDef{
 				Name:        "catalog.list_steps",
-				Description: "List every known step type (built-in plus extra catalog directories), sorted, with SageMaker step type, node type, job-type variants and a one-line description.",
+				Description: "List every known step type (built-in plus extra catalog directories, plus any sent in step_types), sorted, with SageMaker step type, node type, job-type variants and a one-line description; step_dirs says which operator directories are loaded and which of their files failed, and why.",
 				When:        "You start planning a pipeline and want to see which steps exist.",
 				Examples: []string{
 					`catalog.list_steps {}  # everything`,
@@ -99,7 +104,7 @@ func catalogNamespace(d *Deps) (registry.Namespace, error) {
 			}, d.catalogStepInfo),
 			registry.Define(registry.ToolDef{
 				Name:        "catalog.step_spec",
-				Description: "The logical ports of a step (job-type variant applied): dependencies with type, required flag, compatible sources and keywords; outputs with type, property path and aliases.",
+				Description: "The logical ports of a step (job-type variant applied): dependencies with type, required flag, compatible sources and keywords; outputs with type, property path and aliases. Keys are those of the .step.yaml (type; dependency_type and output_type repeat it under the reference's names).",
 				When:        "You want to know what a step consumes and produces before wiring it.",
 				Examples:    []string{`catalog.step_spec {"step_name": "XGBoostTraining"}`, `catalog.step_spec {"step_name": "TabularPreprocessing", "job_type": "calibration"}`},
 				Tags:        []string{registry.PhasePlanner},
@@ -135,8 +140,8 @@ func catalogNamespace(d *Deps) (registry.Namespace, error) {
 
 // lookupStep resolves a step name (any spelling) and applies the job type:
 // an explicit jobType wins over a suffix in the name.
-func (d *Deps) lookupStep(name, jobType string) (*steps.Interface, steps.Resolution, []string, error) {
-	r, err := d.Steps.Resolve(name)
+func (v *catalogView) lookupStep(name, jobType string) (*steps.Interface, steps.Resolution, []string, error) {
+	r, err := v.Steps.Resolve(name)
 	if err != nil {
 		return nil, r, nil, stepNotFound(name, err)
 	}
@@ -146,16 +151,20 @@ func (d *Deps) lookupStep(name, jobType string) (*steps.Interface, steps.Resolut
 		return nil, r, nil, registry.Errorf(registry.CodeInvalidInput,
 			"step_name '%s' carries job type '%s' but job_type is '%s'; give one of them", name, r.JobType, jobType)
 	}
-	iface, warnings, err := d.Steps.ForJobType(r.StepType, jobType)
+	iface, warnings, err := v.Steps.ForJobType(r.StepType, jobType)
 	if err != nil {
 		return nil, r, nil, err
 	}
 	return iface, r, warnings, nil
 }
 
-// requestedStep resolves a stepIn argument.
-func (d *Deps) requestedStep(in stepIn) (*steps.Interface, steps.Resolution, []string, error) {
-	return d.lookupStep(string(in.StepName), string(in.JobType))
+// requestedStep resolves a stepIn argument in the catalogs of the call.
+func (d *Deps) requestedStep(ctx context.Context, in stepIn) (*steps.Interface, steps.Resolution, []string, error) {
+	cv, err := d.catalogsFor(ctx, in.stepTypesArg)
+	if err != nil {
+		return nil, steps.Resolution{}, nil, err
+	}
+	return cv.lookupStep(string(in.StepName), string(in.JobType))
 }
 
 // stepNotFound turns a catalog miss into not_found with close matches, or
@@ -214,6 +223,12 @@ type listStepsOut struct {
 	Steps       []string     `json:"steps"`
 	Count       int          `json:"count"`
 	StepDetails []stepDetail `json:"step_details"`
+	// StepDirs are the operator's step directories: how many step types
+	// each gives, and which of its files failed to load and why.
+	StepDirs []stepDirStatus `json:"step_dirs"`
+	// ReloadError says why the last reload of the step directories
+	// failed; the step types loaded before are still served.
+	ReloadError string `json:"reload_error,omitempty"`
 }
 
 type stepDetail struct {
@@ -225,13 +240,17 @@ type stepDetail struct {
 }
 
 func (d *Deps) catalogListSteps(ctx context.Context, in listStepsIn) (listStepsOut, error) {
-	names := d.stepsOfSMType(d.Steps.Names(), string(in.SMType))
+	cv, err := d.catalogsFor(ctx, in.stepTypesArg)
+	if err != nil {
+		return listStepsOut{}, err
+	}
+	names := stepsOfSMType(cv.Steps, cv.Steps.Names(), string(in.SMType))
 	// The reference's job_type filter returned nothing for every real job
 	// type; here it keeps the steps that take that job type, and never
 	// empties a non-empty list.
 	if jt := string(in.JobType); jt != "" && jt != "default" {
 		var filtered bool
-		if names, filtered = keepJobType(d.Steps, names, func(n string) string { return n }, jt); !filtered {
+		if names, filtered = keepJobType(cv.Steps, names, func(n string) string { return n }, jt); !filtered {
 			registry.Warn(ctx, fmt.Sprintf("no step declares job type '%s'; showing all steps (job types are open: any step with a job_type field accepts it)", jt))
 		}
 	}
@@ -240,7 +259,7 @@ func (d *Deps) catalogListSteps(ctx context.Context, in listStepsIn) (listStepsO
 	}
 	details := make([]stepDetail, 0, len(names))
 	for _, n := range names {
-		iface, _ := d.Steps.Get(n)
+		iface, _ := cv.Steps.Get(n)
 		details = append(details, stepDetail{StepName: n, SageMakerStepType: iface.Registry.SageMakerStepType, NodeType: nodeType(iface),
 			JobTypes: nonNilStrings(iface.JobTypes()), Description: iface.Registry.Description})
 	}
@@ -248,7 +267,16 @@ func (d *Deps) catalogListSteps(ctx context.Context, in listStepsIn) (listStepsO
 	registry.Meta(ctx, "job_type", nullable(string(in.JobType)))
 	registry.Next(ctx, registry.NextStep{Tool: "catalog.step_info", When: "You picked a step.", Why: "See its SageMaker type, config class and variants.",
 		ArgsHint: map[string]any{"step_name": "XGBoostTraining"}})
-	return listStepsOut{Steps: nonNilStrings(names), Count: len(names), StepDetails: details}, nil
+	dirs := cv.stepDirsStatus()
+	for _, dir := range dirs {
+		if n := len(dir.Problems); n > 0 {
+			registry.Warn(ctx, fmt.Sprintf("%d problem(s) in step directory %s: files that failed to load are not listed (see step_dirs)", n, dir.Dir))
+		}
+	}
+	if cv.ReloadError != "" {
+		registry.Warn(ctx, "the step directories could not be reloaded: "+cv.ReloadError)
+	}
+	return listStepsOut{Steps: nonNilStrings(names), Count: len(names), StepDetails: details, StepDirs: dirs, ReloadError: cv.ReloadError}, nil
 }
 
 // keepJobType keeps the items whose step takes jobType. Rather than empty
@@ -267,13 +295,13 @@ func keepJobType[T any](cat *steps.Catalog, items []T, stepOf func(T) string, jo
 }
 
 // stepsOfSMType keeps the steps of one SageMaker step type (all for "").
-func (d *Deps) stepsOfSMType(names []string, smType string) []string {
+func stepsOfSMType(cat *steps.Catalog, names []string, smType string) []string {
 	if smType == "" {
 		return names
 	}
 	var kept []string
 	for _, n := range names {
-		if iface, _ := d.Steps.Get(n); strings.EqualFold(iface.Registry.SageMakerStepType, smType) {
+		if iface, _ := cat.Get(n); strings.EqualFold(iface.Registry.SageMakerStepType, smType) {
 			kept = append(kept, n)
 		}
 	}
@@ -321,16 +349,20 @@ func (d *Deps) catalogSearch(ctx context.Context, in searchIn) (searchOut, error
 	if limit == 0 {
 		limit = 20
 	}
-	hits := d.Steps.Search(query)
+	cv, err := d.catalogsFor(ctx, in.stepTypesArg)
+	if err != nil {
+		return searchOut{}, err
+	}
+	hits := cv.Steps.Search(query)
 	if jt := string(in.JobType); jt != "" {
 		var filtered bool
-		if hits, filtered = keepJobType(d.Steps, hits, func(h steps.SearchHit) string { return h.StepType }, jt); !filtered {
+		if hits, filtered = keepJobType(cv.Steps, hits, func(h steps.SearchHit) string { return h.StepType }, jt); !filtered {
 			registry.Warn(ctx, fmt.Sprintf("no match declares job type '%s'; showing all matches", jt))
 		}
 	}
 	out := searchOut{TotalMatches: len(hits), Matches: make([]searchMatch, 0, min(len(hits), limit))}
 	for _, h := range hits[:min(len(hits), limit)] {
-		iface, _ := d.Steps.Get(h.StepType)
+		iface, _ := cv.Steps.Get(h.StepType)
 		out.Matches = append(out.Matches, searchMatch{StepName: h.StepType, Score: h.Score, MatchReason: h.MatchReason, Reasons: h.Reasons,
 			SageMakerStepType: h.SageMakerStepType, Description: h.Description, ComponentsAvailable: componentsAvailable(iface)})
 	}
@@ -391,7 +423,7 @@ type stepStrategy struct {
 }
 
 func (d *Deps) catalogStepInfo(ctx context.Context, in stepIn) (stepInfoOut, error) {
-	iface, r, warnings, err := d.requestedStep(in)
+	iface, r, warnings, err := d.requestedStep(ctx, in)
 	if err != nil {
 		return stepInfoOut{}, err
 	}
@@ -437,8 +469,12 @@ type stepSpecOut struct {
 	OutputCount     int          `json:"output_count"`
 }
 
+// specDep is one dependency. Type is the YAML key's name
+// (spec.dependencies.<name>.type); dependency_type repeats it because the
+// reference's payload names it so.
 type specDep struct {
 	LogicalName       string   `json:"logical_name"`
+	Type              string   `json:"type"`
 	DependencyType    string   `json:"dependency_type"`
 	Required          bool     `json:"required"`
 	CompatibleSources []string `json:"compatible_sources"`
@@ -447,8 +483,11 @@ type specDep struct {
 	SemanticKeywords  []string `json:"semantic_keywords"`
 }
 
+// specOutput is one output; output_type repeats type for the reference,
+// as dependency_type does.
 type specOutput struct {
 	LogicalName      string   `json:"logical_name"`
+	Type             string   `json:"type"`
 	OutputType       string   `json:"output_type"`
 	PropertyPath     string   `json:"property_path"`
 	JobArtifact      string   `json:"job_artifact,omitempty" jsonschema:"Set on a tuning step's best model: consumers read <tuning output path>/<job named by property_path>/<job_artifact>."`
@@ -459,7 +498,7 @@ type specOutput struct {
 }
 
 func (d *Deps) catalogStepSpec(ctx context.Context, in stepIn) (stepSpecOut, error) {
-	iface, r, warnings, err := d.requestedStep(in)
+	iface, r, warnings, err := d.requestedStep(ctx, in)
 	if err != nil {
 		return stepSpecOut{}, err
 	}
@@ -467,13 +506,15 @@ func (d *Deps) catalogStepSpec(ctx context.Context, in stepIn) (stepSpecOut, err
 		Dependencies: make([]specDep, 0, iface.Spec.Dependencies.Len()), Outputs: make([]specOutput, 0, iface.Spec.Outputs.Len())}
 	for _, n := range iface.Spec.Dependencies.Keys() {
 		dep, _ := iface.Spec.Dependencies.Get(n)
-		out.Dependencies = append(out.Dependencies, specDep{LogicalName: n, DependencyType: orDefault(dep.Type, steps.TypeProcessingOutput),
+		depType := orDefault(dep.Type, steps.TypeProcessingOutput)
+		out.Dependencies = append(out.Dependencies, specDep{LogicalName: n, Type: depType, DependencyType: depType,
 			Required: dep.IsRequired(), CompatibleSources: nonNilStrings(dep.CompatibleSources), DataType: orDefault(dep.DataType, "S3Uri"),
 			Description: dep.Description, SemanticKeywords: nonNilStrings(dep.SemanticKeywords)})
 	}
 	for _, n := range iface.Spec.Outputs.Keys() {
 		o, _ := iface.Spec.Outputs.Get(n)
-		out.Outputs = append(out.Outputs, specOutput{LogicalName: n, OutputType: orDefault(o.Type, steps.TypeProcessingOutput),
+		outType := orDefault(o.Type, steps.TypeProcessingOutput)
+		out.Outputs = append(out.Outputs, specOutput{LogicalName: n, Type: outType, OutputType: outType,
 			PropertyPath: o.PropertyPath, JobArtifact: o.JobArtifact, DataType: orDefault(o.DataType, "S3Uri"), Description: o.Description,
 			Aliases: nonNilStrings(o.Aliases), SemanticKeywords: nonNilStrings(o.SemanticKeywords)})
 	}
@@ -510,17 +551,21 @@ type resolveStepOut struct {
 
 func (d *Deps) catalogResolveStep(ctx context.Context, in stepNameIn) (resolveStepOut, error) {
 	name := string(in.StepName)
-	r, err := d.Steps.Resolve(name)
+	cv, err := d.catalogsFor(ctx, in.stepTypesArg)
+	if err != nil {
+		return resolveStepOut{}, err
+	}
+	r, err := cv.Steps.Resolve(name)
 	if err != nil {
 		return resolveStepOut{}, stepNotFound(name, err)
 	}
-	iface, _ := d.Steps.Get(r.StepType)
+	iface, _ := cv.Steps.Get(r.StepType)
 	variant := ""
 	if r.JobType != "" {
 		if _, ok := iface.Variants.Get(r.JobType); ok {
 			variant = r.JobType
 		} else if iface.Variants.Len() > 0 {
-			_, warnings, _ := d.Steps.ForJobType(r.StepType, r.JobType)
+			_, warnings, _ := cv.Steps.ForJobType(r.StepType, r.JobType)
 			registry.Warn(ctx, warnings...)
 		}
 	}
@@ -569,11 +614,15 @@ type configField struct {
 }
 
 func (d *Deps) catalogConfigFields(ctx context.Context, in stepNameIn) (configFieldsOut, error) {
-	iface, _, _, err := d.lookupStep(string(in.StepName), "")
+	cv, err := d.catalogsFor(ctx, in.stepTypesArg)
 	if err != nil {
 		return configFieldsOut{}, err
 	}
-	if d.Config == nil {
+	iface, _, _, err := cv.lookupStep(string(in.StepName), "")
+	if err != nil {
+		return configFieldsOut{}, err
+	}
+	if cv.Config == nil {
 		fields := make([]configField, 0, iface.Config.Fields.Len())
 		for _, n := range iface.Config.Fields.Keys() {
 			f, _ := iface.Config.Fields.Get(n)
@@ -583,7 +632,7 @@ func (d *Deps) catalogConfigFields(ctx context.Context, in stepNameIn) (configFi
 		return configFieldsOut{StepName: iface.StepType, ConfigClass: iface.ConfigClass(), Chain: []string{iface.Config.Extends},
 			Fields: fields, Count: len(fields)}, nil
 	}
-	sc, err := d.Config.ForStep(iface.StepType)
+	sc, err := cv.Config.ForStep(iface.StepType)
 	if err != nil {
 		return configFieldsOut{}, registry.Errorf(registry.CodeNotFound, "no config schema for step '%s': %v", iface.StepType, err).
 			WithDetails(map[string]any{"step_name": iface.StepType, "config_class": iface.ConfigClass()}).
@@ -629,8 +678,12 @@ func (d *Deps) catalogListBuilders(ctx context.Context, in listBuildersIn) (list
 	lib := strategies.Default()
 	builders := []builderRow{}
 	var unroutable []string
-	for _, n := range d.stepsOfSMType(d.Steps.Names(), string(in.SMType)) {
-		iface, _ := d.Steps.Get(n)
+	cv, err := d.catalogsFor(ctx, in.stepTypesArg)
+	if err != nil {
+		return listBuildersOut{}, err
+	}
+	for _, n := range stepsOfSMType(cv.Steps, cv.Steps.Names(), string(in.SMType)) {
+		iface, _ := cv.Steps.Get(n)
 		s, err := lib.ForInterface(iface)
 		if err != nil {
 			unroutable = append(unroutable, n)

@@ -252,8 +252,8 @@ spec:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(deps.StepProblems) != 1 || deps.StepProblems[0].Path != "spec" || !strings.HasSuffix(deps.StepProblems[0].File, "broken.step.yaml") {
-		t.Fatalf("problems: %v", deps.StepProblems)
+	if problems := deps.catalogs().Problems; len(problems) != 1 || problems[0].Path != "spec" || !strings.HasSuffix(problems[0].File, "broken.step.yaml") {
+		t.Fatalf("problems: %v", problems)
 	}
 	reg, err := registry.New(registry.Options{}, Namespaces(deps)...)
 	if err != nil {

@@ -89,7 +89,7 @@ type compileDAGIn struct {
 }
 
 func compileNamespace(d *Deps) (registry.Namespace, error) {
-	if d.Steps == nil || d.Config == nil {
+	if d.live == nil {
 		return registry.Namespace{}, errors.New("step catalog or config schemas are not loaded")
 	}
 	return registry.Namespace{
@@ -161,6 +161,7 @@ func compileNamespace(d *Deps) (registry.Namespace, error) {
 // compileInput loads the config file (checked first, as the reference
 // does) and the DAG.
 func (d *Deps) compileInput(src compileSource, pipelineName pipelineNameArg) (compiler.Input, *config.File, error) {
+	cv := d.catalogs()
 	p := string(src.ConfigFile)
 	raw, err := d.Root.ReadFile(p)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -169,7 +170,7 @@ func (d *Deps) compileInput(src compileSource, pipelineName pipelineNameArg) (co
 	if err != nil {
 		return compiler.Input{}, nil, pathError("config_file", err)
 	}
-	f, err := config.Parse(raw, d.Config)
+	f, err := config.Parse(raw, cv.Config)
 	if err != nil {
 		return compiler.Input{}, nil, configLoadError(p, err)
 	}
@@ -177,7 +178,7 @@ func (d *Deps) compileInput(src compileSource, pipelineName pipelineNameArg) (co
 	if err != nil {
 		return compiler.Input{}, nil, err
 	}
-	return compiler.Input{DAG: doc.DAG, Configs: f.Configs, Catalog: d.Steps, Sources: d.Root.FS(), PipelineName: string(pipelineName),
+	return compiler.Input{DAG: doc.DAG, Configs: f.Configs, Catalog: cv.Steps, Sources: d.Root.FS(), PipelineName: string(pipelineName),
 		DAGName: dagName(doc, string(src.DAGFile))}, f, nil
 }
 
@@ -361,7 +362,7 @@ func (d *Deps) compileWithReport(ctx context.Context, in compileWithReportIn) (c
 		PipelineName: res.PipelineName, StepCount: len(res.Steps), Steps: nonNilList(res.Steps), ResolutionDetails: details,
 		AvgConfidence: avg, Warnings: nonNilList(warns),
 		Metadata: compileReportMeta{DAGNodes: len(input.DAG.Nodes), DAGEdges: len(input.DAG.Edges), ConfigPath: string(in.ConfigFile),
-			StepCatalogStats: stepCatalogStats{SupportedStepTypes: len(d.Steps.Names())}},
+			StepCatalogStats: stepCatalogStats{SupportedStepTypes: len(input.Catalog.Names())}},
 		Summary:    fmt.Sprintf("Pipeline '%s' compiled with %d steps (avg confidence: %.2f)", res.PipelineName, len(res.Steps), avg),
 		Definition: definitionValue(res), Artifacts: nonNilList(res.Artifacts), Manifest: res.Manifest(),
 	}, nil

@@ -41,17 +41,20 @@ func (perNodeValues) JSONSchema() *jsonschema.Schema {
 
 type configRequirementsIn struct {
 	dagSource
+	stepTypesArg
 }
 
 type configFieldInfoIn struct {
 	ConfigClass string `json:"config_class" jsonschema:"Config class (XGBoostTrainingConfig) or step type (XGBoostTraining)." schema:"minLength=1,maxLength=200"`
 	Categorized bool   `json:"categorized,omitempty" jsonschema:"Group fields by tier instead of one list (default false)."`
+	stepTypesArg
 }
 
 type configLoadIn struct {
 	ConfigFile    workspacePath `json:"config_file,omitempty" jsonschema:"config.json file inside the workspace (Cursus layout)."`
 	Path          workspacePath `json:"path,omitempty" jsonschema:"Alias of config_file (the Cursus argument name)."`
 	IncludeValues bool          `json:"include_values,omitempty" jsonschema:"Include each step's values and derived values (default false)."`
+	stepTypesArg
 }
 
 type configMergeSaveIn struct {
@@ -61,10 +64,11 @@ type configMergeSaveIn struct {
 	OutputFile workspacePath `json:"output_file,omitempty" jsonschema:"Write the document here (inside the workspace)."`
 	Overwrite  bool          `json:"overwrite,omitempty" jsonschema:"Replace output_file if it exists (default false)."`
 	CreatedAt  string        `json:"created_at,omitempty" jsonschema:"metadata.created_at to record (default: now, UTC). Pin it for reproducible bytes." schema:"minLength=1,maxLength=64"`
+	stepTypesArg
 }
 
 func configNamespace(d *Deps) (registry.Namespace, error) {
-	if d.Config == nil {
+	if d.live == nil {
 		return registry.Namespace{}, errors.New("config schemas are not loaded")
 	}
 	return registry.Namespace{
@@ -186,11 +190,15 @@ type configTemplate struct {
 }
 
 func (d *Deps) configRequirements(ctx context.Context, in configRequirementsIn) (configRequirementsOut, error) {
+	cv, err := d.catalogsFor(ctx, in.stepTypesArg)
+	if err != nil {
+		return configRequirementsOut{}, err
+	}
 	g, err := d.loadDAG(in.dagSource, false)
 	if err != nil {
 		return configRequirementsOut{}, err
 	}
-	rep, err := config.Requirements(ctx, g, d.Config)
+	rep, err := config.Requirements(ctx, g, cv.Config)
 	if ctxErr := ctx.Err(); ctxErr != nil {
 		return configRequirementsOut{}, ctxErr
 	}
@@ -231,21 +239,21 @@ func nonNilList[T any](l []T) []T {
 }
 
 // configSchemaFor finds a schema by config class, step type or node name.
-func (d *Deps) configSchemaFor(name string) (*config.Schema, error) {
-	if sc, err := d.Config.ForStep(name); err == nil {
+func (v *catalogView) configSchemaFor(name string) (*config.Schema, error) {
+	if sc, err := v.Config.ForStep(name); err == nil {
 		return sc, nil
 	}
-	if sc, err := d.Config.ForConfigClass(name); err == nil {
+	if sc, err := v.Config.ForConfigClass(name); err == nil {
 		return sc, nil
 	}
-	if n, err := d.Config.ResolveNode(name); err == nil {
-		if sc, err := d.Config.ForStep(n.StepType); err == nil {
+	if n, err := v.Config.ResolveNode(name); err == nil {
+		if sc, err := v.Config.ForStep(n.StepType); err == nil {
 			return sc, nil
 		}
 	}
-	_, err := d.Config.ForStep(name)
+	_, err := v.Config.ForStep(name)
 	var ue *config.UnknownStepError
-	details := map[string]any{"available": d.Config.Names()}
+	details := map[string]any{"available": v.Config.Names()}
 	if errors.As(err, &ue) && len(ue.Suggestions) > 0 {
 		details["suggestions"] = ue.Suggestions
 	}
@@ -271,7 +279,11 @@ type configFieldInfoOut struct {
 }
 
 func (d *Deps) configFieldInfo(ctx context.Context, in configFieldInfoIn) (configFieldInfoOut, error) {
-	sc, err := d.configSchemaFor(in.ConfigClass)
+	cv, err := d.catalogsFor(ctx, in.stepTypesArg)
+	if err != nil {
+		return configFieldInfoOut{}, err
+	}
+	sc, err := cv.configSchemaFor(in.ConfigClass)
 	if err != nil {
 		return configFieldInfoOut{}, err
 	}
@@ -334,7 +346,11 @@ func (d *Deps) configLoad(ctx context.Context, in configLoadIn) (configLoadOut, 
 	case p == "":
 		arg, p = "path", string(in.Path)
 	}
-	f, err := d.readConfigFile(arg, p)
+	cv, err := d.catalogsFor(ctx, in.stepTypesArg)
+	if err != nil {
+		return configLoadOut{}, err
+	}
+	f, err := d.readConfigFile(cv, arg, p)
 	if err != nil {
 		return configLoadOut{}, err
 	}
@@ -355,12 +371,12 @@ func (d *Deps) configLoad(ctx context.Context, in configLoadIn) (configLoadOut, 
 }
 
 // readConfigFile loads and validates config.json p, named arg in errors.
-func (d *Deps) readConfigFile(arg, p string) (*config.File, error) {
+func (d *Deps) readConfigFile(cv *catalogView, arg, p string) (*config.File, error) {
 	raw, err := d.Root.ReadFile(p)
 	if err != nil {
 		return nil, pathError(arg, err)
 	}
-	f, err := config.Parse(raw, d.Config)
+	f, err := config.Parse(raw, cv.Config)
 	if err != nil {
 		return nil, configLoadError(p, err)
 	}
@@ -406,6 +422,10 @@ func (rawJSONDocument) JSONSchema() *jsonschema.Schema {
 }
 
 func (d *Deps) configMergeSave(ctx context.Context, in configMergeSaveIn) (configMergeSaveOut, error) {
+	cv, err := d.catalogsFor(ctx, in.stepTypesArg)
+	if err != nil {
+		return configMergeSaveOut{}, err
+	}
 	g, err := d.loadDAG(in.dagSource, true)
 	if err != nil {
 		return configMergeSaveOut{}, err
@@ -423,7 +443,7 @@ func (d *Deps) configMergeSave(ctx context.Context, in configMergeSaveIn) (confi
 			return configMergeSaveOut{}, pathError("output_file", err)
 		}
 	}
-	res, doc, warnings, err := d.configDocument(ctx, g, in)
+	res, doc, warnings, err := configDocument(ctx, cv.Config, g, in)
 	if err != nil {
 		return configMergeSaveOut{}, err
 	}
@@ -450,8 +470,8 @@ func (d *Deps) configMergeSave(ctx context.Context, in configMergeSaveIn) (confi
 // configDocument builds and validates every node's config and renders
 // the config.json document; warnings are the configs' non-blocking
 // findings, each prefixed by its node.
-func (d *Deps) configDocument(ctx context.Context, g *dag.DAG, in configMergeSaveIn) (configMergeSaveOut, []byte, []string, error) {
-	configs, probs, err := d.Config.BuildDAG(ctx, g, in.Base, in.PerNode)
+func configDocument(ctx context.Context, schemas *config.Schemas, g *dag.DAG, in configMergeSaveIn) (configMergeSaveOut, []byte, []string, error) {
+	configs, probs, err := schemas.BuildDAG(ctx, g, in.Base, in.PerNode)
 	if err != nil {
 		return configMergeSaveOut{}, nil, nil, err
 	}

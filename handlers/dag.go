@@ -11,6 +11,7 @@ import (
 
 	"github.com/cursus-dev/cursus/engine/dag"
 	"github.com/cursus-dev/cursus/engine/deps"
+	"github.com/cursus-dev/cursus/engine/steps"
 	"github.com/cursus-dev/cursus/registry"
 )
 
@@ -40,8 +41,22 @@ type dagDocumentIn struct {
 	Metadata map[string]any `json:"metadata,omitempty" jsonschema:"Free-form metadata stored with the DAG." schema:"maxProperties=200"`
 }
 
+// dagConstructIn is dag.construct's argument: the document, and the step
+// types that colour its picture.
+type dagConstructIn struct {
+	dagDocumentIn
+	stepTypesArg
+}
+
+// dagCheckIn is dag.validate_integrity's argument.
+type dagCheckIn struct {
+	dagGraph
+	stepTypesArg
+}
+
 type dagResolvePlanIn struct {
 	dagGraph
+	stepTypesArg
 	IncludeBreakdown bool `json:"include_breakdown,omitempty" jsonschema:"Include the score breakdown of every binding (default false; unresolved candidates always have one)."`
 }
 
@@ -64,11 +79,12 @@ type dagDeserializeIn struct {
 
 type dagMermaidIn struct {
 	dagGraph
+	stepTypesArg
 	Wiring bool `json:"wiring,omitempty" jsonschema:"Label edges with the wired ports (needs known step types; default false)."`
 }
 
 func dagNamespace(d *Deps) (registry.Namespace, error) {
-	if d.Steps == nil {
+	if d.live == nil {
 		return registry.Namespace{}, errors.New("step catalog is not loaded")
 	}
 	const ex = `{"nodes": ["DummyDataLoading_training", "TabularPreprocessing_training", "XGBoostTraining"], "edges": [["DummyDataLoading_training", "TabularPreprocessing_training"], ["TabularPreprocessing_training", "XGBoostTraining"]]}`
@@ -142,19 +158,21 @@ func dagNamespace(d *Deps) (registry.Namespace, error) {
 	}, nil
 }
 
-// nodeClass colours nodes by their step's node type in Mermaid output.
-func (d *Deps) nodeClass(node string) string {
-	res, err := d.Steps.Resolve(node)
-	if err != nil {
-		return "unknown"
-	}
-	if iface, ok := d.Steps.Get(res.StepType); ok {
-		switch iface.NodeType {
-		case dag.NodeSource, dag.NodeSink, dag.NodeSingular:
-			return iface.NodeType
+// nodeClassIn colours nodes by their step's node type in Mermaid output.
+func nodeClassIn(cat *steps.Catalog) func(node string) string {
+	return func(node string) string {
+		res, err := cat.Resolve(node)
+		if err != nil {
+			return "unknown"
 		}
+		if iface, ok := cat.Get(res.StepType); ok {
+			switch iface.NodeType {
+			case dag.NodeSource, dag.NodeSink, dag.NodeSingular:
+				return iface.NodeType
+			}
+		}
+		return ""
 	}
-	return ""
 }
 
 // dagDocument is the dag.construct payload: the writer format's document
@@ -172,7 +190,11 @@ type dagNodesEdges struct {
 	Edges [][2]string `json:"edges"`
 }
 
-func (d *Deps) dagConstruct(ctx context.Context, in dagDocumentIn) (dagDocument, error) {
+func (d *Deps) dagConstruct(ctx context.Context, in dagConstructIn) (dagDocument, error) {
+	cv, err := d.catalogsFor(ctx, in.stepTypesArg)
+	if err != nil {
+		return dagDocument{}, err
+	}
 	g := in.graph()
 	stats := g.Stats()
 	meta := in.Metadata
@@ -187,7 +209,7 @@ func (d *Deps) dagConstruct(ctx context.Context, in dagDocumentIn) (dagDocument,
 	if r := g.Check(); !r.Valid {
 		registry.Warn(ctx, fmt.Sprintf("structural issues: %s", strings.Join(r.Categories(), ", ")))
 	}
-	mermaid, err := g.Mermaid(ctx, dag.MermaidOptions{NodeClass: d.nodeClass})
+	mermaid, err := g.Mermaid(ctx, dag.MermaidOptions{NodeClass: nodeClassIn(cv.Steps)})
 	if err != nil {
 		return dagDocument{}, err
 	}
@@ -241,9 +263,13 @@ func integrityFailure(r dag.Integrity) *registry.ToolError {
 			"dag.validate_integrity", "catalog.search")
 }
 
-func (d *Deps) dagValidateIntegrity(ctx context.Context, in dagGraph) (integrityReport, error) {
+func (d *Deps) dagValidateIntegrity(ctx context.Context, in dagCheckIn) (integrityReport, error) {
+	cv, err := d.catalogsFor(ctx, in.stepTypesArg)
+	if err != nil {
+		return integrityReport{}, err
+	}
 	g := in.graph()
-	r, err := g.CheckWith(ctx, deps.NodeLookup(d.Steps))
+	r, err := g.CheckWith(ctx, deps.NodeLookup(cv.Steps))
 	if err != nil {
 		return integrityReport{}, err
 	}
@@ -355,15 +381,15 @@ func unresolvedClass(plan *deps.Plan) func(string) string {
 }
 
 // resolveChecked runs the integrity check, then the resolver.
-func (d *Deps) resolveChecked(ctx context.Context, g *dag.DAG) (*deps.Plan, error) {
-	r, err := g.CheckWith(ctx, deps.NodeLookup(d.Steps))
+func resolveChecked(ctx context.Context, cat *steps.Catalog, g *dag.DAG) (*deps.Plan, error) {
+	r, err := g.CheckWith(ctx, deps.NodeLookup(cat))
 	if err != nil {
 		return nil, err
 	}
 	if !r.Valid {
 		return nil, integrityFailure(r)
 	}
-	plan, err := deps.Resolve(ctx, g, d.Steps)
+	plan, err := deps.Resolve(ctx, g, cat)
 	if err != nil {
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			return nil, ctxErr
@@ -374,8 +400,12 @@ func (d *Deps) resolveChecked(ctx context.Context, g *dag.DAG) (*deps.Plan, erro
 }
 
 func (d *Deps) dagResolvePlan(ctx context.Context, in dagResolvePlanIn) (wiringPlan, error) {
+	cv, err := d.catalogsFor(ctx, in.stepTypesArg)
+	if err != nil {
+		return wiringPlan{}, err
+	}
 	g := in.graph()
-	plan, err := d.resolveChecked(ctx, g)
+	plan, err := resolveChecked(ctx, cv.Steps, g)
 	if err != nil {
 		return wiringPlan{}, err
 	}
@@ -507,10 +537,14 @@ type dagMermaidOut struct {
 }
 
 func (d *Deps) dagMermaid(ctx context.Context, in dagMermaidIn) (dagMermaidOut, error) {
+	cv, err := d.catalogsFor(ctx, in.stepTypesArg)
+	if err != nil {
+		return dagMermaidOut{}, err
+	}
 	g := in.graph()
-	opts := dag.MermaidOptions{NodeClass: d.nodeClass}
+	opts := dag.MermaidOptions{NodeClass: nodeClassIn(cv.Steps)}
 	if in.Wiring {
-		plan, err := deps.Resolve(ctx, g, d.Steps)
+		plan, err := deps.Resolve(ctx, g, cv.Steps)
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			return dagMermaidOut{}, ctxErr
 		}

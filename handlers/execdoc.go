@@ -58,7 +58,7 @@ type execdocMergeIn struct {
 }
 
 func execdocNamespace(d *Deps) (registry.Namespace, error) {
-	if d.Steps == nil || d.Config == nil {
+	if d.live == nil {
 		return registry.Namespace{}, errors.New("step catalog or config schemas are not loaded")
 	}
 	return registry.Namespace{
@@ -136,7 +136,7 @@ func (d *Deps) execdocGenerate(ctx context.Context, in execdocGenerateIn) (execD
 	if err != nil {
 		return nil, err
 	}
-	out, st, warns := execdoc.Generate(bound, d.Steps, in.ExecutionDocument, nConfigs)
+	out, st, warns := execdoc.Generate(bound, d.catalogs().Steps, in.ExecutionDocument, nConfigs)
 	registry.Warn(ctx, warns...)
 	registry.Meta(ctx, "node_count", st.NodeCount)
 	registry.Meta(ctx, "config_count", st.ConfigCount)
@@ -163,7 +163,7 @@ func (d *Deps) execdocValidate(ctx context.Context, in execdocValidateIn) (execd
 		if err != nil {
 			return execdocValidateOut{}, err
 		}
-		expected = execdoc.Expected(bound, d.Steps)
+		expected = execdoc.Expected(bound, d.catalogs().Steps)
 	}
 	// Validate inspects the document's dynamic type: pass the plain map.
 	issues := execdoc.Validate(map[string]any(in.ExecutionDocument), expected)

@@ -6,25 +6,24 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"time"
 
-	"github.com/cursus-dev/cursus/engine/config"
 	"github.com/cursus-dev/cursus/engine/pipelines"
-	"github.com/cursus-dev/cursus/engine/steps"
 	"github.com/cursus-dev/cursus/engine/validate"
 	"github.com/cursus-dev/cursus/engine/workspace"
 	"github.com/cursus-dev/cursus/registry"
 )
 
 // Deps is what the namespaces need from the outside world. Build it with
-// NewDeps; it is read-only afterwards and shared by concurrent calls.
+// NewDeps; it is shared by concurrent calls, and only its step catalogs
+// change afterwards (swapped whole when a step directory changes).
 type Deps struct {
-	Root  *workspace.Root // every file argument is resolved inside it
-	Opts  Options
-	Steps *steps.Catalog // built-in step types plus Opts.StepDirs
-	// StepProblems are step files that could not join the catalog; schema
-	// defects are in Config.Problems().
-	StepProblems []steps.Problem
-	Config       *config.Schemas // config schema of every step type in Steps
+	Root *workspace.Root // every file argument is resolved inside it
+	Opts Options
+	// live holds the built-in step types plus Opts.StepDirs and their
+	// config schemas, reloaded when a directory changes: read it with
+	// catalogs, or catalogsFor in a tool that takes step_types.
+	live *liveCatalogs
 	// Pipelines is the shared-DAG catalog (built-ins plus Opts.PipelineDirs);
 	// PipelineProblems are DAG files that could not join it.
 	Pipelines        *pipelines.Catalog
@@ -50,6 +49,13 @@ type Options struct {
 	// MaxFileBytes caps every file read from the workspace (0: the
 	// workspace default, 16 MiB).
 	MaxFileBytes int64
+	// MaxStepTypes and MaxStepTypeBytes cap the step_types a call may send:
+	// how many documents, and the size of each (0: 16 and 256 KiB).
+	MaxStepTypes     int
+	MaxStepTypeBytes int64
+	// StepReloadInterval is the least time between two looks at StepDirs
+	// for changed files (0: 2s; negative: look on every call).
+	StepReloadInterval time.Duration
 }
 
 // NewDeps loads the engine's catalogs once.
@@ -58,19 +64,15 @@ func NewDeps(opts Options) (*Deps, error) {
 	if err != nil {
 		return nil, fmt.Errorf("workspace root: %w", err)
 	}
-	cat, problems, err := steps.LoadCatalog(opts.StepDirs...)
+	live, err := loadCatalogs(opts.StepDirs, opts.stepReloadInterval())
 	if err != nil {
-		return nil, fmt.Errorf("step catalog: %w", err)
-	}
-	schemas, err := config.LoadSchemas(cat)
-	if err != nil {
-		return nil, fmt.Errorf("config schemas: %w", err)
+		return nil, err
 	}
 	dags, dagProblems, err := pipelines.Load(opts.PipelineDirs...)
 	if err != nil {
 		return nil, fmt.Errorf("pipeline catalog: %w", err)
 	}
-	return &Deps{Root: root, Opts: opts, Steps: cat, StepProblems: problems, Config: schemas,
+	return &Deps{Root: root, Opts: opts, live: live,
 		Pipelines: dags, PipelineProblems: dagProblems, Scripts: newScriptRunner(opts)}, nil
 }
 
@@ -88,7 +90,7 @@ func Namespaces(d *Deps) []registry.NamespaceFunc {
 			if err != nil {
 				return ns, err
 			}
-			return withHelp(ns, workflows), nil
+			return withHelp(ns, workflows, d.stepCatalogStatus), nil
 		}
 	}
 	return []registry.NamespaceFunc{
@@ -103,7 +105,7 @@ func Namespaces(d *Deps) []registry.NamespaceFunc {
 		helped(strategiesNamespace),
 		helped(func() (registry.Namespace, error) { return stepsNamespace(d) }),
 		helped(func() (registry.Namespace, error) { return authorNamespace(d) }),
-		func() (registry.Namespace, error) { return toolsNamespace(workflows), nil },
+		func() (registry.Namespace, error) { return toolsNamespace(workflows, d.stepCatalogStatus), nil },
 	}
 }
 

@@ -45,7 +45,7 @@ type projectBringUpIn struct {
 }
 
 func projectNamespace(d *Deps) (registry.Namespace, error) {
-	if d.Steps == nil || d.Config == nil {
+	if d.live == nil {
 		return registry.Namespace{}, errors.New("the step catalog is not loaded")
 	}
 	return registry.Namespace{
@@ -108,7 +108,8 @@ func (d *Deps) projectInit(ctx context.Context, in projectInitIn) (scaffold.Resu
 	if err != nil {
 		return scaffold.Result{}, err
 	}
-	res, err := scaffold.Init(d.Root, d.Steps, d.Config, scaffold.Options{Name: in.Name, Framework: string(in.Framework),
+	cv := d.catalogs()
+	res, err := scaffold.Init(d.Root, cv.Steps, cv.Config, scaffold.Options{Name: in.Name, Framework: string(in.Framework),
 		TargetDir: in.TargetDir, Overwrite: in.Overwrite, DAG: g, CreatedAt: time.Now().UTC().Format(time.RFC3339)})
 	if err != nil {
 		return scaffold.Result{}, scaffoldError(err)

@@ -109,7 +109,7 @@ func fillTemplate(t *testing.T, d *Deps, root, dagFile, tmpl string, toFill []an
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := config.Requirements(context.Background(), g, d.Config)
+	rep, err := config.Requirements(context.Background(), g, d.catalogs().Config)
 	if err != nil {
 		t.Fatal(err)
 	}

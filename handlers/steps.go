@@ -2,20 +2,24 @@ package handlers
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/cursus-dev/cursus/engine/config"
 	"github.com/cursus-dev/cursus/engine/steps"
 	"github.com/cursus-dev/cursus/engine/strategies"
 	"github.com/cursus-dev/cursus/registry"
 )
 
 func stepsNamespace(d *Deps) (registry.Namespace, error) {
-	if d.Steps == nil {
+	if d.live == nil {
 		return registry.Namespace{}, errors.New("step catalog is not loaded")
 	}
 	return registry.Namespace{
 		Name:        "steps",
-		Description: "Container-level view of one step: paths, channels, property references and construction patterns.",
+		Description: "Container-level view of one step: paths, channels, property references and construction patterns; its .step.yaml text, and the JSON Schemas of the .step.yaml and config.json formats.",
 		Tools: []registry.ToolDef{
 			registry.Define(registry.ToolDef{
 				Name: "steps.io",
@@ -36,12 +40,34 @@ func stepsNamespace(d *Deps) (registry.Namespace, error) {
 				Examples: []string{`steps.patterns {"step_name": "TabularPreprocessing", "job_type": "calibration"}`},
 				Tags:     []string{registry.PhasePlanner},
 			}, d.stepsPatterns),
+			registry.Define(registry.ToolDef{
+				Name: "steps.source",
+				Description: "The .step.yaml text of a step type as its file is written: a built-in one, one from an operator's step directory, " +
+					"or one sent in step_types. Copy it as an exemplar for a new step type; steps.format gives the format's JSON Schema.",
+				When: "You write a new step type and want a working interface file to start from.",
+				Examples: []string{
+					`steps.source {"step_name": "XGBoostTraining"}`,
+					`steps.source {"step_name": "TabularPreprocessing"}  # a processing step with job-type variants`,
+				},
+				Tags: []string{registry.PhasePlanner},
+			}, d.stepsSource),
+			registry.Define(registry.ToolDef{
+				Name: "steps.format",
+				Description: "The JSON Schema (draft 2020-12) of a format callers write: step_yaml is a .step.yaml step interface " +
+					"(as JSON: every key, what it holds, closed sets), config_json is config.json in the Cursus layout.",
+				When: "You write a .step.yaml (for step_types or a step directory) or a config.json by hand.",
+				Examples: []string{
+					`steps.format {"format": "step_yaml"}`,
+					`steps.format {"format": "config_json"}`,
+				},
+				Tags: []string{registry.PhasePlanner},
+			}, d.stepsFormat),
 		},
 	}, nil
 }
 
 func (d *Deps) stepsIO(ctx context.Context, in stepIn) (steps.IOView, error) {
-	iface, r, warnings, err := d.requestedStep(in)
+	iface, r, warnings, err := d.requestedStep(ctx, in)
 	if err != nil {
 		return steps.IOView{}, err
 	}
@@ -53,7 +79,7 @@ func (d *Deps) stepsIO(ctx context.Context, in stepIn) (steps.IOView, error) {
 }
 
 func (d *Deps) stepsPatterns(ctx context.Context, in stepIn) (strategies.PatternsView, error) {
-	iface, r, warnings, err := d.requestedStep(in)
+	iface, r, warnings, err := d.requestedStep(ctx, in)
 	if err != nil {
 		return strategies.PatternsView{}, err
 	}
@@ -63,4 +89,76 @@ func (d *Deps) stepsPatterns(ctx context.Context, in stepIn) (strategies.Pattern
 	registry.Next(ctx, registry.NextStep{Tool: "strategies.show", When: "You want the strategy's knobs.", Why: "Lists every knob with its default.",
 		ArgsHint: map[string]any{"name": v.Patterns.CreateStep.Name, "axis": v.Patterns.CreateStep.Axis}})
 	return v, nil
+}
+
+type stepsSourceOut struct {
+	StepType string `json:"step_type"`
+	// Source is where the interface comes from: builtin:<file>, a file of
+	// a step directory, or step_types[<i>].
+	Source string `json:"source"`
+	YAML   string `json:"yaml"`
+}
+
+func (d *Deps) stepsSource(ctx context.Context, in stepNameIn) (stepsSourceOut, error) {
+	cv, err := d.catalogsFor(ctx, in.stepTypesArg)
+	if err != nil {
+		return stepsSourceOut{}, err
+	}
+	iface, r, _, err := cv.lookupStep(string(in.StepName), "")
+	if err != nil {
+		return stepsSourceOut{}, err
+	}
+	text := iface.Text()
+	if text == nil {
+		return stepsSourceOut{}, registry.Errorf(registry.CodeNotFound, "step '%s' has no interface file text", iface.StepType)
+	}
+	registry.Meta(ctx, "step_name", r.Node)
+	registry.Next(ctx,
+		registry.NextStep{Tool: "steps.format", When: "You change keys and want to know what each may hold.", Why: "The .step.yaml format as a JSON Schema.",
+			ArgsHint: map[string]any{"format": formatStepYAML}},
+		registry.NextStep{Tool: "validate.step_interface", When: "You wrote your own version.", Why: "Checks it as step_types are checked.",
+			ArgsHint: map[string]any{"step_types": []string{"<your .step.yaml text>"}}})
+	return stepsSourceOut{StepType: iface.StepType, Source: iface.Source, YAML: string(text)}, nil
+}
+
+// The formats steps.format describes.
+const (
+	formatStepYAML   = "step_yaml"
+	formatConfigJSON = "config_json"
+)
+
+// formatName is steps.format's format argument.
+type formatName string
+
+func (formatName) JSONSchema() *jsonschema.Schema {
+	return &jsonschema.Schema{Type: "string", Enum: []any{formatStepYAML, formatConfigJSON}}
+}
+
+type stepsFormatIn struct {
+	Format formatName `json:"format" jsonschema:"step_yaml (a .step.yaml step interface) or config_json (config.json, Cursus layout)."`
+}
+
+type stepsFormatOut struct {
+	Format string         `json:"format"`
+	Schema map[string]any `json:"schema"`
+	// Exemplar says where a complete example of the format comes from.
+	Exemplar string `json:"exemplar"`
+}
+
+func (d *Deps) stepsFormat(ctx context.Context, in stepsFormatIn) (stepsFormatOut, error) {
+	switch in.Format {
+	case formatStepYAML:
+		registry.Next(ctx, registry.NextStep{Tool: "steps.source", When: "You want a complete file to start from.", Why: "The .step.yaml of an existing step type.",
+			ArgsHint: map[string]any{"step_name": "TabularPreprocessing"}})
+		return stepsFormatOut{Format: string(in.Format), Schema: steps.InterfaceSchema(),
+			Exemplar: `steps.source {"step_name": "TabularPreprocessing"} returns a built-in file; send yours in step_types.`}, nil
+	default:
+		var schema map[string]any
+		if err := json.Unmarshal(config.FileSchema(), &schema); err != nil {
+			return stepsFormatOut{}, err
+		}
+		registry.Next(ctx, registry.NextStep{Tool: "config.requirements", When: "You have a DAG.", Why: "Lists every field each node needs, as a template."})
+		return stepsFormatOut{Format: string(in.Format), Schema: schema,
+			Exemplar: "config.merge_save builds this document from plain values (base, per_node) and returns it."}, nil
+	}
 }

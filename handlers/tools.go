@@ -34,7 +34,7 @@ type describeIn struct {
 	Name string `json:"name" jsonschema:"Dotted (compile.preview) or wire (compile__preview) tool name."`
 }
 
-func toolsNamespace(workflows []workflowInfo) registry.Namespace {
+func toolsNamespace(workflows []workflowInfo, stepDirs func() stepCatalogStatus) registry.Namespace {
 	return registry.Namespace{
 		Name:        "tools",
 		Description: "Meta tools over the registry itself: help, by_phase, describe_tool.",
@@ -49,7 +49,7 @@ func toolsNamespace(workflows []workflowInfo) registry.Namespace {
 					`tools.help {"phase": "validator", "include_schema": true}  # validator tools with schemas`,
 				},
 				Tags: []string{registry.PhasePlanner},
-			}, func(ctx context.Context, in helpIn) (helpData, error) { return toolsHelp(ctx, in, workflows) }),
+			}, func(ctx context.Context, in helpIn) (helpData, error) { return toolsHelp(ctx, in, workflows, stepDirs) }),
 			registry.Define(registry.ToolDef{
 				Name:        "tools.by_phase",
 				Description: "List the tools tagged with one phase (planner, validator or programmer).",
@@ -73,7 +73,7 @@ func toolsNamespace(workflows []workflowInfo) registry.Namespace {
 
 // withHelp adds the namespace's <ns>.help tool: tools.help for that one
 // namespace.
-func withHelp(ns registry.Namespace, workflows []workflowInfo) registry.Namespace {
+func withHelp(ns registry.Namespace, workflows []workflowInfo, stepDirs func() stepCatalogStatus) registry.Namespace {
 	name := ns.Name
 	ns.Tools = append(ns.Tools, registry.Define(registry.ToolDef{
 		Name: name + ".help",
@@ -86,7 +86,7 @@ func withHelp(ns registry.Namespace, workflows []workflowInfo) registry.Namespac
 		},
 		Tags: []string{registry.PhasePlanner},
 	}, func(ctx context.Context, in namespaceHelpIn) (helpData, error) {
-		return toolsHelp(ctx, helpIn{Namespace: &name, Phase: in.Phase, IncludeSchema: in.IncludeSchema}, workflows)
+		return toolsHelp(ctx, helpIn{Namespace: &name, Phase: in.Phase, IncludeSchema: in.IncludeSchema}, workflows, stepDirs)
 	}))
 	return ns
 }
@@ -125,6 +125,7 @@ type helpData struct {
 	Namespaces        []namespaceInfo      `json:"namespaces"`
 	Disabled          []closedGate         `json:"disabled"`
 	Workflows         []workflowInfo       `json:"workflows"` // served as MCP prompts
+	StepCatalog       stepCatalogStatus    `json:"step_catalog"`
 	FilteredNamespace *string              `json:"filtered_namespace,omitempty"`
 	FilteredPhase     string               `json:"filtered_phase,omitempty"`
 }
@@ -157,7 +158,7 @@ type workflowInfo struct {
 	Description string `json:"description"`
 }
 
-func toolsHelp(ctx context.Context, in helpIn, workflows []workflowInfo) (helpData, error) {
+func toolsHelp(ctx context.Context, in helpIn, workflows []workflowInfo, stepDirs func() stepCatalogStatus) (helpData, error) {
 	reg, caller := registry.RegistryFrom(ctx), registry.CallerFrom(ctx)
 	nsDesc := reg.Namespaces()
 	ns, nsHint := "", "<namespace>"
@@ -190,7 +191,7 @@ func toolsHelp(ctx context.Context, in helpIn, workflows []workflowInfo) (helpDa
 	return helpData{
 		Overview: toolsOverview, TotalTools: len(reg.Tools("")), Shown: len(shown), Phases: phaseCounts(shown),
 		Namespaces: groupByNamespace(shown, nsDesc, in.IncludeSchema), Disabled: disabled, Workflows: workflows,
-		FilteredNamespace: in.Namespace, FilteredPhase: string(in.Phase),
+		FilteredNamespace: in.Namespace, FilteredPhase: string(in.Phase), StepCatalog: stepDirs(),
 	}, nil
 }
 

@@ -29,6 +29,9 @@ type validateStepInterfaceIn struct {
 	JobType  jobTypeName    `json:"job_type,omitempty" jsonschema:"Job type variant to apply (training, calibration, …)."`
 	Path     workspacePath  `json:"path,omitempty" jsonschema:"A .step.yaml file or a directory of them, inside the workspace."`
 	YAML     string         `json:"yaml,omitempty" jsonschema:"Inline .step.yaml text." schema:"minLength=1,maxLength=262144"`
+	// Alone, step_types are the documents to validate; with step_name or
+	// all they overlay the catalog those name.
+	stepTypesArg
 }
 
 type validateBuilderIn struct {
@@ -89,7 +92,7 @@ func (jobArgValues) JSONSchema() *jsonschema.Schema {
 }
 
 func validateNamespace(d *Deps) (registry.Namespace, error) {
-	if d.Steps == nil || d.Config == nil {
+	if d.live == nil {
 		return registry.Namespace{}, errors.New("the step catalog is not loaded")
 	}
 	tools := []registry.ToolDef{
@@ -206,8 +209,23 @@ func (d *Deps) validateStep(ctx context.Context, in validateStepIn) (validate.St
 // ---- validate.step_interface ---------------------------------------------
 
 func (d *Deps) validateStepInterface(ctx context.Context, in validateStepInterfaceIn) (verify.InterfaceReport, error) {
-	rep, err := d.verifier().CheckInterfaces(ctx, verify.InterfaceRequest{StepName: string(in.StepName), All: in.All,
-		JobType: string(in.JobType), Path: string(in.Path), YAML: in.YAML})
+	req := verify.InterfaceRequest{StepName: string(in.StepName), All: in.All, JobType: string(in.JobType), Path: string(in.Path), YAML: in.YAML}
+	suite := d.verifier()
+	if req.StepName == "" && !req.All && req.Path == "" && req.YAML == "" {
+		// Only step_types: they are what to validate, so a broken one is a
+		// finding of the report, not a rejected call.
+		if err := d.checkStepTypeCaps(in.stepTypesArg); err != nil {
+			return verify.InterfaceReport{}, err
+		}
+		req.Documents = in.StepTypes
+	} else if len(in.StepTypes) > 0 {
+		cv, err := d.catalogsFor(ctx, in.stepTypesArg)
+		if err != nil {
+			return verify.InterfaceReport{}, err
+		}
+		suite = d.verifierWith(cv)
+	}
+	rep, err := suite.CheckInterfaces(ctx, req)
 	if err != nil {
 		return verify.InterfaceReport{}, verifyError(err)
 	}

@@ -28,6 +28,7 @@ type depsResolveIn struct {
 	DAGFile   workspacePath  `json:"dag_file,omitempty" jsonschema:"DAG JSON file inside the workspace."`
 	Nodes     []nodeName     `json:"nodes,omitempty" jsonschema:"Node names: <StepType> or <StepType>_<job_type>, e.g. TabularPreprocessing_training." schema:"maxItems=10000"`
 	Edges     []dagEdge      `json:"edges,omitempty" jsonschema:"Edges as [source, destination] node pairs; the source runs first and feeds the destination." schema:"maxItems=50000"`
+	stepTypesArg
 }
 
 type depsExplainIn struct {
@@ -37,6 +38,7 @@ type depsExplainIn struct {
 	Dependency depsName `json:"dependency,omitempty"`
 	Producer   depsName `json:"producer,omitempty"`
 	Output     depsName `json:"output,omitempty"`
+	stepTypesArg
 }
 
 // depsExplanation is one of the two answers of validate.deps_explain: the
@@ -119,8 +121,12 @@ func (d *Deps) validateDepsResolve(ctx context.Context, in depsResolveIn) (deps.
 	if in.Edges != nil && in.Nodes == nil {
 		return deps.Report{}, registry.Errorf(registry.CodeInvalidInput, "edges needs nodes")
 	}
+	cv, err := d.catalogsFor(ctx, in.stepTypesArg)
+	if err != nil {
+		return deps.Report{}, err
+	}
 	if in.StepNames != nil {
-		return d.depsResolveSet(ctx, strs(in.StepNames))
+		return depsResolveSet(ctx, cv.Steps, strs(in.StepNames))
 	}
 	g := dagGraph{Nodes: in.Nodes, Edges: in.Edges}.graph()
 	if in.Nodes == nil {
@@ -129,11 +135,11 @@ func (d *Deps) validateDepsResolve(ctx context.Context, in depsResolveIn) (deps.
 			return deps.Report{}, err
 		}
 	}
-	plan, err := d.resolveChecked(ctx, g)
+	plan, err := resolveChecked(ctx, cv.Steps, g)
 	if err != nil {
 		return deps.Report{}, err
 	}
-	rep, err := deps.PlanReport(ctx, plan, d.Steps)
+	rep, err := deps.PlanReport(ctx, plan, cv.Steps)
 	if err != nil {
 		return deps.Report{}, err
 	}
@@ -153,11 +159,11 @@ func depsResult(ctx context.Context, rep *deps.Report) deps.Report {
 	return *rep
 }
 
-func (d *Deps) depsResolveSet(ctx context.Context, names []string) (deps.Report, error) {
+func depsResolveSet(ctx context.Context, cat *steps.Catalog, names []string) (deps.Report, error) {
 	if len(names) == 0 {
 		return deps.Report{}, registry.Errorf(registry.CodeInvalidInput, "step_names is empty: name at least two steps, e.g. [\"TabularPreprocessing_training\", \"XGBoostTraining\"]")
 	}
-	rep, err := deps.SetReport(ctx, names, d.Steps)
+	rep, err := deps.SetReport(ctx, names, cat)
 	var none *deps.NoKnownStepsError
 	if errors.As(err, &none) {
 		return deps.Report{}, registry.Errorf(registry.CodeNotFound, "%s", none.Error()).
@@ -194,14 +200,18 @@ func (d *Deps) validateDepsExplain(ctx context.Context, in depsExplainIn) (depsE
 	if consumer == "" || dependency == "" || producer == "" || output == "" {
 		return depsExplanation{}, registry.Errorf(registry.CodeInvalidInput, "consumer, dependency, producer and output are all needed: %s", how)
 	}
-	score, err := d.depsPairScore(consumer, dependency, producer, output)
+	cv, err := d.catalogsFor(ctx, in.stepTypesArg)
+	if err != nil {
+		return depsExplanation{}, err
+	}
+	score, err := scorePair(cv.Steps, consumer, dependency, producer, output)
 	return depsExplanation{depsPairScore: score}, err
 }
 
 // depsPairScore scores the producer's output for the consumer's
 // dependency.
-func (d *Deps) depsPairScore(consumer, dependency, producer, output string) (*depsPairScore, error) {
-	lookup := deps.CatalogLookup(d.Steps)
+func scorePair(cat *steps.Catalog, consumer, dependency, producer, output string) (*depsPairScore, error) {
+	lookup := deps.CatalogLookup(cat)
 	c, err := lookup(consumer)
 	if err != nil {
 		return nil, depsStepNotFound("consumer", err)

@@ -70,7 +70,7 @@ func jsonString(s string) string {
 func TestValidateBuilderEveryBuiltin(t *testing.T) {
 	reg, _ := newTestRegistry(t)
 	d := testDeps(t)
-	for _, n := range d.Steps.Names() {
+	for _, n := range d.catalogs().Steps.Names() {
 		res := call(t, reg, "validate.builder", `{"step_name": "`+n+`"}`)
 		if !res.OK {
 			t.Errorf("%s: %s", n, res.Encode())

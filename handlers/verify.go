@@ -63,8 +63,11 @@ func strs[T ~string](in []T) []string {
 }
 
 // verifier is the validation use-cases over the loaded catalogs.
-func (d *Deps) verifier() *verify.Suite {
-	return &verify.Suite{Steps: d.Steps, Config: d.Config, Root: d.Root, Runner: d.Scripts}
+func (d *Deps) verifier() *verify.Suite { return d.verifierWith(d.catalogs()) }
+
+// verifierWith is the validation use-cases over the catalogs of one call.
+func (d *Deps) verifierWith(cv *catalogView) *verify.Suite {
+	return &verify.Suite{Steps: cv.Steps, Config: cv.Config, Root: d.Root, Runner: d.Scripts}
 }
 
 // verifyError maps a use-case error to the tool error a caller sees;

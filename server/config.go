@@ -77,10 +77,13 @@ type GatesConfig struct {
 
 // WorkspaceConfig is where file arguments resolve and extra catalogs live.
 type WorkspaceConfig struct {
-	Root         string   `yaml:"root"`
-	StepDirs     []string `yaml:"step_dirs"`
-	PipelineDirs []string `yaml:"pipeline_dirs"`
-	Python       string   `yaml:"python"`
+	Root     string   `yaml:"root"`
+	StepDirs []string `yaml:"step_dirs"`
+	// StepReloadInterval is the least time between two looks at StepDirs
+	// for changed files; a change is picked up without a restart.
+	StepReloadInterval time.Duration `yaml:"step_reload_interval"`
+	PipelineDirs       []string      `yaml:"pipeline_dirs"`
+	Python             string        `yaml:"python"`
 	// AllowUnisolatedScripts runs validate.run_scripts without the OS
 	// sandbox where the kernel cannot provide one. Unsafe on a shared
 	// server: such scripts can read the server's credentials.
@@ -150,6 +153,10 @@ type LimitsConfig struct {
 	// MaxFileBytes caps every file a tool reads from the workspace (DAG,
 	// config, scripts, sources); a larger file is invalid_input.
 	MaxFileBytes int64 `yaml:"max_file_bytes"`
+	// MaxStepTypes and MaxStepTypeBytes cap the step_types one call may
+	// send: how many .step.yaml documents, and the size of each.
+	MaxStepTypes     int   `yaml:"max_step_types"`
+	MaxStepTypeBytes int64 `yaml:"max_step_type_bytes"`
 }
 
 // TelemetryConfig configures logs and traces. Traces are exported over
@@ -193,14 +200,14 @@ func DefaultConfig() Config {
 			SessionIdleTTL: 10 * time.Minute, LegacySSE: true, HeartbeatPeriod: 25 * time.Second, ToolList: toolListLean,
 			AllowedOrigins: []string{"http://localhost", "http://127.0.0.1", "https://localhost", "https://127.0.0.1"},
 		},
-		Workspace: WorkspaceConfig{Root: ".", Python: "python3"},
+		Workspace: WorkspaceConfig{Root: ".", Python: "python3", StepReloadInterval: 2 * time.Second},
 		Auth:      AuthConfig{OIDC: OIDCConfig{JWKSRefresh: 15 * time.Minute}},
 		Limits: LimitsConfig{
 			MaxBodyBytes: 1 << 20, MaxArgBytes: 512 << 10, MaxArgDepth: 32, ToolTimeout: 120 * time.Second,
 			RatePerMinute: 600, ExecConcurrency: 2, ExecWait: 5 * time.Second,
 			ReadTimeout: 30 * time.Second, ReadHeaderTimout: 10 * time.Second,
 			MaxStreams: 1000, MaxStreamsPerPrincipal: 32, MaxSessions: 10000, MaxSessionsPerPrincipal: 100,
-			MaxFileBytes: 16 << 20,
+			MaxFileBytes: 16 << 20, MaxStepTypes: 16, MaxStepTypeBytes: 256 << 10,
 		},
 		Telemetry: TelemetryConfig{LogLevel: "info", ServiceName: "cursus", LogArgBytes: 512},
 	}
@@ -569,6 +576,8 @@ func (c Config) Validate() error {
 	}{
 		{"limits.max_body_bytes", c.Limits.MaxBodyBytes},
 		{"limits.max_file_bytes", c.Limits.MaxFileBytes},
+		{"limits.max_step_types", int64(c.Limits.MaxStepTypes)},
+		{"limits.max_step_type_bytes", c.Limits.MaxStepTypeBytes},
 		{"limits.max_arg_bytes", c.Limits.MaxArgBytes},
 		{"limits.max_arg_depth", int64(c.Limits.MaxArgDepth)},
 		{"limits.exec_concurrency", int64(c.Limits.ExecConcurrency)},
@@ -593,6 +602,7 @@ func (c Config) Validate() error {
 		{"limits.max_sessions_per_principal", int64(c.Limits.MaxSessionsPerPrincipal)},
 		{"listen.shutdown_timeout", int64(c.Listen.ShutdownTimeout)},
 		{"telemetry.log_arg_bytes", int64(c.Telemetry.LogArgBytes)},
+		{"workspace.step_reload_interval", int64(c.Workspace.StepReloadInterval)},
 		{"auth.oidc.jwks_refresh", int64(c.Auth.OIDC.JWKSRefresh)},
 	}
 	for _, p := range nonNegative {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/rs/zerolog"
 
@@ -83,6 +84,7 @@ func newApp(cfg server.Config, stderr io.Writer) (*app, error) {
 	deps, err := handlers.NewDeps(handlers.Options{
 		WorkspaceRoot:          cfg.Workspace.Root,
 		StepDirs:               cfg.Workspace.StepDirs,
+		StepReloadInterval:     max(cfg.Workspace.StepReloadInterval, time.Millisecond),
 		PipelineDirs:           cfg.Workspace.PipelineDirs,
 		Python:                 cfg.Workspace.Python,
 		AllowUnisolatedScripts: cfg.Workspace.AllowUnisolatedScripts,
@@ -90,6 +92,8 @@ func newApp(cfg server.Config, stderr io.Writer) (*app, error) {
 		AWSSageMakerEndpoint:   cfg.AWS.SageMaker(),
 		AWSRegion:              cfg.AWS.Region,
 		MaxFileBytes:           cfg.Limits.MaxFileBytes,
+		MaxStepTypes:           cfg.Limits.MaxStepTypes,
+		MaxStepTypeBytes:       cfg.Limits.MaxStepTypeBytes,
 	})
 	if err != nil {
 		return nil, err

@@ -244,3 +244,20 @@ func TestMaxFileBytesReachesTheWorkspace(t *testing.T) {
 		t.Fatalf("a zero cap starts: exit %d\n%s", code, errOut)
 	}
 }
+
+// TestStepTypeCapsReachTheHandlers sets limits.max_step_types by its
+// variable and sees a call over it refused naming the key.
+func TestStepTypeCapsReachTheHandlers(t *testing.T) {
+	doc := "step_type: ShapExplain\\nnode_type: singular\\ncontract: {}\\nregistry: {sagemaker_step_type: Processing}\\n"
+	args := []string{"call", "--workspace-root", t.TempDir(), "catalog.list_steps", `{"step_types": ["` + doc + `", "` + strings.Replace(doc, "Shap", "Lime", 1) + `"]}`}
+	out, _, code := runCLI(t, map[string]string{"CURSUS_LIMITS_MAX_STEP_TYPES": "1"}, args...)
+	if code != 1 || !strings.Contains(out, `"code": "invalid_input"`) || !strings.Contains(out, "limits.max_step_types") {
+		t.Fatalf("over a cap of one: exit %d\n%s", code, out)
+	}
+	if out, _, code := runCLI(t, map[string]string{"CURSUS_LIMITS_MAX_STEP_TYPE_BYTES": "16"}, args...); code != 1 || !strings.Contains(out, "limits.max_step_type_bytes") {
+		t.Fatalf("over a 16-byte cap: exit %d\n%s", code, out)
+	}
+	if out, _, code := runCLI(t, nil, args...); code != 0 || !strings.Contains(out, "LimeExplain") {
+		t.Fatalf("under the default caps: exit %d\n%s", code, out)
+	}
+}

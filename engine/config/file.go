@@ -2,6 +2,7 @@ package config
 
 import (
 	"bytes"
+	_ "embed"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -363,3 +364,12 @@ func unwrap(v any, depth int) any {
 	}
 	return v
 }
+
+//go:embed file_schema.json
+var fileSchema []byte
+
+// FileSchema is the JSON Schema (draft 2020-12) of config.json in the
+// Cursus layout: the document's structure. Each config's fields are
+// checked against its step's schema (Schemas.ForConfigClass), which this
+// schema does not repeat.
+func FileSchema() []byte { return bytes.Clone(fileSchema) }

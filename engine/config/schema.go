@@ -125,6 +125,7 @@ func (p SchemaProblem) String() string {
 // Schemas holds the schema of every step type in a catalog.
 type Schemas struct {
 	bases    map[string]*baseLayer
+	hps      map[string]*HyperparameterSchema // by compute.model_family
 	byStep   map[string]*Schema
 	names    []string
 	problems []SchemaProblem
@@ -224,28 +225,58 @@ func LoadSchemas(cat Catalog) (*Schemas, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Schemas{bases: bases, byStep: map[string]*Schema{}}
+	s := &Schemas{bases: bases, hps: hps, byStep: map[string]*Schema{}}
 	for _, name := range cat.Names() {
 		iface, ok := cat.Get(name)
 		if !ok || iface == nil {
 			continue
 		}
-		sc, probs := buildSchema(bases, iface)
-		s.problems = append(s.problems, probs...)
-		if sc != nil {
-			if _, has := sc.Field("hyperparameters"); has && iface.Compute != nil {
-				sc.Hyperparameters = hps[iface.Compute.ModelFamily]
-			}
-			s.byStep[name] = sc
-			s.names = append(s.names, name)
+		s.problems = append(s.problems, s.add(iface)...)
+	}
+	s.finish(cat)
+	return s, nil
+}
+
+// Overlay returns the schemas of cat, a catalog derived from s's own with
+// stepTypes added or replaced (steps.Catalog.Overlay): the schemas of the
+// other steps are shared, s is not modified. The problems are those of the
+// overlaid steps' config sections only.
+func (s *Schemas) Overlay(cat Catalog, stepTypes []string) (*Schemas, []SchemaProblem) {
+	if len(stepTypes) == 0 {
+		return s, nil
+	}
+	out := &Schemas{bases: s.bases, hps: s.hps, byStep: maps.Clone(s.byStep), problems: slices.Clone(s.problems)}
+	var problems []SchemaProblem
+	for _, name := range stepTypes {
+		delete(out.byStep, name)
+		if iface, ok := cat.Get(name); ok && iface != nil {
+			problems = append(problems, out.add(iface)...)
 		}
 	}
-	sort.Strings(s.names)
+	out.problems = append(out.problems, problems...)
+	out.finish(cat)
+	return out, problems
+}
+
+// add builds iface's schema into s and returns its problems.
+func (s *Schemas) add(iface *steps.Interface) []SchemaProblem {
+	sc, probs := buildSchema(s.bases, iface)
+	if sc != nil {
+		if _, has := sc.Field("hyperparameters"); has && iface.Compute != nil {
+			sc.Hyperparameters = s.hps[iface.Compute.ModelFamily]
+		}
+		s.byStep[iface.StepType] = sc
+	}
+	return probs
+}
+
+// finish indexes the names and binds node resolution to cat.
+func (s *Schemas) finish(cat Catalog) {
+	s.names = slices.Sorted(maps.Keys(s.byStep))
 	s.resolve = s.resolveByPrefix
 	if r, ok := cat.(catalogResolver); ok {
 		s.resolve = resolveWith(r)
 	}
-	return s, nil
 }
 
 func loadBases() (map[string]*baseLayer, error) {

@@ -105,6 +105,7 @@ func Parse(file string, data []byte) (*Interface, error) {
 	}
 	iface.Source = file
 	iface.raw = root
+	iface.text = data
 	iface.unknown = w.unknown
 	for _, k := range []string{"step_type", "contract", "registry"} {
 		if mapValue(root, k) == nil {

@@ -49,6 +49,7 @@ func (i *Interface) WithJobType(jobType string) (*Interface, []string, error) {
 	out.Source = i.Source
 	out.JobType = jobType
 	out.raw = root
+	out.text = i.text
 	out.unknown = i.unknown
 	out.missing = i.missing
 	return out, warnings, nil

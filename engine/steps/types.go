@@ -69,6 +69,9 @@ type Interface struct {
 	// raw is the decoded document, kept for variant merges and unknown-key
 	// reports; nil for interfaces built in code.
 	raw *yaml.Node
+	// text is the file as written, for callers who want an exemplar; nil
+	// for interfaces built in code.
+	text []byte
 	// unknown lists key paths the loader ignored.
 	unknown []string
 	// missing lists required top-level keys absent from the file.

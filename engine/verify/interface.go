@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -26,13 +27,15 @@ type InterfaceResult struct {
 
 // InterfaceRequest names the interfaces to validate: exactly one of a
 // catalog step, every catalog step, a file or directory in the workspace,
-// or inline YAML; JobType selects a variant.
+// inline YAML, or the documents of a call's step_types; JobType selects a
+// variant.
 type InterfaceRequest struct {
-	StepName string
-	All      bool
-	JobType  string
-	Path     string
-	YAML     string
+	StepName  string
+	All       bool
+	JobType   string
+	Path      string
+	YAML      string
+	Documents []string
 }
 
 // InterfaceReport is the validation of every interface requested.
@@ -48,13 +51,13 @@ type InterfaceReport struct {
 // CheckInterfaces validates the interfaces req names.
 func (s *Suite) CheckInterfaces(ctx context.Context, req InterfaceRequest) (*InterfaceReport, error) {
 	given := 0
-	for _, b := range []bool{req.StepName != "", req.All, req.Path != "", req.YAML != ""} {
+	for _, b := range []bool{req.StepName != "", req.All, req.Path != "", req.YAML != "", len(req.Documents) > 0} {
 		if b {
 			given++
 		}
 	}
 	if given != 1 {
-		return nil, inputErrorf("provide exactly one of 'step_name' (a canonical step name), 'all': true, 'path' or 'yaml'")
+		return nil, inputErrorf("provide exactly one of 'step_name' (a canonical step name), 'all': true, 'path', 'yaml' or only 'step_types'")
 	}
 	var results []InterfaceResult
 	switch {
@@ -74,6 +77,10 @@ func (s *Suite) CheckInterfaces(ctx context.Context, req InterfaceRequest) (*Int
 		results = append(results, s.CheckInterface(iface, req.JobType))
 	case req.YAML != "":
 		results = append(results, s.parseAndCheck("inline", "inline.step.yaml", []byte(req.YAML), req.JobType))
+	case len(req.Documents) > 0:
+		for i, doc := range req.Documents {
+			results = append(results, s.checkDocument(steps.OverlaySource(i), doc, req.JobType))
+		}
 	default:
 		files, err := s.interfaceFiles(req.Path)
 		if err != nil {
@@ -143,6 +150,18 @@ func (s *Suite) parseAndCheck(source, file string, data []byte, jobType string) 
 	}
 	iface.Source = source
 	return s.CheckInterface(iface, jobType)
+}
+
+// checkDocument validates a document sent in a call: as a file, but
+// without the file-name rule, since it has no file.
+func (s *Suite) checkDocument(source, doc, jobType string) InterfaceResult {
+	iface, err := steps.Parse(source, []byte(doc))
+	if err != nil {
+		return parseFailure(source, err)
+	}
+	r := s.CheckInterface(iface, jobType)
+	r.Warnings = slices.DeleteFunc(r.Warnings, func(f steps.Finding) bool { return f.Rule == "file_name" })
+	return r
 }
 
 func parseFailure(source string, err error) InterfaceResult {

@@ -152,7 +152,9 @@ so the chart refuses to render instead of shipping a crash-looping pod.
     "max_streams_per_principal" $c.limits.maxStreamsPerPrincipal
     "max_sessions" $c.limits.maxSessions
     "max_sessions_per_principal" $c.limits.maxSessionsPerPrincipal
-    "max_file_bytes" $c.limits.maxFileBytes)
+    "max_file_bytes" $c.limits.maxFileBytes
+    "max_step_types" $c.limits.maxStepTypes
+    "max_step_type_bytes" $c.limits.maxStepTypeBytes)
   "telemetry" (dict
     "log_level" $c.telemetry.logLevel
     "service_name" $c.telemetry.serviceName

@@ -1,0 +1,265 @@
+package handlers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/cursus-dev/cursus/engine/config"
+	"github.com/cursus-dev/cursus/engine/steps"
+	"github.com/cursus-dev/cursus/registry"
+)
+
+// catalogView is one consistent pair of catalogs for a call: the step
+// types and their config schemas, with what went wrong loading the
+// operator's step directories. It is immutable.
+type catalogView struct {
+	Steps  *steps.Catalog
+	Config *config.Schemas
+	// Problems are step files that could not join the catalog; schema
+	// defects are in Config.Problems().
+	Problems []steps.Problem
+	// Dirs are the operator's step directories, as configured.
+	Dirs []string
+	// ReloadError says why the last reload of Dirs failed ("" when it
+	// did not); the catalogs are then those of the reload before.
+	ReloadError string
+}
+
+// Defaults of the caps on step_types.
+const (
+	defaultMaxStepTypes     = 16
+	defaultMaxStepTypeBytes = 256 << 10
+	// defaultStepReloadInterval is the least time between two looks at the
+	// step directories for changes.
+	defaultStepReloadInterval = 2 * time.Second
+)
+
+// liveCatalogs holds the shared catalogs and reloads them when a step
+// directory changes. Calls read the current view without locking; a call
+// that finds the check due looks at the directories itself (others carry
+// on with the current view meanwhile).
+type liveCatalogs struct {
+	dirs     []string
+	interval time.Duration
+	current  atomic.Pointer[catalogView]
+	checked  atomic.Int64 // unix nanoseconds of the last look
+	mu       sync.Mutex   // one reload at a time; guards stamp
+	stamp    string
+}
+
+func loadCatalogs(dirs []string, interval time.Duration) (*liveCatalogs, error) {
+	l := &liveCatalogs{dirs: dirs, interval: interval, stamp: steps.DirsStamp(dirs)}
+	view, err := buildView(dirs)
+	if err != nil {
+		return nil, err
+	}
+	l.current.Store(view)
+	l.checked.Store(time.Now().UnixNano())
+	return l, nil
+}
+
+func buildView(dirs []string) (*catalogView, error) {
+	cat, problems, err := steps.LoadCatalog(dirs...)
+	if err != nil {
+		return nil, fmt.Errorf("step catalog: %w", err)
+	}
+	schemas, err := config.LoadSchemas(cat)
+	if err != nil {
+		return nil, fmt.Errorf("config schemas: %w", err)
+	}
+	return &catalogView{Steps: cat, Config: schemas, Problems: problems, Dirs: dirs}, nil
+}
+
+// view is the current catalogs, reloaded first when the check is due and
+// a directory changed. A reload that fails keeps the last good catalogs
+// and says why in ReloadError.
+func (l *liveCatalogs) view() *catalogView {
+	if len(l.dirs) == 0 {
+		return l.current.Load()
+	}
+	now := time.Now()
+	if now.UnixNano()-l.checked.Load() < int64(l.interval) || !l.mu.TryLock() {
+		return l.current.Load()
+	}
+	defer l.mu.Unlock()
+	l.checked.Store(now.UnixNano())
+	stamp := steps.DirsStamp(l.dirs)
+	if stamp == l.stamp {
+		return l.current.Load()
+	}
+	l.stamp = stamp
+	next, err := buildView(l.dirs)
+	if err != nil {
+		last := *l.current.Load()
+		last.ReloadError = err.Error() + "; the step types loaded before are kept"
+		next = &last
+	}
+	l.current.Store(next)
+	return next
+}
+
+// catalogs is the shared view: the built-in step types plus the
+// operator's directories, without any the caller sent.
+func (d *Deps) catalogs() *catalogView { return d.live.view() }
+
+// stepTypesArg is the argument every tool that resolves step types
+// embeds: step interfaces sent with the call.
+type stepTypesArg struct {
+	StepTypes []string `json:"step_types,omitempty" jsonschema:"Step interface documents (.step.yaml text, one step type each) that overlay the catalog for this call only: a new step type, or a replacement of one under the same step_type. Each is checked as validate.step_interface checks a file; any error rejects the call. Exemplars: steps.source; the format: steps.format {\"format\": \"step_yaml\"}."`
+}
+
+// catalogsFor is the catalogs this call sees: the shared ones, overlaid by
+// the step types the caller sent (if any). The shared catalogs are not
+// modified, so concurrent calls with different step types each see their
+// own. Warnings of the sent documents join the envelope.
+func (d *Deps) catalogsFor(ctx context.Context, in stepTypesArg) (*catalogView, error) {
+	shared := d.catalogs()
+	if len(in.StepTypes) == 0 {
+		return shared, nil
+	}
+	if err := d.checkStepTypeCaps(in); err != nil {
+		return nil, err
+	}
+	ifaces, warned, err := steps.ParseDocuments(ctx, in.StepTypes)
+	if err != nil {
+		return nil, overlayError(err)
+	}
+	cat, err := shared.Steps.Overlay(ifaces)
+	if err != nil {
+		return nil, overlayError(err)
+	}
+	names := make([]string, len(ifaces))
+	for i, iface := range ifaces {
+		names[i] = iface.StepType
+	}
+	schemas, problems := shared.Config.Overlay(cat, names)
+	if len(problems) > 0 {
+		docs := make([]steps.DocumentFindings, 0, len(problems))
+		for _, p := range problems {
+			i := indexOf(names, p.StepType)
+			docs = append(docs, steps.DocumentFindings{Index: i, StepType: p.StepType, Errors: []steps.Finding{{
+				Level: steps.LevelError, File: steps.OverlaySource(i), Path: "config", Rule: "config_schema", Message: p.String()}}})
+		}
+		return nil, overlayError(&steps.OverlayError{Documents: docs})
+	}
+	for _, w := range warned {
+		for _, f := range w.Warnings {
+			registry.Warn(ctx, f.String())
+		}
+	}
+	view := *shared
+	view.Steps, view.Config = cat, schemas
+	return &view, nil
+}
+
+// checkStepTypeCaps refuses more step_types, or larger ones, than the
+// operator allows.
+func (d *Deps) checkStepTypeCaps(in stepTypesArg) error {
+	if n, limit := len(in.StepTypes), d.Opts.maxStepTypes(); n > limit {
+		return registry.Errorf(registry.CodeInvalidInput, "'step_types': %d documents; at most %d are accepted (limits.max_step_types)", n, limit).
+			WithDetails(map[string]any{"argument": "step_types", "count": n, "limit": limit})
+	}
+	for i, doc := range in.StepTypes {
+		if n, limit := len(doc), d.Opts.maxStepTypeBytes(); int64(n) > limit {
+			return registry.Errorf(registry.CodeInvalidInput, "'step_types[%d]': %d bytes; a document may have at most %d (limits.max_step_type_bytes)", i, n, limit).
+				WithDetails(map[string]any{"argument": "step_types", "index": i, "bytes": n, "limit_bytes": limit})
+		}
+	}
+	return nil
+}
+
+func indexOf(names []string, name string) int {
+	for i, n := range names {
+		if n == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// overlayError is the invalid_input of step_types that cannot join the
+// catalog: every failing document with its findings.
+func overlayError(err error) error {
+	var oe *steps.OverlayError
+	if !errors.As(err, &oe) {
+		return err
+	}
+	return registry.Errorf(registry.CodeInvalidInput, "invalid step_types: %s", oe.Error()).
+		WithDetails(map[string]any{"argument": "step_types", "documents": oe.Documents}).
+		Suggest("Fix each document's errors (validate.step_interface {\"yaml\": …} checks one), or compare with an exemplar from steps.source.",
+			"validate.step_interface", "steps.source", "steps.format")
+}
+
+func (o Options) maxStepTypes() int {
+	if o.MaxStepTypes > 0 {
+		return o.MaxStepTypes
+	}
+	return defaultMaxStepTypes
+}
+
+func (o Options) maxStepTypeBytes() int64 {
+	if o.MaxStepTypeBytes > 0 {
+		return o.MaxStepTypeBytes
+	}
+	return defaultMaxStepTypeBytes
+}
+
+func (o Options) stepReloadInterval() time.Duration {
+	if o.StepReloadInterval != 0 {
+		return max(o.StepReloadInterval, 0)
+	}
+	return defaultStepReloadInterval
+}
+
+// stepDirStatus is what tools.help and catalog.list_steps say of one
+// operator step directory.
+type stepDirStatus struct {
+	Dir       string          `json:"dir"`
+	StepCount int             `json:"step_count"`
+	Problems  []steps.Problem `json:"problems"`
+}
+
+// stepDirsStatus reports each step directory of v: how many step types
+// it gives and which of its files failed, and why.
+func (v *catalogView) stepDirsStatus() []stepDirStatus {
+	out := make([]stepDirStatus, 0, len(v.Dirs))
+	for _, dir := range v.Dirs {
+		prefix := dir + string(os.PathSeparator)
+		st := stepDirStatus{Dir: dir, Problems: []steps.Problem{}}
+		for _, n := range v.Steps.Names() {
+			if iface, _ := v.Steps.Get(n); strings.HasPrefix(iface.Source, prefix) {
+				st.StepCount++
+			}
+		}
+		for _, p := range v.Problems {
+			if strings.HasPrefix(p.File, prefix) {
+				st.Problems = append(st.Problems, p)
+			}
+		}
+		out = append(out, st)
+	}
+	return out
+}
+
+// stepCatalogStatus is what tools.help says of the step catalog: how many
+// step types it has, the operator's directories and their problems.
+type stepCatalogStatus struct {
+	StepTypes   int             `json:"step_types"`
+	StepDirs    []stepDirStatus `json:"step_dirs"`
+	ReloadError string          `json:"reload_error,omitempty"`
+	// Note says how a caller adds step types without an operator.
+	Note string `json:"note"`
+}
+
+func (d *Deps) stepCatalogStatus() stepCatalogStatus {
+	cv := d.catalogs()
+	return stepCatalogStatus{StepTypes: cv.Steps.Len(), StepDirs: cv.stepDirsStatus(), ReloadError: cv.ReloadError,
+		Note: "Tools that resolve step types take step_types: .step.yaml documents that overlay the catalog for that call only " +
+			"(exemplars: steps.source; the format: steps.format)."}
+}
