@@ -113,7 +113,7 @@ func (b *builder) inputs(n *node, in map[string]any) ([]boundInput, []string, er
 		port, hasPt := n.iface.Contract.Inputs.Get(dep)
 		value, ok := in[dep]
 		if !ok {
-			if field, has := n.iface.Contract.InputSourceOverrides.Get(dep); has {
+			if field, has := overrideField(n, dep); has {
 				if s := getString(n.cfg, field); s != "" {
 					uri, absent, err := b.configInput(n, field, s)
 					switch {
@@ -132,6 +132,8 @@ func (b *builder) inputs(n *node, in map[string]any) ([]boundInput, []string, er
 		if !ok {
 			if spec.IsRequired() {
 				missing = append(missing, dep)
+			} else if method, unknown := unknownConfigMethod(n, dep); unknown {
+				warns = append(warns, fmt.Sprintf("optional input %s left out: the interface takes it from the Cursus config method %s(), whose result is not known here", dep, method))
 			}
 			continue
 		}
