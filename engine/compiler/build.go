@@ -113,7 +113,7 @@ func (b *builder) inputs(n *node, in map[string]any) ([]boundInput, []string, er
 		port, hasPt := n.iface.Contract.Inputs.Get(dep)
 		value, ok := in[dep]
 		if !ok {
-			if field, has := overrideField(n, dep); has {
+			if field, has := n.iface.Contract.InputSourceOverrides.Get(dep); has {
 				if s := getString(n.cfg, field); s != "" {
 					uri, absent, err := b.configInput(n, field, s)
 					switch {

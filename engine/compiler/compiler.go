@@ -562,37 +562,21 @@ func configSourced(n *node, dep string) bool {
 	if n == nil {
 		return false
 	}
-	field, ok := overrideField(n, dep)
+	field, ok := n.iface.Contract.InputSourceOverrides.Get(dep)
 	return ok && getString(n.cfg, field) != ""
 }
 
-// configMethods are the Cursus config methods an input_source_overrides
-// entry may name whose result the reference states, by the value here that
-// holds it: get_script_path() is the script under the source dir.
-var configMethods = map[string]string{"get_script_path": "script_path"}
-
-// overrideField is the config value a dependency's input_source_overrides
-// entry names: a field, or the value a known Cursus method computes.
-func overrideField(n *node, dep string) (string, bool) {
-	field, ok := n.iface.Contract.InputSourceOverrides.Get(dep)
-	if !ok {
-		return "", false
-	}
-	if v, known := configMethods[strings.TrimSuffix(field, "()")]; known {
-		return v, true
-	}
-	return field, true
-}
-
 // unknownConfigMethod reports an input_source_overrides entry that names a
-// Cursus config method (get_…) this compiler cannot evaluate.
+// Cursus config method (get_…) rather than a field. Cursus calls it; the
+// reference states what none of the methods an input could name returns
+// (get_data_source_uri and the like are project code), so it is reported.
 func unknownConfigMethod(n *node, dep string) (string, bool) {
 	if n == nil {
 		return "", false
 	}
 	field, ok := n.iface.Contract.InputSourceOverrides.Get(dep)
 	field = strings.TrimSuffix(field, "()")
-	if _, known := configMethods[field]; !ok || known || !strings.HasPrefix(field, "get_") {
+	if !ok || !strings.HasPrefix(field, "get_") {
 		return "", false
 	}
 	if _, isField := n.cfg.Get(field); isField {

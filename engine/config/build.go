@@ -291,6 +291,13 @@ var cursusDerived = map[string]bool{
 // label_field. Either spelling is read as the one the schema declares.
 var fieldAliases = map[string]string{"label_name": "label_field", "label_field": "label_name"}
 
+// FieldAlias returns the other spelling of a field name Cursus and the
+// built-in steps both use (label_name and label_field).
+func FieldAlias(name string) (string, bool) {
+	a, ok := fieldAliases[name]
+	return a, ok
+}
+
 // alias returns the field of sc that k is another name of.
 func (sc *Schema) alias(k string) (string, bool) {
 	name, ok := fieldAliases[k]
