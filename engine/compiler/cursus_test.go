@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"testing/fstest"
 
 	"github.com/cursus-dev/cursus/engine/config"
 	"github.com/cursus-dev/cursus/engine/dag"
@@ -299,4 +300,34 @@ func cursusConfigJSON(configs []config.Config, s *config.Schemas) ([]byte, error
 		return nil, fmt.Errorf("encode: %w", err)
 	}
 	return buf.Bytes(), nil
+}
+
+// A training step without hyperparameters in its config or beside its
+// script is compiled with a warning saying so.
+func TestTrainingWithoutHyperparametersWarns(t *testing.T) {
+	c, s := fixtures(t)
+	data, err := os.ReadFile("testdata/cursus/xgboost_simple_training.config.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := config.Parse(data, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat, _, _ := pipelines.Load()
+	e, _ := cat.Get("xgboost_simple_training")
+	const want = "no hyperparameters: the config has none and dockers/scripts has no hyperparams/ folder"
+	for name, sources := range map[string]fstest.MapFS{
+		"beside the script": {"dockers/scripts/xgboost_training.py": {Data: []byte("#\n")}, "dockers/scripts/hyperparams/hyperparameters_NA.json": {Data: []byte("{}")}},
+		"nowhere":           {"dockers/scripts/xgboost_training.py": {Data: []byte("#\n")}},
+	} {
+		res, err := Compile(context.Background(), Input{DAG: e.DAG(), Configs: f.Configs, Catalog: c, Sources: sources})
+		if err != nil {
+			t.Fatal(err)
+		}
+		warned := slices.ContainsFunc(res.Warnings, func(w string) bool { return strings.Contains(w, want) })
+		if warned != (name == "nowhere") {
+			t.Errorf("hyperparameters %s: warned %v (%v)", name, warned, res.Warnings)
+		}
+	}
 }
