@@ -331,3 +331,37 @@ func TestTrainingWithoutHyperparametersWarns(t *testing.T) {
 		}
 	}
 }
+
+// An absolute local source_dir (Cursus accepts one) loads with a warning
+// and compiles; the scripts it names are missing from the workspace, which
+// the compile says (and upsert refuses), rather than failing on the path.
+func TestAbsoluteSourceDirCompilesWithMissingScripts(t *testing.T) {
+	c, s := fixtures(t)
+	data, err := os.ReadFile("testdata/cursus/xgboost_simple_training.config.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	data = bytes.ReplaceAll(data, []byte(`"source_dir": "dockers/scripts"`), []byte(`"source_dir": "/home/jane/fraud_model/dockers/scripts"`))
+	f, err := config.Parse(data, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(f.Warnings, func(w string) bool { return strings.Contains(w, "source_dir is the absolute local path") }) {
+		t.Errorf("no warning for the absolute source_dir: %v", f.Warnings)
+	}
+	cat, _, _ := pipelines.Load()
+	e, _ := cat.Get("xgboost_simple_training")
+	res, err := Compile(context.Background(), Input{DAG: e.DAG(), Configs: f.Configs, Catalog: c, Sources: os.DirFS(cursusProject)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	missing := 0
+	for _, a := range res.Artifacts {
+		if strings.HasPrefix(a.Local, "/home/jane/") && a.Missing {
+			missing++
+		}
+	}
+	if missing == 0 {
+		t.Errorf("no artifact under the absolute source_dir is reported missing: %+v", res.Artifacts)
+	}
+}

@@ -175,7 +175,7 @@ func (sc *Schema) build(base, specific map[string]any, lenient bool) (Config, []
 			continue
 		}
 		n, ps := checkValue(f, v)
-		if len(ps) > 0 && absoluteLocalPath(f, v, ps) {
+		if absoluteLocalPath(f, v, ps) {
 			n, ps = v, nil
 			warnings = append(warnings, fmt.Sprintf("%s is the absolute local path %q: accepted as Cursus does, but the compiler reads scripts from the workspace, so give a path relative to it", f.Name, v))
 		}
@@ -315,8 +315,8 @@ func aliasWarning(given, field string) string {
 // localPathFields hold local directories; Cursus accepts absolute ones.
 var localPathFields = map[string]bool{"source_dir": true, "processing_source_dir": true}
 
-// absoluteLocalPath: the only problems with v are patterns that refuse an
-// absolute local directory, which Cursus accepts.
+// absoluteLocalPath: v is an absolute local directory, which Cursus
+// accepts, and the only problems with it are patterns that refuse it.
 func absoluteLocalPath(f *Field, v any, probs []Problem) bool {
 	s, ok := v.(string)
 	if !ok || !localPathFields[f.Name] || !strings.HasPrefix(s, "/") {
