@@ -97,6 +97,7 @@ func (sc *Schema) build(base, specific map[string]any, lenient bool) (Config, []
 		case known && f.Tier != steps.TierDerived:
 			given[k] = v
 		case known:
+			// A derived value in the base is recomputed.
 		case isAlias:
 			if _, direct := base[name]; !direct {
 				given[name] = v

@@ -290,7 +290,9 @@ func Parse(data []byte, s *Schemas) (*File, error) {
 		fields := slices.Sorted(maps.Keys(specific[key]))
 		out.SpecificFields[key] = removeString(fields, modelTypeKey)
 		for k := range sharedVals {
-			if _, ok := sc.index[k]; !ok {
+			_, known := sc.index[k]
+			_, isAlias := sc.alias(k)
+			if !known && !isAlias && !sc.Open && !cursusDerived[k] {
 				sharedUnknown[k] = append(sharedUnknown[k], key)
 			}
 		}
