@@ -39,3 +39,27 @@ func TestPlanReportWarnsOfBindingsOutsideSources(t *testing.T) {
 		t.Errorf("model_metrics bound to %q", got)
 	}
 }
+
+// Without a calibration step, Package gets no calibration model: a
+// training's evaluation_output (predictions) is not one, though under the
+// Cursus step data it would feed calibration_model (0.5522). The built-in
+// types say so (calibration_model and calibration_output are model_artifacts).
+func TestPackageTakesNoPredictionsAsCalibrationModel(t *testing.T) {
+	cat, _, err := steps.LoadCatalog()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := dag.New([]string{"XGBoostTraining", "Package"}, [][2]string{{"XGBoostTraining", "Package"}})
+	plan, err := deps.Resolve(context.Background(), d, cat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range plan.Bindings["Package"] {
+		if b.Dependency == "calibration_model" {
+			t.Errorf("calibration_model <- %s.%s (%.4f)", b.FromNode, b.FromOutput, b.Score)
+		}
+	}
+	if len(plan.Warnings) > 0 {
+		t.Errorf("warnings = %+v", plan.Warnings)
+	}
+}

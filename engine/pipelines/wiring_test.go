@@ -21,6 +21,10 @@ import (
 //     as processing_output every training's evaluation_output (predictions)
 //     would feed it (0.5324, outside its compatible sources), and Payload
 //     would ship predictions as sample requests.
+//   - Package.calibration_model and the calibration steps' calibration_output
+//     are model_artifacts (a fitted mapping), not processing_output: as
+//     processing_output a training's evaluation_output would feed
+//     Package.calibration_model in a DAG without calibration (0.5522).
 //   - the tuning steps' tuning_output is model_artifacts (a folder of trial
 //     models), not processing_output: as processing_output it would feed
 //     Registration.model_metrics (0.5777 in pytorch_tuning_e2e).
