@@ -1,11 +1,13 @@
 package config_test
 
 import (
+	"context"
 	"os"
 	"strings"
 	"testing"
 
 	"github.com/cursus-dev/cursus/engine/config"
+	"github.com/cursus-dev/cursus/engine/dag"
 	"github.com/cursus-dev/cursus/engine/steps"
 )
 
@@ -166,5 +168,26 @@ func TestAllClassesUnknownFails(t *testing.T) {
 	_, err := config.Parse([]byte(doc), s)
 	if err == nil || !strings.Contains(err.Error(), "AConfig") {
 		t.Errorf("err = %v", err)
+	}
+}
+
+// Building a DAG's configs: a node of an open step type takes its job type
+// from the node name and keeps its own values. (A base value no declared
+// schema knows stays a problem there: it is more often a typo.)
+func TestBuildDAGWithOpenStepType(t *testing.T) {
+	s := cursusSchemas(t)
+	d := dag.New([]string{"TabularPreprocessing_training", "TabularPreprocessing_calibration"}, nil)
+	base := map[string]any{"author": "jane", "bucket": "fraud-artifacts", "role": "arn:aws:iam::123456789012:role/SageMakerRole",
+		"region": "NA", "service_name": "fraud", "pipeline_version": "1.0.0"}
+	label := map[string]any{"label_name": "is_fraud"}
+	configs, probs, err := s.BuildDAG(context.Background(), d, base,
+		map[string]map[string]any{"TabularPreprocessing_training": label, "TabularPreprocessing_calibration": label})
+	if err != nil || len(probs) > 0 {
+		t.Fatalf("%v %v", err, probs)
+	}
+	for _, c := range configs {
+		if c.Values["label_name"] != "is_fraud" || c.JobType == "" || !strings.HasSuffix(c.Key, "_"+c.JobType) {
+			t.Errorf("%s: job type %q, values %v", c.Key, c.JobType, c.Values)
+		}
 	}
 }
