@@ -178,7 +178,7 @@ func (d *Deps) compileInput(src compileSource, pipelineName pipelineNameArg) (co
 	if err != nil {
 		return compiler.Input{}, nil, err
 	}
-	return compiler.Input{DAG: doc.DAG, Configs: f.Configs, Catalog: cv.Steps, Sources: d.Root.FS(), PipelineName: string(pipelineName),
+	return compiler.Input{DAG: doc.DAG, Configs: f.Configs, Unloaded: f.Unloaded, Catalog: cv.Steps, Sources: d.Root.FS(), PipelineName: string(pipelineName),
 		DAGName: dagName(doc, string(src.DAGFile))}, f, nil
 }
 

@@ -131,10 +131,11 @@ func (s *artifactSet) list() []Artifact {
 	return out
 }
 
-// readSource reads a workspace file; a missing file (or no workspace) is
-// reported as missing, anything else is an error.
+// readSource reads a workspace file; a missing file (or no workspace, or
+// an absolute local path, which a Cursus config may hold and the workspace
+// cannot serve) is reported as missing, anything else is an error.
 func readSource(fsys fs.FS, p string) (data []byte, missing bool, err error) {
-	if fsys == nil {
+	if fsys == nil || path.IsAbs(p) {
 		return nil, true, nil
 	}
 	p = cleanRel(p)
@@ -166,9 +167,10 @@ var errTooLarge = fmt.Errorf("larger than %d MiB", MaxSourceDirBytes>>20)
 // collectDir reads the files under dir, keyed by their path relative to
 // it. Hidden entries and __pycache__ are skipped, and so are symlinks and
 // devices; the total is bounded by MaxSourceDirBytes. A dir that does not
-// exist (or is a file, or no workspace) is missing.
+// exist (or is a file, or an absolute local path, or no workspace) is
+// missing.
 func collectDir(fsys fs.FS, dir string) (files map[string][]byte, missing bool, err error) {
-	if fsys == nil {
+	if fsys == nil || path.IsAbs(dir) {
 		return nil, true, nil
 	}
 	dir = cleanRel(dir)

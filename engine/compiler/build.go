@@ -132,6 +132,8 @@ func (b *builder) inputs(n *node, in map[string]any) ([]boundInput, []string, er
 		if !ok {
 			if spec.IsRequired() {
 				missing = append(missing, dep)
+			} else if method, unknown := unknownConfigMethod(n, dep); unknown {
+				warns = append(warns, fmt.Sprintf("optional input %s left out: the interface takes it from the Cursus config method %s(), whose result is not known here", dep, method))
 			}
 			continue
 		}
@@ -584,6 +586,11 @@ func (b *builder) trainingParts(n *node, inputs []boundInput) (trainingParts, er
 		extra = map[string][]byte{"hyperparams/hyperparameters.json": []byte(jsonString(hp) + "\n")}
 	}
 	loc := codeFor(n)
+	if extra == nil && b.sources != nil && !isS3(loc.dir) && !loc.scriptOnly {
+		if _, err := fs.Stat(b.sources, path.Join(loc.dir, "hyperparams")); err != nil {
+			p.warns = append(p.warns, fmt.Sprintf("no hyperparameters: the config has none and %s has no hyperparams/ folder for the script to read", loc.dir))
+		}
+	}
 	tarURI, codeWarns, err := b.sourceDirArtifact(n, loc, extra)
 	if err != nil {
 		return p, err

@@ -40,7 +40,10 @@ const PrefixParameter = "EXECUTION_S3_PREFIX"
 type Input struct {
 	DAG     *dag.DAG
 	Configs []config.Config
-	Catalog Catalog
+	// Unloaded are configs of the file that could not be built (an unknown
+	// config class): the nodes they belong to fail, naming the class.
+	Unloaded []config.Unloaded
+	Catalog  Catalog
 	// Sources is the workspace the configs' source_dir paths are relative
 	// to. nil: no scripts are read (every code artifact is "missing").
 	Sources fs.FS
@@ -314,6 +317,10 @@ func bind(ctx context.Context, in Input) (map[string]*node, []NodeError, []error
 		if prefix, suffix, ok := steps.SplitJobType(name, func(p string) bool { _, ok := known[steps.CanonicalKey(p)]; return ok }); ok {
 			nodeStep, nodeJob = known[steps.CanonicalKey(prefix)], suffix
 		}
+		if u, ok := unloadedFor(name, in.Unloaded); ok {
+			failures = append(failures, NodeError{Node: name, Message: fmt.Sprintf("node %q: its config %s was not loaded: %s", name, u.Key, u.Message)})
+			continue
+		}
 		res, err := resolveNode(name, nodeStep, nodeJob, configs)
 		if err != nil {
 			var ne *NodeError
@@ -355,6 +362,17 @@ func bind(ctx context.Context, in Input) (map[string]*node, []NodeError, []error
 		nodes[name] = n
 	}
 	return nodes, failures, routeErrs, warnings, nil
+}
+
+// unloadedFor finds the unloaded config saved under the node's name, so
+// the node fails rather than binding to a sibling's config.
+func unloadedFor(node string, unloaded []config.Unloaded) (config.Unloaded, bool) {
+	for _, u := range unloaded {
+		if strings.EqualFold(u.Key, node) {
+			return u, true
+		}
+	}
+	return config.Unloaded{}, false
 }
 
 // variantCache shares one merged interface between nodes of the same step
@@ -477,7 +495,15 @@ func Compile(ctx context.Context, in Input, opts ...Option) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	for _, w := range plan.Warnings {
+		warnings = append(warnings, w.Message)
+	}
 	plan.Unresolved = slices.DeleteFunc(plan.Unresolved, func(u deps.Unresolved) bool { return configSourced(nodes[u.Node], u.Dependency) })
+	for i, u := range plan.Unresolved {
+		if method, ok := unknownConfigMethod(nodes[u.Node], u.Dependency); ok {
+			plan.Unresolved[i].Reason = fmt.Sprintf("the interface takes it from the Cursus config method %s(), whose result is not known here; wire an upstream step that produces it, or name a config field in contract.input_source_overrides", method)
+		}
+	}
 	if len(plan.Unresolved) > 0 {
 		return nil, &UnresolvedError{Unresolved: plan.Unresolved}
 	}
@@ -538,6 +564,25 @@ func configSourced(n *node, dep string) bool {
 	}
 	field, ok := n.iface.Contract.InputSourceOverrides.Get(dep)
 	return ok && getString(n.cfg, field) != ""
+}
+
+// unknownConfigMethod reports an input_source_overrides entry that names a
+// Cursus config method (get_…) rather than a field. Cursus calls it; the
+// reference states what none of the methods an input could name returns
+// (get_data_source_uri and the like are project code), so it is reported.
+func unknownConfigMethod(n *node, dep string) (string, bool) {
+	if n == nil {
+		return "", false
+	}
+	field, ok := n.iface.Contract.InputSourceOverrides.Get(dep)
+	field = strings.TrimSuffix(field, "()")
+	if !ok || !strings.HasPrefix(field, "get_") {
+		return "", false
+	}
+	if _, isField := n.cfg.Get(field); isField {
+		return "", false
+	}
+	return field, true
 }
 
 func collisions(order []string, nodes map[string]*node) []string {

@@ -22,7 +22,8 @@ type Container struct {
 }
 
 // ContainerFor fills iface's contract from cfg. A variable takes the config
-// field named like it in lower case, else the hyperparameter of that name,
+// field named like it in lower case (or its other Cursus spelling, see
+// config.FieldAlias), else the hyperparameter of that name,
 // else (optional variables) the contract default. A job argument takes its
 // source field; unset fields are left out.
 func ContainerFor(iface *steps.Interface, cfg *config.Config) Container {
@@ -30,6 +31,13 @@ func ContainerFor(iface *steps.Interface, cfg *config.Config) Container {
 	lookup := func(name string) (string, bool) {
 		if v, ok := cfg.Get(strings.ToLower(name)); ok && v != nil {
 			return formatEnv(v)
+		}
+		// A config passed through unchecked may carry the field under its
+		// other Cursus spelling (LABEL_FIELD from label_name).
+		if alias, ok := config.FieldAlias(strings.ToLower(name)); ok {
+			if v, ok := cfg.Get(alias); ok && v != nil {
+				return formatEnv(v)
+			}
 		}
 		if hp := getMap(cfg, "hyperparameters"); hp != nil {
 			if v, ok := hp[strings.ToLower(name)]; ok && v != nil {

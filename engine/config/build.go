@@ -64,7 +64,8 @@ func (s *Schemas) Build(stepType string, base, specific map[string]any) (Config,
 	if err != nil {
 		return Config{StepType: stepType}, []Problem{{Field: "", Kind: KindUnknown, Message: err.Error()}}
 	}
-	cfg, probs, _ := sc.build(base, specific, false)
+	cfg, probs, warns := sc.build(base, specific, false)
+	cfg.Warnings = append(warns, cfg.Warnings...)
 	return cfg, probs
 }
 
@@ -87,13 +88,28 @@ func (sc *Schema) build(base, specific map[string]any, lenient bool) (Config, []
 	var probs []Problem
 	var warnings []string
 	given := map[string]any{}
-	for k, v := range base {
-		if f, ok := sc.index[k]; ok && f.Tier != steps.TierDerived {
+	passed := map[string]any{} // values an open schema keeps unchecked
+	for _, k := range sortedKeys(base) {
+		v := base[k]
+		f, known := sc.index[k]
+		name, isAlias := sc.alias(k)
+		switch {
+		case known && f.Tier != steps.TierDerived:
 			given[k] = v
+		case known:
+			// A derived value in the base is recomputed.
+		case isAlias:
+			if _, direct := base[name]; !direct {
+				given[name] = v
+				warnings = append(warnings, aliasWarning(k, name))
+			}
+		case sc.Open && !cursusDerived[k]:
+			passed[k] = v
 		}
 	}
 	var unknown []string
-	for k, v := range specific {
+	for _, k := range sortedKeys(specific) {
+		v := specific[k]
 		f, ok := sc.index[k]
 		switch {
 		case ok && f.Tier != steps.TierDerived:
@@ -103,11 +119,24 @@ func (sc *Schema) build(base, specific map[string]any, lenient bool) (Config, []
 		case ok:
 			probs = append(probs, Problem{Field: k, Kind: KindUnknown,
 				Message: fmt.Sprintf("%s is derived (%s) and cannot be set%s", k, f.Rule, overrideHint(sc, k))})
+		case cursusDerived[k] && (lenient || sc.Open):
+			// Cursus writes its derived values into config.json; they are
+			// recomputed here (or have no meaning), never trusted.
 		default:
+			if name, isAlias := sc.alias(k); isAlias {
+				if _, direct := specific[name]; !direct {
+					given[name] = v
+					warnings = append(warnings, aliasWarning(k, name))
+					continue
+				}
+			}
+			if sc.Open {
+				passed[k] = v
+				continue
+			}
 			unknown = append(unknown, k)
 		}
 	}
-	sort.Strings(unknown)
 	for _, k := range unknown {
 		msg := fmt.Sprintf("%s is not a field of %s", k, sc.StepType)
 		if sg := suggest(k, sc.FieldNames()); len(sg) > 0 {
@@ -118,6 +147,10 @@ func (sc *Schema) build(base, specific map[string]any, lenient bool) (Config, []
 			continue
 		}
 		probs = append(probs, Problem{Field: k, Kind: KindUnknown, Message: msg})
+	}
+	if len(passed) > 0 {
+		warnings = append(warnings, fmt.Sprintf("%s declares no config section, so %s are passed through unchecked",
+			sc.StepType, strings.Join(sortedKeys(passed), ", ")))
 	}
 
 	for _, f := range sc.Fields {
@@ -143,12 +176,23 @@ func (sc *Schema) build(base, specific map[string]any, lenient bool) (Config, []
 			continue
 		}
 		n, ps := checkValue(f, v)
+		if absoluteLocalPath(f, v, ps) {
+			n, ps = v, nil
+			warnings = append(warnings, fmt.Sprintf("%s is the absolute local path %q: accepted as Cursus does, but the compiler reads scripts from the workspace, so give a path relative to it", f.Name, v))
+		}
 		if len(ps) > 0 {
 			probs = append(probs, ps...)
 			continue
 		}
+		if len(f.Allowed) > 0 && fmt.Sprint(n) != fmt.Sprint(v) && strings.EqualFold(fmt.Sprint(n), fmt.Sprint(v)) {
+			warnings = append(warnings, fmt.Sprintf("%s: %v read as %v (allowed values are compared case-insensitively, as Cursus does)", f.Name, v, n))
+		}
 		cfg.Values[f.Name] = n
 		cfg.Explicit[f.Name] = true
+	}
+	for k, v := range passed {
+		cfg.Values[k] = unwrap(v, 0)
+		cfg.Explicit[k] = true
 	}
 	if jt, ok := cfg.Values["job_type"].(string); ok {
 		cfg.JobType = jt
@@ -233,4 +277,65 @@ func cloneValue(v any) any {
 		return out
 	}
 	return v
+}
+
+// cursusDerived are the derived values Cursus writes into config.json
+// (engine-aux §1.3, §2.1) that no schema here declares: a loader drops them.
+var cursusDerived = map[string]bool{
+	"aws_region": true, "pipeline_name": true, "pipeline_description": true, "pipeline_s3_loc": true,
+	"effective_source_dir": true, "resolved_source_dir": true, "effective_instance_type": true,
+	"script_path": true, "full_script_path": true, "hyperparameter_file": true, "script_contract": true,
+}
+
+// fieldAliases are field names that mean the same column in Cursus and
+// here: Cursus configs say label_name where some built-in steps say
+// label_field. Either spelling is read as the one the schema declares.
+var fieldAliases = map[string]string{"label_name": "label_field", "label_field": "label_name"}
+
+// FieldAlias returns the other spelling of a field name Cursus and the
+// built-in steps both use (label_name and label_field).
+func FieldAlias(name string) (string, bool) {
+	a, ok := fieldAliases[name]
+	return a, ok
+}
+
+// alias returns the field of sc that k is another name of.
+func (sc *Schema) alias(k string) (string, bool) {
+	name, ok := fieldAliases[k]
+	if !ok {
+		return "", false
+	}
+	f, ok := sc.index[name]
+	return name, ok && f.Tier != steps.TierDerived
+}
+
+func aliasWarning(given, field string) string {
+	return fmt.Sprintf("%s is read as %s (the name this step type declares; Cursus configs may use either)", given, field)
+}
+
+// localPathFields hold local directories; Cursus accepts absolute ones.
+var localPathFields = map[string]bool{"source_dir": true, "processing_source_dir": true}
+
+// absoluteLocalPath: v is an absolute local directory, which Cursus
+// accepts, and the only problems with it are patterns that refuse it.
+func absoluteLocalPath(f *Field, v any, probs []Problem) bool {
+	s, ok := v.(string)
+	if !ok || !localPathFields[f.Name] || !strings.HasPrefix(s, "/") {
+		return false
+	}
+	for _, p := range probs {
+		if p.Kind != KindPattern {
+			return false
+		}
+	}
+	return true
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }

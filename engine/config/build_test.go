@@ -218,7 +218,7 @@ func TestTypesAndNormalisation(t *testing.T) {
 		"processing_instance_count":   2.5,
 		"processing_script_arguments": []any{"--a", 3},
 		"tags":                        []any{},
-		"output_format":               "csv",
+		"output_format":               "xlsx",
 		"enable_caching":              nil,
 	})
 	want := map[string]string{

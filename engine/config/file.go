@@ -119,6 +119,17 @@ type File struct {
 	// Warnings: unknown keys (ignored), keys that do not match the config's
 	// job type, entries missing from metadata.config_types.
 	Warnings []string `json:"warnings,omitempty"`
+	// Unloaded are configs whose class no step type declares: each fails
+	// only the DAG node that needs it, not the file.
+	Unloaded []Unloaded `json:"unloaded,omitempty"`
+}
+
+// Unloaded is a config of a file that could not be built because its
+// config class is unknown.
+type Unloaded struct {
+	Key     string `json:"key"`
+	Class   string `json:"config_class"`
+	Message string `json:"message"`
 }
 
 // Get returns the config saved under key.
@@ -188,7 +199,9 @@ func ReadFile(path string, s *Schemas) (*File, error) {
 // its specific values (specific wins) are validated against the schema of
 // its config class. Derived keys are ignored (recomputed), unknown keys
 // become warnings, and any invalid value fails the whole load with every
-// problem listed — an invalid config is never accepted.
+// problem listed — an invalid config is never accepted. A config whose
+// class is unknown is left out and listed in File.Unloaded (Cursus fails
+// the whole file; here only the nodes that need it fail).
 func Parse(data []byte, s *Schemas) (*File, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
@@ -269,7 +282,8 @@ func Parse(data []byte, s *Schemas) (*File, error) {
 	for _, key := range slices.Sorted(maps.Keys(classes)) {
 		sc, err := s.ForConfigClass(classes[key])
 		if err != nil {
-			probs = append(probs, Problem{Node: key, Field: modelTypeKey, Kind: KindUnknown, Message: err.Error()})
+			out.Unloaded = append(out.Unloaded, Unloaded{Key: key, Class: classes[key], Message: err.Error()})
+			out.Warnings = append(out.Warnings, fmt.Sprintf("configuration.specific.%s: not loaded: %v; a DAG node that needs it cannot compile", key, err))
 			continue
 		}
 		spec := unwrapMap(specific[key])
@@ -277,7 +291,9 @@ func Parse(data []byte, s *Schemas) (*File, error) {
 		fields := slices.Sorted(maps.Keys(specific[key]))
 		out.SpecificFields[key] = removeString(fields, modelTypeKey)
 		for k := range sharedVals {
-			if _, ok := sc.index[k]; !ok {
+			_, known := sc.index[k]
+			_, isAlias := sc.alias(k)
+			if !known && !isAlias && !sc.Open && !cursusDerived[k] {
 				sharedUnknown[k] = append(sharedUnknown[k], key)
 			}
 		}
@@ -300,6 +316,13 @@ func Parse(data []byte, s *Schemas) (*File, error) {
 	}
 	if len(probs) > 0 {
 		return nil, &LoadError{Msg: fmt.Sprintf("%d invalid value(s)", len(probs)), Problems: probs}
+	}
+	if len(out.Configs) == 0 {
+		ps := make([]Problem, len(out.Unloaded))
+		for i, u := range out.Unloaded {
+			ps[i] = Problem{Node: u.Key, Field: modelTypeKey, Kind: KindUnknown, Message: u.Message}
+		}
+		return nil, &LoadError{Msg: "no config could be loaded", Problems: ps}
 	}
 	return out, nil
 }

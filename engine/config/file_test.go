@@ -25,10 +25,14 @@ func TestLoadCursusFixture(t *testing.T) {
 	if f.CreatedAt != "2024-05-01T12:00:00" {
 		t.Errorf("created_at = %q", f.CreatedAt)
 	}
-	// Unknown keys are warnings; derived keys (in shared and specific) are
-	// ignored without a word.
-	if len(f.Warnings) != 1 || !strings.Contains(f.Warnings[0], "legacy_flag") {
+	// XGBoostModel's interface has no config section: its unknown key is
+	// kept, passed through and reported; derived keys (in shared and
+	// specific) are ignored without a word.
+	if len(f.Warnings) != 1 || !strings.Contains(f.Warnings[0], "legacy_flag are passed through") {
 		t.Errorf("warnings = %v", f.Warnings)
+	}
+	if m, _ := f.Get("XGBoostModel"); m.Values["legacy_flag"] != true {
+		t.Errorf("legacy_flag not passed through: %+v", m.Values)
 	}
 	tp, _ := f.Get("TabularPreprocessing_training")
 	if tp.StepType != "TabularPreprocessing" || tp.JobType != "training" || tp.Values["train_ratio"] != 0.8 ||
@@ -160,8 +164,8 @@ func TestMarshalRoundTripByteStable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(f2.Warnings) != 0 {
-		t.Errorf("re-saved file has warnings: %v", f2.Warnings)
+	if !reflect.DeepEqual(f2.Warnings, f.Warnings) {
+		t.Errorf("re-saved file has warnings %v, want the original's %v", f2.Warnings, f.Warnings)
 	}
 	second, _ := Marshal(f2.Configs, "2025-01-02T03:04:05Z")
 	if !bytes.Equal(first, second) {

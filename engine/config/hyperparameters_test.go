@@ -64,7 +64,7 @@ func TestHyperparameterSchemasPerFramework(t *testing.T) {
 			badType: map[string]any{"batch_size": 3.5}, typeKey: "batch_size",
 			badRange: map[string]any{"max_epochs": int64(0)}, rangeKey: "max_epochs",
 			typo: "max_epoch", nearest: "max_epochs",
-			enum: map[string]any{"optimizer": "adam"}, enumKey: "optimizer"},
+			enum: map[string]any{"optimizer": "adagrad"}, enumKey: "optimizer"},
 	}
 	for _, c := range cases {
 		for _, step := range c.steps {

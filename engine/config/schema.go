@@ -68,6 +68,10 @@ type Schema struct {
 	// Chain is the base chain, root first, e.g. ["base", "processing"].
 	Chain  []string `json:"chain"`
 	Fields []*Field `json:"fields"`
+	// Open: the step's interface declares no config section (as Cursus
+	// interface files do not), so values the base chain does not know are
+	// kept and passed through unchecked, and job_type is a field.
+	Open bool `json:"open,omitempty"`
 	// Hyperparameters documents the keys of the hyperparameters field
 	// for the step's framework (compute.model_family); nil when it has none.
 	Hyperparameters *HyperparameterSchema `json:"hyperparameters,omitempty"`
@@ -365,10 +369,25 @@ func assemble(bases map[string]*baseLayer, layer, stepType string, iface *steps.
 	if iface != nil {
 		add(LayerStep, &iface.Config.Fields)
 		stepDefaults(sc, iface)
+		if iface.Config.Extends == "" && iface.Config.Fields.Len() == 0 {
+			sc.Open = true
+			if _, ok := sc.index["job_type"]; !ok {
+				jt := *openJobType
+				sc.index["job_type"] = &jt
+				sc.Fields = append(sc.Fields, &jt)
+			}
+		}
 	}
 	probs = append(probs, finishFields(sc)...)
 	return sc, probs
 }
+
+// openJobType is the job_type of a step type without a config section:
+// Cursus configs carry one (engine-aux §1.6: lowercase letters, digits and
+// underscores) and the compiled step name keeps it.
+var openJobType = &Field{Name: "job_type", Source: LayerStep, Origin: LayerStep, re: regexp.MustCompile(`^[a-z][a-z0-9_]*$`),
+	Field: steps.Field{Type: "string", Tier: steps.TierSystem, Pattern: `^[a-z][a-z0-9_]*$`,
+		Description: "Data split or variant this step runs for (training, calibration, …); part of the step name"}}
 
 // mergeField adds a new field or refines an existing one; it returns a
 // problem message or "".

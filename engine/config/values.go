@@ -70,12 +70,34 @@ func checkValue(f *Field, v any) (any, []Problem) {
 				arr[i] = el2
 				el = el2
 			}
+			if folded, ok := foldAllowed(f, el); ok {
+				arr[i], el = folded, folded
+			}
 			probs = append(probs, scalarChecks(f, name, el)...)
 		}
 		return n, probs
 	}
+	if folded, ok := foldAllowed(f, n); ok {
+		n = folded
+	}
 	probs = append(probs, scalarChecks(f, f.Name, n)...)
 	return n, probs
+}
+
+// foldAllowed returns the allowed spelling of a string that matches an
+// allowed value only when case is ignored: Cursus compares these closed
+// sets case-insensitively (PARQUET for Parquet).
+func foldAllowed(f *Field, v any) (any, bool) {
+	s, ok := v.(string)
+	if !ok || len(f.Allowed) == 0 || containsValue(f.Allowed, v) {
+		return nil, false
+	}
+	for _, a := range f.Allowed {
+		if as, ok := a.(string); ok && strings.EqualFold(as, s) {
+			return as, true
+		}
+	}
+	return nil, false
 }
 
 // scalarChecks applies allowed/pattern/range to one value (an array's

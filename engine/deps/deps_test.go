@@ -231,6 +231,11 @@ func TestScoreCapAndSources(t *testing.T) {
 	if b.Raw <= 1 || b.Total != 1 || b.Source != 0.1 {
 		t.Errorf("legacy alias source / cap: %+v", b)
 	}
+	if !providerInSources("MissingValueImputation", []string{"MissingValueImputation_Training"}) ||
+		!providerInSources("TabularPreprocessing_training", []string{"TabularPreprocessing-Training"}) ||
+		providerInSources("RiskTableMapping", []string{"MissingValueImputation_Training"}) {
+		t.Error("a job-type suffix on a compatible source is not reduced to its step type")
+	}
 	if !providerInSources("Payload", []string{"PayloadStep"}) || !providerInSources("PackageStep", []string{"Package"}) ||
 		providerInSources("Payload", []string{"ProcessingStep"}) || !providerInSources("Package_training", []string{"Package"}) {
 		t.Error("providerInSources rules wrong")
@@ -297,10 +302,9 @@ func TestResolveWorkedWiring(t *testing.T) {
 		"XGBoostModelEval_calibration": {"model_input": {"XGBoostTraining.model_output", 1.0}, "processed_data": {"TabularPreprocessing_calibration.processed_data", 1.0}},
 		"ModelCalibration_calibration": {"evaluation_data": {"XGBoostModelEval_calibration.eval_output", 1.0}},
 		"Package":                      {"model_input": {"XGBoostTraining.model_output", 1.0}, "calibration_model": {"ModelCalibration_calibration.calibration_output", 1.0}},
-		// The reference also binds the optional custom_payload_input from
-		// XGBoostTraining.evaluation_output (0.5374); XGBoostTraining is not one
-		// of its compatible sources, so here it stays empty (see bindable).
-		"Payload":      {"model_input": {"XGBoostTraining.model_output", 1.0}},
+		// As the reference: the optional custom_payload_input takes any viable
+		// output, even one outside its compatible sources (reported below).
+		"Payload":      {"model_input": {"XGBoostTraining.model_output", 1.0}, "custom_payload_input": {"XGBoostTraining.evaluation_output", 0.5374}},
 		"Registration": {"PackagedModel": {"Package.packaged_model", 1.0}, "GeneratedPayloadSamples": {"Payload.payload_sample", 0.81}},
 	}
 	for node, wantDeps := range expect {
@@ -324,6 +328,14 @@ func TestResolveWorkedWiring(t *testing.T) {
 	}
 	if len(plan.Unresolved) != 0 {
 		t.Errorf("unresolved: %+v", plan.Unresolved)
+	}
+	// Only Payload.custom_payload_input is fed from outside its compatible sources.
+	if len(plan.Warnings) != 1 {
+		t.Fatalf("warnings = %+v, want Payload.custom_payload_input's", plan.Warnings)
+	}
+	if w := plan.Warnings[0]; w.Node != "Payload" || w.Dependency != "custom_payload_input" || w.FromNode != "XGBoostTraining" ||
+		w.FromOutput != "evaluation_output" || w.Score != 0.5374 || !strings.Contains(w.Message, "0.5374") {
+		t.Errorf("warning = %+v", w)
 	}
 	x := plan.Bindings["XGBoostTraining"][0]
 	if x.Reference != "Steps.TabularPreprocessing-Training.ProcessingOutputConfig.Outputs['processed_data'].S3Output.S3Uri" ||

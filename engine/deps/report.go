@@ -41,6 +41,9 @@ type ReportBody struct {
 	// Diagnostics are the DAG resolver's candidates for each unresolved
 	// dependency (DAG mode only).
 	Diagnostics []Unresolved `json:"diagnostics"`
+	// Warnings are optional bindings from producers outside the
+	// dependency's compatible_sources (DAG mode only).
+	Warnings []SourceWarning `json:"warnings"`
 }
 
 // ResolutionSummary counts dependencies over all steps.
@@ -82,6 +85,7 @@ func (e *NoKnownStepsError) Error() string {
 func PlanReport(ctx context.Context, plan *Plan, cat *steps.Catalog) (*Report, error) {
 	rep := newReport(ModeDAG, plan.Order, plan.Order, nil)
 	rep.Report.Diagnostics = plan.Unresolved
+	rep.Report.Warnings = nonNil(plan.Warnings)
 	unresolved := map[string][]string{}
 	for _, u := range plan.Unresolved {
 		unresolved[u.Node] = append(unresolved[u.Node], u.Dependency)
@@ -163,7 +167,7 @@ func SetReport(ctx context.Context, names []string, cat *steps.Catalog) (*Report
 func newReport(mode string, requested, registered, missing []string) *Report {
 	return &Report{Mode: mode, RequestedSteps: requested, RegisteredSteps: registered, MissingSpecs: nonNil(missing),
 		Report: ReportBody{TotalSteps: len(registered), RegisteredSteps: len(registered), StepDetails: map[string]StepDetail{},
-			UnresolvedDependencies: []string{}}}
+			UnresolvedDependencies: []string{}, Warnings: []SourceWarning{}}}
 }
 
 // add records node's detail with its unresolved required dependencies.

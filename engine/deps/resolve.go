@@ -84,6 +84,22 @@ type Plan struct {
 	Unresolved []Unresolved         `json:"unresolved"`
 	// OptionalUnbound lists, per node, optional dependencies left empty.
 	OptionalUnbound map[string][]string `json:"optional_unbound"`
+	// Warnings are optional bindings from producers outside the
+	// dependency's compatible_sources, in node order.
+	Warnings []SourceWarning `json:"warnings"`
+}
+
+// SourceWarning is an optional dependency bound from a producer its
+// compatible_sources do not list. Cursus binds any viable output and so does
+// the resolver; the binding is reported because such a producer is often
+// not the artifact the step's author had in mind.
+type SourceWarning struct {
+	Node       string  `json:"node"`
+	Dependency string  `json:"dependency"`
+	FromNode   string  `json:"from_node"`
+	FromOutput string  `json:"from_output"`
+	Score      float64 `json:"score"`
+	Message    string  `json:"message"`
 }
 
 // MaxCandidates bounds the candidates reported per unresolved dependency.
@@ -177,6 +193,7 @@ func ResolveWith(ctx context.Context, d *dag.DAG, lookup SpecLookup) (*Plan, err
 		Bindings:        make(map[string][]Binding),
 		Unresolved:      []Unresolved{},
 		OptionalUnbound: make(map[string][]string),
+		Warnings:        []SourceWarning{},
 	}
 	r := &resolver{cache: map[[2]string]*pairScores{}}
 	for _, n := range order {
@@ -196,19 +213,6 @@ type work struct {
 	parent   int // index into the consumer's parents
 	out      int
 	b        *Breakdown
-}
-
-// bindable reports whether a viable candidate may feed dep. An optional
-// dependency that names its compatible sources is fed only by one of them.
-// The reference also binds it from any other upstream output whose type and
-// data type match (type and data type alone score 0.6, above the 0.5
-// threshold even after the -0.1 source penalty), which wires, e.g., a
-// training job's predictions into Package's calibration input or Payload's
-// custom payload. A user expects an optional input to stay empty rather than
-// be filled with an unrelated artifact. Required dependencies keep the
-// reference's rule: the source list only nudges their score.
-func bindable(dep steps.Dependency, b Breakdown) bool {
-	return dep.IsRequired() || b.Source >= 0
 }
 
 // wire runs the greedy pass for one consumer: every viable (dependency,
@@ -236,7 +240,7 @@ func (r *resolver) wire(ctx context.Context, plan *Plan, node string, consumer N
 		for di, row := range tables[pi].byDep {
 			for oi := range row {
 				dep, _ := deps.Get(deps.Keys()[di])
-				if !row[oi].Viable || !bindable(dep, row[oi]) {
+				if !row[oi].Viable {
 					continue
 				}
 				if len(perDep[di]) == 0 {
@@ -282,8 +286,14 @@ func (r *resolver) wire(ctx context.Context, plan *Plan, node string, consumer N
 	}
 	var bindings []Binding
 	for _, b := range slots {
-		if b != nil {
-			bindings = append(bindings, *b)
+		if b == nil {
+			continue
+		}
+		bindings = append(bindings, *b)
+		if !b.Required && b.Breakdown.Source < 0 {
+			plan.Warnings = append(plan.Warnings, SourceWarning{Node: node, Dependency: b.Dependency, FromNode: b.FromNode, FromOutput: b.FromOutput,
+				Score: round4(b.Score), Message: fmt.Sprintf("optional %s.%s is fed by %s.%s (score %.4f), a %s, which its compatible_sources do not list",
+					node, b.Dependency, b.FromNode, b.FromOutput, b.Score, specs[b.FromNode].StepType)})
 		}
 	}
 	if len(bindings) > 0 {

@@ -165,17 +165,15 @@ func normalizeProvider(p string) string {
 }
 
 // providerInSources reports whether provider is named by a compatible
-// sources list, accepting legacy aliases and a trailing "Step" on either
-// side (lists also carry generic tokens such as ProcessingStep, which is why
-// this is a ±0.1 nudge and not a gate).
+// sources list, accepting legacy aliases, a trailing "Step" on either side
+// and a job-type suffix on an entry (lists also carry generic tokens such as
+// ProcessingStep, which is why this is a ±0.1 nudge and not a gate).
 func providerInSources(provider string, sources []string) bool {
 	p := normalizeProvider(provider)
-	if slices.Contains(sources, p) {
-		return true
-	}
 	pBase := strings.TrimSuffix(p, "Step")
 	for _, t := range sources {
-		if t == p+"Step" || strings.TrimSuffix(t, "Step") == pBase {
+		t = steps.SourceStepType(t)
+		if t == p || t == p+"Step" || strings.TrimSuffix(t, "Step") == pBase {
 			return true
 		}
 		if current, ok := steps.LegacyAlias(t); ok && current == p {

@@ -60,7 +60,7 @@ func ResolveSet(ctx context.Context, nodes []string, lookup SpecLookup) ([]SetSt
 				}
 				row := r.scores(specs[i], specs[j]).byDep[di]
 				for oi, b := range row {
-					if b.Total > m.Score && bindable(dep, b) {
+					if b.Total > m.Score {
 						m.Score, m.Breakdown = b.Total, b
 						m.FromNode, m.FromOutput = nodes[j], specs[j].Spec.Outputs.Keys()[oi]
 					}

@@ -172,7 +172,7 @@ func (c *Catalog) index() {
 		for _, d := range iface.Spec.Dependencies.Keys() {
 			dep, _ := iface.Spec.Dependencies.Get(d)
 			for _, s := range dep.CompatibleSources {
-				if t, ok := c.byKey[CanonicalKey(s)]; ok && t != n && !seen[t] {
+				if t, ok := c.byKey[CanonicalKey(SourceStepType(s))]; ok && t != n && !seen[t] {
 					seen[t] = true
 					c.sources[t]++
 				}

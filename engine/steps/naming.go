@@ -140,3 +140,13 @@ func LegacyAlias(name string) (string, bool) {
 	v, ok := legacyAliases[name]
 	return v, ok
 }
+
+// SourceStepType is the step type a compatible_sources entry names: Cursus
+// files sometimes add the producer's job type (MissingValueImputation_Training,
+// TabularPreprocessing-Training), which matches no step type as written.
+func SourceStepType(source string) string {
+	if i := strings.IndexAny(source, "_-"); i > 0 {
+		return source[:i]
+	}
+	return source
+}
