@@ -97,16 +97,15 @@ func leanValue(v any) any {
 }
 
 // LeanAnnotations are the hints the lean listing sends: the title (the
-// dotted name) is left out, and so is the idempotent hint of a read-only
-// tool, which MCP says is meaningful only when readOnlyHint is false (and
-// whose default, false, claims nothing). The destructive and open-world
-// hints are always sent: MCP's default for both is true, which a client
-// would show for every tool.
+// dotted name) is left out, and so are the destructive and idempotent
+// hints of a read-only tool, which MCP says are meaningful only when
+// readOnlyHint is false. The open-world hint is always sent: MCP's default
+// is true, which a client would show for every tool.
 func (t *ToolDef) LeanAnnotations() LeanHints {
 	a := t.Annotations()
-	h := LeanHints{ReadOnlyHint: &a.ReadOnlyHint, DestructiveHint: &a.DestructiveHint, OpenWorldHint: &a.OpenWorldHint}
+	h := LeanHints{ReadOnlyHint: &a.ReadOnlyHint, OpenWorldHint: &a.OpenWorldHint}
 	if !a.ReadOnlyHint {
-		h.IdempotentHint = &a.IdempotentHint
+		h.DestructiveHint, h.IdempotentHint = &a.DestructiveHint, &a.IdempotentHint
 	}
 	return h
 }

@@ -46,7 +46,7 @@ func TestLeanSchemaKeepsTheShapeOfACall(t *testing.T) {
 
 func TestLeanAnnotationsLeaveOutOnlyMeaninglessHints(t *testing.T) {
 	read := (&ToolDef{Name: "a.b"}).LeanAnnotations()
-	if read.ReadOnlyHint == nil || !*read.ReadOnlyHint || read.DestructiveHint == nil || *read.DestructiveHint || read.IdempotentHint != nil || read.OpenWorldHint == nil || *read.OpenWorldHint {
+	if read.ReadOnlyHint == nil || !*read.ReadOnlyHint || read.DestructiveHint != nil || read.IdempotentHint != nil || read.OpenWorldHint == nil || *read.OpenWorldHint {
 		t.Errorf("read-only tool hints: %+v", read)
 	}
 	write := (&ToolDef{Name: "a.b", Destructive: true, Network: true}).LeanAnnotations()

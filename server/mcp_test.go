@@ -174,12 +174,11 @@ func checkToolList(t *testing.T, names []string, hints func(string) (ro, destr, 
 			t.Errorf("tool name %q is not a wire name", n)
 		}
 	}
-	// The lean list sends readOnlyHint, destructiveHint (its default, true,
-	// would mark the tool destructive) and openWorldHint (default true);
-	// idempotentHint only for a tool that is not read-only, since MCP
-	// gives it meaning only then.
+	// The lean list sends readOnlyHint and openWorldHint (default true);
+	// destructiveHint and idempotentHint only for a tool that is not
+	// read-only, since MCP gives them meaning only then.
 	ro, destr, idem, open := hints("tools__help")
-	if ro == nil || destr == nil || open == nil || !*ro || *destr || *open || idem != nil {
+	if ro == nil || open == nil || !*ro || destr != nil || *open || idem != nil {
 		t.Fatalf("tools__help hints not explicit/right: ro=%v destr=%v idem=%v open=%v", ro, destr, idem, open)
 	}
 }
