@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"path"
 	"strings"
 
@@ -43,11 +42,13 @@ func (manualInputs) JSONSchema() *jsonschema.Schema {
 	return &jsonschema.Schema{Type: "object", MaxProperties: ptr(50), AdditionalProperties: &jsonschema.Schema{Type: "string", MaxLength: ptr(2048)}}
 }
 
-// compileSource is what every compile tool compiles: a config.json and a
-// DAG.
+// compileSource is what every compile tool compiles: a config.json, a DAG
+// and the files the configs' source_dir and entry points name, each sent
+// in the call or read from the workspace.
 type compileSource struct {
-	ConfigFile workspacePath `json:"config_file" jsonschema:"config.json file inside the workspace (Cursus layout)."`
+	configSource
 	dagSource
+	filesIn
 }
 
 type compileValidateIn struct {
@@ -156,26 +157,23 @@ func compileNamespace(d *Deps) (registry.Namespace, error) {
 	}, nil
 }
 
-// compileInput loads the config file (checked first, as the reference
-// does) and the DAG.
+// compileInput loads the config (checked first, as the reference does)
+// and the DAG; the compiler reads sources through the call's files over
+// the workspace, so the same content inline or on disk compiles alike.
 func (d *Deps) compileInput(src compileSource, pipelineName pipelineNameArg) (compiler.Input, *config.File, error) {
-	p := string(src.ConfigFile)
-	raw, err := d.Root.ReadFile(p)
-	if errors.Is(err, fs.ErrNotExist) {
-		return compiler.Input{}, nil, registry.Errorf(registry.CodeNotFound, "config_file not found: %s", p)
-	}
-	if err != nil {
-		return compiler.Input{}, nil, pathError("config_file", err)
-	}
-	f, err := config.Parse(raw, d.Config)
-	if err != nil {
-		return compiler.Input{}, nil, configLoadError(p, err)
-	}
-	doc, err := d.loadDAGDocument(src.dagSource, false)
+	call, err := d.sources(src.Files)
 	if err != nil {
 		return compiler.Input{}, nil, err
 	}
-	return compiler.Input{DAG: doc.DAG, Configs: f.Configs, Catalog: d.Steps, Sources: d.Root.FS(), PipelineName: string(pipelineName),
+	f, _, err := d.configFrom(call, src.configSource, "config_file")
+	if err != nil {
+		return compiler.Input{}, nil, err
+	}
+	doc, err := d.loadDAGDocument(call, src.dagSource, false)
+	if err != nil {
+		return compiler.Input{}, nil, err
+	}
+	return compiler.Input{DAG: doc.DAG, Configs: f.Configs, Catalog: d.Steps, Sources: call.fs, PipelineName: string(pipelineName),
 		DAGName: dagName(doc, string(src.DAGFile))}, f, nil
 }
 

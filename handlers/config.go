@@ -17,13 +17,6 @@ import (
 	"github.com/cursus-dev/cursus/registry"
 )
 
-// dagSource is the shared DAG input: exactly one of an inline DAG or a DAG
-// file (loadDAG checks which).
-type dagSource struct {
-	DAG     map[string]any `json:"dag,omitempty" jsonschema:"Inline DAG: flat {\"nodes\": [...], \"edges\": [[src, dst], ...]} or wrapped {\"dag\": {...}}. Give this or dag_file."`
-	DAGFile workspacePath  `json:"dag_file,omitempty" jsonschema:"DAG JSON file inside the workspace. Give this or dag."`
-}
-
 // configValues is one config's field name → value.
 type configValues map[string]any
 
@@ -49,8 +42,8 @@ type configFieldInfoIn struct {
 }
 
 type configLoadIn struct {
-	ConfigFile    workspacePath `json:"config_file,omitempty" jsonschema:"config.json file inside the workspace (Cursus layout)."`
-	Path          workspacePath `json:"path,omitempty" jsonschema:"Alias of config_file (the Cursus argument name)."`
+	configSource
+	Path          workspacePath `json:"path,omitempty" jsonschema:"Deprecated alias of config_file (the Cursus argument name); answers with a warning."`
 	IncludeValues bool          `json:"include_values,omitempty" jsonschema:"Include each step's values and derived values (default false)."`
 }
 
@@ -125,15 +118,20 @@ func configNamespace(d *Deps) (registry.Namespace, error) {
 // loadDAG reads the exactly-one-of dag / dag_file input; optional allows
 // neither (nil DAG).
 func (d *Deps) loadDAG(in dagSource, optional bool) (*dag.DAG, error) {
-	doc, err := d.loadDAGDocument(in, optional)
+	src, err := d.sources(nil)
+	if err != nil {
+		return nil, err
+	}
+	doc, err := d.loadDAGDocument(src, in, optional)
 	if doc == nil || err != nil {
 		return nil, err
 	}
 	return doc.DAG, nil
 }
 
-// loadDAGDocument is loadDAG keeping the document's metadata.
-func (d *Deps) loadDAGDocument(in dagSource, optional bool) (*dag.Document, error) {
+// loadDAGDocument is loadDAG keeping the document's metadata, reading a
+// dag_file through the call's sources.
+func (d *Deps) loadDAGDocument(src *sources, in dagSource, optional bool) (*dag.Document, error) {
 	hasInline, hasFile := in.DAG != nil, in.DAGFile != ""
 	switch {
 	case hasInline && hasFile:
@@ -145,9 +143,9 @@ func (d *Deps) loadDAGDocument(in dagSource, optional bool) (*dag.Document, erro
 		return nil, registry.Errorf(registry.CodeInvalidInput, "give dag (inline) or dag_file").
 			Suggest("Pass the DAG inline as {\"nodes\": [...], \"edges\": [...]} or name a DAG file in the workspace.", "dag.construct")
 	case hasFile:
-		data, err := d.Root.ReadFile(string(in.DAGFile))
+		data, err := src.read("dag_file", string(in.DAGFile))
 		if err != nil {
-			return nil, pathError("dag_file", err)
+			return nil, err
 		}
 		doc, err := dag.ParseDocument(data)
 		if err != nil {
@@ -155,9 +153,9 @@ func (d *Deps) loadDAGDocument(in dagSource, optional bool) (*dag.Document, erro
 		}
 		return doc, nil
 	}
-	data, err := json.Marshal(in.DAG)
+	data, err := src.document("dag", in.DAG)
 	if err != nil {
-		return nil, registry.Errorf(registry.CodeInvalidInput, "dag: %v", err)
+		return nil, err
 	}
 	doc, err := dag.ParseDocument(data)
 	if err != nil {
@@ -322,20 +320,18 @@ type configLoadedStep struct {
 }
 
 func (d *Deps) configLoad(ctx context.Context, in configLoadIn) (configLoadOut, error) {
-	arg, p := "config_file", string(in.ConfigFile)
-	switch {
-	case p != "" && in.Path != "":
-		return configLoadOut{}, registry.Errorf(registry.CodeInvalidInput, "give config_file or path, not both")
-	case p == "" && in.Path == "":
-		return configLoadOut{}, registry.Errorf(registry.CodeInvalidInput, "config_file is required")
-	case p == "":
-		arg, p = "path", string(in.Path)
+	if err := deprecatedAlias(ctx, &in.ConfigFile, in.Path, "config_file", "path"); err != nil {
+		return configLoadOut{}, err
 	}
-	f, err := d.readConfigFile(arg, p)
+	call, err := d.sources(nil)
 	if err != nil {
 		return configLoadOut{}, err
 	}
-	out := configLoadOut{Path: p, CreatedAt: f.CreatedAt, SharedFieldCount: len(f.SharedFields), SharedFields: nonNilList(f.SharedFields),
+	f, label, err := d.configFrom(call, in.configSource, "config_file")
+	if err != nil {
+		return configLoadOut{}, err
+	}
+	out := configLoadOut{Path: label, CreatedAt: f.CreatedAt, SharedFieldCount: len(f.SharedFields), SharedFields: nonNilList(f.SharedFields),
 		StepCount: len(f.Configs), Steps: map[string]configLoadedStep{}}
 	for _, c := range f.Configs {
 		fields := cfgSortedKeys(c.Values)
@@ -349,19 +345,6 @@ func (d *Deps) configLoad(ctx context.Context, in configLoadIn) (configLoadOut, 
 	registry.Meta(ctx, "step_count", len(f.Configs))
 	registry.Next(ctx, registry.NextStep{Tool: "compile.validate", When: "the configs look right", Why: "checks DAG, configs and builders fit together"})
 	return out, nil
-}
-
-// readConfigFile loads and validates config.json p, named arg in errors.
-func (d *Deps) readConfigFile(arg, p string) (*config.File, error) {
-	raw, err := d.Root.ReadFile(p)
-	if err != nil {
-		return nil, pathError(arg, err)
-	}
-	f, err := config.Parse(raw, d.Config)
-	if err != nil {
-		return nil, configLoadError(p, err)
-	}
-	return f, nil
 }
 
 func cfgSortedKeys(m map[string]any) []string {

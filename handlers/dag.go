@@ -35,6 +35,14 @@ func (in dagGraph) graph() *dag.DAG {
 	return g
 }
 
+// dagIntegrityIn is the DAG to check: its nodes and edges, or a DAG
+// document inline or in a file, as the compile and config tools take it.
+type dagIntegrityIn struct {
+	Nodes []nodeName `json:"nodes,omitempty" jsonschema:"Node names: <StepType> or <StepType>_<job_type>, e.g. TabularPreprocessing_training. Give this, dag or dag_file." schema:"maxItems=10000"`
+	Edges []dagEdge  `json:"edges,omitempty" jsonschema:"Edges as [source, destination] node pairs; the source runs first and feeds the destination." schema:"maxItems=50000"`
+	dagSource
+}
+
 type dagDocumentIn struct {
 	dagGraph
 	Metadata map[string]any `json:"metadata,omitempty" jsonschema:"Free-form metadata stored with the DAG." schema:"maxProperties=200"`
@@ -89,9 +97,10 @@ func dagNamespace(d *Deps) (registry.Namespace, error) {
 				Description: "Check a DAG: cycles (named), edges to undeclared nodes, duplicate nodes/edges, self-loops, isolated nodes, " +
 					"unknown step types (with suggestions) and node-type rules (a source step has no parents, a sink no children). " +
 					"Fails with validation_failed and the full report in details when anything is wrong.",
-				When:     "Before wiring or compiling a DAG you assembled by hand.",
-				Examples: []string{`dag.validate_integrity {"nodes": ["TabularPreprocessing", "XGBoostTraining"], "edges": [["TabularPreprocessing", "XGBoostTrainng"]]}  # typo in an edge`},
-				Tags:     []string{registry.PhaseValidator},
+				When: "Before wiring or compiling a DAG you assembled by hand.",
+				Examples: []string{`dag.validate_integrity {"nodes": ["TabularPreprocessing", "XGBoostTraining"], "edges": [["TabularPreprocessing", "XGBoostTrainng"]]}  # typo in an edge`,
+					`dag.validate_integrity {"dag_file": "examples/xgboost-tabular/dag.json"}  # a DAG file, as the compile tools take it`},
+				Tags: []string{registry.PhaseValidator},
 			}, d.dagValidateIntegrity),
 			registry.Define(registry.ToolDef{
 				Name: "dag.resolve_plan",
@@ -239,8 +248,20 @@ func integrityFailure(r dag.Integrity) *registry.ToolError {
 			"dag.validate_integrity", "catalog.search")
 }
 
-func (d *Deps) dagValidateIntegrity(ctx context.Context, in dagGraph) (integrityReport, error) {
-	g := in.graph()
+func (d *Deps) dagValidateIntegrity(ctx context.Context, in dagIntegrityIn) (integrityReport, error) {
+	g := dagGraph{Nodes: in.Nodes, Edges: in.Edges}.graph()
+	if in.DAG != nil || in.DAGFile != "" {
+		if in.Nodes != nil || in.Edges != nil {
+			return integrityReport{}, registry.Errorf(registry.CodeInvalidInput, "give nodes and edges, dag or dag_file, not more than one")
+		}
+		loaded, err := d.loadDAG(in.dagSource, false)
+		if err != nil {
+			return integrityReport{}, err
+		}
+		g = loaded
+	} else if in.Nodes == nil {
+		return integrityReport{}, registry.Errorf(registry.CodeInvalidInput, "give nodes (with edges), dag or dag_file")
+	}
 	r, err := g.CheckWith(ctx, deps.NodeLookup(d.Steps))
 	if err != nil {
 		return integrityReport{}, err

@@ -40,16 +40,14 @@ type execdocTemplateIn struct {
 }
 
 type execdocGenerateIn struct {
-	ConfigFile workspacePath `json:"config_file,omitempty" jsonschema:"config.json file inside the workspace (Cursus layout)."`
-	ConfigPath workspacePath `json:"config_path,omitempty" jsonschema:"Alias of config_file (the Cursus argument name)."`
-	dagSource
-	ExecutionDocument execdocArg `json:"execution_document,omitempty"`
+	compileSource
+	ConfigPath        workspacePath `json:"config_path,omitempty" jsonschema:"Deprecated alias of config_file (the Cursus argument name); answers with a warning."`
+	ExecutionDocument execdocArg    `json:"execution_document,omitempty"`
 }
 
 type execdocValidateIn struct {
-	ExecutionDocument execdocArg    `json:"execution_document"`
-	ConfigFile        workspacePath `json:"config_file,omitempty" jsonschema:"config.json file inside the workspace (Cursus layout)."`
-	dagSource
+	ExecutionDocument execdocArg `json:"execution_document"`
+	compileSource
 }
 
 type execdocMergeIn struct {
@@ -122,17 +120,10 @@ func (d *Deps) execdocBound(ctx context.Context, src compileSource) ([]compiler.
 }
 
 func (d *Deps) execdocGenerate(ctx context.Context, in execdocGenerateIn) (execDocument, error) {
-	cfg := in.ConfigFile
-	if in.ConfigPath != "" {
-		if cfg != "" {
-			return nil, registry.Errorf(registry.CodeInvalidInput, "give config_file or config_path, not both")
-		}
-		cfg = in.ConfigPath
+	if err := deprecatedAlias(ctx, &in.ConfigFile, in.ConfigPath, "config_file", "config_path"); err != nil {
+		return nil, err
 	}
-	if cfg == "" {
-		return nil, registry.Errorf(registry.CodeInvalidInput, "config_file is required")
-	}
-	bound, nConfigs, err := d.execdocBound(ctx, compileSource{ConfigFile: cfg, dagSource: in.dagSource})
+	bound, nConfigs, err := d.execdocBound(ctx, in.compileSource)
 	if err != nil {
 		return nil, err
 	}
@@ -154,12 +145,12 @@ type execdocValidateOut struct {
 
 func (d *Deps) execdocValidate(ctx context.Context, in execdocValidateIn) (execdocValidateOut, error) {
 	var expected []execdoc.ExpectedStep
-	hasCfg, hasDAG := in.ConfigFile != "", in.DAG != nil || in.DAGFile != ""
+	hasCfg, hasDAG := in.Config != nil || in.ConfigFile != "", in.DAG != nil || in.DAGFile != ""
 	if hasCfg != hasDAG {
-		return execdocValidateOut{}, registry.Errorf(registry.CodeInvalidInput, "give config_file together with dag or dag_file (or neither, for a structure check only)")
+		return execdocValidateOut{}, registry.Errorf(registry.CodeInvalidInput, "give config or config_file together with dag or dag_file (or neither, for a structure check only)")
 	}
 	if hasCfg {
-		bound, _, err := d.execdocBound(ctx, compileSource{ConfigFile: in.ConfigFile, dagSource: in.dagSource})
+		bound, _, err := d.execdocBound(ctx, in.compileSource)
 		if err != nil {
 			return execdocValidateOut{}, err
 		}

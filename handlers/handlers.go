@@ -48,6 +48,8 @@ type Options struct {
 	// MaxFileBytes caps every file read from the workspace (0: the
 	// workspace default, 16 MiB).
 	MaxFileBytes int64
+	// Inline caps the content a call sends instead of workspace files.
+	Inline InlineLimits
 }
 
 // NewDeps loads the engine's catalogs once.

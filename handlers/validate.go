@@ -16,11 +16,13 @@ import (
 type validateAlignmentIn struct {
 	Targets []verifyStepName `json:"target_scripts,omitempty" jsonschema:"Step types to check (default: all)." schema:"maxItems=200"`
 	scriptDirsIn
+	filesIn
 }
 
 type validateStepIn struct {
 	stepJobIn
 	scriptSearchIn
+	filesIn
 }
 
 type validateStepInterfaceIn struct {
@@ -29,6 +31,7 @@ type validateStepInterfaceIn struct {
 	JobType  jobTypeName    `json:"job_type,omitempty" jsonschema:"Job type variant to apply (training, calibration, …)."`
 	Path     workspacePath  `json:"path,omitempty" jsonschema:"A .step.yaml file or a directory of them, inside the workspace."`
 	YAML     string         `json:"yaml,omitempty" jsonschema:"Inline .step.yaml text." schema:"minLength=1,maxLength=262144"`
+	filesIn
 }
 
 type validateBuilderIn struct {
@@ -40,7 +43,8 @@ type validateRunScriptsIn struct {
 	Nodes      runNodes      `json:"nodes,omitempty" jsonschema:"DAG nodes to run. Give this or dag_file."`
 	Edges      runEdges      `json:"edges,omitempty" jsonschema:"[src, dst] pairs between the nodes."`
 	DAGFile    workspacePath `json:"dag_file,omitempty" jsonschema:"DAG JSON file in the workspace: run every node of it. Give this or nodes."`
-	ConfigPath workspacePath `json:"config_path,omitempty" jsonschema:"config.json in the workspace: source_dir, entry points and env values come from it."`
+	ConfigFile workspacePath `json:"config_file,omitempty" jsonschema:"config.json in the workspace: source_dir, entry points and env values come from it."`
+	ConfigPath workspacePath `json:"config_path,omitempty" jsonschema:"Deprecated alias of config_file; answers with a warning."`
 	scriptDirsIn
 	Samples       sampleInputs `json:"sample_inputs,omitempty" jsonschema:"node → {input name → file or directory in the workspace}."`
 	Env           envOverrides `json:"env,omitempty" jsonschema:"Environment variable overrides for every node."`
@@ -150,7 +154,7 @@ func validateNamespace(d *Deps) (registry.Namespace, error) {
 			When: "Scripts pass static alignment and you want to see them actually run on a small sample.",
 			Examples: []string{
 				`validate.run_scripts {"nodes": ["TabularPreprocessing_training"], "source_dir": "scripts", "sample_inputs": {"TabularPreprocessing_training": {"input_data": "data/sample.csv"}}, "env": {"LABEL_FIELD": "label"}}`,
-				`validate.run_scripts {"dag_file": "examples/xgboost-tabular/dag.json", "config_path": "examples/xgboost-tabular/config.json", "sample_inputs": {"DummyDataLoading_training": {"data_source": "examples/xgboost-tabular/data/tabular.csv"}, "DummyDataLoading_calibration": {"data_source": "examples/xgboost-tabular/data/tabular.csv"}}}  # the whole example`,
+				`validate.run_scripts {"dag_file": "examples/xgboost-tabular/dag.json", "config_file": "examples/xgboost-tabular/config.json", "sample_inputs": {"DummyDataLoading_training": {"data_source": "examples/xgboost-tabular/data/tabular.csv"}, "DummyDataLoading_calibration": {"data_source": "examples/xgboost-tabular/data/tabular.csv"}}}  # the whole example`,
 			},
 			Tags:     []string{registry.PhaseValidator},
 			ExecCode: true,
@@ -172,7 +176,11 @@ func progressTo(ctx context.Context) func(done, total int, msg string) {
 // ---- validate.alignment / validate.step ----------------------------------
 
 func (d *Deps) validateAlignment(ctx context.Context, in validateAlignmentIn) (verify.AlignmentReport, error) {
-	rep, err := d.verifier().Alignment(ctx, strs(in.Targets), in.search(), progressTo(ctx))
+	suite, err := d.verifierWith(in.Files)
+	if err != nil {
+		return verify.AlignmentReport{}, err
+	}
+	rep, err := suite.Alignment(ctx, strs(in.Targets), in.search(), progressTo(ctx))
 	if err != nil {
 		return verify.AlignmentReport{}, verifyError(err)
 	}
@@ -187,7 +195,11 @@ func (d *Deps) validateAlignment(ctx context.Context, in validateAlignmentIn) (v
 }
 
 func (d *Deps) validateStep(ctx context.Context, in validateStepIn) (validate.StepReport, error) {
-	r, warns, err := d.verifier().CheckStep(ctx, string(in.StepName), string(in.JobType), in.search())
+	suite, err := d.verifierWith(in.Files)
+	if err != nil {
+		return validate.StepReport{}, err
+	}
+	r, warns, err := suite.CheckStep(ctx, string(in.StepName), string(in.JobType), in.search())
 	if err != nil {
 		return validate.StepReport{}, verifyError(err)
 	}
@@ -205,7 +217,11 @@ func (d *Deps) validateStep(ctx context.Context, in validateStepIn) (validate.St
 // ---- validate.step_interface ---------------------------------------------
 
 func (d *Deps) validateStepInterface(ctx context.Context, in validateStepInterfaceIn) (verify.InterfaceReport, error) {
-	rep, err := d.verifier().CheckInterfaces(ctx, verify.InterfaceRequest{StepName: string(in.StepName), All: in.All,
+	suite, err := d.verifierWith(in.Files)
+	if err != nil {
+		return verify.InterfaceReport{}, err
+	}
+	rep, err := suite.CheckInterfaces(ctx, verify.InterfaceRequest{StepName: string(in.StepName), All: in.All,
 		JobType: string(in.JobType), Path: string(in.Path), YAML: in.YAML})
 	if err != nil {
 		return verify.InterfaceReport{}, verifyError(err)
@@ -247,8 +263,11 @@ func (d *Deps) validateInfo(context.Context, struct{}) (verify.Info, error) {
 // ---- validate.run_scripts ---------------------------------------------------
 
 func (d *Deps) validateRunScripts(ctx context.Context, in validateRunScriptsIn) (verify.RunScriptsReport, error) {
+	if err := deprecatedAlias(ctx, &in.ConfigFile, in.ConfigPath, "config_file", "config_path"); err != nil {
+		return verify.RunScriptsReport{}, err
+	}
 	rep, err := d.verifier().RunScripts(ctx, verify.RunScriptsRequest{Nodes: in.Nodes, Edges: in.Edges, DAGFile: string(in.DAGFile),
-		ConfigPath: string(in.ConfigPath), Samples: in.Samples, Env: in.Env, JobArgs: in.JobArgs,
+		ConfigPath: string(in.ConfigFile), Samples: in.Samples, Env: in.Env, JobArgs: in.JobArgs,
 		Timeout: time.Duration(in.Timeout) * time.Second, NoWiring: in.UseDeps != nil && !*in.UseDeps, Search: in.search(),
 		Progress: progressTo(ctx)})
 	if err != nil {

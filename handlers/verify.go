@@ -27,7 +27,8 @@ type stepJobIn struct {
 	JobType  jobTypeName    `json:"job_type,omitempty" jsonschema:"Job type variant to apply (training, calibration, …)."`
 }
 
-// scriptDirsIn says where to search for step scripts.
+// scriptDirsIn says where to search for step scripts; a tool that reads
+// them through its inline files embeds filesIn beside it.
 type scriptDirsIn struct {
 	SourceDir     workspacePath   `json:"source_dir,omitempty" jsonschema:"Directory inside the workspace holding the step scripts (searched for the contract's entry point)."`
 	WorkspaceDirs []workspacePath `json:"workspace_dirs,omitempty" jsonschema:"Directories inside the workspace searched for scripts (default: scripts, ., dockers/scripts)." schema:"maxItems=20"`
@@ -67,6 +68,18 @@ func (d *Deps) verifier() *verify.Suite {
 	return &verify.Suite{Steps: d.Steps, Config: d.Config, Root: d.Root, Runner: d.Scripts}
 }
 
+// verifierWith is verifier reading scripts and interface files through
+// the call's files over the workspace.
+func (d *Deps) verifierWith(files inlineFiles) (*verify.Suite, error) {
+	call, err := d.sources(files)
+	if err != nil {
+		return nil, err
+	}
+	s := d.verifier()
+	s.Files = call.fs
+	return s, nil
+}
+
 // verifyError maps a use-case error to the tool error a caller sees;
 // errors of other kinds pass through.
 func verifyError(err error) error {
@@ -99,7 +112,7 @@ func verifyError(err error) error {
 		return registry.Errorf(registry.CodeNotFound, "%s", missing.Msg)
 	case errors.As(err, &ns):
 		return registry.Errorf(registry.CodeNotFound, "%s", ns.Error()).
-			Suggest("Pass source_dir (the directory holding the scripts) or config_path.", "project.init")
+			Suggest("Pass source_dir (the directory holding the scripts) or config_file.", "project.init")
 	case errors.As(err, &runtime) && runtime.Sandbox:
 		return registry.Errorf(registry.CodeRuntimeUnavailable, "cannot run scripts: %v", err).
 			Suggest("Run the server on a kernel with Landlock ABI 6+ (Linux 6.12+) and seccomp, or run validate.alignment, which needs no interpreter.", "validate.alignment", "author.check_script")
