@@ -65,8 +65,8 @@ type configDoc map[string]any
 
 func (configDoc) JSONSchema() *jsonschema.Schema {
 	return &jsonschema.Schema{Type: "object", MinProperties: ptr(1),
-		Description: `Inline config.json document in the Cursus layout: {"configuration": {"shared": {field: value}, "specific": {node: {field: value}}}, "metadata": {"config_types": {node: class}}} ` +
-			"(config.merge_save returns one as its document). Give this or config_file."}
+		Description: `Inline config.json document in the Cursus layout: {"configuration": {"shared": {field: value}, "specific": {node: {field: value}}}, "metadata": {"config_types": {node: class}}}. ` +
+			"Give this or config_file."}
 }
 
 // configSource is a config.json: exactly one of the document in the call

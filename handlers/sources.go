@@ -130,7 +130,7 @@ func (d *Deps) configFrom(src *sources, in configSource, fileArg string) (f *con
 		return nil, "", registry.Errorf(registry.CodeInvalidInput, "give either config or %s, not both", fileArg)
 	case !hasInline && !hasFile:
 		return nil, "", registry.Errorf(registry.CodeInvalidInput, "give config (the config.json document inline) or %s", fileArg).
-			Suggest("config.merge_save returns the document to pass as config; config.requirements lists what it needs.", "config.requirements", "config.merge_save")
+			Suggest("Pass the config.json document as config; config.requirements lists what it needs.", "config.requirements", "config.merge_save")
 	case hasFile:
 		label = string(in.ConfigFile)
 		raw, err = src.read(fileArg, label)

@@ -89,6 +89,8 @@ func newApp(cfg server.Config, stderr io.Writer) (*app, error) {
 		AWSEndpoint:            cfg.AWS.Endpoint,
 		AWSRegion:              cfg.AWS.Region,
 		MaxFileBytes:           cfg.Limits.MaxFileBytes,
+		Inline: handlers.InlineLimits{MaxBytes: cfg.Limits.MaxInlineBytes, MaxFiles: cfg.Limits.MaxInlineFiles,
+			MaxFileBytes: cfg.Limits.MaxInlineFileBytes},
 	})
 	if err != nil {
 		return nil, err

@@ -150,7 +150,10 @@ so the chart refuses to render instead of shipping a crash-looping pod.
     "max_streams_per_principal" $c.limits.maxStreamsPerPrincipal
     "max_sessions" $c.limits.maxSessions
     "max_sessions_per_principal" $c.limits.maxSessionsPerPrincipal
-    "max_file_bytes" $c.limits.maxFileBytes)
+    "max_file_bytes" $c.limits.maxFileBytes
+    "max_inline_bytes" $c.limits.maxInlineBytes
+    "max_inline_files" $c.limits.maxInlineFiles
+    "max_inline_file_bytes" $c.limits.maxInlineFileBytes)
   "telemetry" (dict
     "log_level" $c.telemetry.logLevel
     "service_name" $c.telemetry.serviceName
