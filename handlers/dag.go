@@ -497,9 +497,13 @@ type dagFile struct {
 
 func (d *Deps) dagDeserialize(ctx context.Context, in dagDeserializeIn) (dagFile, error) {
 	path := string(in.Path)
-	data, err := d.Root.ReadFile(path)
+	call, err := d.sources(nil)
 	if err != nil {
-		return dagFile{}, pathError("path", err)
+		return dagFile{}, err
+	}
+	data, err := call.read("path", path)
+	if err != nil {
+		return dagFile{}, err
 	}
 	doc, err := dag.ParseDocument(data)
 	if err != nil {
