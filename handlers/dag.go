@@ -35,12 +35,28 @@ func (in dagGraph) graph() *dag.DAG {
 	return g
 }
 
-// dagIntegrityIn is the DAG to check: its nodes and edges, or a DAG
-// document inline or in a file, as the compile and config tools take it.
-type dagIntegrityIn struct {
+// dagReadIn is the DAG a tool checks, wires or draws: its nodes and
+// edges, or a DAG document inline or in a file, as the compile and config
+// tools take it.
+type dagReadIn struct {
 	Nodes []nodeName `json:"nodes,omitempty" jsonschema:"Node names: <StepType> or <StepType>_<job_type>, e.g. TabularPreprocessing_training. Give this, dag or dag_file." schema:"maxItems=10000"`
 	Edges []dagEdge  `json:"edges,omitempty" jsonschema:"Edges as [source, destination] node pairs; the source runs first and feeds the destination." schema:"maxItems=50000"`
 	dagSource
+}
+
+// readGraph is the DAG in, from exactly one of nodes (with edges), dag
+// or dag_file.
+func (d *Deps) readGraph(in dagReadIn) (*dag.DAG, error) {
+	if in.DAG == nil && in.DAGFile == "" {
+		if in.Nodes == nil {
+			return nil, registry.Errorf(registry.CodeInvalidInput, "give nodes (with edges), dag or dag_file")
+		}
+		return dagGraph{Nodes: in.Nodes, Edges: in.Edges}.graph(), nil
+	}
+	if in.Nodes != nil || in.Edges != nil {
+		return nil, registry.Errorf(registry.CodeInvalidInput, "give nodes and edges, dag or dag_file, not more than one")
+	}
+	return d.loadDAG(in.dagSource, false)
 }
 
 type dagDocumentIn struct {
@@ -49,12 +65,12 @@ type dagDocumentIn struct {
 }
 
 type dagResolvePlanIn struct {
-	dagGraph
+	dagReadIn
 	IncludeBreakdown bool `json:"include_breakdown,omitempty" jsonschema:"Include the score breakdown of every binding (default false; unresolved candidates always have one)."`
 }
 
 type dagDependenciesIn struct {
-	dagGraph
+	dagReadIn
 	Step nodeName `json:"step"`
 }
 
@@ -71,7 +87,7 @@ type dagDeserializeIn struct {
 }
 
 type dagMermaidIn struct {
-	dagGraph
+	dagReadIn
 	Wiring bool `json:"wiring,omitempty" jsonschema:"Label edges with the wired ports (needs known step types; default false)."`
 }
 
@@ -248,19 +264,10 @@ func integrityFailure(r dag.Integrity) *registry.ToolError {
 			"dag.validate_integrity", "catalog.search")
 }
 
-func (d *Deps) dagValidateIntegrity(ctx context.Context, in dagIntegrityIn) (integrityReport, error) {
-	g := dagGraph{Nodes: in.Nodes, Edges: in.Edges}.graph()
-	if in.DAG != nil || in.DAGFile != "" {
-		if in.Nodes != nil || in.Edges != nil {
-			return integrityReport{}, registry.Errorf(registry.CodeInvalidInput, "give nodes and edges, dag or dag_file, not more than one")
-		}
-		loaded, err := d.loadDAG(in.dagSource, false)
-		if err != nil {
-			return integrityReport{}, err
-		}
-		g = loaded
-	} else if in.Nodes == nil {
-		return integrityReport{}, registry.Errorf(registry.CodeInvalidInput, "give nodes (with edges), dag or dag_file")
+func (d *Deps) dagValidateIntegrity(ctx context.Context, in dagReadIn) (integrityReport, error) {
+	g, err := d.readGraph(in)
+	if err != nil {
+		return integrityReport{}, err
 	}
 	r, err := g.CheckWith(ctx, deps.NodeLookup(d.Steps))
 	if err != nil {
@@ -393,7 +400,10 @@ func (d *Deps) resolveChecked(ctx context.Context, g *dag.DAG) (*deps.Plan, erro
 }
 
 func (d *Deps) dagResolvePlan(ctx context.Context, in dagResolvePlanIn) (wiringPlan, error) {
-	g := in.graph()
+	g, err := d.readGraph(in.dagReadIn)
+	if err != nil {
+		return wiringPlan{}, err
+	}
 	plan, err := d.resolveChecked(ctx, g)
 	if err != nil {
 		return wiringPlan{}, err
@@ -422,7 +432,11 @@ type nodeNeighbours struct {
 }
 
 func (d *Deps) dagDependencies(_ context.Context, in dagDependenciesIn) (nodeNeighbours, error) {
-	g, step := in.graph(), string(in.Step)
+	g, err := d.readGraph(in.dagReadIn)
+	if err != nil {
+		return nodeNeighbours{}, err
+	}
+	step := string(in.Step)
 	if !g.HasNode(step) {
 		available := append([]string(nil), g.Nodes...)
 		sort.Strings(available)
@@ -530,7 +544,10 @@ type dagMermaidOut struct {
 }
 
 func (d *Deps) dagMermaid(ctx context.Context, in dagMermaidIn) (dagMermaidOut, error) {
-	g := in.graph()
+	g, err := d.readGraph(in.dagReadIn)
+	if err != nil {
+		return dagMermaidOut{}, err
+	}
 	opts := dag.MermaidOptions{NodeClass: d.nodeClass}
 	if in.Wiring {
 		plan, err := deps.Resolve(ctx, g, d.Steps)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io/fs"
 	"os"
 	"path"
@@ -228,13 +229,50 @@ func TestScriptsResolveInsideTheInlineFiles(t *testing.T) {
 	mustFail(t, call(t, reg, "author.check_script", `{"step_name": "XGBoostTraining", "source_dir": "src"}`), registry.CodeNotFound)
 }
 
-func TestValidateIntegrityTakesADAGFile(t *testing.T) {
+// TestDAGToolsTakeADAGDocument: the dag tools that read a DAG take it as
+// nodes and edges, as dag or as dag_file, and answer alike.
+func TestDAGToolsTakeADAGDocument(t *testing.T) {
 	reg, _ := exampleRegistry(t, "")
-	data := mustOK(t, call(t, reg, "dag.validate_integrity", `{"dag_file": "examples/xgboost-tabular/dag.json"}`))
-	if data["node_count"] != float64(9) {
-		t.Errorf("node_count = %v, want the example's 9", data["node_count"])
+	raw, err := os.ReadFile(filepath.Join(exampleDir, "dag.json"))
+	if err != nil {
+		t.Fatal(err)
 	}
-	mustFail(t, call(t, reg, "dag.validate_integrity", `{}`), registry.CodeInvalidInput)
+	var doc struct {
+		DAG json.RawMessage `json:"dag"`
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	var flat struct {
+		Nodes json.RawMessage `json:"nodes"`
+		Edges json.RawMessage `json:"edges"`
+	}
+	if err := json.Unmarshal(doc.DAG, &flat); err != nil {
+		t.Fatal(err)
+	}
+	forms := map[string]string{
+		"nodes":    `"nodes": ` + string(flat.Nodes) + `, "edges": ` + string(flat.Edges),
+		"dag":      `"dag": ` + string(raw),
+		"dag_file": `"dag_file": "examples/xgboost-tabular/dag.json"`,
+	}
+	for _, tool := range []string{"dag.validate_integrity", "dag.resolve_plan", "dag.mermaid"} {
+		var first []byte
+		for form, args := range forms {
+			data := mustOK(t, call(t, reg, tool, `{`+args+`}`))
+			b, _ := json.Marshal(data)
+			if first == nil {
+				first = b
+			} else if !bytes.Equal(first, b) {
+				t.Errorf("%s answers differently with %s:\n%.300s\n%.300s", tool, form, first, b)
+			}
+		}
+		mustFail(t, call(t, reg, tool, `{}`), registry.CodeInvalidInput)
+		mustFail(t, call(t, reg, tool, `{`+forms["nodes"]+`, `+forms["dag_file"]+`}`), registry.CodeInvalidInput)
+	}
+	data := mustOK(t, call(t, reg, "dag.dependencies", `{"step": "Package", `+forms["dag_file"]+`}`))
+	if fmt.Sprint(data["dependencies"]) != "[XGBoostTraining]" {
+		t.Errorf("dag.dependencies of Package from dag_file: %v", data["dependencies"])
+	}
 }
 
 // BenchmarkCompileWithReportExample compiles the example from workspace
