@@ -131,7 +131,7 @@ func (d *Deps) loadDAG(in dagSource, optional bool) (*dag.DAG, error) {
 
 // loadDAGDocument is loadDAG keeping the document's metadata, reading a
 // dag_file through the call's sources.
-func (d *Deps) loadDAGDocument(src *sources, in dagSource, optional bool) (*dag.Document, error) {
+func (d *Deps) loadDAGDocument(src *callSources, in dagSource, optional bool) (*dag.Document, error) {
 	hasInline, hasFile := in.DAG != nil, in.DAGFile != ""
 	switch {
 	case hasInline && hasFile:

@@ -209,6 +209,27 @@ func TestInlineConfigLoadsAsItsFile(t *testing.T) {
 	}
 }
 
+// TestFileArgumentsNameInlineFiles: config_file and dag_file may name
+// files sent in the same call; the workspace is empty.
+func TestFileArgumentsNameInlineFiles(t *testing.T) {
+	reg, _ := newTestRegistry(t)
+	read := func(name string) string {
+		b, err := os.ReadFile(filepath.Join(exampleDir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	files, _ := json.Marshal(map[string]string{"p/dag.json": read("dag.json"), "p/config.json": read("config.json")})
+	data := mustOK(t, call(t, reg, "compile.validate", `{"dag_file": "p/dag.json", "config_file": "p/config.json", "files": `+string(files)+`}`))
+	if data["is_valid"] != true {
+		t.Errorf("the example from inline files is not valid: %v", data)
+	}
+	mustFail(t, call(t, reg, "compile.validate", `{"dag_file": "p/dag.json", "config_file": "p/config.json"}`), registry.CodeNotFound)
+	res := call(t, reg, "compile.validate", `{"dag_file": "p/dag.json", "config_file": "p", "files": `+string(files)+`}`)
+	wantInvalid(t, res, "config_file", "is a directory")
+}
+
 // TestScriptsResolveInsideTheInlineFiles: on an empty workspace the
 // author and validate tools find a step's script among the call's files.
 func TestScriptsResolveInsideTheInlineFiles(t *testing.T) {

@@ -18,6 +18,8 @@ type InlineLimits struct {
 	MaxBytes     int64 // limits.max_inline_bytes
 	MaxFiles     int   // limits.max_inline_files
 	MaxFileBytes int64 // limits.max_inline_file_bytes
+	// Caps on other inline content (a count of step types, say) join
+	// these, with their limits.max_inline_* setting.
 }
 
 // DefaultInlineLimits are the caps when the operator sets none. The
@@ -46,9 +48,10 @@ func overCap(setting string, limit int64, what string) error {
 		Suggest("Send less inline content in one call, or put the files in the server's workspace and name them by path; the operator sets " + setting + ".")
 }
 
-// sources is what one call reads: its inline files over the workspace,
-// and the inline bytes it has sent so far, for limits.max_inline_bytes.
-type sources struct {
+// callSources is what one call reads: its inline files over the
+// workspace, and the inline bytes it has sent so far, for
+// limits.max_inline_bytes.
+type callSources struct {
 	fs     *workspace.Overlay
 	root   *workspace.Root
 	limits InlineLimits
@@ -57,12 +60,12 @@ type sources struct {
 
 // sources checks the call's files against the caps and lays them over
 // the workspace.
-func (d *Deps) sources(files inlineFiles) (*sources, error) {
+func (d *Deps) sources(files inlineFiles) (*callSources, error) {
 	lim := d.Opts.Inline.orDefaults()
 	if len(files) > lim.MaxFiles {
 		return nil, overCap("limits.max_inline_files", int64(lim.MaxFiles), fmt.Sprintf("files has %d entries", len(files)))
 	}
-	src := &sources{root: d.Root, limits: lim}
+	src := &callSources{root: d.Root, limits: lim}
 	for p, text := range files {
 		if n := int64(len(text)); n > lim.MaxFileBytes {
 			return nil, overCap("limits.max_inline_file_bytes", lim.MaxFileBytes, fmt.Sprintf("files[%q] is %d bytes", p, n))
@@ -84,7 +87,7 @@ func (d *Deps) sources(files inlineFiles) (*sources, error) {
 }
 
 // count adds n inline bytes to the call's total.
-func (s *sources) count(n int64) error {
+func (s *callSources) count(n int64) error {
 	s.sent += n
 	if s.sent > s.limits.MaxBytes {
 		return overCap("limits.max_inline_bytes", s.limits.MaxBytes, fmt.Sprintf("the call's dag, config and files total at least %d bytes", s.sent))
@@ -94,7 +97,7 @@ func (s *sources) count(n int64) error {
 
 // read reads the file p names (argument arg): an inline file, else the
 // workspace's.
-func (s *sources) read(arg, p string) ([]byte, error) {
+func (s *callSources) read(arg, p string) ([]byte, error) {
 	name, err := s.root.FSPath(p)
 	if err != nil {
 		return nil, pathError(arg, err)
@@ -110,7 +113,7 @@ func (s *sources) read(arg, p string) ([]byte, error) {
 }
 
 // document encodes an inline JSON document (argument arg) and counts it.
-func (s *sources) document(arg string, v map[string]any) ([]byte, error) {
+func (s *callSources) document(arg string, v map[string]any) ([]byte, error) {
 	data, err := json.Marshal(v)
 	if err != nil {
 		return nil, registry.Errorf(registry.CodeInvalidInput, "'%s': %v", arg, err)
@@ -122,7 +125,7 @@ func (s *sources) document(arg string, v map[string]any) ([]byte, error) {
 // names its argument in messages) and parses it with config.Parse, so a
 // document gives what the same bytes in a file give. label is how
 // messages name it: the file's path, or "inline config".
-func (d *Deps) configFrom(src *sources, in configSource, fileArg string) (f *config.File, label string, err error) {
+func (d *Deps) configFrom(src *callSources, in configSource, fileArg string) (f *config.File, label string, err error) {
 	hasInline, hasFile := in.Config != nil, in.ConfigFile != ""
 	var raw []byte
 	switch {

@@ -92,14 +92,11 @@ func cleanInlinePath(p string) (string, error) {
 	return clean, nil
 }
 
-// Inline reports whether name is one of the inline files.
-func (o *Overlay) Inline(name string) bool {
+// isInlineFile reports whether name is one of the inline files.
+func (o *Overlay) isInlineFile(name string) bool {
 	f, ok := o.inline[name]
 	return ok && !f.Mode.IsDir()
 }
-
-// Len is the number of inline files.
-func (o *Overlay) Len() int { return len(o.inline) }
 
 // side says where name lives: in the inline tree (as a file or a
 // synthesised directory), hidden (under an inline file), or in the base.
@@ -116,14 +113,14 @@ func (o *Overlay) side(name string) side {
 	if len(o.inline) == 0 {
 		return onBase
 	}
-	if o.Inline(name) {
+	if o.isInlineFile(name) {
 		return inlineFile
 	}
 	if name == "." {
 		return inlineDir
 	}
 	for dir := path.Dir(name); dir != "."; dir = path.Dir(dir) {
-		if o.Inline(dir) {
+		if o.isInlineFile(dir) {
 			return hidden
 		}
 	}
