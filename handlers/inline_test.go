@@ -297,7 +297,10 @@ func TestDAGToolsTakeADAGDocument(t *testing.T) {
 }
 
 // BenchmarkCompileWithReportExample compiles the example from workspace
-// files and from the same content inline (on an empty workspace).
+// files and from the same content inline (on an empty workspace). On the
+// 2-core development machine, inline/files ≈ 1.08 (7.4 ms vs 6.9 ms): the
+// inline call also encodes its config and DAG and lays its files over the
+// workspace.
 func BenchmarkCompileWithReportExample(b *testing.B) {
 	onDisk, _ := exampleRegistry(b, "")
 	b.Run("files", func(b *testing.B) {
