@@ -74,6 +74,23 @@ func TestOverlayInlineWinsAndDirectoriesMerge(t *testing.T) {
 	}
 }
 
+// TestOverlayDirectoryOverABaseFile: inline files under a path the base
+// holds as a file make it a directory.
+func TestOverlayDirectoryOverABaseFile(t *testing.T) {
+	r, dir := newRoot(t)
+	writeTree(t, dir, map[string]string{"src": "a file on disk"})
+	o, err := NewOverlay(r.FS(), map[string]string{"src/a.py": "a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := fstest.TestFS(o, "src/a.py"); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := fs.Stat(o, "src"); err != nil || !fi.IsDir() {
+		t.Errorf("Stat(src) = %v, %v; want the inline directory", fi, err)
+	}
+}
+
 func TestOverlayWithoutBase(t *testing.T) {
 	o, err := NewOverlay(nil, map[string]string{"src/a.py": "a"})
 	if err != nil {
