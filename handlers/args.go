@@ -1,6 +1,9 @@
 package handlers
 
 import (
+	"context"
+	"fmt"
+
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/cursus-dev/cursus/registry"
@@ -49,3 +52,58 @@ func (phaseArg) JSONSchema() *jsonschema.Schema {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// dagSource is the shared DAG input: exactly one of an inline DAG or a DAG
+// file (loadDAG checks which).
+type dagSource struct {
+	DAG     map[string]any `json:"dag,omitempty" jsonschema:"Inline DAG: flat {\"nodes\": [...], \"edges\": [[src, dst], ...]} or wrapped {\"dag\": {...}}. Give this or dag_file."`
+	DAGFile workspacePath  `json:"dag_file,omitempty" jsonschema:"DAG JSON file inside the workspace. Give this or dag."`
+}
+
+// configDoc is a config.json document sent in the call.
+type configDoc map[string]any
+
+func (configDoc) JSONSchema() *jsonschema.Schema {
+	return &jsonschema.Schema{Type: "object", MinProperties: ptr(1),
+		Description: `Inline config.json document in the Cursus layout: {"configuration": {"shared": {field: value}, "specific": {node: {field: value}}}, "metadata": {"config_types": {node: class}}}. ` +
+			"Give this or config_file."}
+}
+
+// configSource is a config.json: exactly one of the document in the call
+// or a workspace file (readConfig checks which).
+type configSource struct {
+	Config     configDoc     `json:"config,omitempty"`
+	ConfigFile workspacePath `json:"config_file,omitempty" jsonschema:"config.json file inside the workspace (Cursus layout). Give this or config."`
+}
+
+// inlineFiles is relative slash path → UTF-8 text.
+type inlineFiles map[string]string
+
+func (inlineFiles) JSONSchema() *jsonschema.Schema {
+	return &jsonschema.Schema{Type: "object", AdditionalProperties: &jsonschema.Schema{Type: "string"},
+		PropertyNames: &jsonschema.Schema{Type: "string", MinLength: ptr(1), MaxLength: ptr(4096)},
+		Description: "Files sent with the call, relative path → UTF-8 text (scripts, a config's source_dir). For this call they " +
+			"overlay the workspace: a path given here hides the workspace file of that path, and directories holding them exist."}
+}
+
+// filesIn is embedded by every tool that reads scripts or source
+// directories.
+type filesIn struct {
+	Files inlineFiles `json:"files,omitempty"`
+}
+
+// deprecatedAlias folds an old argument name into its current one: both
+// given is invalid_input naming both; the old one alone is used, with a
+// warning in the envelope so callers move to the current name.
+func deprecatedAlias[T comparable](ctx context.Context, current *T, old T, currentName, oldName string) error {
+	var zero T
+	if old == zero {
+		return nil
+	}
+	if *current != zero {
+		return registry.Errorf(registry.CodeInvalidInput, "give %s or its deprecated alias %s, not both", currentName, oldName)
+	}
+	*current = old
+	registry.Warn(ctx, fmt.Sprintf("'%s' is deprecated; call with '%s' instead", oldName, currentName))
+	return nil
+}

@@ -55,6 +55,8 @@ func enumOf(values []string) []any {
 type authorCheckScriptIn struct {
 	stepJobIn
 	scriptSearchIn
+	filesIn
+	stepTypesArg
 }
 
 type authorPreflightIn struct {
@@ -62,6 +64,8 @@ type authorPreflightIn struct {
 	All      bool           `json:"all,omitempty" jsonschema:"Check every step type in the catalog."`
 	JobType  jobTypeName    `json:"job_type,omitempty" jsonschema:"Job type variant to apply (training, calibration, …)."`
 	scriptSearchIn
+	filesIn
+	stepTypesArg
 }
 
 // authorRulesOut is one topic's rules; each topic has its own fixed shape.
@@ -204,7 +208,11 @@ func checklistRouting(smType, assembly string) (bool, []string) {
 }
 
 func (d *Deps) authorCheckScript(ctx context.Context, in authorCheckScriptIn) (verify.ScriptCheckReport, error) {
-	rep, err := d.verifier().CheckScript(ctx, string(in.StepName), string(in.JobType), in.search())
+	suite, err := d.verifierFor(ctx, in.Files, in.stepTypesArg)
+	if err != nil {
+		return verify.ScriptCheckReport{}, err
+	}
+	rep, err := suite.CheckScript(ctx, string(in.StepName), string(in.JobType), in.search())
 	var missing *verify.ScriptNotFoundError
 	var bad *verify.AnalysisError
 	switch {
@@ -239,7 +247,11 @@ func analysisError(e *verify.AnalysisError) error {
 }
 
 func (d *Deps) authorPreflightStep(ctx context.Context, in authorPreflightIn) (verify.PreflightReport, error) {
-	rep, err := d.verifier().Preflight(ctx, verify.PreflightRequest{StepName: string(in.StepName), All: in.All, JobType: string(in.JobType),
+	suite, err := d.verifierFor(ctx, in.Files, in.stepTypesArg)
+	if err != nil {
+		return verify.PreflightReport{}, err
+	}
+	rep, err := suite.Preflight(ctx, verify.PreflightRequest{StepName: string(in.StepName), All: in.All, JobType: string(in.JobType),
 		Search: in.search(), Progress: progressTo(ctx)})
 	if err != nil {
 		return verify.PreflightReport{}, verifyError(err)

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"path"
 	"strings"
 
@@ -44,11 +43,14 @@ func (manualInputs) JSONSchema() *jsonschema.Schema {
 	return &jsonschema.Schema{Type: "object", MaxProperties: ptr(50), AdditionalProperties: &jsonschema.Schema{Type: "string", MaxLength: ptr(2048)}}
 }
 
-// compileSource is what every compile tool compiles: a config.json and a
-// DAG.
+// compileSource is what every compile tool compiles: a config.json, a DAG
+// and the files the configs' source_dir and entry points name, each sent
+// in the call or read from the workspace.
 type compileSource struct {
-	ConfigFile workspacePath `json:"config_file" jsonschema:"config.json file inside the workspace (Cursus layout)."`
+	configSource
 	dagSource
+	filesIn
+	stepTypesArg
 }
 
 type compileValidateIn struct {
@@ -158,27 +160,23 @@ func compileNamespace(d *Deps) (registry.Namespace, error) {
 	}, nil
 }
 
-// compileInput loads the config file (checked first, as the reference
-// does) and the DAG.
-func (d *Deps) compileInput(src compileSource, pipelineName pipelineNameArg) (compiler.Input, *config.File, error) {
-	cv := d.catalogs()
-	p := string(src.ConfigFile)
-	raw, err := d.Root.ReadFile(p)
-	if errors.Is(err, fs.ErrNotExist) {
-		return compiler.Input{}, nil, registry.Errorf(registry.CodeNotFound, "config_file not found: %s", p)
-	}
-	if err != nil {
-		return compiler.Input{}, nil, pathError("config_file", err)
-	}
-	f, err := config.Parse(raw, cv.Config)
-	if err != nil {
-		return compiler.Input{}, nil, configLoadError(p, err)
-	}
-	doc, err := d.loadDAGDocument(src.dagSource, false)
+// compileInput loads the config (checked first, as the reference does)
+// and the DAG; the compiler reads sources through the call's files over
+// the workspace, so the same content inline or on disk compiles alike.
+func (d *Deps) compileInput(ctx context.Context, src compileSource, pipelineName pipelineNameArg) (compiler.Input, *config.File, error) {
+	call, err := d.sources(ctx, src.Files, src.stepTypesArg)
 	if err != nil {
 		return compiler.Input{}, nil, err
 	}
-	return compiler.Input{DAG: doc.DAG, Configs: f.Configs, Unloaded: f.Unloaded, Catalog: cv.Steps, Sources: d.Root.FS(), PipelineName: string(pipelineName),
+	f, _, err := d.configFrom(call, src.configSource, "config_file")
+	if err != nil {
+		return compiler.Input{}, nil, err
+	}
+	doc, err := d.loadDAGDocument(call, src.dagSource, false)
+	if err != nil {
+		return compiler.Input{}, nil, err
+	}
+	return compiler.Input{DAG: doc.DAG, Configs: f.Configs, Unloaded: f.Unloaded, Catalog: call.cat.Steps, Sources: call.fs, PipelineName: string(pipelineName),
 		DAGName: dagName(doc, string(src.DAGFile))}, f, nil
 }
 
@@ -269,7 +267,7 @@ func definitionValue(res *compiler.Result) any {
 }
 
 func (d *Deps) compileValidate(ctx context.Context, in compileValidateIn) (compiler.ValidationResult, error) {
-	input, _, err := d.compileInput(in.compileSource, "")
+	input, _, err := d.compileInput(ctx, in.compileSource, "")
 	if err != nil {
 		return compiler.ValidationResult{}, err
 	}
@@ -285,7 +283,7 @@ func (d *Deps) compileValidate(ctx context.Context, in compileValidateIn) (compi
 }
 
 func (d *Deps) compilePreview(ctx context.Context, in compilePreviewIn) (compiler.Preview, error) {
-	input, _, err := d.compileInput(in.compileSource, "")
+	input, _, err := d.compileInput(ctx, in.compileSource, "")
 	if err != nil {
 		return compiler.Preview{}, err
 	}
@@ -333,7 +331,7 @@ type resolutionDetail struct {
 }
 
 func (d *Deps) compileWithReport(ctx context.Context, in compileWithReportIn) (compileReport, error) {
-	input, _, err := d.compileInput(in.compileSource, in.PipelineName)
+	input, _, err := d.compileInput(ctx, in.compileSource, in.PipelineName)
 	if err != nil {
 		return compileReport{}, err
 	}
@@ -409,7 +407,7 @@ type compileSingleNodeOut struct {
 }
 
 func (d *Deps) compileSingleNode(ctx context.Context, in compileSingleNodeIn) (compileSingleNodeOut, error) {
-	input, _, err := d.compileInput(in.compileSource, in.PipelineName)
+	input, _, err := d.compileInput(ctx, in.compileSource, in.PipelineName)
 	if err != nil {
 		return compileSingleNodeOut{}, err
 	}
@@ -440,7 +438,7 @@ type compileDAGOut struct {
 }
 
 func (d *Deps) compileDAG(ctx context.Context, in compileDAGIn) (compileDAGOut, error) {
-	input, _, err := d.compileInput(in.compileSource, in.PipelineName)
+	input, _, err := d.compileInput(ctx, in.compileSource, in.PipelineName)
 	if err != nil {
 		return compileDAGOut{}, err
 	}

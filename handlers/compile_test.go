@@ -14,7 +14,7 @@ import (
 
 // exampleRegistry builds the registry over a workspace holding a copy of
 // examples/xgboost-tabular, with AWS pointed at endpoint.
-func exampleRegistry(t *testing.T, endpoint string) (*registry.Registry, string) {
+func exampleRegistry(t testing.TB, endpoint string) (*registry.Registry, string) {
 	t.Helper()
 	dir := t.TempDir()
 	rel := filepath.Join("examples", "xgboost-tabular")

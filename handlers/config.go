@@ -17,13 +17,6 @@ import (
 	"github.com/cursus-dev/cursus/registry"
 )
 
-// dagSource is the shared DAG input: exactly one of an inline DAG or a DAG
-// file (loadDAG checks which).
-type dagSource struct {
-	DAG     map[string]any `json:"dag,omitempty" jsonschema:"Inline DAG: flat {\"nodes\": [...], \"edges\": [[src, dst], ...]} or wrapped {\"dag\": {...}}. Give this or dag_file."`
-	DAGFile workspacePath  `json:"dag_file,omitempty" jsonschema:"DAG JSON file inside the workspace. Give this or dag."`
-}
-
 // configValues is one config's field name → value.
 type configValues map[string]any
 
@@ -51,8 +44,8 @@ type configFieldInfoIn struct {
 }
 
 type configLoadIn struct {
-	ConfigFile    workspacePath `json:"config_file,omitempty" jsonschema:"config.json file inside the workspace (Cursus layout)."`
-	Path          workspacePath `json:"path,omitempty" jsonschema:"Alias of config_file (the Cursus argument name)."`
+	configSource
+	Path          workspacePath `json:"path,omitempty" jsonschema:"Deprecated alias of config_file (the Cursus argument name); answers with a warning."`
 	IncludeValues bool          `json:"include_values,omitempty" jsonschema:"Include each step's values and derived values (default false)."`
 	stepTypesArg
 }
@@ -130,16 +123,21 @@ func configNamespace(d *Deps) (registry.Namespace, error) {
 
 // loadDAG reads the exactly-one-of dag / dag_file input; optional allows
 // neither (nil DAG).
-func (d *Deps) loadDAG(in dagSource, optional bool) (*dag.DAG, error) {
-	doc, err := d.loadDAGDocument(in, optional)
+func (d *Deps) loadDAG(ctx context.Context, in dagSource, optional bool) (*dag.DAG, error) {
+	src, err := d.sources(ctx, nil, stepTypesArg{})
+	if err != nil {
+		return nil, err
+	}
+	doc, err := d.loadDAGDocument(src, in, optional)
 	if doc == nil || err != nil {
 		return nil, err
 	}
 	return doc.DAG, nil
 }
 
-// loadDAGDocument is loadDAG keeping the document's metadata.
-func (d *Deps) loadDAGDocument(in dagSource, optional bool) (*dag.Document, error) {
+// loadDAGDocument is loadDAG keeping the document's metadata, reading a
+// dag_file through the call's sources.
+func (d *Deps) loadDAGDocument(src *callSources, in dagSource, optional bool) (*dag.Document, error) {
 	hasInline, hasFile := in.DAG != nil, in.DAGFile != ""
 	switch {
 	case hasInline && hasFile:
@@ -151,9 +149,9 @@ func (d *Deps) loadDAGDocument(in dagSource, optional bool) (*dag.Document, erro
 		return nil, registry.Errorf(registry.CodeInvalidInput, "give dag (inline) or dag_file").
 			Suggest("Pass the DAG inline as {\"nodes\": [...], \"edges\": [...]} or name a DAG file in the workspace.", "dag.construct")
 	case hasFile:
-		data, err := d.Root.ReadFile(string(in.DAGFile))
+		data, err := src.read("dag_file", string(in.DAGFile))
 		if err != nil {
-			return nil, pathError("dag_file", err)
+			return nil, err
 		}
 		doc, err := dag.ParseDocument(data)
 		if err != nil {
@@ -161,9 +159,9 @@ func (d *Deps) loadDAGDocument(in dagSource, optional bool) (*dag.Document, erro
 		}
 		return doc, nil
 	}
-	data, err := json.Marshal(in.DAG)
+	data, err := src.document("dag", in.DAG)
 	if err != nil {
-		return nil, registry.Errorf(registry.CodeInvalidInput, "dag: %v", err)
+		return nil, err
 	}
 	doc, err := dag.ParseDocument(data)
 	if err != nil {
@@ -194,7 +192,7 @@ func (d *Deps) configRequirements(ctx context.Context, in configRequirementsIn) 
 	if err != nil {
 		return configRequirementsOut{}, err
 	}
-	g, err := d.loadDAG(in.dagSource, false)
+	g, err := d.loadDAG(ctx, in.dagSource, false)
 	if err != nil {
 		return configRequirementsOut{}, err
 	}
@@ -337,24 +335,18 @@ type configLoadedStep struct {
 }
 
 func (d *Deps) configLoad(ctx context.Context, in configLoadIn) (configLoadOut, error) {
-	arg, p := "config_file", string(in.ConfigFile)
-	switch {
-	case p != "" && in.Path != "":
-		return configLoadOut{}, registry.Errorf(registry.CodeInvalidInput, "give config_file or path, not both")
-	case p == "" && in.Path == "":
-		return configLoadOut{}, registry.Errorf(registry.CodeInvalidInput, "config_file is required")
-	case p == "":
-		arg, p = "path", string(in.Path)
+	if err := deprecatedAlias(ctx, &in.ConfigFile, in.Path, "config_file", "path"); err != nil {
+		return configLoadOut{}, err
 	}
-	cv, err := d.catalogsFor(ctx, in.stepTypesArg)
+	call, err := d.sources(ctx, nil, in.stepTypesArg)
 	if err != nil {
 		return configLoadOut{}, err
 	}
-	f, err := d.readConfigFile(cv, arg, p)
+	f, label, err := d.configFrom(call, in.configSource, "config_file")
 	if err != nil {
 		return configLoadOut{}, err
 	}
-	out := configLoadOut{Path: p, CreatedAt: f.CreatedAt, SharedFieldCount: len(f.SharedFields), SharedFields: nonNilList(f.SharedFields),
+	out := configLoadOut{Path: label, CreatedAt: f.CreatedAt, SharedFieldCount: len(f.SharedFields), SharedFields: nonNilList(f.SharedFields),
 		StepCount: len(f.Configs), Steps: map[string]configLoadedStep{}}
 	for _, c := range f.Configs {
 		fields := cfgSortedKeys(c.Values)
@@ -368,19 +360,6 @@ func (d *Deps) configLoad(ctx context.Context, in configLoadIn) (configLoadOut, 
 	registry.Meta(ctx, "step_count", len(f.Configs))
 	registry.Next(ctx, registry.NextStep{Tool: "compile.validate", When: "the configs look right", Why: "checks DAG, configs and builders fit together"})
 	return out, nil
-}
-
-// readConfigFile loads and validates config.json p, named arg in errors.
-func (d *Deps) readConfigFile(cv *catalogView, arg, p string) (*config.File, error) {
-	raw, err := d.Root.ReadFile(p)
-	if err != nil {
-		return nil, pathError(arg, err)
-	}
-	f, err := config.Parse(raw, cv.Config)
-	if err != nil {
-		return nil, configLoadError(p, err)
-	}
-	return f, nil
 }
 
 func cfgSortedKeys(m map[string]any) []string {
@@ -426,7 +405,7 @@ func (d *Deps) configMergeSave(ctx context.Context, in configMergeSaveIn) (confi
 	if err != nil {
 		return configMergeSaveOut{}, err
 	}
-	g, err := d.loadDAG(in.dagSource, true)
+	g, err := d.loadDAG(ctx, in.dagSource, true)
 	if err != nil {
 		return configMergeSaveOut{}, err
 	}

@@ -36,6 +36,30 @@ func (in dagGraph) graph() *dag.DAG {
 	return g
 }
 
+// dagReadIn is the DAG a tool checks, wires or draws: its nodes and
+// edges, or a DAG document inline or in a file, as the compile and config
+// tools take it.
+type dagReadIn struct {
+	Nodes []nodeName `json:"nodes,omitempty" jsonschema:"Node names: <StepType> or <StepType>_<job_type>, e.g. TabularPreprocessing_training. Give this, dag or dag_file." schema:"maxItems=10000"`
+	Edges []dagEdge  `json:"edges,omitempty" jsonschema:"Edges as [source, destination] node pairs; the source runs first and feeds the destination." schema:"maxItems=50000"`
+	dagSource
+}
+
+// readGraph is the DAG in, from exactly one of nodes (with edges), dag
+// or dag_file.
+func (d *Deps) readGraph(ctx context.Context, in dagReadIn) (*dag.DAG, error) {
+	if in.DAG == nil && in.DAGFile == "" {
+		if in.Nodes == nil {
+			return nil, registry.Errorf(registry.CodeInvalidInput, "give nodes (with edges), dag or dag_file")
+		}
+		return dagGraph{Nodes: in.Nodes, Edges: in.Edges}.graph(), nil
+	}
+	if in.Nodes != nil || in.Edges != nil {
+		return nil, registry.Errorf(registry.CodeInvalidInput, "give nodes and edges, dag or dag_file, not more than one")
+	}
+	return d.loadDAG(ctx, in.dagSource, false)
+}
+
 type dagDocumentIn struct {
 	dagGraph
 	Metadata map[string]any `json:"metadata,omitempty" jsonschema:"Free-form metadata stored with the DAG." schema:"maxProperties=200"`
@@ -50,18 +74,18 @@ type dagConstructIn struct {
 
 // dagCheckIn is dag.validate_integrity's argument.
 type dagCheckIn struct {
-	dagGraph
+	dagReadIn
 	stepTypesArg
 }
 
 type dagResolvePlanIn struct {
-	dagGraph
+	dagReadIn
 	stepTypesArg
 	IncludeBreakdown bool `json:"include_breakdown,omitempty" jsonschema:"Include the score breakdown of every binding (default false; unresolved candidates always have one)."`
 }
 
 type dagDependenciesIn struct {
-	dagGraph
+	dagReadIn
 	Step nodeName `json:"step"`
 }
 
@@ -78,7 +102,7 @@ type dagDeserializeIn struct {
 }
 
 type dagMermaidIn struct {
-	dagGraph
+	dagReadIn
 	stepTypesArg
 	Wiring bool `json:"wiring,omitempty" jsonschema:"Label edges with the wired ports (needs known step types; default false)."`
 }
@@ -105,9 +129,10 @@ func dagNamespace(d *Deps) (registry.Namespace, error) {
 				Description: "Check a DAG: cycles (named), edges to undeclared nodes, duplicate nodes/edges, self-loops, isolated nodes, " +
 					"unknown step types (with suggestions) and node-type rules (a source step has no parents, a sink no children). " +
 					"Fails with validation_failed and the full report in details when anything is wrong.",
-				When:     "Before wiring or compiling a DAG you assembled by hand.",
-				Examples: []string{`dag.validate_integrity {"nodes": ["TabularPreprocessing", "XGBoostTraining"], "edges": [["TabularPreprocessing", "XGBoostTrainng"]]}  # typo in an edge`},
-				Tags:     []string{registry.PhaseValidator},
+				When: "Before wiring or compiling a DAG you assembled by hand.",
+				Examples: []string{`dag.validate_integrity {"nodes": ["TabularPreprocessing", "XGBoostTraining"], "edges": [["TabularPreprocessing", "XGBoostTrainng"]]}  # typo in an edge`,
+					`dag.validate_integrity {"dag_file": "examples/xgboost-tabular/dag.json"}  # a DAG file, as the compile tools take it`},
+				Tags: []string{registry.PhaseValidator},
 			}, d.dagValidateIntegrity),
 			registry.Define(registry.ToolDef{
 				Name: "dag.resolve_plan",
@@ -268,7 +293,10 @@ func (d *Deps) dagValidateIntegrity(ctx context.Context, in dagCheckIn) (integri
 	if err != nil {
 		return integrityReport{}, err
 	}
-	g := in.graph()
+	g, err := d.readGraph(ctx, in.dagReadIn)
+	if err != nil {
+		return integrityReport{}, err
+	}
 	r, err := g.CheckWith(ctx, deps.NodeLookup(cv.Steps))
 	if err != nil {
 		return integrityReport{}, err
@@ -404,7 +432,10 @@ func (d *Deps) dagResolvePlan(ctx context.Context, in dagResolvePlanIn) (wiringP
 	if err != nil {
 		return wiringPlan{}, err
 	}
-	g := in.graph()
+	g, err := d.readGraph(ctx, in.dagReadIn)
+	if err != nil {
+		return wiringPlan{}, err
+	}
 	plan, err := resolveChecked(ctx, cv.Steps, g)
 	if err != nil {
 		return wiringPlan{}, err
@@ -432,8 +463,12 @@ type nodeNeighbours struct {
 	Downstream   []string `json:"downstream"`
 }
 
-func (d *Deps) dagDependencies(_ context.Context, in dagDependenciesIn) (nodeNeighbours, error) {
-	g, step := in.graph(), string(in.Step)
+func (d *Deps) dagDependencies(ctx context.Context, in dagDependenciesIn) (nodeNeighbours, error) {
+	g, err := d.readGraph(ctx, in.dagReadIn)
+	if err != nil {
+		return nodeNeighbours{}, err
+	}
+	step := string(in.Step)
 	if !g.HasNode(step) {
 		available := append([]string(nil), g.Nodes...)
 		sort.Strings(available)
@@ -508,9 +543,13 @@ type dagFile struct {
 
 func (d *Deps) dagDeserialize(ctx context.Context, in dagDeserializeIn) (dagFile, error) {
 	path := string(in.Path)
-	data, err := d.Root.ReadFile(path)
+	call, err := d.sources(ctx, nil, stepTypesArg{})
 	if err != nil {
-		return dagFile{}, pathError("path", err)
+		return dagFile{}, err
+	}
+	data, err := call.read("path", path)
+	if err != nil {
+		return dagFile{}, err
 	}
 	doc, err := dag.ParseDocument(data)
 	if err != nil {
@@ -541,7 +580,10 @@ func (d *Deps) dagMermaid(ctx context.Context, in dagMermaidIn) (dagMermaidOut, 
 	if err != nil {
 		return dagMermaidOut{}, err
 	}
-	g := in.graph()
+	g, err := d.readGraph(ctx, in.dagReadIn)
+	if err != nil {
+		return dagMermaidOut{}, err
+	}
 	opts := dag.MermaidOptions{NodeClass: nodeClassIn(cv.Steps)}
 	if in.Wiring {
 		plan, err := deps.Resolve(ctx, g, cv.Steps)

@@ -40,16 +40,14 @@ type execdocTemplateIn struct {
 }
 
 type execdocGenerateIn struct {
-	ConfigFile workspacePath `json:"config_file,omitempty" jsonschema:"config.json file inside the workspace (Cursus layout)."`
-	ConfigPath workspacePath `json:"config_path,omitempty" jsonschema:"Alias of config_file (the Cursus argument name)."`
-	dagSource
-	ExecutionDocument execdocArg `json:"execution_document,omitempty"`
+	compileSource
+	ConfigPath        workspacePath `json:"config_path,omitempty" jsonschema:"Deprecated alias of config_file (the Cursus argument name); answers with a warning."`
+	ExecutionDocument execdocArg    `json:"execution_document,omitempty"`
 }
 
 type execdocValidateIn struct {
-	ExecutionDocument execdocArg    `json:"execution_document"`
-	ConfigFile        workspacePath `json:"config_file,omitempty" jsonschema:"config.json file inside the workspace (Cursus layout)."`
-	dagSource
+	ExecutionDocument execdocArg `json:"execution_document"`
+	compileSource
 }
 
 type execdocMergeIn struct {
@@ -105,38 +103,32 @@ func execdocTemplate(ctx context.Context, in execdocTemplateIn) (execDocument, e
 	return execdoc.Template(in.StepNames), nil
 }
 
-// execdocBound binds the DAG's nodes to their configs.
-func (d *Deps) execdocBound(ctx context.Context, src compileSource) ([]compiler.BoundNode, int, error) {
-	in, f, err := d.compileInput(src, "")
+// execdocBound binds the DAG's nodes to their configs, in the step
+// catalog of the call (returned too).
+func (d *Deps) execdocBound(ctx context.Context, src compileSource) ([]compiler.BoundNode, compiler.Catalog, int, error) {
+	in, f, err := d.compileInput(ctx, src, "")
 	if err != nil {
-		return nil, 0, err
+		return nil, nil, 0, err
 	}
 	bound, err := compiler.Bind(ctx, in)
 	if ctxErr := ctx.Err(); ctxErr != nil {
-		return nil, 0, ctxErr
+		return nil, nil, 0, ctxErr
 	}
 	if err != nil {
-		return nil, 0, compileError(err)
+		return nil, nil, 0, compileError(err)
 	}
-	return bound, len(f.Configs), nil
+	return bound, in.Catalog, len(f.Configs), nil
 }
 
 func (d *Deps) execdocGenerate(ctx context.Context, in execdocGenerateIn) (execDocument, error) {
-	cfg := in.ConfigFile
-	if in.ConfigPath != "" {
-		if cfg != "" {
-			return nil, registry.Errorf(registry.CodeInvalidInput, "give config_file or config_path, not both")
-		}
-		cfg = in.ConfigPath
+	if err := deprecatedAlias(ctx, &in.ConfigFile, in.ConfigPath, "config_file", "config_path"); err != nil {
+		return nil, err
 	}
-	if cfg == "" {
-		return nil, registry.Errorf(registry.CodeInvalidInput, "config_file is required")
-	}
-	bound, nConfigs, err := d.execdocBound(ctx, compileSource{ConfigFile: cfg, dagSource: in.dagSource})
+	bound, cat, nConfigs, err := d.execdocBound(ctx, in.compileSource)
 	if err != nil {
 		return nil, err
 	}
-	out, st, warns := execdoc.Generate(bound, d.catalogs().Steps, in.ExecutionDocument, nConfigs)
+	out, st, warns := execdoc.Generate(bound, cat, in.ExecutionDocument, nConfigs)
 	registry.Warn(ctx, warns...)
 	registry.Meta(ctx, "node_count", st.NodeCount)
 	registry.Meta(ctx, "config_count", st.ConfigCount)
@@ -154,16 +146,16 @@ type execdocValidateOut struct {
 
 func (d *Deps) execdocValidate(ctx context.Context, in execdocValidateIn) (execdocValidateOut, error) {
 	var expected []execdoc.ExpectedStep
-	hasCfg, hasDAG := in.ConfigFile != "", in.DAG != nil || in.DAGFile != ""
+	hasCfg, hasDAG := in.Config != nil || in.ConfigFile != "", in.DAG != nil || in.DAGFile != ""
 	if hasCfg != hasDAG {
-		return execdocValidateOut{}, registry.Errorf(registry.CodeInvalidInput, "give config_file together with dag or dag_file (or neither, for a structure check only)")
+		return execdocValidateOut{}, registry.Errorf(registry.CodeInvalidInput, "give config or config_file together with dag or dag_file (or neither, for a structure check only)")
 	}
 	if hasCfg {
-		bound, _, err := d.execdocBound(ctx, compileSource{ConfigFile: in.ConfigFile, dagSource: in.dagSource})
+		bound, cat, _, err := d.execdocBound(ctx, in.compileSource)
 		if err != nil {
 			return execdocValidateOut{}, err
 		}
-		expected = execdoc.Expected(bound, d.catalogs().Steps)
+		expected = execdoc.Expected(bound, cat)
 	}
 	// Validate inspects the document's dynamic type: pass the plain map.
 	issues := execdoc.Validate(map[string]any(in.ExecutionDocument), expected)

@@ -56,6 +56,8 @@ type Options struct {
 	// StepReloadInterval is the least time between two looks at StepDirs
 	// for changed files (0: 2s; negative: look on every call).
 	StepReloadInterval time.Duration
+	// Inline caps the content a call sends instead of workspace files.
+	Inline InlineLimits
 }
 
 // NewDeps loads the engine's catalogs once.

@@ -104,7 +104,7 @@ func scaffoldError(err error) error {
 }
 
 func (d *Deps) projectInit(ctx context.Context, in projectInitIn) (scaffold.Result, error) {
-	g, err := d.loadDAG(in.dagSource, true)
+	g, err := d.loadDAG(ctx, in.dagSource, true)
 	if err != nil {
 		return scaffold.Result{}, err
 	}

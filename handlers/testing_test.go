@@ -10,7 +10,7 @@ import (
 
 // newTestRegistry builds the real registry over a fresh temporary
 // workspace. It returns the registry and the workspace directory.
-func newTestRegistry(t *testing.T) (*registry.Registry, string) {
+func newTestRegistry(t testing.TB) (*registry.Registry, string) {
 	t.Helper()
 	dir := t.TempDir()
 	deps, err := NewDeps(Options{WorkspaceRoot: dir})

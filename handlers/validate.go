@@ -16,11 +16,15 @@ import (
 type validateAlignmentIn struct {
 	Targets []verifyStepName `json:"target_scripts,omitempty" jsonschema:"Step types to check (default: all)." schema:"maxItems=200"`
 	scriptDirsIn
+	filesIn
+	stepTypesArg
 }
 
 type validateStepIn struct {
 	stepJobIn
 	scriptSearchIn
+	filesIn
+	stepTypesArg
 }
 
 type validateStepInterfaceIn struct {
@@ -32,6 +36,7 @@ type validateStepInterfaceIn struct {
 	// Alone, step_types are the documents to validate; with step_name or
 	// all they overlay the catalog those name.
 	stepTypesArg
+	filesIn
 }
 
 type validateBuilderIn struct {
@@ -43,7 +48,8 @@ type validateRunScriptsIn struct {
 	Nodes      runNodes      `json:"nodes,omitempty" jsonschema:"DAG nodes to run. Give this or dag_file."`
 	Edges      runEdges      `json:"edges,omitempty" jsonschema:"[src, dst] pairs between the nodes."`
 	DAGFile    workspacePath `json:"dag_file,omitempty" jsonschema:"DAG JSON file in the workspace: run every node of it. Give this or nodes."`
-	ConfigPath workspacePath `json:"config_path,omitempty" jsonschema:"config.json in the workspace: source_dir, entry points and env values come from it."`
+	ConfigFile workspacePath `json:"config_file,omitempty" jsonschema:"config.json in the workspace: source_dir, entry points and env values come from it."`
+	ConfigPath workspacePath `json:"config_path,omitempty" jsonschema:"Deprecated alias of config_file; answers with a warning."`
 	scriptDirsIn
 	Samples       sampleInputs `json:"sample_inputs,omitempty" jsonschema:"node → {input name → file or directory in the workspace}."`
 	Env           envOverrides `json:"env,omitempty" jsonschema:"Environment variable overrides for every node."`
@@ -153,7 +159,7 @@ func validateNamespace(d *Deps) (registry.Namespace, error) {
 			When: "Scripts pass static alignment and you want to see them actually run on a small sample.",
 			Examples: []string{
 				`validate.run_scripts {"nodes": ["TabularPreprocessing_training"], "source_dir": "scripts", "sample_inputs": {"TabularPreprocessing_training": {"input_data": "data/sample.csv"}}, "env": {"LABEL_FIELD": "label"}}`,
-				`validate.run_scripts {"dag_file": "examples/xgboost-tabular/dag.json", "config_path": "examples/xgboost-tabular/config.json", "sample_inputs": {"DummyDataLoading_training": {"data_source": "examples/xgboost-tabular/data/tabular.csv"}, "DummyDataLoading_calibration": {"data_source": "examples/xgboost-tabular/data/tabular.csv"}}}  # the whole example`,
+				`validate.run_scripts {"dag_file": "examples/xgboost-tabular/dag.json", "config_file": "examples/xgboost-tabular/config.json", "sample_inputs": {"DummyDataLoading_training": {"data_source": "examples/xgboost-tabular/data/tabular.csv"}, "DummyDataLoading_calibration": {"data_source": "examples/xgboost-tabular/data/tabular.csv"}}}  # the whole example`,
 			},
 			Tags:        []string{registry.PhaseValidator},
 			ExecCode:    true,
@@ -176,7 +182,11 @@ func progressTo(ctx context.Context) func(done, total int, msg string) {
 // ---- validate.alignment / validate.step ----------------------------------
 
 func (d *Deps) validateAlignment(ctx context.Context, in validateAlignmentIn) (verify.AlignmentReport, error) {
-	rep, err := d.verifier().Alignment(ctx, strs(in.Targets), in.search(), progressTo(ctx))
+	suite, err := d.verifierFor(ctx, in.Files, in.stepTypesArg)
+	if err != nil {
+		return verify.AlignmentReport{}, err
+	}
+	rep, err := suite.Alignment(ctx, strs(in.Targets), in.search(), progressTo(ctx))
 	if err != nil {
 		return verify.AlignmentReport{}, verifyError(err)
 	}
@@ -191,7 +201,11 @@ func (d *Deps) validateAlignment(ctx context.Context, in validateAlignmentIn) (v
 }
 
 func (d *Deps) validateStep(ctx context.Context, in validateStepIn) (validate.StepReport, error) {
-	r, warns, err := d.verifier().CheckStep(ctx, string(in.StepName), string(in.JobType), in.search())
+	suite, err := d.verifierFor(ctx, in.Files, in.stepTypesArg)
+	if err != nil {
+		return validate.StepReport{}, err
+	}
+	r, warns, err := suite.CheckStep(ctx, string(in.StepName), string(in.JobType), in.search())
 	if err != nil {
 		return validate.StepReport{}, verifyError(err)
 	}
@@ -210,20 +224,18 @@ func (d *Deps) validateStep(ctx context.Context, in validateStepIn) (validate.St
 
 func (d *Deps) validateStepInterface(ctx context.Context, in validateStepInterfaceIn) (verify.InterfaceReport, error) {
 	req := verify.InterfaceRequest{StepName: string(in.StepName), All: in.All, JobType: string(in.JobType), Path: string(in.Path), YAML: in.YAML}
-	suite := d.verifier()
+	types := in.stepTypesArg
 	if req.StepName == "" && !req.All && req.Path == "" && req.YAML == "" {
 		// Only step_types: they are what to validate, so a broken one is a
 		// finding of the report, not a rejected call.
 		if err := d.checkStepTypeCaps(in.stepTypesArg); err != nil {
 			return verify.InterfaceReport{}, err
 		}
-		req.Documents = in.StepTypes
-	} else if len(in.StepTypes) > 0 {
-		cv, err := d.catalogsFor(ctx, in.stepTypesArg)
-		if err != nil {
-			return verify.InterfaceReport{}, err
-		}
-		suite = d.verifierWith(cv)
+		req.Documents, types = in.StepTypes, stepTypesArg{}
+	}
+	suite, err := d.verifierFor(ctx, in.Files, types)
+	if err != nil {
+		return verify.InterfaceReport{}, err
 	}
 	rep, err := suite.CheckInterfaces(ctx, req)
 	if err != nil {
@@ -266,8 +278,11 @@ func (d *Deps) validateInfo(context.Context, struct{}) (verify.Info, error) {
 // ---- validate.run_scripts ---------------------------------------------------
 
 func (d *Deps) validateRunScripts(ctx context.Context, in validateRunScriptsIn) (verify.RunScriptsReport, error) {
+	if err := deprecatedAlias(ctx, &in.ConfigFile, in.ConfigPath, "config_file", "config_path"); err != nil {
+		return verify.RunScriptsReport{}, err
+	}
 	rep, err := d.verifier().RunScripts(ctx, verify.RunScriptsRequest{Nodes: in.Nodes, Edges: in.Edges, DAGFile: string(in.DAGFile),
-		ConfigPath: string(in.ConfigPath), Samples: in.Samples, Env: in.Env, JobArgs: in.JobArgs,
+		ConfigPath: string(in.ConfigFile), Samples: in.Samples, Env: in.Env, JobArgs: in.JobArgs,
 		Timeout: time.Duration(in.Timeout) * time.Second, NoWiring: in.UseDeps != nil && !*in.UseDeps, Search: in.search(),
 		Progress: progressTo(ctx)})
 	if err != nil {

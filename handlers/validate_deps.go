@@ -131,7 +131,7 @@ func (d *Deps) validateDepsResolve(ctx context.Context, in depsResolveIn) (deps.
 	g := dagGraph{Nodes: in.Nodes, Edges: in.Edges}.graph()
 	if in.Nodes == nil {
 		var err error
-		if g, err = d.loadDAG(dagSource{DAG: in.DAG, DAGFile: in.DAGFile}, false); err != nil {
+		if g, err = d.loadDAG(ctx, dagSource{DAG: in.DAG, DAGFile: in.DAGFile}, false); err != nil {
 			return deps.Report{}, err
 		}
 	}

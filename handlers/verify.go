@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 
@@ -27,7 +28,8 @@ type stepJobIn struct {
 	JobType  jobTypeName    `json:"job_type,omitempty" jsonschema:"Job type variant to apply (training, calibration, …)."`
 }
 
-// scriptDirsIn says where to search for step scripts.
+// scriptDirsIn says where to search for step scripts; a tool that reads
+// them through its inline files embeds filesIn beside it.
 type scriptDirsIn struct {
 	SourceDir     workspacePath   `json:"source_dir,omitempty" jsonschema:"Directory inside the workspace holding the step scripts (searched for the contract's entry point)."`
 	WorkspaceDirs []workspacePath `json:"workspace_dirs,omitempty" jsonschema:"Directories inside the workspace searched for scripts (default: scripts, ., dockers/scripts)." schema:"maxItems=20"`
@@ -62,12 +64,21 @@ func strs[T ~string](in []T) []string {
 	return out
 }
 
-// verifier is the validation use-cases over the loaded catalogs.
-func (d *Deps) verifier() *verify.Suite { return d.verifierWith(d.catalogs()) }
-
-// verifierWith is the validation use-cases over the catalogs of one call.
-func (d *Deps) verifierWith(cv *catalogView) *verify.Suite {
+// verifier is the validation use-cases over the shared catalogs and the
+// workspace.
+func (d *Deps) verifier() *verify.Suite {
+	cv := d.catalogs()
 	return &verify.Suite{Steps: cv.Steps, Config: cv.Config, Root: d.Root, Runner: d.Scripts}
+}
+
+// verifierFor is the validation use-cases over what one call reads: its
+// files over the workspace and its step types over the catalogs.
+func (d *Deps) verifierFor(ctx context.Context, files inlineFiles, types stepTypesArg) (*verify.Suite, error) {
+	call, err := d.sources(ctx, files, types)
+	if err != nil {
+		return nil, err
+	}
+	return &verify.Suite{Steps: call.cat.Steps, Config: call.cat.Config, Root: d.Root, Runner: d.Scripts, Files: call.fs}, nil
 }
 
 // verifyError maps a use-case error to the tool error a caller sees;
@@ -103,7 +114,7 @@ func verifyError(err error) error {
 		return registry.Errorf(registry.CodeNotFound, "%s", missing.Msg)
 	case errors.As(err, &ns):
 		return registry.Errorf(registry.CodeNotFound, "%s", ns.Error()).
-			Suggest("Pass source_dir (the directory holding the scripts) or config_path.", "project.init")
+			Suggest("Pass source_dir (the directory holding the scripts) or config_file.", "project.init")
 	case errors.As(err, &runtime) && runtime.Sandbox:
 		return registry.Errorf(registry.CodeRuntimeUnavailable, "cannot run scripts: %v", err).
 			Suggest("Run the server on a kernel with Landlock ABI 6+ (Linux 6.12+) and seccomp, or run validate.alignment, which needs no interpreter.", "validate.alignment", "author.check_script")

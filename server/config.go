@@ -157,6 +157,13 @@ type LimitsConfig struct {
 	// send: how many .step.yaml documents, and the size of each.
 	MaxStepTypes     int   `yaml:"max_step_types"`
 	MaxStepTypeBytes int64 `yaml:"max_step_type_bytes"`
+	// MaxInlineBytes, MaxInlineFiles and MaxInlineFileBytes cap what one
+	// call sends instead of workspace files: its dag, config and files in
+	// total, the number of files, and one file. Over a cap is invalid_input
+	// naming it.
+	MaxInlineBytes     int64 `yaml:"max_inline_bytes"`
+	MaxInlineFiles     int   `yaml:"max_inline_files"`
+	MaxInlineFileBytes int64 `yaml:"max_inline_file_bytes"`
 }
 
 // TelemetryConfig configures logs and traces. Traces are exported over
@@ -208,6 +215,7 @@ func DefaultConfig() Config {
 			ReadTimeout: 30 * time.Second, ReadHeaderTimout: 10 * time.Second,
 			MaxStreams: 1000, MaxStreamsPerPrincipal: 32, MaxSessions: 10000, MaxSessionsPerPrincipal: 100,
 			MaxFileBytes: 16 << 20, MaxStepTypes: 16, MaxStepTypeBytes: 256 << 10,
+			MaxInlineBytes: 8 << 20, MaxInlineFiles: 500, MaxInlineFileBytes: 2 << 20,
 		},
 		Telemetry: TelemetryConfig{LogLevel: "info", ServiceName: "cursus", LogArgBytes: 512},
 	}
@@ -578,6 +586,9 @@ func (c Config) Validate() error {
 		{"limits.max_file_bytes", c.Limits.MaxFileBytes},
 		{"limits.max_step_types", int64(c.Limits.MaxStepTypes)},
 		{"limits.max_step_type_bytes", c.Limits.MaxStepTypeBytes},
+		{"limits.max_inline_bytes", c.Limits.MaxInlineBytes},
+		{"limits.max_inline_files", int64(c.Limits.MaxInlineFiles)},
+		{"limits.max_inline_file_bytes", c.Limits.MaxInlineFileBytes},
 		{"limits.max_arg_bytes", c.Limits.MaxArgBytes},
 		{"limits.max_arg_depth", int64(c.Limits.MaxArgDepth)},
 		{"limits.exec_concurrency", int64(c.Limits.ExecConcurrency)},

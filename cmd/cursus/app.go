@@ -94,6 +94,8 @@ func newApp(cfg server.Config, stderr io.Writer) (*app, error) {
 		MaxFileBytes:           cfg.Limits.MaxFileBytes,
 		MaxStepTypes:           cfg.Limits.MaxStepTypes,
 		MaxStepTypeBytes:       cfg.Limits.MaxStepTypeBytes,
+		Inline: handlers.InlineLimits{MaxBytes: cfg.Limits.MaxInlineBytes, MaxFiles: cfg.Limits.MaxInlineFiles,
+			MaxFileBytes: cfg.Limits.MaxInlineFileBytes},
 	})
 	if err != nil {
 		return nil, err

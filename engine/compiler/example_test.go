@@ -24,7 +24,7 @@ func TestExampleProjectCompiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := config.ReadFile(root+"/examples/xgboost-tabular/config.json", s)
+	f, err := config.ReadFile(os.DirFS(root), "examples/xgboost-tabular/config.json", s)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -34,7 +34,7 @@ func exampleInput(t *testing.T) Input {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := config.ReadFile(exampleRoot+"/examples/xgboost-tabular/config.json", s)
+	f, err := config.ReadFile(os.DirFS(exampleRoot), "examples/xgboost-tabular/config.json", s)
 	if err != nil {
 		t.Fatal(err)
 	}

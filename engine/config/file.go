@@ -6,8 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"io/fs"
 	"maps"
-	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -174,9 +174,11 @@ func (e *LoadError) Error() string {
 	return fmt.Sprintf("%s: %s: %s", prefix, e.Msg, strings.Join(lines, "; "))
 }
 
-// ReadFile reads and loads a config.json from disk.
-func ReadFile(path string, s *Schemas) (*File, error) {
-	f, err := os.Open(path)
+// ReadFile reads and loads the config.json name in fsys (the workspace,
+// or a call's files over it).
+func ReadFile(fsys fs.FS, name string, s *Schemas) (*File, error) {
+	path := name
+	f, err := fsys.Open(name)
 	if err != nil {
 		return nil, err
 	}

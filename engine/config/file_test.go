@@ -15,7 +15,7 @@ import (
 
 func TestLoadCursusFixture(t *testing.T) {
 	s := fixtureSchemas(t)
-	f, err := ReadFile("testdata/cursus_config.json", s)
+	f, err := ReadFile(os.DirFS("testdata"), "cursus_config.json", s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +148,7 @@ func normalizeForCompare(v any) any {
 
 func TestMarshalRoundTripByteStable(t *testing.T) {
 	s := fixtureSchemas(t)
-	f, err := ReadFile("testdata/cursus_config.json", s)
+	f, err := ReadFile(os.DirFS("testdata"), "cursus_config.json", s)
 	if err != nil {
 		t.Fatal(err)
 	}

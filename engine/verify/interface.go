@@ -4,7 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
+	"io/fs"
+	"path"
 	"slices"
 	"sort"
 	"strings"
@@ -90,13 +91,12 @@ func (s *Suite) CheckInterfaces(ctx context.Context, req InterfaceRequest) (*Int
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
-			rel := s.Root.Rel(f)
-			_, data, err := s.Root.ReadRegular(f, maxInterfaceBytes)
+			_, data, err := s.readLimited(f, maxInterfaceBytes)
 			if err != nil {
-				results = append(results, parseFailure(rel, err))
+				results = append(results, parseFailure(f, err))
 				continue
 			}
-			results = append(results, s.parseAndCheck(rel, rel, data, req.JobType))
+			results = append(results, s.parseAndCheck(f, f, data, req.JobType))
 		}
 	}
 	rep := &InterfaceReport{Validated: len(results), Results: results}
@@ -111,27 +111,28 @@ func (s *Suite) CheckInterfaces(ctx context.Context, req InterfaceRequest) (*Int
 }
 
 // interfaceFiles is the file p names, or the .step.yaml files of the
-// directory p names, as sorted absolute paths.
+// directory p names, as sorted names in Files.
 func (s *Suite) interfaceFiles(p string) ([]string, error) {
-	abs, err := s.Root.Resolve(p)
+	name, err := s.Root.FSPath(p)
 	if err != nil {
 		return nil, &PathError{Arg: "path", Err: err}
 	}
-	fi, err := s.Root.Stat(abs)
+	fsys := s.files()
+	fi, err := fs.Stat(fsys, name)
 	if err != nil {
 		return nil, &PathError{Arg: "path", Err: err}
 	}
 	if !fi.IsDir() {
-		return []string{abs}, nil
+		return []string{name}, nil
 	}
-	entries, err := s.Root.ReadDir(abs)
+	entries, err := fs.ReadDir(fsys, name)
 	if err != nil {
 		return nil, &PathError{Arg: "path", Err: err}
 	}
 	var files []string
 	for _, e := range entries {
 		if e.Type().IsRegular() && strings.HasSuffix(e.Name(), steps.FileSuffix) {
-			files = append(files, filepath.Join(abs, e.Name()))
+			files = append(files, path.Join(name, e.Name()))
 		}
 	}
 	if len(files) == 0 {

@@ -250,10 +250,10 @@ func (s *Suite) PlanScripts(ctx context.Context, req RunScriptsRequest) (*RunPla
 	if req.ConfigPath != "" {
 		data, err := s.Root.ReadFile(req.ConfigPath)
 		if err != nil {
-			return nil, &PathError{Arg: "config_path", Err: err}
+			return nil, &PathError{Arg: "config_file", Err: err}
 		}
 		if cfgFile, err = config.Parse(data, s.Config); err != nil {
-			return nil, &ConfigError{Arg: "config_path", Err: err}
+			return nil, &ConfigError{Arg: "config_file", Err: err}
 		}
 	}
 	plan := &RunPlan{Skipped: map[string]string{}}

@@ -6,6 +6,8 @@
 package verify
 
 import (
+	"errors"
+	"io/fs"
 	"path"
 	"strings"
 
@@ -21,6 +23,9 @@ type Suite struct {
 	Steps  *steps.Catalog
 	Config *config.Schemas
 	Root   *workspace.Root
+	// Files is what scripts and interface files are read from: the
+	// workspace, overlaid by a call's inline files. Nil reads Root.FS().
+	Files fs.FS
 	// Runner runs scripts; its concurrency cap spans calls.
 	Runner *validate.Runner
 }
@@ -76,11 +81,11 @@ func (s *Suite) Step(name, jobType string) (*steps.Interface, steps.Resolution, 
 // workspace are *PathError; a script not found is not an error.
 func (s *Suite) FindScript(iface *steps.Interface, search ScriptSearch) (Script, error) {
 	if search.ScriptPath != "" {
-		abs, data, err := s.Root.ReadRegular(search.ScriptPath, maxScriptBytes)
+		name, data, err := s.readLimited(search.ScriptPath, maxScriptBytes)
 		if err != nil {
 			return Script{}, &PathError{Arg: "script_path", Err: err}
 		}
-		return Script{Rel: s.Root.Rel(abs), Source: data}, nil
+		return Script{Rel: name, Source: data}, nil
 	}
 	entry := iface.Contract.EntryPoint
 	if entry == "" {
@@ -96,21 +101,54 @@ func (s *Suite) FindScript(iface *steps.Interface, search ScriptSearch) (Script,
 	}
 	var found Script
 	for _, dir := range dirs {
-		abs, err := s.Root.Resolve(path.Join(dir, entry))
+		name, err := s.Root.FSPath(path.Join(dir, entry))
 		if err != nil {
 			if explicit {
 				return Script{}, &PathError{Arg: arg, Err: err}
 			}
 			continue
 		}
-		rel := s.Root.Rel(abs)
-		found.Searched = append(found.Searched, rel)
-		if _, data, err := s.Root.ReadRegular(rel, maxScriptBytes); err == nil {
-			found.Rel, found.Source = rel, data
+		found.Searched = append(found.Searched, name)
+		_, data, err := s.readLimited(name, maxScriptBytes)
+		var esc *workspace.EscapeError
+		switch {
+		case err == nil:
+			found.Rel, found.Source = name, data
 			return found, nil
+		case explicit && errors.As(err, &esc):
+			return Script{}, &PathError{Arg: arg, Err: err}
 		}
 	}
 	return found, nil
+}
+
+func (s *Suite) files() fs.FS {
+	if s.Files != nil {
+		return s.Files
+	}
+	return s.Root.FS()
+}
+
+// readLimited reads the caller's path p through Files, refusing a file
+// larger than limit bytes; it returns p as a name in Files.
+func (s *Suite) readLimited(p string, limit int64) (string, []byte, error) {
+	name, err := s.Root.FSPath(p)
+	if err != nil {
+		return "", nil, err
+	}
+	fsys := s.files()
+	fi, err := fs.Stat(fsys, name)
+	if err != nil {
+		return name, nil, err
+	}
+	if fi.IsDir() {
+		return name, nil, &workspace.FileError{Path: p, Reason: "is a directory"}
+	}
+	if fi.Size() > limit {
+		return name, nil, &workspace.LimitError{Path: p, Limit: limit}
+	}
+	data, err := fs.ReadFile(fsys, name)
+	return name, data, err
 }
 
 // StepCheck assembles everything alignment needs for iface and its script.

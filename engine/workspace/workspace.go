@@ -746,3 +746,13 @@ func (f rootFS) ReadDir(name string) ([]fs.DirEntry, error) {
 	entries, err := f.r.ReadDir(name)
 	return entries, wrap("readdir", name, err)
 }
+
+// FSPath maps a caller's path (relative to the root, or absolute inside
+// it) to the name FS and an Overlay over it take, refusing lexical escapes.
+func (r *Root) FSPath(p string) (string, error) {
+	rel, err := r.rel(p)
+	if err != nil {
+		return "", err
+	}
+	return filepath.ToSlash(rel), nil
+}

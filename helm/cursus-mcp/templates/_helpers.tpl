@@ -154,7 +154,10 @@ so the chart refuses to render instead of shipping a crash-looping pod.
     "max_sessions_per_principal" $c.limits.maxSessionsPerPrincipal
     "max_file_bytes" $c.limits.maxFileBytes
     "max_step_types" $c.limits.maxStepTypes
-    "max_step_type_bytes" $c.limits.maxStepTypeBytes)
+    "max_step_type_bytes" $c.limits.maxStepTypeBytes
+    "max_inline_bytes" $c.limits.maxInlineBytes
+    "max_inline_files" $c.limits.maxInlineFiles
+    "max_inline_file_bytes" $c.limits.maxInlineFileBytes)
   "telemetry" (dict
     "log_level" $c.telemetry.logLevel
     "service_name" $c.telemetry.serviceName
