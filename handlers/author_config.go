@@ -36,7 +36,7 @@ func authorConfigTools(d *Deps) []registry.ToolDef {
 			Description: "The config constraints of one step type: every field with type, tier and default, the fields you must " +
 				"supply (required_no_default), and the constrained fields with their allowed values, patterns and ranges. " +
 				"The layout of a whole config.json is steps.format {\"format\": \"config_json\"}.",
-			When:     "You are writing or checking config values for a step and need its closed value sets and limits.",
+			When:     "You need a step's closed value sets and limits.",
 			Examples: []string{`author.config_constraints {"step_name": "TabularPreprocessing"}  # fields + allowed values`},
 			Tags:     []string{registry.PhaseValidator},
 		}, d.authorConfigConstraints),
@@ -45,7 +45,7 @@ func authorConfigTools(d *Deps) []registry.ToolDef {
 			Description: "Validate a set of config values for one step type exactly as the engine will: types, required fields, " +
 				"allowed values, patterns, ranges and cross-field rules. Returns every problem at once (field, kind, message); " +
 				"on success, the complete config with defaults and derived values.",
-			When: "You want to know whether a step's config values are valid before saving or compiling.",
+			When: "Before saving or compiling a step's config values.",
 			Examples: []string{
 				`author.preflight_config {"step_name": "XGBoostTraining", "values": {}}  # lists every missing field`,
 				`author.preflight_config {"step_name": "XGBoostModel", "values": {"author": "jdoe", "bucket": "my-bucket", "role": "arn:aws:iam::123456789012:role/SageMakerRole", "region": "NA", "service_name": "fraud", "pipeline_version": "1.0.0"}}  # valid`,

@@ -129,8 +129,8 @@ func catalogNamespace(d *Deps) (registry.Namespace, error) {
 			}, d.catalogConfigFields),
 			registry.Define(registry.ToolDef{
 				Name:        "catalog.list_builders",
-				Description: "Builder names of every step that routes to a construction strategy, with the strategy and whether this service can compile it.",
-				When:        "You want to know which steps can be built, optionally for one SageMaker step type.",
+				Description: "Builder names of every step type (with the construction strategy it routes to and whether this service can compile it).",
+				When:        "Which steps can be built (optionally for one SageMaker step type).",
 				Examples:    []string{`catalog.list_builders {}`, `catalog.list_builders {"sagemaker_step_type": "Training"}`},
 				Tags:        []string{registry.PhaseProgrammer},
 			}, d.catalogListBuilders),

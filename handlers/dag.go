@@ -146,7 +146,7 @@ func dagNamespace(d *Deps) (registry.Namespace, error) {
 			}, d.dagResolvePlan),
 			registry.Define(registry.ToolDef{
 				Name:        "dag.dependencies",
-				Description: "Immediate parents and children of one node, plus everything upstream and downstream of it.",
+				Description: "The neighbours of one node (immediate parents and children, and everything upstream and downstream of it).",
 				When:        "You want to know what a step depends on or what it affects.",
 				Examples:    []string{`dag.dependencies {"step": "B", "nodes": ["A", "B", "C"], "edges": [["A", "B"], ["B", "C"]]}`},
 				Tags:        []string{registry.PhasePlanner},
@@ -156,7 +156,7 @@ func dagNamespace(d *Deps) (registry.Namespace, error) {
 				Description: "Render the DAG document as JSON (read-only without path), or with path also write it to a file inside the workspace: " +
 					"a write, which needs the server's write gate (the DAG must then be non-empty, acyclic and have no dangling edge). " +
 					"Output is deterministic: no timestamp unless created_at is given.",
-				When: "You want the DAG document as JSON, or to save it in the workspace for dag.deserialize, config.requirements or compile.*.",
+				When: "You want the DAG document as JSON, or saved in the workspace.",
 				Examples: []string{
 					`dag.serialize {"nodes": ["A", "B"], "edges": [["A", "B"]]}  # JSON string only`,
 					`dag.serialize ` + strings.TrimSuffix(ex, "}") + `, "path": "pipeline_config/dag.json"}  # write into the workspace`,

@@ -66,7 +66,7 @@ func pipelineCatalogNamespace(d *Deps) (registry.Namespace, error) {
 		Tools: []registry.ToolDef{
 			registry.Define(registry.ToolDef{
 				Name:        "pipeline_catalog.list",
-				Description: "Every shared DAG with framework, task type, complexity, features and node count, sorted by id.",
+				Description: "Every shared DAG (framework, task type, complexity, features and node count), sorted by id.",
 				When:        "You want to see which ready-made pipelines exist.",
 				Examples:    []string{`pipeline_catalog.list {}`},
 				Tags:        []string{registry.PhasePlanner},
@@ -92,7 +92,7 @@ func pipelineCatalogNamespace(d *Deps) (registry.Namespace, error) {
 			}, d.pcAutoSelect),
 			registry.Define(registry.ToolDef{
 				Name:        "pipeline_catalog.get_dag",
-				Description: "One shared DAG with its nodes, edges, requirements, constraints, cost and agent context.",
+				Description: "One shared DAG in full (nodes, edges, requirements, constraints, cost and agent context).",
 				When:        "You picked a DAG and want everything known about it.",
 				Examples:    []string{`pipeline_catalog.get_dag {"dag_id": "xgboost_training_with_calibration"}`},
 				Tags:        []string{registry.PhasePlanner},

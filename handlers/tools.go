@@ -41,7 +41,7 @@ func toolsNamespace(workflows []workflowInfo, stepDirs func() stepCatalogStatus)
 		Tools: []registry.ToolDef{
 			registry.Define(registry.ToolDef{
 				Name:        "tools.help",
-				Description: "Overview of every tool this caller may use, grouped by namespace, with phase counts, and the multi-stage workflows (served as MCP prompts). Tools closed to this caller are counted by the gate that closes them, with the setting that opens it (only the operator can) and the open tools that do their read-only part.",
+				Description: "Overview of every tool this caller may use (grouped by namespace, with phase counts) and of the multi-stage workflows (served as MCP prompts). Tools closed to this caller are counted by the gate that closes them, with the setting that opens it (only the operator can) and the open tools that do their read-only part.",
 				When:        "You are starting out, or do not know which tool to call.",
 				Examples: []string{
 					`tools.help {}  # everything`,
@@ -79,7 +79,7 @@ func withHelp(ns registry.Namespace, workflows []workflowInfo, stepDirs func() s
 		Name: name + ".help",
 		Description: "Overview of the '" + name + "' tools: " + ns.Description + " Lists each " + name +
 			".* tool with its description, when to use it and examples. Set include_schema for the JSON input schemas. Start here before using " + name + " tools.",
-		When: "Before you use " + name + " tools: their overview and examples.",
+		When: "Before your first " + name + ".* call.",
 		Examples: []string{
 			name + ".help {}  # every " + name + ".* tool with when and examples",
 			name + `.help {"include_schema": true}  # the same, plus JSON input schemas`,

@@ -107,7 +107,7 @@ func validateNamespace(d *Deps) (registry.Namespace, error) {
 			Description: "Alignment checks for one or more step types: script ↔ contract (static analysis of the Python script: main() " +
 				"signature, logical names, env vars, argparse flags, container paths), config ↔ contract, spec ↔ the catalog's " +
 				"outputs (dependency scores), and builder binding. Each finding has a level (critical/error/warning/info), a rule, a location and a fix.",
-			When: "You changed a step's script, contract or config section and want to know whether they still agree.",
+			When: "You changed a step's script, contract or config section.",
 			Examples: []string{
 				`validate.alignment {"target_scripts": ["TabularPreprocessing"], "source_dir": "scripts"}  # one step against its script`,
 				`validate.alignment {}  # every step type in the catalog`,
@@ -139,7 +139,7 @@ func validateNamespace(d *Deps) (registry.Namespace, error) {
 			Description: "Universal builder test for one step type: synthesizes a valid config, wires the step to catalog providers " +
 				"for its required inputs, compiles that small pipeline and checks the step's SageMaker request shape; plus the " +
 				"alignment, config-construction and step-type checks. Scored (weights 2.0/1.5/1.0/1.0) and rated.",
-			When:     "You want proof that a step type can actually be built into a pipeline definition.",
+			When:     "You want proof that a step type builds into a pipeline definition.",
 			Examples: []string{`validate.builder {"step_name": "XGBoostTraining", "enable_scoring": false}`},
 			Tags:     []string{registry.PhaseValidator},
 		}, d.validateBuilder),

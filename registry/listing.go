@@ -50,8 +50,9 @@ func leadClause(s string) string {
 }
 
 // listedKeywords are the schema keywords the lean listing keeps: the
-// shape of a valid call. Left out are property descriptions and the
-// limits a model rarely meets (lengths, item counts, patterns, formats).
+// shape of a valid call. Left out are property descriptions, the limits a
+// model rarely meets (lengths, item counts, patterns, formats) and
+// additionalProperties: false.
 var listedKeywords = map[string]bool{
 	"type": true, "properties": true, "required": true, "items": true, "enum": true, "const": true,
 	"additionalProperties": true, "anyOf": true, "oneOf": true, "allOf": true, "prefixItems": true,
@@ -66,6 +67,13 @@ func LeanSchema(schema map[string]any) map[string]any {
 			continue
 		}
 		switch k {
+		case "additionalProperties":
+			// A closed object's false is left out: the server refuses an
+			// unknown argument by name anyway, and it is 28 bytes on
+			// every object of every tool.
+			if v != false {
+				out[k] = leanValue(v)
+			}
 		case "properties":
 			props, _ := v.(map[string]any)
 			kept := make(map[string]any, len(props))
@@ -73,7 +81,7 @@ func LeanSchema(schema map[string]any) map[string]any {
 				kept[name] = leanValue(sub)
 			}
 			out[k] = kept
-		case "items", "additionalProperties":
+		case "items":
 			out[k] = leanValue(v)
 		case "anyOf", "oneOf", "allOf", "prefixItems":
 			alts, _ := v.([]any)
