@@ -60,6 +60,16 @@ func (d *Deps) readGraph(ctx context.Context, in dagReadIn) (*dag.DAG, error) {
 	return d.loadDAG(ctx, in.dagSource, false)
 }
 
+// readGraphWith is readGraph with the catalogs of the call's step types.
+func (d *Deps) readGraphWith(ctx context.Context, in dagAndStepsIn) (*dag.DAG, *catalogView, error) {
+	cv, err := d.catalogsFor(ctx, in.stepTypesArg)
+	if err != nil {
+		return nil, nil, err
+	}
+	g, err := d.readGraph(ctx, in.dagReadIn)
+	return g, cv, err
+}
+
 type dagDocumentIn struct {
 	dagGraph
 	Metadata map[string]any `json:"metadata,omitempty" jsonschema:"Free-form metadata stored with the DAG." schema:"maxProperties=200"`
@@ -72,15 +82,16 @@ type dagConstructIn struct {
 	stepTypesArg
 }
 
-// dagCheckIn is dag.validate_integrity's argument.
-type dagCheckIn struct {
+// dagAndStepsIn is a DAG in with the step types it may use: the
+// argument of dag.validate_integrity, and part of resolve_plan's and
+// mermaid's.
+type dagAndStepsIn struct {
 	dagReadIn
 	stepTypesArg
 }
 
 type dagResolvePlanIn struct {
-	dagReadIn
-	stepTypesArg
+	dagAndStepsIn
 	IncludeBreakdown bool `json:"include_breakdown,omitempty" jsonschema:"Include the score breakdown of every binding (default false; unresolved candidates always have one)."`
 }
 
@@ -102,8 +113,7 @@ type dagDeserializeIn struct {
 }
 
 type dagMermaidIn struct {
-	dagReadIn
-	stepTypesArg
+	dagAndStepsIn
 	Wiring bool `json:"wiring,omitempty" jsonschema:"Label edges with the wired ports (needs known step types; default false)."`
 }
 
@@ -288,12 +298,8 @@ func integrityFailure(r dag.Integrity) *registry.ToolError {
 			"dag.validate_integrity", "catalog.search")
 }
 
-func (d *Deps) dagValidateIntegrity(ctx context.Context, in dagCheckIn) (integrityReport, error) {
-	cv, err := d.catalogsFor(ctx, in.stepTypesArg)
-	if err != nil {
-		return integrityReport{}, err
-	}
-	g, err := d.readGraph(ctx, in.dagReadIn)
+func (d *Deps) dagValidateIntegrity(ctx context.Context, in dagAndStepsIn) (integrityReport, error) {
+	g, cv, err := d.readGraphWith(ctx, in)
 	if err != nil {
 		return integrityReport{}, err
 	}
@@ -428,11 +434,7 @@ func resolveChecked(ctx context.Context, cat *steps.Catalog, g *dag.DAG) (*deps.
 }
 
 func (d *Deps) dagResolvePlan(ctx context.Context, in dagResolvePlanIn) (wiringPlan, error) {
-	cv, err := d.catalogsFor(ctx, in.stepTypesArg)
-	if err != nil {
-		return wiringPlan{}, err
-	}
-	g, err := d.readGraph(ctx, in.dagReadIn)
+	g, cv, err := d.readGraphWith(ctx, in.dagAndStepsIn)
 	if err != nil {
 		return wiringPlan{}, err
 	}
@@ -576,11 +578,7 @@ type dagMermaidOut struct {
 }
 
 func (d *Deps) dagMermaid(ctx context.Context, in dagMermaidIn) (dagMermaidOut, error) {
-	cv, err := d.catalogsFor(ctx, in.stepTypesArg)
-	if err != nil {
-		return dagMermaidOut{}, err
-	}
-	g, err := d.readGraph(ctx, in.dagReadIn)
+	g, cv, err := d.readGraphWith(ctx, in.dagAndStepsIn)
 	if err != nil {
 		return dagMermaidOut{}, err
 	}
