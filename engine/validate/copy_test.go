@@ -307,3 +307,11 @@ func mustWriteFile(t *testing.T, p, body string) {
 		t.Fatal(err)
 	}
 }
+
+func TestWithoutServerPathDropsThePath(t *testing.T) {
+	_, err := os.Open("/nonexistent-cursus-dir/x")
+	got := WithoutServerPath(err)
+	if strings.Contains(got.Error(), "nonexistent-cursus-dir") || !errors.Is(got, fs.ErrNotExist) {
+		t.Fatalf("WithoutServerPath(%v) = %v", err, got)
+	}
+}

@@ -393,12 +393,14 @@ func (r *Runner) Run(ctx context.Context, req RunRequest) (*RunResult, error) {
 	}
 	lim := req.Limits.withDefaults()
 
-	sandbox, err := os.MkdirTemp("", "cursus-run-")
+	created, err := os.MkdirTemp("", "cursus-run-")
 	if err != nil {
-		return nil, fmt.Errorf("create sandbox: %w", err)
+		return nil, fmt.Errorf("create sandbox: %w", WithoutServerPath(err))
 	}
-	if sandbox, err = filepath.EvalSymlinks(sandbox); err != nil {
-		return nil, err
+	sandbox, err := filepath.EvalSymlinks(created)
+	if err != nil {
+		os.RemoveAll(created)
+		return nil, fmt.Errorf("create sandbox: %w", WithoutServerPath(err))
 	}
 	// A kept sandbox is the caller's to remove only once it has its path:
 	// a run that fails before answering removes it too.
@@ -410,7 +412,7 @@ func (r *Runner) Run(ctx context.Context, req RunRequest) (*RunResult, error) {
 	}()
 	sb, err := os.OpenRoot(sandbox)
 	if err != nil {
-		return nil, fmt.Errorf("open sandbox: %w", err)
+		return nil, fmt.Errorf("open sandbox: %w", WithoutServerPath(err))
 	}
 	defer sb.Close()
 	plan, err := prepareSandbox(ctx, sb, req, lim)
@@ -883,4 +885,15 @@ func lastLines(s string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.TrimSpace(strings.Join(lines, "\n"))
+}
+
+// WithoutServerPath is err without the path an *fs.PathError names: the
+// error reaches callers, and the path is in the server's own temporary
+// directory.
+func WithoutServerPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("%s: %w", pe.Op, pe.Err)
+	}
+	return err
 }

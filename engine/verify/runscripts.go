@@ -473,12 +473,12 @@ func writeHyperparameters(hp map[string]any, plan *RunPlan) (validate.Source, er
 	}
 	dir, err := os.MkdirTemp("", "cursus-hp-")
 	if err != nil {
-		return validate.Source{}, err
+		return validate.Source{}, fmt.Errorf("hyperparameters: %w", validate.WithoutServerPath(err))
 	}
 	plan.temp = append(plan.temp, dir)
 	name := path.Base(shippedHyperparameters)
 	if err := os.WriteFile(filepath.Join(dir, name), append(data, '\n'), 0o600); err != nil {
-		return validate.Source{}, err
+		return validate.Source{}, fmt.Errorf("hyperparameters: %w", validate.WithoutServerPath(err))
 	}
 	return plan.serverSource(dir, name)
 }
