@@ -88,6 +88,9 @@ func TestStepTypesOverlayOneCall(t *testing.T) {
 		t.Fatalf("ShapExplain.model_input is not wired: %v", plan["bindings"])
 	}
 	catOK(t, call(t, reg, "validate.deps_resolve", stepTypesArgs(t, docs, dagArgs)))
+	if built := catOK(t, call(t, reg, "validate.builder", stepTypesArgs(t, docs, map[string]any{"step_name": "ShapExplain"}))); built["step_name"] != "ShapExplain" {
+		t.Fatalf("validate.builder built %v", built["step_name"])
+	}
 	req := catOK(t, call(t, reg, "config.requirements", stepTypesArgs(t, docs, map[string]any{"dag": dagArgs})))
 	if _, ok := catMap(t, req["config_class_map"])["ShapExplain"]; !ok {
 		t.Fatalf("config.requirements does not map ShapExplain: %v", req["config_class_map"])

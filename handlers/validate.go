@@ -42,6 +42,7 @@ type validateStepInterfaceIn struct {
 type validateBuilderIn struct {
 	stepJobIn
 	Scoring *bool `json:"enable_scoring,omitempty" jsonschema:"Add a score and rating (default true)."`
+	stepTypesArg
 }
 
 type validateRunScriptsIn struct {
@@ -256,7 +257,11 @@ func (d *Deps) validateStepInterface(ctx context.Context, in validateStepInterfa
 // ---- validate.builder -----------------------------------------------------
 
 func (d *Deps) validateBuilder(ctx context.Context, in validateBuilderIn) (verify.BuilderReport, error) {
-	rep, err := d.verifier().TestBuilder(ctx, string(in.StepName), string(in.JobType), in.Scoring == nil || *in.Scoring)
+	suite, err := d.verifierFor(ctx, nil, in.stepTypesArg)
+	if err != nil {
+		return verify.BuilderReport{}, err
+	}
+	rep, err := suite.TestBuilder(ctx, string(in.StepName), string(in.JobType), in.Scoring == nil || *in.Scoring)
 	if err != nil {
 		return verify.BuilderReport{}, verifyError(err)
 	}
