@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -370,5 +371,42 @@ func BenchmarkCatalogsFor(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// The next steps of the config chain ask for the call's step_types again,
+// and only when it sent some: the next call knows a step type only so.
+func TestStepTypesCarryIntoTheNextStepHints(t *testing.T) {
+	_, reg := newDepsRegistry(t, Options{})
+	docs := []string{shapStep("ShapExplain", "explanations")}
+	dagArg := map[string]any{"nodes": []string{"XGBoostTraining", "ShapExplain"}, "edges": [][2]string{{"XGBoostTraining", "ShapExplain"}}}
+	base := map[string]any{"author": "jdoe", "bucket": "my-bucket", "role": "arn:aws:iam::123456789012:role/SageMakerRole",
+		"region": "NA", "service_name": "fraud", "pipeline_version": "1.0.0"}
+	hintsStepTypes := func(res *registry.Result) []bool {
+		t.Helper()
+		catOK(t, res)
+		var carried []bool
+		for _, n := range res.NextSteps {
+			_, ok := n.ArgsHint["step_types"]
+			carried = append(carried, ok)
+		}
+		return carried
+	}
+	for _, tc := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"config.requirements", map[string]any{"dag": dagArg}},
+		{"config.merge_save", map[string]any{"dag": dagArg, "base": base}},
+	} {
+		with := hintsStepTypes(call(t, reg, tc.tool, stepTypesArgs(t, docs, tc.args)))
+		if len(with) == 0 || slices.Contains(with, false) {
+			t.Errorf("%s with step_types: next steps carry them %v, want all", tc.tool, with)
+		}
+		tc.args["dag"] = map[string]any{"nodes": []string{"XGBoostTraining"}, "edges": [][2]string{}}
+		b, _ := json.Marshal(tc.args)
+		if without := hintsStepTypes(call(t, reg, tc.tool, string(b))); slices.Contains(without, true) {
+			t.Errorf("%s without step_types: next steps carry them %v, want none", tc.tool, without)
+		}
 	}
 }

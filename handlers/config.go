@@ -225,7 +225,7 @@ func (d *Deps) configRequirements(ctx context.Context, in configRequirementsIn) 
 	}
 	registry.Next(ctx, registry.NextStep{Tool: "config.merge_save", When: "you have filled the template's null values",
 		Why:      "builds and validates every node's config and returns the config.json document",
-		ArgsHint: withDAGHint(map[string]any{"base": out.Template.Base, "per_node": out.Template.PerNode}, in.dagSource, g)})
+		ArgsHint: withStepTypesHint(withDAGHint(map[string]any{"base": out.Template.Base, "per_node": out.Template.PerNode}, in.dagSource, g), in.stepTypesArg)})
 	return out, nil
 }
 
@@ -429,7 +429,7 @@ func (d *Deps) configMergeSave(ctx context.Context, in configMergeSaveIn) (confi
 	registry.Warn(ctx, warnings...)
 	registry.Meta(ctx, "config_count", len(res.ConfigKeys))
 	if out == "" {
-		hint := withDAGHint(map[string]any{"config": "<data.document>"}, in.dagSource, g)
+		hint := withStepTypesHint(withDAGHint(map[string]any{"config": "<data.document>"}, in.dagSource, g), in.stepTypesArg)
 		registry.Next(ctx,
 			registry.NextStep{Tool: "compile.with_report", When: "the document is the configuration you want",
 				Why: "compiles the DAG with it (sent inline as config) and returns the pipeline definition and report", ArgsHint: hint},
@@ -498,6 +498,15 @@ func withDAGHint(hint map[string]any, in dagSource, g *dag.DAG) map[string]any {
 		hint["dag"] = in.DAG
 	default:
 		hint["dag"] = map[string]any{"nodes": g.Nodes, "edges": g.Edges}
+	}
+	return hint
+}
+
+// withStepTypesHint asks the next step for the step_types this call was
+// sent: without them it does not know the caller's step types.
+func withStepTypesHint(hint map[string]any, in stepTypesArg) map[string]any {
+	if len(in.StepTypes) > 0 {
+		hint["step_types"] = []string{"<the step_types of this call>"}
 	}
 	return hint
 }

@@ -57,6 +57,25 @@ var answers = map[string]any{
 	"hyperparameters": map[string]any{"label_name": "label", "id_name": "id", "tab_field_list": []string{"f1", "f2"},
 		"full_field_list": []string{"id", "f1", "f2", "label"}, "cat_field_list": []string{}, "num_round": 50},
 	"expected_tps": 2, "max_latency_in_millisecond": 800, "model_package_group_name": "fraud-lightgbm",
+	"clip_columns": []string{"f1", "f2"},
+}
+
+// fillTemplate answers every field of config.requirements' template.
+func fillTemplate(t *testing.T, base map[string]any, perNode map[string]map[string]any) {
+	t.Helper()
+	fill := func(fields map[string]any) {
+		for k := range fields {
+			v, ok := answers[k]
+			if !ok {
+				t.Fatalf("config.requirements asks for %q, which the test has no answer for", k)
+			}
+			fields[k] = v
+		}
+	}
+	fill(base)
+	for _, fields := range perNode {
+		fill(fields)
+	}
 }
 
 // withImputation puts MissingValueImputation_<job> after each
@@ -77,6 +96,56 @@ func withImputation(nodes []string, edges [][2]string) ([]string, [][2]string) {
 	return nodes, append(out, [2]string{"MissingValueImputation_training", "MissingValueImputation_calibration"})
 }
 
+// agent is an MCP session of the official go-sdk client with a test
+// server, calling tools as a new agent would.
+type agent struct {
+	t   *testing.T
+	ctx context.Context
+	cs  *sdk.ClientSession
+}
+
+func newAgent(t *testing.T, env *testEnv) *agent {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	cl := sdk.NewClient(&sdk.Implementation{Name: "agent", Version: "1"}, nil)
+	cs, err := cl.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: env.ts.URL + "/mcp", DisableStandaloneSSE: true, MaxRetries: -1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	return &agent{t: t, ctx: ctx, cs: cs}
+}
+
+// call returns the envelope of one tool call, ok or not.
+func (a *agent) call(name string, args map[string]any) map[string]any {
+	a.t.Helper()
+	res, err := a.cs.CallTool(a.ctx, &sdk.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		a.t.Fatalf("%s: %v", name, err)
+	}
+	return envelopeOf(a.t, res.Content[0].(*sdk.TextContent).Text, res.StructuredContent)
+}
+
+// data is the data of a call that must succeed.
+func (a *agent) data(name string, args map[string]any) map[string]any {
+	a.t.Helper()
+	envl := a.call(name, args)
+	if envl["ok"] != true {
+		a.t.Fatalf("%s failed: %v", name, envl)
+	}
+	return envl["data"].(map[string]any)
+}
+
+// decode re-decodes a JSON value into a typed one.
+func (a *agent) decode(v any, into any) {
+	a.t.Helper()
+	b, _ := json.Marshal(v)
+	if err := json.Unmarshal(b, into); err != nil {
+		a.t.Fatal(err)
+	}
+}
+
 // TestPipelineFromInlineContentOnTheDefaultServer walks a new agent's way
 // over MCP (the official go-sdk client) against the default read-only
 // server and an empty workspace: recommend a LightGBM DAG, add missing-
@@ -88,37 +157,8 @@ func TestPipelineFromInlineContentOnTheDefaultServer(t *testing.T) {
 	workspace := env.cfg.Workspace.Root
 	before := treeHash(t, workspace)
 
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cl := sdk.NewClient(&sdk.Implementation{Name: "agent", Version: "1"}, nil)
-	cs, err := cl.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: env.ts.URL + "/mcp", DisableStandaloneSSE: true, MaxRetries: -1}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
-	callTool := func(name string, args map[string]any) map[string]any {
-		t.Helper()
-		res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: name, Arguments: args})
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		return envelopeOf(t, res.Content[0].(*sdk.TextContent).Text, res.StructuredContent)
-	}
-	data := func(name string, args map[string]any) map[string]any {
-		t.Helper()
-		envl := callTool(name, args)
-		if envl["ok"] != true {
-			t.Fatalf("%s failed: %v", name, envl)
-		}
-		return envl["data"].(map[string]any)
-	}
-	decode := func(v any, into any) {
-		t.Helper()
-		b, _ := json.Marshal(v)
-		if err := json.Unmarshal(b, into); err != nil {
-			t.Fatal(err)
-		}
-	}
+	ag := newAgent(t, env)
+	data, decode := ag.data, ag.decode
 
 	rec := data("pipeline_catalog__recommend", map[string]any{"framework": "lightgbm", "features": []string{"calibration", "registration"}})
 	var recs []struct {
@@ -147,26 +187,14 @@ func TestPipelineFromInlineContentOnTheDefaultServer(t *testing.T) {
 		PerNode map[string]map[string]any `json:"per_node"`
 	}
 	decode(data("config__requirements", map[string]any{"dag": dag})["template"], &template)
-	fill := func(fields map[string]any) {
-		for k := range fields {
-			v, ok := answers[k]
-			if !ok {
-				t.Fatalf("config.requirements asks for %q, which the test has no answer for", k)
-			}
-			fields[k] = v
-		}
-	}
-	fill(template.Base)
-	for _, fields := range template.PerNode {
-		fill(fields)
-	}
+	fillTemplate(t, template.Base, template.PerNode)
 	if _, ok := template.PerNode["MissingValueImputation_calibration"]; !ok {
 		t.Fatalf("no requirements for the added imputation node: %v", template.PerNode)
 	}
 	mergeArgs := map[string]any{"dag": dag, "base": template.Base, "per_node": template.PerNode, "created_at": "2026-01-01T00:00:00Z"}
 	// Without output_file config.merge_save only returns the document,
 	// which a read-only caller may ask for.
-	merged := callTool("config__merge_save", mergeArgs)
+	merged := ag.call("config__merge_save", mergeArgs)
 	if merged["ok"] != true {
 		t.Fatalf("config.merge_save: %v", merged)
 	}

@@ -1,0 +1,371 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cursus-dev/cursus/engine/sagemaker/sagemakertest"
+)
+
+// readmeAddr is the address the README's commands call: `cursus serve`'s
+// default.
+const readmeAddr = "localhost:8080"
+
+// readmeCurlBlock is the ```sh block of README.md's "A first pipeline"
+// section that calls the server with curl.
+func readmeCurlBlock(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(b), "\n## A first pipeline\n")
+	if !ok {
+		t.Fatal(`README.md has no "## A first pipeline" section`)
+	}
+	section, _, _ = strings.Cut(section, "\n## ")
+	for rest := section; ; {
+		_, after, ok := strings.Cut(rest, "```sh\n")
+		if !ok {
+			break
+		}
+		block, tail, _ := strings.Cut(after, "```")
+		if strings.Contains(block, "curl -s "+readmeAddr+"/call/") {
+			return block
+		}
+		rest = tail
+	}
+	t.Fatal(`"A first pipeline" has no sh block of curl calls`)
+	return ""
+}
+
+// shellToken is a word of a command, or (op) one of the operators
+// |, $( and ) outside quotes.
+type shellToken struct {
+	text string
+	op   bool
+}
+
+var shellName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*`)
+
+// nextCommand lexes the command starting at src[pos] the way sh does,
+// for the subset the README uses: '…' is literal, "…" and bare words
+// expand $NAME and ${NAME} from vars, a backslash-newline continues the
+// line, # starts a comment. It returns the tokens and where the next
+// command starts; no tokens means the input is done.
+func nextCommand(src string, pos int, vars map[string]string) ([]shellToken, int, error) {
+	var tokens []shellToken
+	var word strings.Builder
+	inWord := false
+	flush := func() {
+		if inWord {
+			tokens = append(tokens, shellToken{text: word.String()})
+			word.Reset()
+			inWord = false
+		}
+	}
+	expand := func(i int) (int, error) { // src[i] == '$'
+		rest := src[i+1:]
+		if strings.HasPrefix(rest, "{") {
+			name, _, ok := strings.Cut(rest[1:], "}")
+			if !ok || !shellName.MatchString(name) {
+				return 0, fmt.Errorf("bad ${…} at %d", i)
+			}
+			v, ok := vars[name]
+			if !ok {
+				return 0, fmt.Errorf("$%s is not set", name)
+			}
+			word.WriteString(v)
+			return i + 3 + len(name), nil
+		}
+		name := shellName.FindString(rest)
+		if name == "" {
+			return 0, fmt.Errorf("bare $ at %d", i)
+		}
+		v, ok := vars[name]
+		if !ok {
+			return 0, fmt.Errorf("$%s is not set", name)
+		}
+		word.WriteString(v)
+		return i + 1 + len(name), nil
+	}
+	for i := pos; i < len(src); {
+		c := src[i]
+		switch {
+		case c == '\n':
+			flush()
+			if len(tokens) > 0 {
+				return tokens, i + 1, nil
+			}
+			i++
+		case c == ' ' || c == '\t':
+			flush()
+			i++
+		case c == '\\' && i+1 < len(src) && src[i+1] == '\n':
+			flush()
+			i += 2
+		case c == '#' && !inWord:
+			for i < len(src) && src[i] != '\n' {
+				i++
+			}
+		case c == '|' || c == ')':
+			flush()
+			tokens = append(tokens, shellToken{text: string(c), op: true})
+			i++
+		case c == '$' && i+1 < len(src) && src[i+1] == '(':
+			flush()
+			tokens = append(tokens, shellToken{text: "$(", op: true})
+			i += 2
+		case c == '$':
+			inWord = true
+			next, err := expand(i)
+			if err != nil {
+				return nil, 0, err
+			}
+			i = next
+		case c == '\'':
+			end := strings.IndexByte(src[i+1:], '\'')
+			if end < 0 {
+				return nil, 0, fmt.Errorf("unterminated ' at %d", i)
+			}
+			inWord = true
+			word.WriteString(src[i+1 : i+1+end])
+			i += end + 2
+		case c == '"':
+			inWord = true
+			for i++; i < len(src) && src[i] != '"'; {
+				switch {
+				case src[i] == '\\' && i+1 < len(src) && strings.IndexByte(`"\$`, src[i+1]) >= 0:
+					word.WriteByte(src[i+1])
+					i += 2
+				case src[i] == '$':
+					next, err := expand(i)
+					if err != nil {
+						return nil, 0, err
+					}
+					i = next
+				default:
+					word.WriteByte(src[i])
+					i++
+				}
+			}
+			if i >= len(src) {
+				return nil, 0, fmt.Errorf("unterminated \" after %d", pos)
+			}
+			i++
+		default:
+			inWord = true
+			word.WriteByte(c)
+			i++
+		}
+	}
+	flush()
+	return tokens, len(src), nil
+}
+
+// readmeCall is one command of the block: `[NAME=$(]curl -s <addr>/call/
+// <tool> -d <body> [| jq [-c|-r] <filter>][)]`.
+type readmeCall struct {
+	assign, tool, body, filter string
+	raw                        bool
+}
+
+// parseReadmeCall refuses any other shape, so the README cannot use shell
+// this test does not replay.
+func parseReadmeCall(tokens []shellToken) (readmeCall, error) {
+	var c readmeCall
+	isOp := func(i int, op string) bool { return i < len(tokens) && tokens[i].op && tokens[i].text == op }
+	if len(tokens) >= 2 && !tokens[0].op && isOp(1, "$(") {
+		name, ok := strings.CutSuffix(tokens[0].text, "=")
+		if !ok || !shellName.MatchString(name) || !isOp(len(tokens)-1, ")") {
+			return c, fmt.Errorf("not NAME=$(…): %v", tokens)
+		}
+		c.assign, tokens = name, tokens[2:len(tokens)-1]
+	}
+	if len(tokens) < 5 || tokens[0].text != "curl" || tokens[1].text != "-s" || tokens[3].text != "-d" {
+		return c, fmt.Errorf("not curl -s URL -d BODY: %v", tokens)
+	}
+	tool, ok := strings.CutPrefix(tokens[2].text, readmeAddr+"/call/")
+	if !ok {
+		return c, fmt.Errorf("curl of %q, not %s/call/<tool>", tokens[2].text, readmeAddr)
+	}
+	c.tool, c.body = tool, tokens[4].text
+	rest := tokens[5:]
+	if len(rest) == 0 {
+		return c, nil
+	}
+	if len(rest) < 3 || !rest[0].op || rest[0].text != "|" || rest[1].text != "jq" {
+		return c, fmt.Errorf("after the curl, only | jq [-c|-r] FILTER: %v", rest)
+	}
+	for _, flag := range rest[2 : len(rest)-1] {
+		switch flag.text {
+		case "-c":
+		case "-r":
+			c.raw = true
+		default:
+			return c, fmt.Errorf("jq flag %q", flag.text)
+		}
+	}
+	c.filter = rest[len(rest)-1].text
+	return c, nil
+}
+
+var jqStep = regexp.MustCompile(`^(?:\.([A-Za-z_][A-Za-z0-9_]*)|\[([0-9]+)\])`)
+
+// jqPath applies a jq path filter (., .a.b, .a[0].b) to v.
+func jqPath(filter string, v any) (any, error) {
+	if !strings.HasPrefix(filter, ".") {
+		return nil, fmt.Errorf("jq filter %q is not a path", filter)
+	}
+	for rest := strings.TrimPrefix(filter, "."); rest != ""; {
+		if !strings.HasPrefix(rest, ".") && !strings.HasPrefix(rest, "[") {
+			rest = "." + rest
+		}
+		m := jqStep.FindStringSubmatch(rest)
+		if m == nil {
+			return nil, fmt.Errorf("jq filter %q: only .name and [n] steps are replayed", filter)
+		}
+		rest = rest[len(m[0]):]
+		if m[1] != "" {
+			obj, _ := v.(map[string]any)
+			v = obj[m[1]]
+			continue
+		}
+		n, _ := strconv.Atoi(m[2])
+		if arr, _ := v.([]any); n < len(arr) {
+			v = arr[n]
+		} else {
+			v = nil
+		}
+	}
+	return v, nil
+}
+
+// TestReadmeFirstPipelineReplays runs the README's curl block, command by
+// command, over real HTTP against the default (read-only) server on an
+// empty workspace: every body is what the shell would send, every call is
+// ok, every jq filter finds a value, the block goes from a recommendation
+// to a compiled definition that validates, and the workspace is unchanged.
+func TestReadmeFirstPipelineReplays(t *testing.T) {
+	block := readmeCurlBlock(t)
+	env := newTestEnv(t, nil)
+	before := treeHash(t, env.cfg.Workspace.Root)
+
+	vars := map[string]string{}
+	var tools []string
+	var last map[string]any
+	for pos, n := 0, 1; ; n++ {
+		tokens, next, err := nextCommand(block, pos, vars)
+		if err != nil {
+			t.Fatalf("README command %d: %v", n, err)
+		}
+		if len(tokens) == 0 {
+			break
+		}
+		pos = next
+		c, err := parseReadmeCall(tokens)
+		if err != nil {
+			t.Fatalf("README command %d: %v", n, err)
+		}
+		resp, err := http.Post(env.ts.URL+"/call/"+c.tool, "application/x-www-form-urlencoded", strings.NewReader(c.body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var envl map[string]any
+		if err := json.Unmarshal(body, &envl); err != nil || envl["ok"] != true {
+			t.Fatalf("README command %d (%s) failed: %s\nbody sent: %s", n, c.tool, body, c.body)
+		}
+		tools, last = append(tools, c.tool), envl
+		if c.filter == "" {
+			continue
+		}
+		v, err := jqPath(c.filter, envl)
+		if err != nil {
+			t.Fatalf("README command %d: %v", n, err)
+		}
+		if v == nil {
+			t.Fatalf("README command %d (%s): jq %s prints null", n, c.tool, c.filter)
+		}
+		if c.assign == "" {
+			continue
+		}
+		if s, ok := v.(string); ok && c.raw {
+			vars[c.assign] = s
+			continue
+		}
+		b, _ := json.Marshal(v)
+		vars[c.assign] = string(b)
+	}
+
+	want := []string{"pipeline_catalog.recommend", "pipeline_catalog.load_dag", "config.requirements", "config.merge_save", "compile.with_report"}
+	if strings.Join(tools, " ") != strings.Join(want, " ") {
+		t.Fatalf("the README calls %v, want %v", tools, want)
+	}
+	if after := treeHash(t, env.cfg.Workspace.Root); after != before {
+		t.Errorf("the workspace changed: %s → %s", before, after)
+	}
+	def, err := json.Marshal(last["data"].(map[string]any)["definition"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	sagemakertest.MustValidate(t, def)
+}
+
+// TestReadmeFirstPipelineRunsInBash runs the same block with bash, curl
+// and jq themselves, where they are installed, against the test server:
+// the replay above reads the shell as the shell does.
+func TestReadmeFirstPipelineRunsInBash(t *testing.T) {
+	for _, tool := range []string{"bash", "curl", "jq"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s is not installed", tool)
+		}
+	}
+	block := readmeCurlBlock(t)
+	env := newTestEnv(t, nil)
+	u, err := url.Parse(env.ts.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "bash", "-euo", "pipefail", "-c", strings.ReplaceAll(block, readmeAddr, u.Host))
+	cmd.Dir = t.TempDir()
+	// Loopback only, whatever proxy the environment names.
+	cmd.Env = append(os.Environ(), "NO_PROXY=*", "no_proxy=*")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("bash: %v\n%s", err, stderr.String())
+	}
+	// The last command prints the definition, after the other outputs.
+	dec := json.NewDecoder(bytes.NewReader(out))
+	var doc json.RawMessage
+	for dec.More() {
+		if err := dec.Decode(&doc); err != nil {
+			t.Fatalf("output is not a JSON stream: %v\n%s", err, out)
+		}
+	}
+	if !bytes.Contains(doc, []byte(`"Steps"`)) {
+		t.Fatalf("the last output is not a pipeline definition: %s", doc)
+	}
+	sagemakertest.MustValidate(t, doc)
+}
