@@ -294,6 +294,13 @@ type pcLoadedDAG struct {
 	Edges     [][2]string `json:"edges"`
 	NodeCount int         `json:"node_count"`
 	EdgeCount int         `json:"edge_count"`
+	// Metadata names the DAG as a dag.json does, so the data passed on as
+	// a tool's dag compiles into a pipeline named after the shared DAG.
+	Metadata pcDAGMetadata `json:"metadata"`
+}
+
+type pcDAGMetadata struct {
+	Name string `json:"name"`
 }
 
 func (d *Deps) pcLoadDAG(ctx context.Context, in pcDAGIDIn) (pcLoadedDAG, error) {
@@ -306,7 +313,8 @@ func (d *Deps) pcLoadDAG(ctx context.Context, in pcDAGIDIn) (pcLoadedDAG, error)
 	registry.Next(ctx,
 		registry.NextStep{Tool: "dag.resolve_plan", When: "next", Why: "see how the steps are wired", ArgsHint: map[string]any{"nodes": g.Nodes, "edges": g.Edges}},
 		registry.NextStep{Tool: "config.requirements", When: "then", Why: "the configuration it needs", ArgsHint: map[string]any{"dag": map[string]any{"nodes": g.Nodes, "edges": g.Edges}}})
-	return pcLoadedDAG{DAGID: e.ID, Nodes: g.Nodes, Edges: g.Edges, NodeCount: e.NodeCount, EdgeCount: e.EdgeCount}, nil
+	return pcLoadedDAG{DAGID: e.ID, Nodes: g.Nodes, Edges: g.Edges, NodeCount: e.NodeCount, EdgeCount: e.EdgeCount,
+		Metadata: pcDAGMetadata{Name: e.ID}}, nil
 }
 
 type pcGuidance struct {

@@ -327,6 +327,10 @@ func TestReadmeFirstPipelineReplays(t *testing.T) {
 		t.Fatal(err)
 	}
 	sagemakertest.MustValidate(t, def)
+	// The shared DAG names the pipeline (load_dag's metadata.name).
+	if name, _ := last["data"].(map[string]any)["pipeline_name"].(string); !strings.Contains(name, "xgboost-simple-training") {
+		t.Errorf("pipeline name %q does not name the shared DAG", name)
+	}
 }
 
 // TestReadmeFirstPipelineRunsInBash runs the same block with bash, curl
