@@ -107,3 +107,37 @@ func deprecatedAlias[T comparable](ctx context.Context, current *T, old T, curre
 	registry.Warn(ctx, fmt.Sprintf("'%s' is deprecated; call with '%s' instead", oldName, currentName))
 	return nil
 }
+
+// Arguments the Python project's tool takes that mean nothing here. They
+// are in the schema so a script written for Cursus is not refused as
+// passing an unknown argument, and a call that passes one is told why it
+// is not used (docs/CURSUS.md lists them).
+
+// unusedRoleArg is Cursus's role on a tool that deploys nothing: each
+// step's role comes from its config, and only compile.dag's upsert takes
+// a role of its own.
+type unusedRoleArg struct {
+	Role string `json:"role,omitempty" jsonschema:"Accepted for Cursus; unused (steps run as their config's role)." schema:"maxLength=2048"`
+}
+
+func (a unusedRoleArg) warn(ctx context.Context) {
+	warnUnused(ctx, "role", a.Role != "", "steps run as the role of their config; compile.dag takes role to upsert")
+}
+
+// unusedWorkspaceDirsArg is Cursus's workspace_dirs on a tool that reads
+// no script: step types come from the catalog and step_types.
+type unusedWorkspaceDirsArg struct {
+	WorkspaceDirs []string `json:"workspace_dirs,omitempty" jsonschema:"Accepted for Cursus; unused (steps come from the catalog and step_types)." schema:"maxItems=20"`
+}
+
+func (a unusedWorkspaceDirsArg) warn(ctx context.Context) {
+	warnUnused(ctx, "workspace_dirs", a.WorkspaceDirs != nil, "this tool reads no script; step types come from the catalog and step_types")
+}
+
+// warnUnused answers a call that passed an argument accepted only for
+// Cursus with a warning saying why it changed nothing.
+func warnUnused(ctx context.Context, arg string, given bool, why string) {
+	if given {
+		registry.Warn(ctx, fmt.Sprintf("'%s' is accepted for Cursus compatibility and not used: %s", arg, why))
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/cursus-dev/cursus/engine/steps"
+	"github.com/cursus-dev/cursus/engine/strategies"
 	"github.com/cursus-dev/cursus/engine/validate"
 	"github.com/cursus-dev/cursus/engine/verify"
 	"github.com/cursus-dev/cursus/registry"
@@ -76,11 +77,14 @@ type authorRulesOut struct {
 
 // authorChecklistOut is the authoring procedure for one step type.
 type authorChecklistOut struct {
-	SageMakerStepType string          `json:"sagemaker_step_type"`
-	StepAssembly      *string         `json:"step_assembly"` // null when not given
-	Routable          bool            `json:"routable"`
-	ExemplarStep      string          `json:"exemplar_step"`
-	Steps             []checklistStep `json:"steps"`
+	SageMakerStepType string  `json:"sagemaker_step_type"`
+	StepAssembly      *string `json:"step_assembly"` // null when not given
+	Routable          bool    `json:"routable"`
+	// BoundHandler is the strategy that builds such a step (null when not
+	// routable), as strategies.for_step_type answers it.
+	BoundHandler *strategies.Strategy `json:"bound_handler"`
+	ExemplarStep string               `json:"exemplar_step"`
+	Steps        []checklistStep      `json:"steps"`
 }
 
 type checklistStep struct {
@@ -173,6 +177,11 @@ func (d *Deps) authorChecklist(ctx context.Context, in authorChecklistIn) (autho
 		registry.NextStep{Tool: "steps.source", When: "you start the .step.yaml", Why: "the exemplar's file, to copy from", ArgsHint: map[string]any{"step_name": exemplar}},
 		registry.NextStep{Tool: "steps.format", When: "you need what each key may hold", Why: "the .step.yaml format as a JSON Schema", ArgsHint: map[string]any{"format": formatStepYAML}})
 	out := authorChecklistOut{SageMakerStepType: smType, Routable: routable, ExemplarStep: exemplar, Steps: list}
+	if routable {
+		if s, _, _, err := strategies.Default().ForStepType(smType, assembly); err == nil {
+			out.BoundHandler = &s
+		}
+	}
 	if assembly != "" {
 		out.StepAssembly = &assembly
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"github.com/cursus-dev/cursus/engine/compiler"
 	"github.com/cursus-dev/cursus/engine/steps"
 	"github.com/cursus-dev/cursus/engine/strategies"
 	"github.com/cursus-dev/cursus/registry"
@@ -677,7 +678,7 @@ type builderRow struct {
 func (d *Deps) catalogListBuilders(ctx context.Context, in listBuildersIn) (listBuildersOut, error) {
 	lib := strategies.Default()
 	builders := []builderRow{}
-	var unroutable []string
+	var unroutable, refused []string
 	cv, err := d.catalogsFor(ctx, in.stepTypesArg)
 	if err != nil {
 		return listBuildersOut{}, err
@@ -689,13 +690,23 @@ func (d *Deps) catalogListBuilders(ctx context.Context, in listBuildersIn) (list
 			unroutable = append(unroutable, n)
 			continue
 		}
+		// A strategy may route a kind compile refuses (an Amazon-internal
+		// step of a public SageMaker type): compile has the last word.
+		implemented := s.Implemented
+		if err := compiler.Compilable(iface); err != nil {
+			implemented = false
+			refused = append(refused, n)
+		}
 		builders = append(builders, builderRow{StepName: n, BuilderClass: iface.BuilderName(), SageMakerStepType: iface.Registry.SageMakerStepType,
-			Strategy: s.Axis + "/" + s.Name, Handler: s.Handler, Implemented: s.Implemented})
+			Strategy: s.Axis + "/" + s.Name, Handler: s.Handler, Implemented: implemented})
 	}
 	sort.Strings(unroutable)
 	registry.Meta(ctx, "sagemaker_step_type", nullable(string(in.SMType)))
 	if len(unroutable) > 0 {
 		registry.Warn(ctx, fmt.Sprintf("no construction strategy for: %s", strings.Join(unroutable, ", ")))
+	}
+	if len(refused) > 0 {
+		registry.Warn(ctx, fmt.Sprintf("not compiled here (Amazon-internal; compile.validate says what to use instead): %s", strings.Join(refused, ", ")))
 	}
 	return listBuildersOut{Builders: builders, Count: len(builders)}, nil
 }

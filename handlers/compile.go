@@ -55,17 +55,18 @@ type compileSource struct {
 
 type compileValidateIn struct {
 	compileSource
-	// Accepted as the reference does; validation does not depend on it.
-	Role roleARNArg `json:"role,omitempty"`
+	unusedRoleArg
 }
 
 type compilePreviewIn struct {
 	compileSource
+	unusedRoleArg
 }
 
 type compileWithReportIn struct {
 	compileSource
 	PipelineName pipelineNameArg `json:"pipeline_name,omitempty"`
+	unusedRoleArg
 }
 
 type compileNameIn struct {
@@ -81,6 +82,7 @@ type compileSingleNodeIn struct {
 	ManualInputs   manualInputs    `json:"manual_inputs" jsonschema:"Dependency name → s3:// URI."`
 	PipelineName   pipelineNameArg `json:"pipeline_name,omitempty"`
 	ValidateInputs *bool           `json:"validate_inputs,omitempty" jsonschema:"Check the node and every URI first (default true)."`
+	unusedRoleArg
 }
 
 type compileDAGIn struct {
@@ -164,11 +166,17 @@ func compileNamespace(d *Deps) (registry.Namespace, error) {
 // and the DAG; the compiler reads sources through the call's files over
 // the workspace, so the same content inline or on disk compiles alike.
 func (d *Deps) compileInput(ctx context.Context, src compileSource, pipelineName pipelineNameArg) (compiler.Input, *config.File, error) {
+	return d.compileInputWith(ctx, src, pipelineName, d.configFrom)
+}
+
+// compileInputWith is compileInput with the config loaded by load.
+func (d *Deps) compileInputWith(ctx context.Context, src compileSource, pipelineName pipelineNameArg,
+	load func(*callSources, configSource, string) (*config.File, string, error)) (compiler.Input, *config.File, error) {
 	call, err := d.sources(ctx, src.Files, src.stepTypesArg)
 	if err != nil {
 		return compiler.Input{}, nil, err
 	}
-	f, _, err := d.configFrom(call, src.configSource, "config_file")
+	f, _, err := load(call, src.configSource, "config_file")
 	if err != nil {
 		return compiler.Input{}, nil, err
 	}
@@ -267,7 +275,9 @@ func definitionValue(res *compiler.Result) any {
 }
 
 func (d *Deps) compileValidate(ctx context.Context, in compileValidateIn) (compiler.ValidationResult, error) {
-	input, _, err := d.compileInput(ctx, in.compileSource, "")
+	in.unusedRoleArg.warn(ctx)
+	// Invalid config values are findings of their nodes, not a failure.
+	input, _, err := d.compileInputWith(ctx, in.compileSource, "", d.configForCheck)
 	if err != nil {
 		return compiler.ValidationResult{}, err
 	}
@@ -283,6 +293,7 @@ func (d *Deps) compileValidate(ctx context.Context, in compileValidateIn) (compi
 }
 
 func (d *Deps) compilePreview(ctx context.Context, in compilePreviewIn) (compiler.Preview, error) {
+	in.unusedRoleArg.warn(ctx)
 	input, _, err := d.compileInput(ctx, in.compileSource, "")
 	if err != nil {
 		return compiler.Preview{}, err
@@ -331,6 +342,7 @@ type resolutionDetail struct {
 }
 
 func (d *Deps) compileWithReport(ctx context.Context, in compileWithReportIn) (compileReport, error) {
+	in.unusedRoleArg.warn(ctx)
 	input, _, err := d.compileInput(ctx, in.compileSource, in.PipelineName)
 	if err != nil {
 		return compileReport{}, err
@@ -407,6 +419,7 @@ type compileSingleNodeOut struct {
 }
 
 func (d *Deps) compileSingleNode(ctx context.Context, in compileSingleNodeIn) (compileSingleNodeOut, error) {
+	in.unusedRoleArg.warn(ctx)
 	input, _, err := d.compileInput(ctx, in.compileSource, in.PipelineName)
 	if err != nil {
 		return compileSingleNodeOut{}, err

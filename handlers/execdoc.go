@@ -43,6 +43,9 @@ type execdocGenerateIn struct {
 	compileSource
 	ConfigPath        workspacePath `json:"config_path,omitempty" jsonschema:"Deprecated alias of config_file (the Cursus argument name); answers with a warning."`
 	ExecutionDocument execdocArg    `json:"execution_document,omitempty"`
+	unusedRoleArg
+	ProjectRoot string `json:"project_root,omitempty" jsonschema:"Accepted for Cursus; unused (paths are inside the workspace)." schema:"maxLength=4096"`
+	AnchorFile  string `json:"anchor_file,omitempty" jsonschema:"Accepted for Cursus; unused (paths are inside the workspace)." schema:"maxLength=4096"`
 }
 
 type execdocValidateIn struct {
@@ -121,6 +124,9 @@ func (d *Deps) execdocBound(ctx context.Context, src compileSource) ([]compiler.
 }
 
 func (d *Deps) execdocGenerate(ctx context.Context, in execdocGenerateIn) (execDocument, error) {
+	in.unusedRoleArg.warn(ctx)
+	warnUnused(ctx, "project_root", in.ProjectRoot != "", "config_file, dag_file and the configs' source_dir are paths inside the workspace")
+	warnUnused(ctx, "anchor_file", in.AnchorFile != "", "config_file, dag_file and the configs' source_dir are paths inside the workspace")
 	if err := deprecatedAlias(ctx, &in.ConfigFile, in.ConfigPath, "config_file", "config_path"); err != nil {
 		return nil, err
 	}

@@ -125,6 +125,13 @@ func (d *Deps) pcEntry(id string) (*pipelines.Entry, error) {
 	return e, nil
 }
 
+// pcNodesEdges is a shared DAG's nodes and edges as lists: a DAG without
+// edges answers [], not null.
+func pcNodesEdges(e *pipelines.Entry) ([]string, [][2]string) {
+	g := e.DAG()
+	return nonNilStrings(g.Nodes), nonNilList(g.Edges)
+}
+
 type pcListOut struct {
 	DAGs  []pcSummary `json:"dags"`
 	Count int         `json:"count"`
@@ -153,9 +160,21 @@ func (d *Deps) pcList(ctx context.Context, _ struct{}) (pcListOut, error) {
 	return pcListOut{DAGs: out, Count: len(out)}, nil
 }
 
+// pcStatus is the status and action of the Python project's
+// pipeline_catalog results, kept for the scripts that read them. A failure
+// is a failed envelope here, so status is always "success".
+type pcStatus struct {
+	Status string `json:"status"`
+	Action string `json:"action"`
+}
+
+func pcSuccess(action string) pcStatus { return pcStatus{Status: "success", Action: action} }
+
 type pcRecommendOut struct {
+	pcStatus
 	TotalMatches    int                `json:"total_matches"`
 	Recommendations []pcRecommendation `json:"recommendations"`
+	NextStep        string             `json:"next_step"` // the Python project's one-line hint; next_steps has the calls
 }
 
 // pcRecommendation is one ranked shared DAG with its explained score.
@@ -201,7 +220,9 @@ func (d *Deps) pcRecommend(ctx context.Context, in pcRecommendIn) (pcRecommendOu
 		out = append(out, newRecommendation(r))
 	}
 	registry.Meta(ctx, "total_matches", len(out))
+	next := "Pick a dag_id, then read pipeline_catalog.config_guidance and load it with pipeline_catalog.load_dag."
 	if len(out) == 0 {
+		next = "Relax the framework or features, or pick a DAG from pipeline_catalog.list."
 		registry.Warn(ctx, "no shared DAG matches; relax the framework or features, or see pipeline_catalog.list")
 	} else {
 		hint := map[string]any{"dag_id": recs[0].Entry.ID}
@@ -210,7 +231,7 @@ func (d *Deps) pcRecommend(ctx context.Context, in pcRecommendIn) (pcRecommendOu
 			registry.NextStep{Tool: "pipeline_catalog.load_dag", When: "to use it", Why: "nodes and edges for dag.* and config.*", ArgsHint: hint},
 		)
 	}
-	return pcRecommendOut{TotalMatches: len(out), Recommendations: out}, nil
+	return pcRecommendOut{pcStatus: pcSuccess("recommend"), TotalMatches: len(out), Recommendations: out, NextStep: next}, nil
 }
 
 // pcAutoSelected is the pipeline_catalog.auto_select payload. A match has
@@ -255,6 +276,7 @@ func (d *Deps) pcAutoSelect(ctx context.Context, in pcAutoSelectIn) (pcAutoSelec
 
 // pcDAG is everything known about one shared DAG.
 type pcDAG struct {
+	pcStatus
 	DAGID             string                 `json:"dag_id"`
 	Description       string                 `json:"description"`
 	Framework         string                 `json:"framework"`
@@ -278,11 +300,11 @@ func (d *Deps) pcGetDAG(ctx context.Context, in pcDAGIDIn) (pcDAG, error) {
 	if err != nil {
 		return pcDAG{}, err
 	}
-	g := e.DAG()
+	nodes, edges := pcNodesEdges(e)
 	registry.Meta(ctx, "dag_id", e.ID)
 	return pcDAG{
-		DAGID: e.ID, Description: e.Description, Framework: e.Framework, TaskType: e.TaskType, Complexity: e.Complexity,
-		Features: e.Features, Nodes: g.Nodes, Edges: g.Edges, NodeCount: e.NodeCount, EdgeCount: e.EdgeCount,
+		pcStatus: pcSuccess("get_dag"), DAGID: e.ID, Description: e.Description, Framework: e.Framework, TaskType: e.TaskType, Complexity: e.Complexity,
+		Features: e.Features, Nodes: nodes, Edges: edges, NodeCount: e.NodeCount, EdgeCount: e.EdgeCount,
 		InputRequirements: e.InputRequirements, Constraints: e.Constraints, Cost: e.Cost, AgentContext: e.AgentContext,
 		Path: e.Path, Source: e.Source,
 	}, nil
@@ -308,21 +330,23 @@ func (d *Deps) pcLoadDAG(ctx context.Context, in pcDAGIDIn) (pcLoadedDAG, error)
 	if err != nil {
 		return pcLoadedDAG{}, err
 	}
-	g := e.DAG()
+	nodes, edges := pcNodesEdges(e)
 	registry.Meta(ctx, "dag_id", e.ID)
 	registry.Next(ctx,
-		registry.NextStep{Tool: "dag.resolve_plan", When: "next", Why: "see how the steps are wired", ArgsHint: map[string]any{"nodes": g.Nodes, "edges": g.Edges}},
-		registry.NextStep{Tool: "config.requirements", When: "then", Why: "the configuration it needs", ArgsHint: map[string]any{"dag": map[string]any{"nodes": g.Nodes, "edges": g.Edges}}})
-	return pcLoadedDAG{DAGID: e.ID, Nodes: g.Nodes, Edges: g.Edges, NodeCount: e.NodeCount, EdgeCount: e.EdgeCount,
+		registry.NextStep{Tool: "dag.resolve_plan", When: "next", Why: "see how the steps are wired", ArgsHint: map[string]any{"nodes": nodes, "edges": edges}},
+		registry.NextStep{Tool: "config.requirements", When: "then", Why: "the configuration it needs", ArgsHint: map[string]any{"dag": map[string]any{"nodes": nodes, "edges": edges}}})
+	return pcLoadedDAG{DAGID: e.ID, Nodes: nodes, Edges: edges, NodeCount: e.NodeCount, EdgeCount: e.EdgeCount,
 		Metadata: pcDAGMetadata{Name: e.ID}}, nil
 }
 
 type pcGuidance struct {
+	pcStatus
 	DAGID          string                       `json:"dag_id"`
 	Prerequisites  []pipelines.Prerequisite     `json:"prerequisites"`
 	ConfigGuidance pipelines.ConfigGuidance     `json:"config_guidance"`
 	CommonPitfalls []string                     `json:"common_pitfalls"`
 	DecisionTree   map[string]map[string]string `json:"decision_tree"`
+	NextStep       string                       `json:"next_step"` // the Python project's one-line hint; next_steps has the call
 }
 
 func (d *Deps) pcConfigGuidance(ctx context.Context, in pcDAGIDIn) (pcGuidance, error) {
@@ -331,9 +355,9 @@ func (d *Deps) pcConfigGuidance(ctx context.Context, in pcDAGIDIn) (pcGuidance, 
 		return pcGuidance{}, err
 	}
 	ac := e.AgentContext
-	g := e.DAG()
+	nodes, edges := pcNodesEdges(e)
 	registry.Meta(ctx, "dag_id", e.ID)
-	registry.Next(ctx, registry.NextStep{Tool: "config.requirements", When: "next", Why: "exact fields per node", ArgsHint: map[string]any{"dag": map[string]any{"nodes": g.Nodes, "edges": g.Edges}}})
-	return pcGuidance{DAGID: e.ID, Prerequisites: ac.Prerequisites, ConfigGuidance: ac.ConfigGuidance,
+	registry.Next(ctx, registry.NextStep{Tool: "config.requirements", When: "next", Why: "exact fields per node", ArgsHint: map[string]any{"dag": map[string]any{"nodes": nodes, "edges": edges}}})
+	return pcGuidance{pcStatus: pcSuccess("get_config_guidance"), NextStep: "Fill the fields config.requirements lists for this DAG's nodes.", DAGID: e.ID, Prerequisites: ac.Prerequisites, ConfigGuidance: ac.ConfigGuidance,
 		CommonPitfalls: ac.ConfigGuidance.CommonPitfalls, DecisionTree: ac.DecisionTree}, nil
 }

@@ -72,16 +72,19 @@ func TestProjectInitThenPreflightAndCompile(t *testing.T) {
 			}
 
 			args := fmt.Sprintf(`{"dag_file": %q, "config_file": %q}`, dagFile, tmpl)
-			if res := call(t, reg, "compile.validate", args); res.OK {
-				t.Fatalf("the unfilled template compiled: %s", res.Encode())
+			// The unfilled template is a finding of every node, not a failure.
+			unfilled := valOK(t, call(t, reg, "compile.validate", args))
+			if errs, _ := unfilled["config_errors"].(map[string]any); unfilled["is_valid"] != false || len(errs) == 0 {
+				t.Fatalf("the unfilled template validated: %v", unfilled)
 			}
+			mustFail(t, call(t, reg, "compile.with_report", args), registry.CodeConfigInvalid)
 
 			filled := fillTemplate(t, d, root, dagFile, tmpl, data["to_fill"].([]any))
 			if err := os.WriteFile(filepath.Join(root, tmpl), filled, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			if res := call(t, reg, "compile.validate", args); !res.OK {
-				t.Fatalf("compile.validate on the filled template: %s", res.Encode())
+			if v := valOK(t, call(t, reg, "compile.validate", args)); v["is_valid"] != true {
+				t.Fatalf("compile.validate on the filled template: %v", v)
 			}
 			// And it really compiles: one pipeline step per DAG node.
 			rep := valOK(t, call(t, reg, "compile.with_report", args))

@@ -132,6 +132,17 @@ func (s *callSources) document(arg string, v map[string]any) ([]byte, error) {
 // document gives what the same bytes in a file give. label is how
 // messages name it: the file's path, or "inline config".
 func (d *Deps) configFrom(src *callSources, in configSource, fileArg string) (f *config.File, label string, err error) {
+	return d.loadConfig(src, in, fileArg, config.Parse)
+}
+
+// configForCheck is configFrom for a check that reports problems as
+// findings: a config with invalid values is left unloaded, failing only
+// the nodes that need it.
+func (d *Deps) configForCheck(src *callSources, in configSource, fileArg string) (f *config.File, label string, err error) {
+	return d.loadConfig(src, in, fileArg, config.ParseForCheck)
+}
+
+func (d *Deps) loadConfig(src *callSources, in configSource, fileArg string, parse func([]byte, *config.Schemas) (*config.File, error)) (f *config.File, label string, err error) {
 	hasInline, hasFile := in.Config != nil, in.ConfigFile != ""
 	var raw []byte
 	switch {
@@ -150,7 +161,7 @@ func (d *Deps) configFrom(src *callSources, in configSource, fileArg string) (f 
 	if err != nil {
 		return nil, "", err
 	}
-	f, err = config.Parse(raw, src.cat.Config)
+	f, err = parse(raw, src.cat.Config)
 	if err != nil {
 		return nil, "", configLoadError(label, err)
 	}

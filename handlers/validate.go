@@ -43,6 +43,7 @@ type validateBuilderIn struct {
 	stepJobIn
 	Scoring *bool `json:"enable_scoring,omitempty" jsonschema:"Add a score and rating (default true)."`
 	stepTypesArg
+	unusedWorkspaceDirsArg
 }
 
 type validateRunScriptsIn struct {
@@ -201,24 +202,33 @@ func (d *Deps) validateAlignment(ctx context.Context, in validateAlignmentIn) (v
 	return *rep, nil
 }
 
-func (d *Deps) validateStep(ctx context.Context, in validateStepIn) (validate.StepReport, error) {
+// stepReportOut is validate.step's report plus the keys the Python
+// project's report has under other names: its overall_status is status,
+// its category is the ruleset's name.
+type stepReportOut struct {
+	validate.StepReport
+	OverallStatus string `json:"overall_status"`
+	Category      string `json:"category"`
+}
+
+func (d *Deps) validateStep(ctx context.Context, in validateStepIn) (stepReportOut, error) {
 	suite, err := d.verifierFor(ctx, in.Files, in.stepTypesArg)
 	if err != nil {
-		return validate.StepReport{}, err
+		return stepReportOut{}, err
 	}
 	r, warns, err := suite.CheckStep(ctx, string(in.StepName), string(in.JobType), in.search())
 	if err != nil {
-		return validate.StepReport{}, verifyError(err)
+		return stepReportOut{}, verifyError(err)
 	}
 	if r.Status == validate.StatusFailed {
-		return validate.StepReport{}, registry.Errorf(registry.CodeValidationFailed, "%s failed alignment: %d critical, %d error finding(s)", r.StepName, r.Counts["critical"], r.Counts["error"]).
+		return stepReportOut{}, registry.Errorf(registry.CodeValidationFailed, "%s failed alignment: %d critical, %d error finding(s)", r.StepName, r.Counts["critical"], r.Counts["error"]).
 			WithDetails(map[string]any{"report": r}).
 			Suggest("Apply each finding's fix, then re-run validate.step.", "author.check_script", "steps.io")
 	}
 	registry.Warn(ctx, warns...)
 	registry.Next(ctx, registry.NextStep{Tool: "validate.builder", When: "alignment passes",
 		Why: "build the step from a synthesized config", ArgsHint: map[string]any{"step_name": r.StepName}})
-	return r, nil
+	return stepReportOut{StepReport: r, OverallStatus: r.Status, Category: r.Ruleset.Name}, nil
 }
 
 // ---- validate.step_interface ---------------------------------------------
@@ -257,6 +267,7 @@ func (d *Deps) validateStepInterface(ctx context.Context, in validateStepInterfa
 // ---- validate.builder -----------------------------------------------------
 
 func (d *Deps) validateBuilder(ctx context.Context, in validateBuilderIn) (verify.BuilderReport, error) {
+	in.unusedWorkspaceDirsArg.warn(ctx)
 	suite, err := d.verifierFor(ctx, nil, in.stepTypesArg)
 	if err != nil {
 		return verify.BuilderReport{}, err

@@ -29,6 +29,7 @@ type depsResolveIn struct {
 	Nodes     []nodeName     `json:"nodes,omitempty" jsonschema:"Node names: <StepType> or <StepType>_<job_type>, e.g. TabularPreprocessing_training." schema:"maxItems=10000"`
 	Edges     []dagEdge      `json:"edges,omitempty" jsonschema:"Edges as [source, destination] node pairs; the source runs first and feeds the destination." schema:"maxItems=50000"`
 	stepTypesArg
+	unusedWorkspaceDirsArg
 }
 
 type depsExplainIn struct {
@@ -108,6 +109,7 @@ func validateDepsTools(d *Deps) []registry.ToolDef {
 }
 
 func (d *Deps) validateDepsResolve(ctx context.Context, in depsResolveIn) (deps.Report, error) {
+	in.unusedWorkspaceDirsArg.warn(ctx)
 	given := 0
 	for _, h := range []bool{in.StepNames != nil, in.Nodes != nil, in.DAG != nil, in.DAGFile != ""} {
 		if h {

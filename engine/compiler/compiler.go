@@ -425,6 +425,13 @@ const (
 	HandlerRegisterModel = "RegisterModelHandler"
 )
 
+// Compilable reports whether a node of iface's step type compiles here:
+// nil, or the *UnsupportedError Compile answers for such a node.
+func Compilable(iface *steps.Interface) error {
+	_, err := route(iface.StepType, iface)
+	return err
+}
+
 // route picks the construction handler (engine-core-spec §5.4). Processing
 // routes on patterns.step_assembly (code and step_args emit the same
 // request; delegation is the Amazon-internal SDK path).

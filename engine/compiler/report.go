@@ -54,14 +54,19 @@ func Validate(ctx context.Context, in Input) (r ValidationResult) {
 		r.DependencyIssues = append(r.DependencyIssues, err.Error())
 		return r
 	}
-	for _, err := range internalNodes(in.DAG) {
+	// Every node is checked and reported: an internal step type, a missing
+	// or invalid config on one node does not hide another node's problem.
+	internal := map[string]bool{}
+	unsupported := func(err error) {
 		var ue *UnsupportedError
-		errors.As(err, &ue)
-		r.UnresolvableBuilders = append(r.UnresolvableBuilders, fmt.Sprintf("%s (%s)", ue.Node, ue.StepType))
-		r.ConfigErrors[ue.Node] = append(r.ConfigErrors[ue.Node], err.Error())
+		if errors.As(err, &ue) && !internal[ue.Node] {
+			internal[ue.Node] = true
+			r.UnresolvableBuilders = append(r.UnresolvableBuilders, fmt.Sprintf("%s (%s)", ue.Node, ue.StepType))
+			r.ConfigErrors[ue.Node] = append(r.ConfigErrors[ue.Node], err.Error())
+		}
 	}
-	if len(r.UnresolvableBuilders) > 0 {
-		return r
+	for _, err := range internalNodes(in.DAG) {
+		unsupported(err)
 	}
 	nodes, failures, routeErrs, warnings, err := bind(ctx, in)
 	if err != nil {
@@ -70,15 +75,23 @@ func Validate(ctx context.Context, in Input) (r ValidationResult) {
 	}
 	r.Warnings = append(r.Warnings, warnings...)
 	for _, f := range failures {
-		r.MissingConfigs = append(r.MissingConfigs, f.Node)
-		r.ConfigErrors[f.Node] = append(r.ConfigErrors[f.Node], f.Message)
+		switch u, _ := unloadedFor(f.Node, in.Unloaded); {
+		case internal[f.Node]:
+		case len(u.Problems) > 0:
+			// The config is there but its values are invalid: one error each.
+			for _, p := range u.Problems {
+				r.ConfigErrors[f.Node] = append(r.ConfigErrors[f.Node], fmt.Sprintf("config %s: %s: %s", u.Key, p.Field, p.Message))
+			}
+		default:
+			r.MissingConfigs = append(r.MissingConfigs, f.Node)
+			r.ConfigErrors[f.Node] = append(r.ConfigErrors[f.Node], f.Message)
+		}
 	}
 	for _, err := range routeErrs {
-		var ue *UnsupportedError
-		if errors.As(err, &ue) {
-			r.UnresolvableBuilders = append(r.UnresolvableBuilders, fmt.Sprintf("%s (%s)", ue.Node, ue.StepType))
-			r.ConfigErrors[ue.Node] = append(r.ConfigErrors[ue.Node], err.Error())
-		}
+		unsupported(err)
+	}
+	if len(internal) > 0 {
+		return r
 	}
 	known := func(p string) bool { _, ok := in.Catalog.Get(p); return ok || catalogHasKey(in.Catalog, p) }
 	for _, name := range in.DAG.Nodes {

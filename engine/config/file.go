@@ -119,17 +119,28 @@ type File struct {
 	// Warnings: unknown keys (ignored), keys that do not match the config's
 	// job type, entries missing from metadata.config_types.
 	Warnings []string `json:"warnings,omitempty"`
-	// Unloaded are configs whose class no step type declares: each fails
-	// only the DAG node that needs it, not the file.
+	// Unloaded are configs whose class no step type declares (and, from
+	// ParseForCheck, configs with invalid values): each fails only the DAG
+	// node that needs it, not the file.
 	Unloaded []Unloaded `json:"unloaded,omitempty"`
 }
 
-// Unloaded is a config of a file that could not be built because its
-// config class is unknown.
+// Unloaded is a config of a file that could not be built: its config
+// class is unknown, or (ParseForCheck) its values are invalid.
 type Unloaded struct {
 	Key     string `json:"key"`
 	Class   string `json:"config_class"`
 	Message string `json:"message"`
+	// Problems are the invalid values of a config ParseForCheck left out.
+	Problems []Problem `json:"problems,omitempty"`
+}
+
+func joinProblems(ps []Problem) string {
+	parts := make([]string, len(ps))
+	for i, p := range ps {
+		parts[i] = p.Field + ": " + p.Message
+	}
+	return strings.Join(parts, "; ")
 }
 
 // Get returns the config saved under key.
@@ -204,7 +215,17 @@ func ReadFile(fsys fs.FS, name string, s *Schemas) (*File, error) {
 // problem listed — an invalid config is never accepted. A config whose
 // class is unknown is left out and listed in File.Unloaded (Cursus fails
 // the whole file; here only the nodes that need it fail).
-func Parse(data []byte, s *Schemas) (*File, error) {
+func Parse(data []byte, s *Schemas) (*File, error) { return parse(data, s, false) }
+
+// ParseForCheck loads a config.json document as Parse does, except that a
+// config with invalid values does not fail the load: it is left out and
+// listed in File.Unloaded with its problems, so a check reports them as
+// findings of the nodes that need it; a document without configs loads
+// empty. Only a document that is not a config.json (bad JSON, a wrong
+// shape) fails.
+func ParseForCheck(data []byte, s *Schemas) (*File, error) { return parse(data, s, true) }
+
+func parse(data []byte, s *Schemas, check bool) (*File, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	var top any
@@ -273,7 +294,7 @@ func Parse(data []byte, s *Schemas) (*File, error) {
 			out.Warnings = append(out.Warnings, fmt.Sprintf("configuration.specific.%s: __model_type__ %s differs from metadata.config_types (%s); using the latter", key, mt, classes[key]))
 		}
 	}
-	if len(classes) == 0 {
+	if len(classes) == 0 && !check {
 		return nil, &LoadError{Msg: "no configs: metadata.config_types and configuration.specific are empty"}
 	}
 
@@ -306,6 +327,11 @@ func Parse(data []byte, s *Schemas) (*File, error) {
 		for i := range ps {
 			ps[i].Node = key
 		}
+		if check && len(ps) > 0 {
+			out.Unloaded = append(out.Unloaded, Unloaded{Key: key, Class: classes[key], Problems: ps,
+				Message: fmt.Sprintf("%d invalid value(s): %s", len(ps), joinProblems(ps))})
+			continue
+		}
 		probs = append(probs, ps...)
 		if want := SaveKey(sc.StepType, cfg.JobType); want != key && !strings.EqualFold(want, key) {
 			out.Warnings = append(out.Warnings, fmt.Sprintf("configuration.specific.%s: key does not match step type %s with job_type %q (expected %s)", key, sc.StepType, cfg.JobType, want))
@@ -319,7 +345,7 @@ func Parse(data []byte, s *Schemas) (*File, error) {
 	if len(probs) > 0 {
 		return nil, &LoadError{Msg: fmt.Sprintf("%d invalid value(s)", len(probs)), Problems: probs}
 	}
-	if len(out.Configs) == 0 {
+	if len(out.Configs) == 0 && !check {
 		ps := make([]Problem, len(out.Unloaded))
 		for i, u := range out.Unloaded {
 			ps[i] = Problem{Node: u.Key, Field: modelTypeKey, Kind: KindUnknown, Message: u.Message}
