@@ -89,7 +89,7 @@ func catalogNamespace(d *Deps) (registry.Namespace, error) {
 				Name: "catalog.search",
 				Description: "Search step types by free text. Ranked and explainable: each match has a score and the reasons it matched " +
 					"(name, description, SageMaker step type, framework, port names and keywords). Deterministic order.",
-				When: "You know roughly what a step does (\"xgboost\", \"calibrat\", \"batch transform\") but not its name.",
+				When: "You know what a step does (\"xgboost\", \"calibrat\") but not its name.",
 				Examples: []string{
 					`catalog.search {"query": "xgboost"}  # XGBoostTraining first`,
 					`catalog.search {"query": "calibrat", "limit": 5}`,

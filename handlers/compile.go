@@ -131,7 +131,7 @@ func compileNamespace(d *Deps) (registry.Namespace, error) {
 					"The compile tools name a pipeline this way by default: base is the config's pipeline_name and dag the DAG's metadata.name " +
 					"(else its file path without .json, \"/\" as \"-\", a file named dag.json taking its folder's path; an unnamed inline DAG gets dag-<hash of its nodes and edges>), so DAGs compiled with one " +
 					"config get distinct pipelines. A pipeline_name_override in the config, or a pipeline_name argument, replaces the generated name.",
-				When: "You need a valid SageMaker pipeline name, or want to know what a DAG's pipeline will be called.",
+				When: "You need a valid pipeline name, or a DAG's pipeline name.",
 				Examples: []string{`compile.name {"base": "jdoe-fraud-xgboost-NA", "dag": "xgboost_complete_e2e", "version": "1.0.0"}  # jdoe-fraud-xgboost-NA-xgboost-complete-e2e-1-0-0-pipeline`,
 					`compile.name {"base": "xgboost-training", "version": "1.0"}  # xgboost-training-1-0-pipeline`,
 					`compile.name {"sanitize": "My Pipeline!! v3"}  # MyPipelinev3`},

@@ -130,7 +130,7 @@ func dagNamespace(d *Deps) (registry.Namespace, error) {
 				Name: "dag.construct",
 				Description: "Build the DAG document (format version, metadata, nodes, edges) with statistics (entry/exit/isolated nodes, " +
 					"longest path, cycles) and a Mermaid flowchart. Nothing is written and nothing is validated against the step catalog.",
-				When:     "You have a list of steps and edges and want the DAG document or a picture of it.",
+				When:     "You have steps and edges and want the DAG document.",
 				Examples: []string{`dag.construct ` + ex + `  # three-step training DAG`},
 				Tags:     []string{registry.PhasePlanner},
 			}, d.dagConstruct),
@@ -150,7 +150,7 @@ func dagNamespace(d *Deps) (registry.Namespace, error) {
 					"compatibility score and runtime property reference ({\"Get\": \"Steps.<step>.<path>\"}); required dependencies " +
 					"nothing can feed are listed with the best candidates and their score breakdowns. Includes a Mermaid flowchart " +
 					"whose edges are labelled with the wired ports.",
-				When:     "You want to know how data flows between the steps, or why an input stays empty.",
+				When:     "How data flows between steps, or why an input stays empty.",
 				Examples: []string{`dag.resolve_plan ` + ex, `dag.resolve_plan {"nodes": ["XGBoostTraining", "Package"], "edges": [["XGBoostTraining", "Package"]], "include_breakdown": true}  # with score components`},
 				Tags:     []string{registry.PhasePlanner},
 			}, d.dagResolvePlan),

@@ -44,7 +44,7 @@ func stepsNamespace(d *Deps) (registry.Namespace, error) {
 				Name: "steps.source",
 				Description: "The .step.yaml text of a step type as its file is written: a built-in one, one from an operator's step directory, " +
 					"or one sent in step_types. Copy it as an exemplar for a new step type; steps.format gives the format's JSON Schema.",
-				When: "You write a new step type and want a working interface file to start from.",
+				When: "You want a working interface file to start a step type from.",
 				Examples: []string{
 					`steps.source {"step_name": "XGBoostTraining"}`,
 					`steps.source {"step_name": "TabularPreprocessing"}  # a processing step with job-type variants`,
@@ -55,7 +55,7 @@ func stepsNamespace(d *Deps) (registry.Namespace, error) {
 				Name: "steps.format",
 				Description: "The JSON Schema (draft 2020-12) of a format callers write: step_yaml is a .step.yaml step interface " +
 					"(as JSON: every key, what it holds, closed sets), config_json is config.json in the Cursus layout.",
-				When: "You write a .step.yaml (for step_types or a step directory) or a config.json by hand.",
+				When: "You write a .step.yaml or a config.json by hand.",
 				Examples: []string{
 					`steps.format {"format": "step_yaml"}`,
 					`steps.format {"format": "config_json"}`,

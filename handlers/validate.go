@@ -128,7 +128,7 @@ func validateNamespace(d *Deps) (registry.Namespace, error) {
 			Description: "Validate .step.yaml interfaces: required keys, enumerations, path prefixes, contract ↔ spec key alignment, " +
 				"property paths, compute rules and the config section. Checks a catalog step, every catalog step (all), a file or " +
 				"directory in the workspace (path), or inline YAML (yaml).",
-			When: "You wrote or edited a .step.yaml and want the author-time gate before anything else.",
+			When: "You wrote or edited a .step.yaml.",
 			Examples: []string{
 				`validate.step_interface {"all": true}  # every built-in and extra step type`,
 				`validate.step_interface {"step_name": "TabularPreprocessing", "job_type": "training"}`,
