@@ -71,7 +71,7 @@ func (m *mcpResources) hooks(hooks *mcpserver.Hooks) {
 				continue
 			}
 			for _, v := range r.Values(ctx) {
-				listed = append(listed, mcp.NewResource(r.Expand(v), r.Name+" "+v, mcp.WithMIMEType(r.MIMEType)))
+				listed = append(listed, mcp.NewResource(r.Expand(v), r.Name+" "+v, mcp.WithResourceDescription(r.Description), mcp.WithMIMEType(r.MIMEType)))
 			}
 		}
 		result.Resources = listed
