@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"log"
 	"net/http"
 	"reflect"
 	"slices"
@@ -328,5 +330,55 @@ func TestCompletionIsCapped(t *testing.T) {
 	c = completion(values, "Step14")
 	if len(c.Values) != 10 || c.Total != 10 || c.HasMore {
 		t.Fatalf("10 matches: %+v", c)
+	}
+}
+
+// TestResourcesOverStdio: the stdio server serves the same resources and
+// completions, under the deployment's gates (a denied tool's resources
+// are neither listed nor read).
+func TestResourcesOverStdio(t *testing.T) {
+	_, _, deps := surfaceEnv(t, map[string]string{"CURSUS_GATES_DENY": "pipeline_catalog.get_dag"})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	clientIn, serverOut := io.Pipe()
+	serverIn, clientOut := io.Pipe()
+	go func() {
+		_ = ServeStdio(ctx, deps, serverIn, serverOut, log.New(io.Discard, "", 0))
+		serverOut.Close()
+	}()
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "stdio", Version: "1"}, nil).Connect(ctx,
+		&sdk.IOTransport{Reader: clientIn, Writer: clientOut}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	list, err := cs.ListResources(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps := 0
+	for _, r := range list.Resources {
+		if strings.HasPrefix(r.URI, "cursus://dags/") {
+			t.Errorf("stdio resources/list shows %s although pipeline_catalog.get_dag is denied", r.URI)
+		}
+		if strings.HasPrefix(r.URI, "cursus://steps/") {
+			steps++
+		}
+	}
+	if steps < 20 {
+		t.Errorf("stdio resources/list shows %d step types", steps)
+	}
+	if text, _ := readText(t, ctx, cs, "cursus://steps/XGBoostTraining"); !strings.Contains(text, "XGBoostTraining") {
+		t.Errorf("cursus://steps/XGBoostTraining over stdio:\n%.300s", text)
+	}
+	_, err = cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: "cursus://dags/xgboost_complete_e2e"})
+	var wire *jsonrpc.Error
+	if !errors.As(err, &wire) || wire.Code != resourceNotFoundCode(cs) || !strings.Contains(wire.Message, "pipeline_catalog.get_dag") {
+		t.Errorf("reading a denied tool's resource over stdio: %v", err)
+	}
+	done, err := cs.Complete(ctx, &sdk.CompleteParams{Ref: &sdk.CompleteReference{Type: "ref/prompt", Name: "cursus-author-step"},
+		Argument: sdk.CompleteParamsArgument{Name: "producer_node", Value: "XGBoostT"}})
+	if err != nil || !slices.Contains(done.Completion.Values, "XGBoostTraining") {
+		t.Errorf("completing producer_node over stdio: %v %v", done, err)
 	}
 }
