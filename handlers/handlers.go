@@ -81,7 +81,7 @@ func NewDeps(opts Options) (*Deps, error) {
 // Namespaces lists the namespaces in their fixed registration order, each
 // with its <ns>.help tool.
 func Namespaces(d *Deps) []registry.NamespaceFunc {
-	prompts := Prompts()
+	prompts := Prompts(d)
 	workflows := make([]workflowInfo, 0, len(prompts))
 	for _, p := range prompts {
 		workflows = append(workflows, workflowInfo{Name: p.Name, Description: p.Description})

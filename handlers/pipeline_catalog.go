@@ -300,14 +300,20 @@ func (d *Deps) pcGetDAG(ctx context.Context, in pcDAGIDIn) (pcDAG, error) {
 	if err != nil {
 		return pcDAG{}, err
 	}
-	nodes, edges := pcNodesEdges(e)
 	registry.Meta(ctx, "dag_id", e.ID)
+	return newPCDAG(e), nil
+}
+
+// newPCDAG is a shared DAG as pipeline_catalog.get_dag and the
+// cursus://dags resources serve it.
+func newPCDAG(e *pipelines.Entry) pcDAG {
+	nodes, edges := pcNodesEdges(e)
 	return pcDAG{
 		pcStatus: pcSuccess("get_dag"), DAGID: e.ID, Description: e.Description, Framework: e.Framework, TaskType: e.TaskType, Complexity: e.Complexity,
 		Features: e.Features, Nodes: nodes, Edges: edges, NodeCount: e.NodeCount, EdgeCount: e.EdgeCount,
 		InputRequirements: e.InputRequirements, Constraints: e.Constraints, Cost: e.Cost, AgentContext: e.AgentContext,
 		Path: e.Path, Source: e.Source,
-	}, nil
+	}
 }
 
 type pcLoadedDAG struct {

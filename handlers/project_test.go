@@ -222,7 +222,7 @@ def main(input_paths, output_paths, environ_vars, job_args):
 }
 
 func TestPromptsDescribeTheFourWorkflows(t *testing.T) {
-	ps := Prompts()
+	ps := Prompts(nil)
 	if len(ps) != 4 {
 		t.Fatalf("%d prompts", len(ps))
 	}

@@ -1,10 +1,13 @@
 package handlers
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
 
+	"github.com/cursus-dev/cursus/engine/config"
+	"github.com/cursus-dev/cursus/engine/scaffold"
 	"github.com/cursus-dev/cursus/engine/workflows"
 	"github.com/cursus-dev/cursus/registry"
 )
@@ -12,13 +15,16 @@ import (
 // Prompts lists the four workflows served as MCP prompts. Each prompt's
 // text names the stages in order, the tools of each stage and the gate a
 // stage must pass before the next one starts, rendered for the caller
-// (workflowFor).
-func Prompts() []registry.Prompt {
+// (workflowFor). Arguments that pick from a known set complete from it
+// (promptArgumentValues).
+func Prompts(d *Deps) []registry.Prompt {
+	values := promptArgumentValues(d)
 	var out []registry.Prompt
 	for _, w := range workflows.All() {
 		p := registry.Prompt{Name: w.Name, Description: w.Title + ": " + w.Description}
 		for _, a := range w.Arguments {
-			p.Arguments = append(p.Arguments, registry.PromptArgument{Name: a.Name, Description: a.Description, Required: a.Required})
+			p.Arguments = append(p.Arguments, registry.PromptArgument{Name: a.Name, Description: a.Description, Required: a.Required,
+				Values: values[a.Name]})
 		}
 		p.Render = func(args map[string]string, open func(string) bool) string {
 			return RenderWorkflow(workflowFor(w, open), args)
@@ -26,6 +32,25 @@ func Prompts() []registry.Prompt {
 		out = append(out, p)
 	}
 	return out
+}
+
+// promptArgumentValues are the completion values of the workflow
+// arguments that pick from a known set, by argument name. The nodes an
+// author-step names are step types (a DAG node is a step type, with an
+// optional job-type suffix). Paths (dag_file, config_file, target_dir)
+// and free text are not completed.
+func promptArgumentValues(d *Deps) map[string]func(context.Context) []string {
+	fixed := func(values ...string) func(context.Context) []string {
+		return func(context.Context) []string { return values }
+	}
+	stepTypes := func(context.Context) []string { return d.catalogs().Steps.Names() }
+	return map[string]func(context.Context) []string{
+		"framework":     fixed(scaffold.Frameworks...),
+		"region":        fixed(config.RegionCodes()...),
+		"dag_source":    fixed("catalog", "manual"),
+		"producer_node": stepTypes,
+		"consumer_node": stepTypes,
+	}
 }
 
 // closedStageGate replaces the gate of a stage whose tools this caller

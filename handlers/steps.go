@@ -104,13 +104,9 @@ func (d *Deps) stepsSource(ctx context.Context, in stepNameIn) (stepsSourceOut, 
 	if err != nil {
 		return stepsSourceOut{}, err
 	}
-	iface, r, _, err := cv.lookupStep(string(in.StepName), "")
+	iface, r, text, err := cv.stepSource(string(in.StepName))
 	if err != nil {
 		return stepsSourceOut{}, err
-	}
-	text := iface.Text()
-	if text == nil {
-		return stepsSourceOut{}, registry.Errorf(registry.CodeNotFound, "step '%s' has no interface file text", iface.StepType)
 	}
 	registry.Meta(ctx, "step_name", r.Node)
 	registry.Next(ctx,
@@ -119,6 +115,20 @@ func (d *Deps) stepsSource(ctx context.Context, in stepNameIn) (stepsSourceOut, 
 		registry.NextStep{Tool: "validate.step_interface", When: "You wrote your own version.", Why: "Checks it as step_types are checked.",
 			ArgsHint: map[string]any{"step_types": []string{"<your .step.yaml text>"}}})
 	return stepsSourceOut{StepType: iface.StepType, Source: iface.Source, YAML: string(text)}, nil
+}
+
+// stepSource is the step type name resolves to and its .step.yaml text,
+// as steps.source and the cursus://steps resources serve it.
+func (v *catalogView) stepSource(name string) (*steps.Interface, steps.Resolution, []byte, error) {
+	iface, r, _, err := v.lookupStep(name, "")
+	if err != nil {
+		return nil, r, nil, err
+	}
+	text := iface.Text()
+	if text == nil {
+		return nil, r, nil, registry.Errorf(registry.CodeNotFound, "step '%s' has no interface file text", iface.StepType)
+	}
+	return iface, r, text, nil
 }
 
 // The formats steps.format describes.
@@ -146,19 +156,31 @@ type stepsFormatOut struct {
 }
 
 func (d *Deps) stepsFormat(ctx context.Context, in stepsFormatIn) (stepsFormatOut, error) {
-	switch in.Format {
-	case formatStepYAML:
+	schema, err := formatSchema(string(in.Format))
+	if err != nil {
+		return stepsFormatOut{}, err
+	}
+	if in.Format == formatStepYAML {
 		registry.Next(ctx, registry.NextStep{Tool: "steps.source", When: "You want a complete file to start from.", Why: "The .step.yaml of an existing step type.",
 			ArgsHint: map[string]any{"step_name": "TabularPreprocessing"}})
-		return stepsFormatOut{Format: string(in.Format), Schema: steps.InterfaceSchema(),
-			Exemplar: `steps.source {"step_name": "TabularPreprocessing"} returns a built-in file; send yours in step_types.`}, nil
-	default:
-		var schema map[string]any
-		if err := json.Unmarshal(config.FileSchema(), &schema); err != nil {
-			return stepsFormatOut{}, err
-		}
-		registry.Next(ctx, registry.NextStep{Tool: "config.requirements", When: "You have a DAG.", Why: "Lists every field each node needs, as a template."})
 		return stepsFormatOut{Format: string(in.Format), Schema: schema,
-			Exemplar: "config.merge_save builds this document from plain values (base, per_node) and returns it."}, nil
+			Exemplar: `steps.source {"step_name": "TabularPreprocessing"} returns a built-in file; send yours in step_types.`}, nil
 	}
+	registry.Next(ctx, registry.NextStep{Tool: "config.requirements", When: "You have a DAG.", Why: "Lists every field each node needs, as a template."})
+	return stepsFormatOut{Format: string(in.Format), Schema: schema,
+		Exemplar: "config.merge_save builds this document from plain values (base, per_node) and returns it."}, nil
+}
+
+// formatSchema is the JSON Schema of a format (formatStepYAML or
+// formatConfigJSON), as steps.format and the cursus://schemas resources
+// serve it.
+func formatSchema(format string) (map[string]any, error) {
+	if format == formatStepYAML {
+		return steps.InterfaceSchema(), nil
+	}
+	var schema map[string]any
+	if err := json.Unmarshal(config.FileSchema(), &schema); err != nil {
+		return nil, err
+	}
+	return schema, nil
 }

@@ -37,7 +37,7 @@ func TestToolsHelpListsEveryTool(t *testing.T) {
 	if seen != total {
 		t.Fatalf("namespaces list %d tools, want %d", seen, total)
 	}
-	if wf := data["workflows"].([]any); len(wf) != len(Prompts()) || len(wf) != 4 {
+	if wf := data["workflows"].([]any); len(wf) != len(Prompts(nil)) || len(wf) != 4 {
 		t.Fatalf("workflows = %v", wf)
 	}
 }

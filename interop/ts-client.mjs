@@ -1,10 +1,12 @@
 // Interop smoke with the official TypeScript SDK client: tools/list must
-// name the same tools as GET /tools, and tools/call must return the same
-// envelopes as POST /call/<tool>. Exit status 0 = pass.
+// name the same tools as GET /tools, tools/call must return the same
+// envelopes as POST /call/<tool>, resources/read must serve what the
+// resource's tool returns, and completion/complete must complete a prompt
+// argument and a template variable. Exit status 0 = pass.
 import assert from "node:assert/strict";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { HELP_CALL, INVALID_CALL, baseURL, checkCall, restToolNames } from "./lib.mjs";
+import { HELP_CALL, INVALID_CALL, baseURL, checkCall, restEnvelope, restToolNames } from "./lib.mjs";
 
 const base = baseURL();
 const client = new Client({ name: "cursus-interop-ts", version: "1.0.0" });
@@ -22,7 +24,28 @@ try {
 
   await checkCall(base, HELP_CALL, await client.callTool(HELP_CALL), { wantError: false }, "ts-sdk tools__help");
   await checkCall(base, INVALID_CALL, await client.callTool(INVALID_CALL), { wantError: true, wantCode: "invalid_input" }, "ts-sdk invalid call");
-  console.log(`ts-sdk: ok (protocol ${transport.protocolVersion ?? "?"}, ${names.length} tools)`);
+
+  const { resources } = await client.listResources();
+  const { resourceTemplates } = await client.listResourceTemplates();
+  const step = "cursus://steps/XGBoostTraining";
+  assert.ok(resources.some((r) => r.uri === step), `resources/list names ${step}`);
+  assert.ok(resourceTemplates.some((t) => t.uriTemplate === "cursus://steps/{step_type}"), "resources/templates/list has the step type template");
+  const read = await client.readResource({ uri: step });
+  const source = await restEnvelope(base, { name: "steps.source", arguments: { step_name: "XGBoostTraining" } });
+  assert.equal(read.contents[0].text, source.data.yaml, `${step} is the .step.yaml steps.source returns`);
+  await assert.rejects(client.readResource({ uri: "cursus://steps/NoSuchStep" }), /NoSuchStep/, "an unknown step type is an error");
+
+  const producer = await client.complete({
+    ref: { type: "ref/prompt", name: "cursus-author-step" },
+    argument: { name: "producer_node", value: "XGB" },
+  });
+  assert.ok(producer.completion.values.includes("XGBoostTraining"), "producer_node completes to XGBoostTraining");
+  const dag = await client.complete({
+    ref: { type: "ref/resource", uri: "cursus://dags/{dag_id}" },
+    argument: { name: "dag_id", value: "xgboost_" },
+  });
+  assert.ok(dag.completion.values.length > 0 && dag.completion.values.every((v) => v.startsWith("xgboost_")), "dag_id completes by prefix");
+  console.log(`ts-sdk: ok (protocol ${transport.protocolVersion ?? "?"}, ${names.length} tools, ${resources.length} resources)`);
 } finally {
   await client.close();
 }

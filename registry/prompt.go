@@ -1,5 +1,7 @@
 package registry
 
+import "context"
+
 // Prompt is a reusable workflow offered to MCP clients as a prompt.
 type Prompt struct {
 	Name        string
@@ -16,4 +18,7 @@ type PromptArgument struct {
 	Name        string
 	Description string
 	Required    bool
+	// Values lists the values a client may complete the argument from,
+	// in order (nil: no completion).
+	Values func(ctx context.Context) []string
 }

@@ -3,7 +3,9 @@
 # official MCP tools from npm (versions pinned in interop/package-lock.json):
 #   1. the MCP conformance suite, every scenario that applies to a tools server;
 #   2. the MCP Inspector CLI: tools/list and tools/call;
-#   3. the official TypeScript SDK client: tools/list and tools/call.
+#   3. the official TypeScript SDK client: tools/list, tools/call,
+#      resources/list, resources/templates/list, resources/read and
+#      completion/complete.
 # Each runs against the default (stateless) server and a stateful one.
 # Needs Go, Node >= 20 with npm, and the npm registry; everything else is
 # installed into interop/node_modules by `npm ci`. Loopback only; every step
@@ -61,8 +63,9 @@ start_server() {
 }
 
 # Scenarios of @modelcontextprotocol/conformance 0.1.16 that apply to a
-# tools server without fixture tools (see interop/README.md for the rest).
-common_scenarios=(server-initialize ping tools-list dns-rebinding-protection)
+# server without fixture tools, resources or prompts (see
+# interop/README.md for the rest).
+common_scenarios=(server-initialize ping tools-list dns-rebinding-protection resources-list completion-complete)
 # Needs a session id to tie the streams together: stateful servers only.
 stateful_scenarios=(server-sse-multiple-streams)
 

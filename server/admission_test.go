@@ -32,7 +32,7 @@ func surfaceEnv(t *testing.T, env map[string]string) (*httptest.Server, *registr
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := Deps{Config: cfg, Registry: reg, Prompts: handlers.Prompts(), Logger: zerolog.New(io.Discard)}
+	d := Deps{Config: cfg, Registry: reg, Prompts: handlers.Prompts(deps), Resources: handlers.Resources(deps), Logger: zerolog.New(io.Discard)}
 	srv := NewServer(d)
 	t.Cleanup(func() { _ = srv.stream.Shutdown(context.Background()) })
 	return startHTTP(t, srv), reg, d

@@ -28,9 +28,13 @@ const serverInstructions = "cursus builds Amazon SageMaker pipelines from a DAG 
 // "tool not found". The request's toolsets narrow both further. mcp-go's
 // own per-message log lines are left off: the HTTP request line names the
 // JSON-RPC method and error (hooks added in routes) and the tool-call line
-// covers the call. cfg.ToolList picks the lean or the full listing.
-func NewMCPServer(reg *registry.Registry, prompts []registry.Prompt, cfg MCPConfig) *mcpserver.MCPServer {
+// covers the call. The MCP config's ToolList picks the lean or the full
+// listing. Resources and completions are in mcp_resources.go.
+func NewMCPServer(deps Deps) *mcpserver.MCPServer {
+	reg, prompts, cfg := deps.Registry, deps.Prompts, deps.Config.MCP
+	resources := &mcpResources{reg: reg, resources: deps.Resources, prompts: prompts}
 	hooks := &mcpserver.Hooks{}
+	resources.hooks(hooks)
 	hooks.AddAfterListTools(func(ctx context.Context, _ any, _ *mcp.ListToolsRequest, result *mcp.ListToolsResult) {
 		st := stateFrom(ctx)
 		caller, selected := callerOf(st), st.selectedToolsets()
@@ -55,7 +59,15 @@ func NewMCPServer(reg *registry.Registry, prompts []registry.Prompt, cfg MCPConf
 	if len(prompts) > 0 {
 		opts = append(opts, mcpserver.WithPromptCapabilities(false))
 	}
+	if len(deps.Resources) > 0 {
+		opts = append(opts, mcpserver.WithResourceCapabilities(false, false))
+	}
+	if len(prompts) > 0 || len(deps.Resources) > 0 {
+		opts = append(opts, mcpserver.WithCompletions(),
+			mcpserver.WithPromptCompletionProvider(resources), mcpserver.WithResourceCompletionProvider(resources))
+	}
 	s := mcpserver.NewMCPServer("cursus", cursus.Version, opts...)
+	resources.register(s)
 	for _, t := range reg.Tools("") {
 		tool := leanMCPTool(t)
 		if cfg.ToolList == toolListFull {

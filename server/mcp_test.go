@@ -257,7 +257,7 @@ func TestMCPToolHandlerContainsPanics(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := NewMCPServer(reg, nil, DefaultConfig().MCP)
+	s := NewMCPServer(Deps{Registry: reg, Config: DefaultConfig()})
 	for i := range 2 {
 		msg := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"bench__noop","arguments":{"name":"x"}}}`, i)
 		resp, ok := s.HandleMessage(context.Background(), json.RawMessage(msg)).(mcp.JSONRPCResponse)

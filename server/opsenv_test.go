@@ -84,7 +84,7 @@ func newOpsEnv(t *testing.T, env map[string]string) *opsEnv {
 	}
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(o.spans))
 	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
-	o.srv = NewServer(Deps{Config: cfg, Registry: reg, Prompts: handlers.Prompts(), Logger: zerolog.New(o.logs), Tracing: tp})
+	o.srv = NewServer(Deps{Config: cfg, Registry: reg, Prompts: handlers.Prompts(deps), Resources: handlers.Resources(deps), Logger: zerolog.New(o.logs), Tracing: tp})
 	o.ts = startHTTP(t, o.srv)
 	// Stops the stateful session sweeper (ListenAndServe does this in
 	// production).

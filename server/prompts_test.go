@@ -18,12 +18,12 @@ import (
 func TestPromptsListTheWorkflows(t *testing.T) {
 	env := newTestEnv(t, nil)
 	var want []string
-	for _, p := range handlers.Prompts() {
+	for _, p := range handlers.Prompts(nil) {
 		want = append(want, p.Name)
 	}
 	slices.Sort(want)
 	if len(want) != 4 {
-		t.Fatalf("handlers.Prompts() = %v, want the four workflows", want)
+		t.Fatalf("handlers.Prompts = %v, want the four workflows", want)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

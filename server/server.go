@@ -24,7 +24,9 @@ type Deps struct {
 	Config   Config
 	Registry *registry.Registry
 	Prompts  []registry.Prompt
-	Logger   zerolog.Logger
+	// Resources are served as MCP resources (read-only, per caller).
+	Resources []registry.Resource
+	Logger    zerolog.Logger
 	// Tracing provides the spans of HTTP requests and tool calls; nil
 	// means the global OpenTelemetry provider (a no-op unless set).
 	Tracing trace.TracerProvider
@@ -52,7 +54,7 @@ type Server struct {
 func NewServer(deps Deps) *Server {
 	s := &Server{deps: deps, streams: newStreams(deps.Config.Limits), toolsets: deploymentToolsets(deps.Registry, deps.Config.MCP)}
 	logger := slog.New(zerolog.NewSlogHandler(deps.Logger))
-	s.mcp = NewMCPServer(deps.Registry, deps.Prompts, deps.Config.MCP)
+	s.mcp = NewMCPServer(deps)
 	streamOpts := []mcpserver.StreamableHTTPOption{
 		mcpserver.WithStreamableHTTPLogger(logger),
 		mcpserver.WithHeartbeatInterval(deps.Config.MCP.HeartbeatPeriod),

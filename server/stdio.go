@@ -13,7 +13,7 @@ import (
 // metered, traced and logged (on the deps logger, i.e. stderr) like calls
 // over HTTP, with transport "stdio"; gates apply as for remote callers.
 func ServeStdio(ctx context.Context, deps Deps, in io.Reader, out io.Writer, errLog *log.Logger) error {
-	stdio := mcpserver.NewStdioServer(NewMCPServer(deps.Registry, deps.Prompts, deps.Config.MCP))
+	stdio := mcpserver.NewStdioServer(NewMCPServer(deps))
 	stdio.SetErrorLogger(errLog)
 	// One state for the whole stdio session: there is no HTTP request, and
 	// the single local client has no principal.

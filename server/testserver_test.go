@@ -95,7 +95,7 @@ func newTestEnv(t *testing.T, env map[string]string, extra ...registry.Namespace
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := NewServer(Deps{Config: cfg, Registry: reg, Prompts: handlers.Prompts(), Logger: zerolog.New(io.Discard)})
+	srv := NewServer(Deps{Config: cfg, Registry: reg, Prompts: handlers.Prompts(deps), Resources: handlers.Resources(deps), Logger: zerolog.New(io.Discard)})
 	ts := startHTTP(t, srv)
 	// Stops the stateful session sweeper (ListenAndServe does this in
 	// production).

@@ -32,7 +32,7 @@ func productionEnv(t *testing.T, env map[string]string) (*testEnv, *registry.Reg
 	if err := CheckToolsets(reg, cfg.MCP); err != nil {
 		t.Fatal(err)
 	}
-	srv := NewServer(Deps{Config: cfg, Registry: reg, Prompts: handlers.Prompts(), Logger: zerolog.New(io.Discard)})
+	srv := NewServer(Deps{Config: cfg, Registry: reg, Prompts: handlers.Prompts(deps), Resources: handlers.Resources(deps), Logger: zerolog.New(io.Discard)})
 	ts := startHTTP(t, srv)
 	t.Cleanup(func() { _ = srv.stream.Shutdown(context.Background()) })
 	return &testEnv{srv: srv, ts: ts, cfg: cfg}, reg

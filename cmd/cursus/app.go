@@ -75,6 +75,8 @@ func (s *settings) config(env func(string) (string, bool)) (server.Config, error
 type app struct {
 	cfg      server.Config
 	registry *registry.Registry
+	// handlers holds the catalogs the MCP prompts and resources read.
+	handlers *handlers.Deps
 	logger   zerolog.Logger
 }
 
@@ -119,7 +121,7 @@ func newApp(cfg server.Config, stderr io.Writer) (*app, error) {
 	if err := server.CheckToolsets(reg, cfg.MCP); err != nil {
 		return nil, err
 	}
-	return &app{cfg: cfg, registry: reg, logger: logger}, nil
+	return &app{cfg: cfg, registry: reg, handlers: deps, logger: logger}, nil
 }
 
 type multiFlag []string

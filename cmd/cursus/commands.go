@@ -61,7 +61,8 @@ func cmdServe(ctx context.Context, args []string, stderr io.Writer, env func(str
 	if err != nil {
 		return err
 	}
-	deps := server.Deps{Config: cfg, Registry: a.registry, Prompts: handlers.Prompts(), Logger: a.logger}
+	deps := server.Deps{Config: cfg, Registry: a.registry, Prompts: handlers.Prompts(a.handlers),
+		Resources: handlers.Resources(a.handlers), Logger: a.logger}
 	server.LogOTelErrors(a.logger)
 	tp, shutdownTracing, err := server.SetupTracing(ctx, cfg.Telemetry, env)
 	if err != nil {
@@ -108,7 +109,8 @@ func cmdMCPServe(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	if err != nil {
 		return err
 	}
-	deps := server.Deps{Config: cfg, Registry: a.registry, Prompts: handlers.Prompts(), Logger: a.logger}
+	deps := server.Deps{Config: cfg, Registry: a.registry, Prompts: handlers.Prompts(a.handlers),
+		Resources: handlers.Resources(a.handlers), Logger: a.logger}
 	return server.ServeStdio(ctx, deps, stdin, stdout, newStdLogger(stderr))
 }
 

@@ -35,6 +35,9 @@ var pseudoVars = map[string]bool{"step_type": true, "step_snake": true, "config_
 // cursusRegions maps the Cursus region codes to AWS region names.
 var cursusRegions = map[string]string{"NA": "us-east-1", "EU": "eu-west-1", "FE": "us-west-2"}
 
+// RegionCodes are the Cursus region codes, sorted.
+func RegionCodes() []string { return slices.Sorted(maps.Keys(cursusRegions)) }
+
 type identExpr string
 type stringExpr string
 type callExpr struct {
