@@ -350,3 +350,32 @@ func TestWorkflowBatchReportsExactlyTheFailingItems(t *testing.T) {
 }
 
 var base64URL = base64.RawURLEncoding
+
+// TestWorkflowGuidanceSaysHowToRunIt: the prompts, tools.help and
+// project.bring_up tell a caller that may call the workflow tools to
+// drive workflow.start and workflow.submit, and a caller that may not
+// hears nothing of them.
+func TestWorkflowGuidanceSaysHowToRunIt(t *testing.T) {
+	for _, p := range Prompts() {
+		served := p.Render(nil, func(string) bool { return true })
+		if !strings.Contains(served, `workflow.start {"workflow": "`+p.Name+`"`) || !strings.Contains(served, "workflow.submit") {
+			t.Errorf("%s prompt does not say how to run it:\n%s", p.Name, served)
+		}
+		closed := p.Render(nil, func(tool string) bool { return !strings.HasPrefix(tool, "workflow.") })
+		if strings.Contains(closed, "workflow.start") {
+			t.Errorf("%s prompt names workflow.start to a caller that may not call it", p.Name)
+		}
+	}
+	reg, _ := newTestRegistry(t)
+	help := mustOK(t, call(t, reg, "tools.help", `{}`))
+	for _, w := range help["workflows"].([]any) {
+		info := w.(map[string]any)
+		if run, _ := info["run"].(string); !strings.Contains(run, "workflow.submit") {
+			t.Errorf("tools.help workflow %v says not how to run it", info)
+		}
+	}
+	plan := mustOK(t, call(t, reg, "project.bring_up", `{"name": "demo", "framework": "xgboost"}`))
+	if !strings.Contains(plan["note"].(string), `workflow.start {"workflow": "cursus-new-project"`) {
+		t.Errorf("bring_up note: %v", plan["note"])
+	}
+}
