@@ -7,6 +7,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -112,8 +113,8 @@ func TestWorkflowConfigurePipelineRunsToGreen(t *testing.T) {
 	green := r.submit("DagCheck", c)
 	wantStatus(t, green, "green")
 	outcome, _ := green["outcome"].(map[string]any)
-	if outcome["compile_ready_config"] == nil {
-		t.Fatalf("no compile-ready config: %v", green)
+	if !reflect.DeepEqual(outcome["compile_ready_config"], c["config"]) {
+		t.Fatalf("the outcome is not the config the gates passed: %v", outcome)
 	}
 	certified, _ := green["certified"].(map[string]any)
 	if len(certified) != 3 {
@@ -121,6 +122,11 @@ func TestWorkflowConfigurePipelineRunsToGreen(t *testing.T) {
 	}
 	status := mustOK(t, call(t, reg, "workflow.status", `{"run": "`+r.run+`"}`))
 	wantStatus(t, status, "green")
+	// A content field no stage takes is refused by name.
+	unknown := call(t, reg, "workflow.submit", `{"run": "`+r.run+`", "stage": "DagCheck", "content": {"dga": {}}}`)
+	if unknown.OK || !strings.Contains(unknown.Error, "dga") {
+		t.Fatalf("unknown content field: %v %s", unknown.OK, unknown.Error)
+	}
 	// A green run takes nothing more.
 	mustFail(t, r.raw("DagCheck", c), registry.CodeInvalidInput)
 }

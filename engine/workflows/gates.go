@@ -142,7 +142,7 @@ func compileGate(definition bool) check {
 			return Verdict{Findings: issues, Remedy: "Fix the DAG or configs (compile.validate, compile.preview explain each issue) and submit again."}, nil
 		}
 		if !definition {
-			return Verdict{Passed: true, Outcome: map[string]any{"compile_ready_config": s.Config.Configs}}, nil
+			return Verdict{Passed: true, Outcome: map[string]any{"compile_ready_config": s.Sent.Config}}, nil
 		}
 		res, err := compiler.Compile(ctx, in)
 		if err != nil {

@@ -93,6 +93,9 @@ func (c Content) hashes(fields []string) (map[string]string, error) {
 // the DAG and config parsed, and the checks' catalogs and files with the
 // submission's step types and files laid over the server's.
 type Subject struct {
+	// Sent is the content as submitted, the fields the stage takes: what
+	// the run's hashes certify.
+	Sent      Content
 	DAG       *dag.DAG
 	Config    *config.File
 	Suite     *verify.Suite
@@ -305,6 +308,7 @@ func runGate(ctx context.Context, s GateStage, args map[string]string, c Content
 		if err != nil {
 			return Verdict{Findings: []string{err.Error()}, Remedy: "Send content the server can read: " + strings.Join(s.Takes, ", ") + "."}, nil
 		}
+		subject.Sent = c
 	}
 	return s.check(ctx, args, subject)
 }
