@@ -362,7 +362,8 @@ var base64URL = base64.RawURLEncoding
 // drive workflow.start and workflow.submit, and a caller that may not
 // hears nothing of them.
 func TestWorkflowGuidanceSaysHowToRunIt(t *testing.T) {
-	for _, p := range Prompts() {
+	deps, reg := newDepsRegistry(t, Options{})
+	for _, p := range Prompts(deps) {
 		served := p.Render(nil, func(string) bool { return true })
 		if !strings.Contains(served, `workflow.start {"workflow": "`+p.Name+`"`) || !strings.Contains(served, "workflow.submit") {
 			t.Errorf("%s prompt does not say how to run it:\n%s", p.Name, served)
@@ -372,7 +373,6 @@ func TestWorkflowGuidanceSaysHowToRunIt(t *testing.T) {
 			t.Errorf("%s prompt names workflow.start to a caller that may not call it", p.Name)
 		}
 	}
-	reg, _ := newTestRegistry(t)
 	help := mustOK(t, call(t, reg, "tools.help", `{}`))
 	for _, w := range help["workflows"].([]any) {
 		info := w.(map[string]any)

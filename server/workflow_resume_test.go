@@ -31,7 +31,7 @@ func keyedServer(t *testing.T, key string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := NewServer(Deps{Config: cfg, Registry: reg, Prompts: handlers.Prompts(), Logger: zerolog.New(io.Discard)})
+	srv := NewServer(Deps{Config: cfg, Registry: reg, Prompts: handlers.Prompts(deps), Resources: handlers.Resources(deps), Logger: zerolog.New(io.Discard)})
 	t.Cleanup(func() { _ = srv.stream.Shutdown(context.Background()) })
 	return startHTTP(t, srv).URL
 }
