@@ -103,7 +103,7 @@ func authorNamespace(d *Deps) (registry.Namespace, error) {
 		registry.Define(registry.ToolDef{
 			Name:        "author.rules",
 			Description: "The rules a new step type must follow, by topic: naming, packaging, sdk_carveout, reuse_class, closure.",
-			When:        "Before you write a .step.yaml or its script.",
+			When:        "Before writing a .step.yaml or its script.",
 			Examples:    []string{`author.rules {"topic": "naming"}`, `author.rules {"topic": "closure"}`},
 			Tags:        []string{registry.PhaseValidator},
 		}, d.authorRules),

@@ -45,7 +45,7 @@ func authorConfigTools(d *Deps) []registry.ToolDef {
 			Description: "Validate a set of config values for one step type exactly as the engine will: types, required fields, " +
 				"allowed values, patterns, ranges and cross-field rules. Returns every problem at once (field, kind, message); " +
 				"on success, the complete config with defaults and derived values.",
-			When: "Before saving or compiling a step's config values.",
+			When: "Before saving a step's config values.",
 			Examples: []string{
 				`author.preflight_config {"step_name": "XGBoostTraining", "values": {}}  # lists every missing field`,
 				`author.preflight_config {"step_name": "XGBoostModel", "values": {"author": "jdoe", "bucket": "my-bucket", "role": "arn:aws:iam::123456789012:role/SageMakerRole", "region": "NA", "service_name": "fraud", "pipeline_version": "1.0.0"}}  # valid`,

@@ -77,7 +77,7 @@ func catalogNamespace(d *Deps) (registry.Namespace, error) {
 			registry.Define(registry.ToolDef{
 				Name:        "catalog.list_steps",
 				Description: "List every known step type (built-in plus extra catalog directories, plus any sent in step_types), sorted, with SageMaker step type, node type, job-type variants and a one-line description; step_dirs says which operator directories are loaded and which of their files failed, and why.",
-				When:        "You start planning a pipeline and want to see which steps exist.",
+				When:        "You want to see which steps exist.",
 				Examples: []string{
 					`catalog.list_steps {}  # everything`,
 					`catalog.list_steps {"sagemaker_step_type": "Training"}  # only training steps`,
@@ -89,7 +89,7 @@ func catalogNamespace(d *Deps) (registry.Namespace, error) {
 				Name: "catalog.search",
 				Description: "Search step types by free text. Ranked and explainable: each match has a score and the reasons it matched " +
 					"(name, description, SageMaker step type, framework, port names and keywords). Deterministic order.",
-				When: "You know what a step does (\"xgboost\", \"calibrat\") but not its name.",
+				When: "You know what a step does but not its name.",
 				Examples: []string{
 					`catalog.search {"query": "xgboost"}  # XGBoostTraining first`,
 					`catalog.search {"query": "calibrat", "limit": 5}`,
@@ -114,7 +114,7 @@ func catalogNamespace(d *Deps) (registry.Namespace, error) {
 				Name: "catalog.resolve_step",
 				Description: "Interpret any spelling of a step: step type, DAG node (<StepType>_<job_type>), pipeline step name (<StepType>-<Jobtype>), " +
 					"config class, builder name, snake-case file stem or file-style words. Returns step type, job type, variant, config key, pipeline step name, config class and builder.",
-				When: "You have a node, file or class name and need the canonical step it means.",
+				When: "You have a name and need the step it means.",
 				Examples: []string{
 					`catalog.resolve_step {"step_name": "TabularPreprocessing_training"}  # job type training, variant applied`,
 					`catalog.resolve_step {"step_name": "model_evaluation_xgb"}  # file-style name`,

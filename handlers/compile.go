@@ -104,7 +104,7 @@ func compileNamespace(d *Deps) (registry.Namespace, error) {
 				Name: "compile.validate",
 				Description: "Check that a DAG and its config.json fit together without deploying anything: every node has a config " +
 					"(matched with a confidence), an interface and a builder; required inputs are wired; every step builds. Never fails: problems are in the result.",
-				When:     "Before compiling, to see what is missing or mismatched.",
+				When:     "Before compiling.",
 				Examples: []string{`compile.validate {"config_file": "examples/xgboost-tabular/config.json", "dag_file": "examples/xgboost-tabular/dag.json"}`},
 				Tags:     []string{registry.PhaseValidator},
 			}, d.compileValidate),
@@ -120,7 +120,7 @@ func compileNamespace(d *Deps) (registry.Namespace, error) {
 				Name: "compile.with_report",
 				Description: "Compile without deploying and return the report (per step: node, config, builder, confidence, wired inputs), " +
 					"the full pipeline definition JSON and the manifest of code artifacts (local file → content-addressed S3 URI).",
-				When:     "You want the compiled pipeline (definition and report) on a read-only server.",
+				When:     "You want the compiled definition and report.",
 				Examples: []string{`compile.with_report {"config_file": "examples/xgboost-tabular/config.json", "dag_file": "examples/xgboost-tabular/dag.json"}`},
 				Tags:     []string{registry.PhaseProgrammer},
 			}, d.compileWithReport),
@@ -131,7 +131,7 @@ func compileNamespace(d *Deps) (registry.Namespace, error) {
 					"The compile tools name a pipeline this way by default: base is the config's pipeline_name and dag the DAG's metadata.name " +
 					"(else its file path without .json, \"/\" as \"-\", a file named dag.json taking its folder's path; an unnamed inline DAG gets dag-<hash of its nodes and edges>), so DAGs compiled with one " +
 					"config get distinct pipelines. A pipeline_name_override in the config, or a pipeline_name argument, replaces the generated name.",
-				When: "You need a valid pipeline name, or a DAG's pipeline name.",
+				When: "You need a valid SageMaker pipeline name.",
 				Examples: []string{`compile.name {"base": "jdoe-fraud-xgboost-NA", "dag": "xgboost_complete_e2e", "version": "1.0.0"}  # jdoe-fraud-xgboost-NA-xgboost-complete-e2e-1-0-0-pipeline`,
 					`compile.name {"base": "xgboost-training", "version": "1.0"}  # xgboost-training-1-0-pipeline`,
 					`compile.name {"sanitize": "My Pipeline!! v3"}  # MyPipelinev3`},
@@ -141,7 +141,7 @@ func compileNamespace(d *Deps) (registry.Namespace, error) {
 				Name: "compile.single_node",
 				Description: "Compile one node of the DAG as its own pipeline, its inputs given as S3 URIs (dependency → s3://bucket/key). " +
 					"Returns the definition; deploys nothing.",
-				When: "You want to run or debug one step in isolation on existing data.",
+				When: "You want to run or debug one step alone.",
 				Examples: []string{`compile.single_node {"config_file": "examples/xgboost-tabular/config.json", "dag_file": "examples/xgboost-tabular/dag.json", ` +
 					`"target_node": "XGBoostTraining", "manual_inputs": {"input_path": "s3://my-bucket/run/processed"}}`},
 				Tags: []string{registry.PhaseProgrammer},

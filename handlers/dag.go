@@ -150,14 +150,14 @@ func dagNamespace(d *Deps) (registry.Namespace, error) {
 					"compatibility score and runtime property reference ({\"Get\": \"Steps.<step>.<path>\"}); required dependencies " +
 					"nothing can feed are listed with the best candidates and their score breakdowns. Includes a Mermaid flowchart " +
 					"whose edges are labelled with the wired ports.",
-				When:     "How data flows between steps, or why an input stays empty.",
+				When:     "How data flows between steps.",
 				Examples: []string{`dag.resolve_plan ` + ex, `dag.resolve_plan {"nodes": ["XGBoostTraining", "Package"], "edges": [["XGBoostTraining", "Package"]], "include_breakdown": true}  # with score components`},
 				Tags:     []string{registry.PhasePlanner},
 			}, d.dagResolvePlan),
 			registry.Define(registry.ToolDef{
 				Name:        "dag.dependencies",
 				Description: "The neighbours of one node (immediate parents and children, and everything upstream and downstream of it).",
-				When:        "You want to know what a step depends on or what it affects.",
+				When:        "You want a step's neighbours.",
 				Examples:    []string{`dag.dependencies {"step": "B", "nodes": ["A", "B", "C"], "edges": [["A", "B"], ["B", "C"]]}`},
 				Tags:        []string{registry.PhasePlanner},
 			}, d.dagDependencies),
@@ -178,7 +178,7 @@ func dagNamespace(d *Deps) (registry.Namespace, error) {
 			registry.Define(registry.ToolDef{
 				Name:        "dag.deserialize",
 				Description: "Read a DAG JSON file from the workspace (writer format, Cursus shared-DAG format, or flat {nodes, edges}).",
-				When:        "You have a DAG file and want its nodes, edges, statistics and metadata.",
+				When:        "You have a DAG file to read.",
 				Examples:    []string{`dag.deserialize {"path": "pipeline_config/dag.json"}`},
 				Tags:        []string{registry.PhasePlanner},
 			}, d.dagDeserialize),

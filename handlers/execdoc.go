@@ -69,7 +69,7 @@ func execdocNamespace(d *Deps) (registry.Namespace, error) {
 			registry.Define(registry.ToolDef{
 				Name:        "execdoc.template",
 				Description: "An empty execution document with one entry per step name (STEP_TYPE [\"PROCESSING_STEP\"], empty STEP_CONFIG).",
-				When:        "You need a blank execution document for known step names.",
+				When:        "You need a blank execution document.",
 				Examples:    []string{`execdoc.template {"step_names": ["TabularPreprocessing-Training", "XGBoostTraining"]}`},
 				Tags:        []string{registry.PhaseProgrammer},
 			}, execdocTemplate),

@@ -10,6 +10,7 @@ import (
 
 	"github.com/cursus-dev/cursus/engine/pipelines"
 	"github.com/cursus-dev/cursus/engine/validate"
+	"github.com/cursus-dev/cursus/engine/workflows"
 	"github.com/cursus-dev/cursus/engine/workspace"
 	"github.com/cursus-dev/cursus/registry"
 )
@@ -31,6 +32,11 @@ type Deps struct {
 	// Scripts runs step scripts for validate.run_scripts; its concurrency
 	// cap is shared by all calls.
 	Scripts *validate.Runner
+	// Runs signs and opens workflow run tokens.
+	Runs *workflows.Signer
+	// DevelopmentWorkflowKey is true when no workflow key was configured:
+	// run tokens then die with the process (the server logs a warning).
+	DevelopmentWorkflowKey bool
 }
 
 // Options are the operator's settings the engine needs.
@@ -58,6 +64,11 @@ type Options struct {
 	StepReloadInterval time.Duration
 	// Inline caps the content a call sends instead of workspace files.
 	Inline InlineLimits
+	// WorkflowKey signs workflow run tokens (workflow.key); every replica
+	// that continues a run needs the same one. Empty: a random key.
+	WorkflowKey []byte
+	// WorkflowTTL is how long a run token lives (0: 24h).
+	WorkflowTTL time.Duration
 }
 
 // NewDeps loads the engine's catalogs once.
@@ -74,8 +85,16 @@ func NewDeps(opts Options) (*Deps, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pipeline catalog: %w", err)
 	}
+	key, devKey := opts.WorkflowKey, len(opts.WorkflowKey) == 0
+	if devKey {
+		key = workflows.DevelopmentKey()
+	}
+	runs, err := workflows.NewSigner(key, opts.WorkflowTTL, nil)
+	if err != nil {
+		return nil, fmt.Errorf("workflow.key: %w", err)
+	}
 	return &Deps{Root: root, Opts: opts, live: live,
-		Pipelines: dags, PipelineProblems: dagProblems, Scripts: newScriptRunner(opts)}, nil
+		Pipelines: dags, PipelineProblems: dagProblems, Scripts: newScriptRunner(opts), Runs: runs, DevelopmentWorkflowKey: devKey}, nil
 }
 
 // Namespaces lists the namespaces in their fixed registration order, each
@@ -107,6 +126,9 @@ func Namespaces(d *Deps) []registry.NamespaceFunc {
 		helped(strategiesNamespace),
 		helped(func() (registry.Namespace, error) { return stepsNamespace(d) }),
 		helped(func() (registry.Namespace, error) { return authorNamespace(d) }),
+		// No workflow.help: tools.help {"namespace": "workflow"} covers the
+		// namespace, and the lean tool list has no room for a fifth tool.
+		func() (registry.Namespace, error) { return workflowNamespace(d) },
 		func() (registry.Namespace, error) { return toolsNamespace(workflows, d.stepCatalogStatus), nil },
 	}
 }

@@ -57,6 +57,7 @@ func TestEveryToolAnswersItsOutputSchema(t *testing.T) {
 			if calls == nil {
 				calls = exampleArgsOf(tool)
 			}
+			calls = withRunToken(t, reg, calls)
 			succeeded := 0
 			for _, args := range calls {
 				res := call(t, reg, tool.Name, args)
@@ -153,4 +154,19 @@ func TestGoldenPathsGuideReadOnlyCallersToOpenTools(t *testing.T) {
 	if succeeded < 60 || steps < 60 {
 		t.Fatalf("only %d calls succeeded with %d next steps", succeeded, steps)
 	}
+}
+
+// withRunToken puts a fresh run's token where a workflow example says
+// "<token>": a run token is made by the server, so no example can hold one.
+func withRunToken(t *testing.T, reg *registry.Registry, calls []string) []string {
+	t.Helper()
+	out := make([]string, len(calls))
+	for i, args := range calls {
+		if strings.Contains(args, `"<token>"`) {
+			run := mustOK(t, call(t, reg, "workflow.start", `{"workflow": "cursus-configure-pipeline"}`))["run"].(string)
+			args = strings.ReplaceAll(args, `"<token>"`, `"`+run+`"`)
+		}
+		out[i] = args
+	}
+	return out
 }

@@ -86,7 +86,7 @@ func pipelineCatalogNamespace(d *Deps) (registry.Namespace, error) {
 			registry.Define(registry.ToolDef{
 				Name:        "pipeline_catalog.auto_select",
 				Description: "The single best shared DAG for a request (same scoring as recommend; ties go to the simpler, smaller DAG, then the id), or none below min_score.",
-				When:        "You want one DAG chosen deterministically without discussing options.",
+				When:        "You want one DAG picked for you.",
 				Examples:    []string{`pipeline_catalog.auto_select {"framework": "xgboost"}`, `pipeline_catalog.auto_select {"use_case": "pytorch end to end with registration"}`},
 				Tags:        []string{registry.PhasePlanner},
 			}, d.pcAutoSelect),
@@ -107,7 +107,7 @@ func pipelineCatalogNamespace(d *Deps) (registry.Namespace, error) {
 			registry.Define(registry.ToolDef{
 				Name:        "pipeline_catalog.config_guidance",
 				Description: "What to check and configure before running a shared DAG: prerequisites, fields the user must provide, safe defaults, pitfalls and a decision tree.",
-				When:        "Before filling the configuration of a chosen DAG.",
+				When:        "Before configuring a chosen DAG.",
 				Examples:    []string{`pipeline_catalog.config_guidance {"dag_id": "xgboost_complete_e2e"}`},
 				Tags:        []string{registry.PhasePlanner},
 			}, d.pcConfigGuidance),

@@ -168,14 +168,20 @@ func (d *Deps) projectBringUp(ctx context.Context, in projectBringUpIn) (bringUp
 		region = strings.ToLower(region)
 	}
 	wf, _ := workflows.Get(workflows.NewProject)
+	note := "Nothing was written. Follow the stages in order (the MCP prompt '" + wf.Name + "' has the same plan); each stage's gate must pass before the next."
 	if reg := registry.RegistryFrom(ctx); reg != nil {
 		caller := registry.CallerFrom(ctx)
 		if !reg.MayCall(caller, "project.init") {
 			registry.Warn(ctx, "This server does not let you write files, so the Scaffold stage cannot run here; only the operator can enable it.")
 		}
 		wf = workflowFor(wf, func(tool string) bool { return reg.MayCall(caller, tool) })
+		if reg.MayCall(caller, "workflow.start") && reg.MayCall(caller, "workflow.submit") {
+			note += " " + HowToRun(wf.Name)
+		}
 	}
 	registry.Next(ctx,
+		registry.NextStep{Tool: "workflow.start", When: "to run the plan with the server checking each gate", Why: "returns a run token and the first stage",
+			ArgsHint: map[string]any{"workflow": wf.Name, "args": map[string]any{"name": opts.Name, "framework": opts.Framework, "target_dir": opts.TargetDir}}},
 		registry.NextStep{Tool: "project.init", When: "to start the Scaffold stage", Why: "write the project files",
 			ArgsHint: map[string]any{"name": opts.Name, "framework": opts.Framework, "target_dir": opts.TargetDir}},
 		registry.NextStep{Tool: "pipeline_catalog.recommend", When: "to pick the project's DAG (writes nothing)",
@@ -185,6 +191,6 @@ func (d *Deps) projectBringUp(ctx context.Context, in projectBringUpIn) (bringUp
 		Args: bringUpArgs{Name: opts.Name, Framework: opts.Framework, TargetDir: opts.TargetDir, Region: region,
 			DAGSource: cmp.Or(in.DAGSource, "catalog")},
 		ProjectPath: opts.TargetDir + "/" + opts.Name + "_" + opts.Framework,
-		Note:        "Nothing was written. Follow the stages in order (the MCP prompt '" + wf.Name + "' has the same plan); each stage's gate must pass before the next.",
+		Note:        note,
 	}, nil
 }

@@ -27,7 +27,7 @@ func Prompts(d *Deps) []registry.Prompt {
 				Values: values[a.Name]})
 		}
 		p.Render = func(args map[string]string, open func(string) bool) string {
-			return RenderWorkflow(workflowFor(w, open), args)
+			return RenderWorkflow(workflowFor(w, open), args, open("workflow.start") && open("workflow.submit"))
 		}
 		out = append(out, p)
 	}
@@ -83,8 +83,10 @@ func workflowFor(w workflows.Workflow, open func(string) bool) workflows.Workflo
 	return w
 }
 
-// RenderWorkflow is the prompt text of a workflow for the given arguments.
-func RenderWorkflow(w workflows.Workflow, args map[string]string) string {
+// RenderWorkflow is the prompt text of a workflow for the given arguments;
+// served says the caller may drive it with workflow.start and
+// workflow.submit, which run the gates on the server.
+func RenderWorkflow(w workflows.Workflow, args map[string]string, served bool) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# %s (%s)\n\n%s\n\n", w.Title, w.Name, w.Description)
 	var given []string
@@ -97,6 +99,9 @@ func RenderWorkflow(w workflows.Workflow, args map[string]string) string {
 	}
 	if len(given) > 0 {
 		fmt.Fprintf(&b, "Arguments:\n%s\n\n", strings.Join(given, "\n"))
+	}
+	if served {
+		fmt.Fprintf(&b, "%s\n\n", HowToRun(w.Name))
 	}
 	b.WriteString("Run the stages in order with the cursus tools. Do not start a stage until the previous stage's gate holds; ")
 	b.WriteString("if a gate fails, stop and report why (a missing or failed tool result never counts as a pass).\n\n")
@@ -116,4 +121,13 @@ func RenderWorkflow(w workflows.Workflow, args map[string]string) string {
 	}
 	fmt.Fprintf(&b, "Outcome: %s\n", w.Outcome)
 	return b.String()
+}
+
+// HowToRun says how a caller drives the named workflow with the server
+// checking its gates.
+func HowToRun(name string) string {
+	return fmt.Sprintf("The server checks this workflow's gates itself: call workflow.start {\"workflow\": %q, \"args\": {…}} for a run token "+
+		"and the first gate stage, then for each stage workflow.submit {\"run\": <token>, \"stage\": <name>, \"content\": {…the fields its takes lists}}; "+
+		"go on only when it answers passed, fix and resubmit on failed, and the outcome comes with green. "+
+		"The tools below produce the content.", name)
 }

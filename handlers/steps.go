@@ -25,7 +25,7 @@ func stepsNamespace(d *Deps) (registry.Namespace, error) {
 				Name: "steps.io",
 				Description: "Inputs and outputs of a step joined with its script contract: container paths, required flags, types, " +
 					"training channels, property paths and the runtime property reference ({\"Get\": \"Steps.<name>.<path>\"}) a consumer receives.",
-				When: "You write or check a step script, or wire two steps by hand.",
+				When: "You write a step script or wire two steps by hand.",
 				Examples: []string{
 					`steps.io {"step_name": "XGBoostTraining"}  # channels train/val/test`,
 					`steps.io {"step_name": "TabularPreprocessing", "job_type": "training"}`,
@@ -44,7 +44,7 @@ func stepsNamespace(d *Deps) (registry.Namespace, error) {
 				Name: "steps.source",
 				Description: "The .step.yaml text of a step type as its file is written: a built-in one, one from an operator's step directory, " +
 					"or one sent in step_types. Copy it as an exemplar for a new step type; steps.format gives the format's JSON Schema.",
-				When: "You want a working interface file to start a step type from.",
+				When: "You want an interface file to start a new step from.",
 				Examples: []string{
 					`steps.source {"step_name": "XGBoostTraining"}`,
 					`steps.source {"step_name": "TabularPreprocessing"}  # a processing step with job-type variants`,

@@ -50,7 +50,7 @@ func strategiesNamespace() (registry.Namespace, error) {
 		Tools: []registry.ToolDef{
 			registry.Define(registry.ToolDef{
 				Name: "strategies.list_axes", Description: "Routing axes and how many strategies each has.",
-				When: "You want an overview of how steps are routed to builders.", Examples: []string{`strategies.list_axes {}`},
+				When: "You want an overview of step routing.", Examples: []string{`strategies.list_axes {}`},
 				Tags: []string{registry.PhasePlanner},
 			}, strategiesListAxes),
 			registry.Define(registry.ToolDef{

@@ -156,6 +156,9 @@ type closedGate struct {
 type workflowInfo struct {
 	Name        string `json:"name"`
 	Description string `json:"description"`
+	// Run says how to drive it with server-checked gates, when this
+	// caller may call the workflow tools.
+	Run string `json:"run,omitempty"`
 }
 
 func toolsHelp(ctx context.Context, in helpIn, workflows []workflowInfo, stepDirs func() stepCatalogStatus) (helpData, error) {
@@ -190,7 +193,7 @@ func toolsHelp(ctx context.Context, in helpIn, workflows []workflowInfo, stepDir
 	)
 	return helpData{
 		Overview: toolsOverview, TotalTools: len(reg.Tools("")), Shown: len(shown), Phases: phaseCounts(shown),
-		Namespaces: groupByNamespace(shown, nsDesc, in.IncludeSchema), Disabled: disabled, Workflows: workflows,
+		Namespaces: groupByNamespace(shown, nsDesc, in.IncludeSchema), Disabled: disabled, Workflows: runnable(workflows, reg, caller),
 		FilteredNamespace: in.Namespace, FilteredPhase: string(in.Phase), StepCatalog: stepDirs(),
 	}, nil
 }
@@ -295,4 +298,18 @@ func toolsDescribe(ctx context.Context, in describeIn) (toolDescription, error) 
 			Suggest("Call tools.help for the full tool list, or tools.by_phase to find the tool for your phase.", "tools.help", "tools.by_phase")
 	}
 	return toolDescription{toolSummary: summarize(t, true), OutputSchema: t.OutputSchema, DataSchema: t.DataSchema, Annotations: t.Annotations(), Enabled: true}, nil
+}
+
+// runnable is workflows with how to run each, for a caller that may call
+// workflow.start and workflow.submit.
+func runnable(workflows []workflowInfo, reg *registry.Registry, caller registry.Caller) []workflowInfo {
+	if !reg.MayCall(caller, "workflow.start") || !reg.MayCall(caller, "workflow.submit") {
+		return workflows
+	}
+	out := make([]workflowInfo, len(workflows))
+	for i, w := range workflows {
+		w.Run = HowToRun(w.Name)
+		out[i] = w
+	}
+	return out
 }

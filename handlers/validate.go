@@ -141,14 +141,14 @@ func validateNamespace(d *Deps) (registry.Namespace, error) {
 			Description: "Universal builder test for one step type: synthesizes a valid config, wires the step to catalog providers " +
 				"for its required inputs, compiles that small pipeline and checks the step's SageMaker request shape; plus the " +
 				"alignment, config-construction and step-type checks. Scored (weights 2.0/1.5/1.0/1.0) and rated.",
-			When:     "You want proof that a step type builds into a pipeline definition.",
+			When:     "You want proof that a step type builds.",
 			Examples: []string{`validate.builder {"step_name": "XGBoostTraining", "enable_scoring": false}`},
 			Tags:     []string{registry.PhaseValidator},
 		}, d.validateBuilder),
 		registry.Define(registry.ToolDef{
 			Name:        "validate.info",
 			Description: "What the validation tools check: levels, rulesets per SageMaker step type, rules and their levels, dependency thresholds, and what a script run isolates and does not.",
-			When:        "You need to know which checks exist before choosing a validation tool.",
+			When:        "Before choosing a validation tool.",
 			Examples:    []string{`validate.info {}`},
 			Tags:        []string{registry.PhaseValidator},
 		}, d.validateInfo),

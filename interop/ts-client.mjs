@@ -4,6 +4,7 @@
 // resource's tool returns, and completion/complete must complete a prompt
 // argument and a template variable. Exit status 0 = pass.
 import assert from "node:assert/strict";
+import { readFile } from "node:fs/promises";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { HELP_CALL, INVALID_CALL, baseURL, checkCall, restEnvelope, restToolNames } from "./lib.mjs";
@@ -45,7 +46,25 @@ try {
     argument: { name: "dag_id", value: "xgboost_" },
   });
   assert.ok(dag.completion.values.length > 0 && dag.completion.values.every((v) => v.startsWith("xgboost_")), "dag_id completes by prefix");
-  console.log(`ts-sdk: ok (protocol ${transport.protocolVersion ?? "?"}, ${names.length} tools, ${resources.length} resources)`);
+  // A workflow run another client started (its token is the first
+  // argument, from interop/gostart): the TypeScript client finishes it.
+  const run = process.argv[2];
+  if (run) {
+    const example = new URL("../examples/xgboost-tabular/", import.meta.url);
+    const dag = JSON.parse(await readFile(new URL("dag.json", example), "utf8"));
+    const config = JSON.parse(await readFile(new URL("config.json", example), "utf8"));
+    const submit = async (token, stage) => {
+      const res = await client.callTool({ name: "workflow__submit", arguments: { run: token, stage, content: { dag, config } } });
+      assert.ok(!res.isError, `workflow.submit ${stage}: ${JSON.stringify(res.structuredContent)}`);
+      return res.structuredContent.data;
+    };
+    const validated = await submit(run, "Validate");
+    assert.equal(validated.status, "passed", "Validate passes");
+    const green = await submit(validated.run, "DagCheck");
+    assert.equal(green.status, "green", "the run ends green");
+    assert.deepEqual(Object.keys(green.certified).sort(), ["Constrain", "DagCheck", "Validate"], "every gate is certified");
+  }
+  console.log(`ts-sdk: ok (protocol ${transport.protocolVersion ?? "?"}, ${names.length} tools, ${resources.length} resources${run ? ", finished a go-sdk workflow run" : ""})`);
 } finally {
   await client.close();
 }

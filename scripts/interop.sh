@@ -89,7 +89,10 @@ smoke() {
 	log "inspector-cli smoke"
 	CURSUS_URL=$base timeout 180 node "$interop/inspector-smoke.mjs"
 	log "typescript sdk smoke"
-	CURSUS_URL=$base timeout 120 node "$interop/ts-client.mjs"
+	# A workflow run started with the Go SDK client, finished with the TypeScript one.
+	local run
+	run=$(cd "$root" && CURSUS_URL=$base timeout 120 go run ./interop/gostart "$root/examples/xgboost-tabular/dag.json")
+	CURSUS_URL=$base timeout 120 node "$interop/ts-client.mjs" "$run"
 }
 
 log "npm ci (interop/)"

@@ -33,6 +33,35 @@ type Config struct {
 	Limits    LimitsConfig    `yaml:"limits"`
 	Telemetry TelemetryConfig `yaml:"telemetry"`
 	AWS       AWSConfig       `yaml:"aws"`
+	Workflow  WorkflowConfig  `yaml:"workflow"`
+}
+
+// WorkflowConfig signs workflow run tokens. Every replica that continues
+// a run needs the same key: set key, or key_file (a mounted Kubernetes
+// Secret). With neither, a random key is made at start (with a warning):
+// its runs die with the process and no other replica accepts them.
+type WorkflowConfig struct {
+	Key      string        `yaml:"key"`
+	KeyFile  string        `yaml:"key_file"`
+	TokenTTL time.Duration `yaml:"token_ttl"`
+}
+
+// SigningKey is the configured key: key, else key_file's contents
+// without surrounding blanks; nil when neither is set.
+func (w WorkflowConfig) SigningKey() ([]byte, error) {
+	switch {
+	case w.Key != "" && w.KeyFile != "":
+		return nil, errors.New("set workflow.key or workflow.key_file, not both")
+	case w.Key != "":
+		return []byte(w.Key), nil
+	case w.KeyFile != "":
+		data, err := os.ReadFile(w.KeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("workflow.key_file: %w", err)
+		}
+		return bytes.TrimSpace(data), nil
+	}
+	return nil, nil
 }
 
 // ListenConfig is where the HTTP server listens.
@@ -218,6 +247,7 @@ func DefaultConfig() Config {
 			MaxInlineBytes: 8 << 20, MaxInlineFiles: 500, MaxInlineFileBytes: 2 << 20,
 		},
 		Telemetry: TelemetryConfig{LogLevel: "info", ServiceName: "cursus", LogArgBytes: 512},
+		Workflow:  WorkflowConfig{TokenTTL: 24 * time.Hour},
 	}
 }
 
@@ -694,6 +724,9 @@ const redactedValue = "<redacted>"
 // Token files are only named (their contents never load here); OTLP
 // header values usually carry API keys; URLs lose any user:password.
 func (c Config) Redacted() Config {
+	if c.Workflow.Key != "" {
+		c.Workflow.Key = redactedValue
+	}
 	if len(c.Telemetry.OTLPHeaders) > 0 {
 		h := make(map[string]string, len(c.Telemetry.OTLPHeaders))
 		for k := range c.Telemetry.OTLPHeaders {

@@ -83,6 +83,10 @@ type app struct {
 func newApp(cfg server.Config, stderr io.Writer) (*app, error) {
 	level, _ := zerolog.ParseLevel(strings.ToLower(cfg.Telemetry.LogLevel))
 	logger := zerolog.New(stderr).Level(level).With().Timestamp().Logger()
+	workflowKey, err := cfg.Workflow.SigningKey()
+	if err != nil {
+		return nil, err
+	}
 	deps, err := handlers.NewDeps(handlers.Options{
 		WorkspaceRoot:          cfg.Workspace.Root,
 		StepDirs:               cfg.Workspace.StepDirs,
@@ -98,10 +102,13 @@ func newApp(cfg server.Config, stderr io.Writer) (*app, error) {
 		MaxStepTypeBytes:       cfg.Limits.MaxStepTypeBytes,
 		Inline: handlers.InlineLimits{MaxBytes: cfg.Limits.MaxInlineBytes, MaxFiles: cfg.Limits.MaxInlineFiles,
 			MaxFileBytes: cfg.Limits.MaxInlineFileBytes},
+		WorkflowKey: workflowKey,
+		WorkflowTTL: cfg.Workflow.TokenTTL,
 	})
 	if err != nil {
 		return nil, err
 	}
+
 	reg, err := registry.New(registry.Options{
 		Policy: cfg.Policy(), GateHints: server.GateHints(), Timeout: cfg.Limits.ToolTimeout, PerToolTimeout: cfg.Limits.ToolTimeouts,
 		// Reports HTTP calls to the receiving server's metrics, traces and logs.

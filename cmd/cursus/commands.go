@@ -61,6 +61,9 @@ func cmdServe(ctx context.Context, args []string, stderr io.Writer, env func(str
 	if err != nil {
 		return err
 	}
+	if a.handlers.DevelopmentWorkflowKey {
+		a.logger.Warn().Msg("no workflow.key or workflow.key_file: workflow run tokens are signed with a random development key; they die with this process and no other replica accepts them")
+	}
 	deps := server.Deps{Config: cfg, Registry: a.registry, Prompts: handlers.Prompts(a.handlers),
 		Resources: handlers.Resources(a.handlers), Logger: a.logger}
 	server.LogOTelErrors(a.logger)

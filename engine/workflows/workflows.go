@@ -176,11 +176,13 @@ func All() []Workflow {
 				{"dag_source", "catalog (seed from the pipeline catalog) or manual (default catalog)", false},
 			},
 			Stages: []Stage{
-				{Name: "Scaffold", Purpose: "Run the init-project workflow.", Workflow: InitProject,
-					Tools: []string{"project.init"},
-					Gate:  "the project is ready; otherwise stop"},
-				{Name: "SeedDAG", Purpose: "Pick a shared DAG and write it to pipeline_config/dag.json (skipped for dag_source=manual).",
-					Tools: []string{"pipeline_catalog.recommend", "pipeline_catalog.load_dag", "dag.serialize"},
+				{Name: "Scaffold", Purpose: "Run the init-project workflow. For dag_source=catalog pick a shared DAG first " +
+					"and pass it as the scaffold's dag argument, so the project is written with it.",
+					Workflow: InitProject,
+					Tools:    []string{"project.init", "pipeline_catalog.recommend", "pipeline_catalog.load_dag"},
+					Gate:     "project.init returns ok with ready=true; otherwise stop"},
+				{Name: "SeedDAG", Purpose: "Read the project's DAG as written (the seeded one, or for dag_source=manual the starter to edit); nothing is written over it.",
+					Tools: []string{"dag.deserialize"},
 					Gate:  "the DAG has at least one node"},
 				{Name: "GateDAG", Purpose: "Check the seeded DAG.",
 					Tools: []string{"dag.validate_integrity"},

@@ -1,0 +1,387 @@
+package handlers
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cursus-dev/cursus/registry"
+)
+
+// exampleContent is the example project as a workflow submission sends
+// it: its DAG, config and scripts, the scripts under scriptsDir.
+func exampleContent(t *testing.T, scriptsDir string) map[string]any {
+	t.Helper()
+	read := func(name string) map[string]any {
+		b, err := os.ReadFile(filepath.Join(exampleDir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var v map[string]any
+		if err := json.Unmarshal(b, &v); err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	files := map[string]any{}
+	src := filepath.Join(exampleDir, "scripts")
+	err := fs.WalkDir(os.DirFS(src), ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(filepath.Join(src, p))
+		files[path.Join(scriptsDir, p)] = string(b)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return map[string]any{"dag": read("dag.json"), "config": read("config.json"), "files": files}
+}
+
+func jsonArgs(t *testing.T, v map[string]any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// runner drives one run through workflow.start and workflow.submit.
+type runner struct {
+	t   *testing.T
+	reg *registry.Registry
+	run string
+}
+
+func startRun(t *testing.T, reg *registry.Registry, workflow string, args map[string]string) *runner {
+	t.Helper()
+	in := map[string]any{"workflow": workflow}
+	if args != nil {
+		in["args"] = args
+	}
+	data := mustOK(t, call(t, reg, "workflow.start", jsonArgs(t, in)))
+	return &runner{t: t, reg: reg, run: data["run"].(string)}
+}
+
+// submit sends content for stage and keeps the new token.
+func (r *runner) submit(stage string, content map[string]any) map[string]any {
+	r.t.Helper()
+	data := mustOK(r.t, r.raw(stage, content))
+	r.run = data["run"].(string)
+	return data
+}
+
+func (r *runner) raw(stage string, content map[string]any) *registry.Result {
+	r.t.Helper()
+	in := map[string]any{"run": r.run, "stage": stage}
+	if content != nil {
+		in["content"] = content
+	}
+	return call(r.t, r.reg, "workflow.submit", jsonArgs(r.t, in))
+}
+
+func wantStatus(t *testing.T, data map[string]any, status string) {
+	t.Helper()
+	if data["status"] != status {
+		t.Fatalf("status %v, want %s: %v", data["status"], status, data)
+	}
+}
+
+func pick(content map[string]any, fields ...string) map[string]any {
+	out := map[string]any{}
+	for _, f := range fields {
+		out[f] = content[f]
+	}
+	return out
+}
+
+func TestWorkflowConfigurePipelineRunsToGreen(t *testing.T) {
+	reg, _ := newTestRegistry(t)
+	c := exampleContent(t, examplePath+"/scripts")
+	r := startRun(t, reg, "cursus-configure-pipeline", nil)
+	wantStatus(t, r.submit("Constrain", pick(c, "dag")), "passed")
+	wantStatus(t, r.submit("Validate", pick(c, "dag", "config")), "passed")
+	green := r.submit("DagCheck", c)
+	wantStatus(t, green, "green")
+	outcome, _ := green["outcome"].(map[string]any)
+	if !reflect.DeepEqual(outcome["compile_ready_config"], c["config"]) {
+		t.Fatalf("the outcome is not the config the gates passed: %v", outcome)
+	}
+	certified, _ := green["certified"].(map[string]any)
+	if len(certified) != 3 {
+		t.Fatalf("certified %v, want the hashes of three stages", certified)
+	}
+	status := mustOK(t, call(t, reg, "workflow.status", `{"run": "`+r.run+`"}`))
+	wantStatus(t, status, "green")
+	// A content field no stage takes is refused by name.
+	unknown := call(t, reg, "workflow.submit", `{"run": "`+r.run+`", "stage": "DagCheck", "content": {"dga": {}}}`)
+	if unknown.OK || !strings.Contains(unknown.Error, "dga") {
+		t.Fatalf("unknown content field: %v %s", unknown.OK, unknown.Error)
+	}
+	// A green run takes nothing more.
+	mustFail(t, r.raw("DagCheck", c), registry.CodeInvalidInput)
+}
+
+func TestWorkflowNewProjectIssuesTheCompiledDefinition(t *testing.T) {
+	reg, _ := newTestRegistry(t)
+	c := exampleContent(t, examplePath+"/scripts")
+	r := startRun(t, reg, "cursus-new-project", map[string]string{"name": "fraud", "framework": "xgboost"})
+	wantStatus(t, r.submit("Consult", nil), "passed")
+	wantStatus(t, r.submit("GateDAG", pick(c, "dag")), "passed")
+	green := r.submit("Configure", c)
+	wantStatus(t, green, "green")
+	outcome, _ := green["outcome"].(map[string]any)
+	def, _ := outcome["definition"].(map[string]any)
+	if len(def) == 0 || outcome["pipeline_name"] == "" {
+		t.Fatalf("no compiled definition: %v", outcome)
+	}
+}
+
+func TestWorkflowInitProjectVerifiesTheScripts(t *testing.T) {
+	reg, _ := newTestRegistry(t)
+	c := exampleContent(t, "projects/fraud/scripts")
+	r := startRun(t, reg, "cursus-init-project", map[string]string{"name": "fraud", "framework": "xgboost"})
+	wantStatus(t, r.submit("Consult", nil), "passed")
+	wantStatus(t, r.submit("Verify", pick(c, "dag", "files")), "green")
+
+	// A stub that breaks its contract fails the gate, with findings and
+	// the fix attempts left.
+	broken := pick(c, "dag", "files")
+	files := map[string]any{}
+	for p, text := range c["files"].(map[string]any) {
+		files[p] = text
+	}
+	for p := range files {
+		if strings.HasSuffix(p, "tabular_preprocessing.py") {
+			files[p] = "import os\nopen('/opt/ml/processing/nowhere/x.csv').read()\n"
+		}
+	}
+	broken["files"] = files
+	r = startRun(t, reg, "cursus-init-project", map[string]string{"name": "fraud", "framework": "xgboost"})
+	r.submit("Consult", nil)
+	failed := r.submit("Verify", broken)
+	wantStatus(t, failed, "failed")
+	if failed["attempts_left"] != float64(1) || len(failed["findings"].([]any)) == 0 {
+		t.Fatalf("failure: %v", failed)
+	}
+}
+
+func TestWorkflowInitProjectRefusesBadArguments(t *testing.T) {
+	reg, _ := newTestRegistry(t)
+	mustFail(t, call(t, reg, "workflow.start", `{"workflow": "cursus-init-project", "args": {"name": "x"}}`), registry.CodeInvalidInput)
+	r := startRun(t, reg, "cursus-init-project", map[string]string{"name": "../x", "framework": "xgboost"})
+	blocked := r.submit("Consult", nil)
+	wantStatus(t, blocked, "blocked")
+	mustFail(t, r.raw("Verify", map[string]any{"dag": map[string]any{"nodes": []string{"XGBoostTraining"}}}), registry.CodeInvalidInput)
+}
+
+// shapScript is a script that keeps shapStep's contract.
+const shapScript = `import os
+def main(input_paths, output_paths, environ_vars, job_args):
+    model, out = input_paths["model_input"], output_paths["explanations"]
+    os.makedirs(out, exist_ok=True)
+    for name in os.listdir(model):
+        open(os.path.join(out, name), "w").write(open(os.path.join(model, name)).read())
+if __name__ == "__main__":
+    main({"model_input": "/opt/ml/processing/input/model"}, {"explanations": "/opt/ml/processing/output"}, dict(os.environ), None)
+`
+
+func TestWorkflowAuthorStepValidatesTheNewStep(t *testing.T) {
+	reg, _ := newTestRegistry(t)
+	content := map[string]any{"step_types": []string{shapStep("ShapExplain", "explanations")},
+		"files": map[string]string{"scripts/shap_explain.py": shapScript}}
+	r := startRun(t, reg, "cursus-author-step", map[string]string{"intent": "explain predictions", "name": "ShapExplain"})
+	wantStatus(t, r.submit("Validate", content), "passed")
+	green := r.submit("Preflight", content)
+	wantStatus(t, green, "green")
+	if green["outcome"].(map[string]any)["validated_step"] != "ShapExplain" {
+		t.Fatalf("outcome %v", green["outcome"])
+	}
+
+	bad := startRun(t, reg, "cursus-author-step", map[string]string{"intent": "explain predictions"})
+	failed := bad.submit("Validate", map[string]any{"step_types": []string{"step_type: Broken\nspec: [1]\n"}})
+	wantStatus(t, failed, "failed")
+}
+
+func TestWorkflowGatesCannotBeSkipped(t *testing.T) {
+	reg, _ := newTestRegistry(t)
+	c := exampleContent(t, examplePath+"/scripts")
+	r := startRun(t, reg, "cursus-configure-pipeline", nil)
+	res := r.raw("DagCheck", c)
+	mustFail(t, res, registry.CodeInvalidInput)
+	if d := res.Meta["details"].(map[string]any); d["reason"] != "out_of_order" || d["expected_stage"] != "Constrain" {
+		t.Fatalf("refusal details %v", d)
+	}
+	wantStatus(t, r.submit("Constrain", pick(c, "dag")), "passed")
+	mustFail(t, r.raw("Constrain", pick(c, "dag")), registry.CodeInvalidInput)
+}
+
+func TestWorkflowTamperedTokenIsRefused(t *testing.T) {
+	reg, _ := newTestRegistry(t)
+	c := exampleContent(t, examplePath+"/scripts")
+	r := startRun(t, reg, "cursus-configure-pipeline", nil)
+	body, sig, _ := strings.Cut(r.run, ".")
+	raw, err := base64URL.DecodeString(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Claim the first two gates passed.
+	forged := strings.Replace(string(raw), `"stage":0`, `"stage":2`, 1)
+	if forged == string(raw) {
+		t.Fatalf("token body has no stage field: %s", raw)
+	}
+	r.run = base64URL.EncodeToString([]byte(forged)) + "." + sig
+	res := r.raw("DagCheck", c)
+	mustFail(t, res, registry.CodeInvalidInput)
+	if res.Meta["details"].(map[string]any)["reason"] != "tampered" {
+		t.Fatalf("details %v", res.Meta["details"])
+	}
+	// A token of a server with another key is refused alike.
+	other, _ := newTestRegistry(t)
+	mustFail(t, call(t, other, "workflow.status", `{"run": "`+startRun(t, reg, "cursus-configure-pipeline", nil).run+`"}`), registry.CodeInvalidInput)
+}
+
+func TestWorkflowExpiredTokenIsRefused(t *testing.T) {
+	_, reg := newDepsRegistry(t, Options{WorkflowKey: []byte("0123456789abcdef0123"), WorkflowTTL: time.Second})
+	r := startRun(t, reg, "cursus-configure-pipeline", nil)
+	time.Sleep(1100 * time.Millisecond)
+	res := call(t, reg, "workflow.status", `{"run": "`+r.run+`"}`)
+	mustFail(t, res, registry.CodeInvalidInput)
+	if res.Meta["details"].(map[string]any)["reason"] != "expired" {
+		t.Fatalf("details %v", res.Meta["details"])
+	}
+}
+
+func TestWorkflowChangedContentReopensItsGate(t *testing.T) {
+	reg, _ := newTestRegistry(t)
+	c := exampleContent(t, examplePath+"/scripts")
+	r := startRun(t, reg, "cursus-configure-pipeline", nil)
+	r.submit("Constrain", pick(c, "dag"))
+	r.submit("Validate", pick(c, "dag", "config"))
+	// The DAG sent to DagCheck is not the one Constrain passed on.
+	changed := pick(c, "config", "files")
+	dag := c["dag"].(map[string]any)
+	edited := map[string]any{}
+	for k, v := range dag {
+		edited[k] = v
+	}
+	edited["metadata"] = map[string]any{"name": "edited"}
+	changed["dag"] = edited
+	reopened := r.submit("DagCheck", changed)
+	wantStatus(t, reopened, "reopened")
+	if reopened["stage"] != "Constrain" || reopened["next"].(map[string]any)["name"] != "Constrain" {
+		t.Fatalf("reopened %v", reopened)
+	}
+	mustFail(t, r.raw("DagCheck", c), registry.CodeInvalidInput)
+	// The run goes on from the reopened gate with the new content.
+	r.submit("Constrain", pick(changed, "dag"))
+	r.submit("Validate", pick(changed, "dag", "config"))
+	wantStatus(t, r.submit("DagCheck", changed), "green")
+}
+
+func TestWorkflowRunContinuesOnAnotherServerWithTheKey(t *testing.T) {
+	key := []byte("shared-workflow-key-0123456789")
+	_, one := newDepsRegistry(t, Options{WorkflowKey: key})
+	_, two := newDepsRegistry(t, Options{WorkflowKey: key})
+	c := exampleContent(t, examplePath+"/scripts")
+	r := startRun(t, one, "cursus-configure-pipeline", nil)
+	r.submit("Constrain", pick(c, "dag"))
+	r.reg = two
+	r.submit("Validate", pick(c, "dag", "config"))
+	r.reg = one
+	wantStatus(t, r.submit("DagCheck", c), "green")
+}
+
+func TestWorkflowSubmissionsAreDeterministic(t *testing.T) {
+	reg, _ := newTestRegistry(t)
+	c := exampleContent(t, examplePath+"/scripts")
+	outcome := func() string {
+		r := startRun(t, reg, "cursus-new-project", map[string]string{"name": "fraud", "framework": "xgboost"})
+		r.submit("Consult", nil)
+		r.submit("GateDAG", pick(c, "dag"))
+		green := r.submit("Configure", c)
+		delete(green, "run") // carries the expiry
+		b, _ := json.Marshal(green)
+		return string(b)
+	}
+	if a, b := outcome(), outcome(); a != b {
+		t.Fatalf("two runs on the same content differ:\n%s\n%s", a, b)
+	}
+}
+
+func TestWorkflowBatchReportsExactlyTheFailingItems(t *testing.T) {
+	reg, _ := newTestRegistry(t)
+	good := map[string]any{"nodes": []string{"TabularPreprocessing_training", "XGBoostTraining"}, "edges": [][]string{{"TabularPreprocessing_training", "XGBoostTraining"}}}
+	typo := map[string]any{"nodes": []string{"TabularPreprocessing_training", "XGBoostTrainng"}, "edges": [][]string{{"TabularPreprocessing_training", "XGBoostTrainng"}}}
+	started := mustOK(t, call(t, reg, "workflow.start", `{"workflow": "cursus-configure-pipeline", "items": [{}, {}, {}, {}, {}]}`))
+	runs := started["items"].([]any)
+	if len(runs) != 5 {
+		t.Fatalf("runs %v", runs)
+	}
+	var items []map[string]any
+	for i, run := range runs {
+		dag := good
+		if i == 1 || i == 3 {
+			dag = typo
+		}
+		items = append(items, map[string]any{"run": run.(map[string]any)["run"], "content": map[string]any{"dag": dag}})
+	}
+	data := mustOK(t, call(t, reg, "workflow.submit", jsonArgs(t, map[string]any{"stage": "Constrain", "items": items})))
+	summary := data["summary"].(map[string]any)
+	notGreen := summary["not_green"].([]any)
+	if len(notGreen) != 2 {
+		t.Fatalf("not green %v", notGreen)
+	}
+	for i, want := range []float64{1, 3} {
+		item := notGreen[i].(map[string]any)
+		if item["item"] != want || !strings.Contains(item["reason"].(string), "XGBoostTrainng") {
+			t.Fatalf("not green %v", notGreen)
+		}
+	}
+	for i, it := range data["items"].([]any) {
+		status := it.(map[string]any)["status"]
+		if (i == 1 || i == 3) != (status == "blocked") {
+			t.Fatalf("item %d: %v", i, status)
+		}
+	}
+}
+
+var base64URL = base64.RawURLEncoding
+
+// TestWorkflowGuidanceSaysHowToRunIt: the prompts, tools.help and
+// project.bring_up tell a caller that may call the workflow tools to
+// drive workflow.start and workflow.submit, and a caller that may not
+// hears nothing of them.
+func TestWorkflowGuidanceSaysHowToRunIt(t *testing.T) {
+	deps, reg := newDepsRegistry(t, Options{})
+	for _, p := range Prompts(deps) {
+		served := p.Render(nil, func(string) bool { return true })
+		if !strings.Contains(served, `workflow.start {"workflow": "`+p.Name+`"`) || !strings.Contains(served, "workflow.submit") {
+			t.Errorf("%s prompt does not say how to run it:\n%s", p.Name, served)
+		}
+		closed := p.Render(nil, func(tool string) bool { return !strings.HasPrefix(tool, "workflow.") })
+		if strings.Contains(closed, "workflow.start") {
+			t.Errorf("%s prompt names workflow.start to a caller that may not call it", p.Name)
+		}
+	}
+	help := mustOK(t, call(t, reg, "tools.help", `{}`))
+	for _, w := range help["workflows"].([]any) {
+		info := w.(map[string]any)
+		if run, _ := info["run"].(string); !strings.Contains(run, "workflow.submit") {
+			t.Errorf("tools.help workflow %v says not how to run it", info)
+		}
+	}
+	plan := mustOK(t, call(t, reg, "project.bring_up", `{"name": "demo", "framework": "xgboost"}`))
+	if !strings.Contains(plan["note"].(string), `workflow.start {"workflow": "cursus-new-project"`) {
+		t.Errorf("bring_up note: %v", plan["note"])
+	}
+}

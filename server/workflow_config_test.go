@@ -1,0 +1,46 @@
+package server
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestWorkflowKeyFromEnvFileOrNone: the key comes from CURSUS_WORKFLOW_KEY
+// or from the file CURSUS_WORKFLOW_KEY_FILE names (a mounted Secret, its
+// trailing newline dropped); both set is an error; none is nil (the
+// development key); config print redacts it.
+func TestWorkflowKeyFromEnvFileOrNone(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "key")
+	if err := os.WriteFile(file, []byte("from-the-secret-0123456789\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	load := func(env map[string]string) WorkflowConfig {
+		t.Helper()
+		cfg, err := LoadConfig("", func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cfg.Workflow
+	}
+	key, err := load(map[string]string{"CURSUS_WORKFLOW_KEY": "inline-key-0123456789"}).SigningKey()
+	if err != nil || string(key) != "inline-key-0123456789" {
+		t.Fatalf("env key: %q %v", key, err)
+	}
+	key, err = load(map[string]string{"CURSUS_WORKFLOW_KEY_FILE": file}).SigningKey()
+	if err != nil || string(key) != "from-the-secret-0123456789" {
+		t.Fatalf("file key: %q %v", key, err)
+	}
+	if _, err := load(map[string]string{"CURSUS_WORKFLOW_KEY": "a", "CURSUS_WORKFLOW_KEY_FILE": file}).SigningKey(); err == nil || !strings.Contains(err.Error(), "not both") {
+		t.Fatalf("both set: %v", err)
+	}
+	if key, err := load(nil).SigningKey(); key != nil || err != nil {
+		t.Fatalf("none set: %q %v", key, err)
+	}
+	cfg := DefaultConfig()
+	cfg.Workflow.Key = "secret-secret-secret"
+	if got := cfg.Redacted().Workflow.Key; got != redactedValue {
+		t.Fatalf("config print shows the key: %q", got)
+	}
+}
