@@ -109,7 +109,7 @@ func authorNamespace(d *Deps) (registry.Namespace, error) {
 		}, d.authorRules),
 		registry.Define(registry.ToolDef{
 			Name: "author.checklist",
-			Description: "The authoring procedure for a new step of a SageMaker step type, as ordered data: which tools to call, " +
+			Description: "The authoring procedure for a new step type (of a SageMaker step type), as ordered data: which tools to call, " +
 				"which exemplar step to copy shapes from, which files to write, and the gates to pass. The exemplar's .step.yaml is steps.source; " +
 				"the formats are steps.format (step_yaml, config_json); a new step type is usable at once when sent in step_types.",
 			When:     "You are starting to author a new step type.",
@@ -134,7 +134,7 @@ func authorNamespace(d *Deps) (registry.Namespace, error) {
 				"registry_binding (a builder handler binds its SageMaker type and assembly, and the config has the fields the " +
 				"builder reads), config_constructible (a valid config can be built from sample values) and script_alignment " +
 				"(every check validate.alignment runs, with the script when found; its findings are listed). Each gate has a detail and a remedy.",
-			When: "Before integrating a new or edited step into a pipeline.",
+			When: "Before using a new or edited step in a pipeline.",
 			Examples: []string{
 				`author.preflight_step {"step_name": "TabularPreprocessing"}`,
 				`author.preflight_step {"all": true}  # every step type in the catalog`,

@@ -42,7 +42,7 @@ func authorConfigTools(d *Deps) []registry.ToolDef {
 		}, d.authorConfigConstraints),
 		registry.Define(registry.ToolDef{
 			Name: "author.preflight_config",
-			Description: "Validate a set of config values for one step type exactly as the engine will: types, required fields, " +
+			Description: "Validate config values for one step type as the engine will: types, required fields, " +
 				"allowed values, patterns, ranges and cross-field rules. Returns every problem at once (field, kind, message); " +
 				"on success, the complete config with defaults and derived values.",
 			When: "Before saving a step's config values.",

@@ -123,7 +123,7 @@ func catalogNamespace(d *Deps) (registry.Namespace, error) {
 			}, d.catalogResolveStep),
 			registry.Define(registry.ToolDef{
 				Name:        "catalog.config_fields",
-				Description: "Every config field of a step type, inherited base fields included: type, tier (essential/system/derived), required flag, default, allowed values, pattern, range, description and the layer that declares it.",
+				Description: "Every config field of a step type (inherited base fields included): type, tier (essential/system/derived), required flag, default, allowed values, pattern, range, description and the layer that declares it.",
 				When:        "You need to know what to configure for a step.",
 				Examples:    []string{`catalog.config_fields {"step_name": "TabularPreprocessing"}`},
 				Tags:        []string{registry.PhasePlanner, registry.PhaseProgrammer},
@@ -131,7 +131,7 @@ func catalogNamespace(d *Deps) (registry.Namespace, error) {
 			registry.Define(registry.ToolDef{
 				Name:        "catalog.list_builders",
 				Description: "Builder names of every step type (with the construction strategy it routes to and whether this service can compile it).",
-				When:        "Which steps can be built (optionally for one SageMaker step type).",
+				When:        "Which steps can be built.",
 				Examples:    []string{`catalog.list_builders {}`, `catalog.list_builders {"sagemaker_step_type": "Training"}`},
 				Tags:        []string{registry.PhaseProgrammer},
 			}, d.catalogListBuilders),

@@ -139,7 +139,7 @@ func compileNamespace(d *Deps) (registry.Namespace, error) {
 			}, compileName),
 			registry.Define(registry.ToolDef{
 				Name: "compile.single_node",
-				Description: "Compile one node of the DAG as its own pipeline, its inputs given as S3 URIs (dependency → s3://bucket/key). " +
+				Description: "Compile one node of the DAG as its own pipeline (its inputs given as S3 URIs: dependency → s3://bucket/key). " +
 					"Returns the definition; deploys nothing.",
 				When: "You want to run or debug one step alone.",
 				Examples: []string{`compile.single_node {"config_file": "examples/xgboost-tabular/config.json", "dag_file": "examples/xgboost-tabular/dag.json", ` +

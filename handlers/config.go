@@ -70,7 +70,7 @@ func configNamespace(d *Deps) (registry.Namespace, error) {
 		Tools: []registry.ToolDef{
 			registry.Define(registry.ToolDef{
 				Name: "config.requirements",
-				Description: "For every node of a DAG, the config fields still needed, grouped by tier (essential = you must give it, " +
+				Description: "The config fields each node of a DAG still needs, by tier (essential = you must give it, " +
 					"system = has a default, derived = computed), with types, defaults, allowed values and descriptions. Fields every node " +
 					"shares are listed once under shared. Also returns a fill-in template in the config.json layout.",
 				When: "You have a DAG and need its configuration.",
@@ -84,7 +84,7 @@ func configNamespace(d *Deps) (registry.Namespace, error) {
 				Name: "config.field_info",
 				Description: "Every config field of one step type or config class (inherited base fields included): type, tier, default, allowed values, pattern, range, derivation rule and which layer declares it. " +
 					"For a training or tuning step, also the documented keys of its hyperparameters (type, range, default) for its framework.",
-				When: "You need the full field list of one step's config.",
+				When: "You need one step's full field list.",
 				Examples: []string{
 					`config.field_info {"config_class": "XGBoostTrainingConfig", "categorized": true}  # by class, grouped by tier`,
 					`config.field_info {"config_class": "TabularPreprocessing"}  # a step type works too`,

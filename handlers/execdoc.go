@@ -78,7 +78,7 @@ func execdocNamespace(d *Deps) (registry.Namespace, error) {
 				Description: "Fill an execution document for a DAG and its config.json: entries keyed by the compiled step names " +
 					"(TabularPreprocessing-Training), data-loading and registration steps get their STEP_CONFIG from their configs. " +
 					"Without execution_document a template for the DAG is used.",
-				When:     "You run the compiled pipeline with an execution document.",
+				When:     "You run the pipeline with an execution document.",
 				Examples: []string{`execdoc.generate {"config_file": "examples/xgboost-tabular/config.json", "dag_file": "examples/xgboost-tabular/dag.json"}`},
 				Tags:     []string{registry.PhaseProgrammer},
 			}, d.execdocGenerate),

@@ -126,9 +126,7 @@ func Namespaces(d *Deps) []registry.NamespaceFunc {
 		helped(strategiesNamespace),
 		helped(func() (registry.Namespace, error) { return stepsNamespace(d) }),
 		helped(func() (registry.Namespace, error) { return authorNamespace(d) }),
-		// No workflow.help: tools.help {"namespace": "workflow"} covers the
-		// namespace, and the lean tool list has no room for a fifth tool.
-		func() (registry.Namespace, error) { return workflowNamespace(d) },
+		helped(func() (registry.Namespace, error) { return workflowNamespace(d) }),
 		func() (registry.Namespace, error) { return toolsNamespace(workflows, d.stepCatalogStatus), nil },
 	}
 }

@@ -99,7 +99,7 @@ func pipelineCatalogNamespace(d *Deps) (registry.Namespace, error) {
 			}, d.pcGetDAG),
 			registry.Define(registry.ToolDef{
 				Name:        "pipeline_catalog.load_dag",
-				Description: "Nodes and edges of a shared DAG, ready for dag.* and config.* tools.",
+				Description: "Nodes and edges of a shared DAG (ready for dag.* and config.* tools).",
 				When:        "You want to use a shared DAG as the pipeline.",
 				Examples:    []string{`pipeline_catalog.load_dag {"dag_id": "xgboost_complete_e2e"}`},
 				Tags:        []string{registry.PhasePlanner},

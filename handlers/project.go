@@ -72,7 +72,7 @@ func projectNamespace(d *Deps) (registry.Namespace, error) {
 				Name: "project.bring_up",
 				Description: "Plan a new project end to end without writing anything: checks the arguments and returns the " +
 					"cursus-new-project workflow (stages, tools, gates) with the arguments filled in.",
-				When:     "You want the full new-project procedure before scaffolding.",
+				When:     "Before scaffolding a new project.",
 				Examples: []string{`project.bring_up {"name": "new_model", "framework": "pytorch", "dag_source": "manual"}`},
 				Tags:     []string{registry.PhasePlanner},
 			}, d.projectBringUp),

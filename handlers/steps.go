@@ -23,7 +23,7 @@ func stepsNamespace(d *Deps) (registry.Namespace, error) {
 		Tools: []registry.ToolDef{
 			registry.Define(registry.ToolDef{
 				Name: "steps.io",
-				Description: "Inputs and outputs of a step joined with its script contract: container paths, required flags, types, " +
+				Description: "Inputs and outputs of a step (joined with its script contract): container paths, required flags, types, " +
 					"training channels, property paths and the runtime property reference ({\"Get\": \"Steps.<name>.<path>\"}) a consumer receives.",
 				When: "You write a step script or wire two steps by hand.",
 				Examples: []string{
@@ -42,7 +42,7 @@ func stepsNamespace(d *Deps) (registry.Namespace, error) {
 			}, d.stepsPatterns),
 			registry.Define(registry.ToolDef{
 				Name: "steps.source",
-				Description: "The .step.yaml text of a step type as its file is written: a built-in one, one from an operator's step directory, " +
+				Description: "The .step.yaml text of a step type (as its file is written): a built-in one, one from an operator's step directory, " +
 					"or one sent in step_types. Copy it as an exemplar for a new step type; steps.format gives the format's JSON Schema.",
 				When: "You want an interface file to start a new step from.",
 				Examples: []string{

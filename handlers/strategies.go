@@ -65,7 +65,7 @@ func strategiesNamespace() (registry.Namespace, error) {
 			}, strategiesShow),
 			registry.Define(registry.ToolDef{
 				Name: "strategies.for_step_type",
-				Description: "The builder strategy a step of this SageMaker step type is constructed with (Processing routes on step_assembly, " +
+				Description: "The builder strategy of a SageMaker step type (Processing routes on step_assembly, " +
 					"default code; every other type on itself), with its knobs and presets.",
 				When: "You need to know how a step type is built.",
 				Examples: []string{

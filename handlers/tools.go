@@ -79,7 +79,7 @@ func withHelp(ns registry.Namespace, workflows []workflowInfo, stepDirs func() s
 		Name: name + ".help",
 		Description: "Overview of the '" + name + "' tools: " + ns.Description + " Lists each " + name +
 			".* tool with its description, when to use it and examples. Set include_schema for the JSON input schemas. Start here before using " + name + " tools.",
-		When: "Before your first " + name + ".* call.",
+		When: "Before using them.",
 		Examples: []string{
 			name + ".help {}  # every " + name + ".* tool with when and examples",
 			name + `.help {"include_schema": true}  # the same, plus JSON input schemas`,
