@@ -57,7 +57,7 @@ func run() error {
 		return err
 	}
 	if passed["status"] != "passed" {
-		return fmt.Errorf("Constrain: %v", passed)
+		return fmt.Errorf("stage Constrain did not pass: %v", passed)
 	}
 	fmt.Println(passed["run"])
 	return nil
