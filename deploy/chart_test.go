@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
@@ -338,9 +339,17 @@ func checkWiring(t *testing.T, r rendered) {
 	if cm, ok := r.objects["ConfigMap"].(*corev1.ConfigMap); !ok || volumes["config"].ConfigMap == nil || volumes["config"].ConfigMap.Name != cm.Name {
 		t.Error("config volume does not use the rendered ConfigMap")
 	}
+	// The one Secret a render creates is either the tokens file or the
+	// workflow signing key; a volume must use it.
 	if sec, ok := r.objects["Secret"].(*corev1.Secret); ok {
-		if volumes["tokens"].Secret == nil || volumes["tokens"].Secret.SecretName != sec.Name {
-			t.Error("tokens volume does not use the rendered Secret")
+		used := false
+		for _, name := range []string{"tokens", "workflow-key"} {
+			if v := volumes[name].Secret; v != nil && v.SecretName == sec.Name {
+				used = true
+			}
+		}
+		if !used {
+			t.Errorf("no tokens or workflow-key volume uses the rendered Secret %s", sec.Name)
 		}
 	}
 	if len(c.Ports) != 1 || c.Ports[0].Name != "http" || c.Ports[0].ContainerPort != 8080 {
@@ -490,6 +499,10 @@ func TestChartEverythingOnRender(t *testing.T) {
 		t.Errorf("Secret's tokens file: %v", err)
 	}
 
+	if cfg.Workflow.KeyFile != "/etc/cursus/workflow/key" || cfg.Workflow.TokenTTL != 12*time.Hour {
+		t.Errorf("workflow %+v: want key_file /etc/cursus/workflow/key and token_ttl 12h", cfg.Workflow)
+	}
+
 	sa := r.objects["ServiceAccount"].(*corev1.ServiceAccount)
 	if sa.Annotations["eks.amazonaws.com/role-arn"] != "arn:aws:iam::123456789012:role/cursus-mcp" {
 		t.Errorf("ServiceAccount annotations %v: want the IRSA role", sa.Annotations)
@@ -509,6 +522,8 @@ func TestChartSchemaRejectsBadValues(t *testing.T) {
 		{"string for a boolean", "config:\n  gates:\n    enableDestructive: \"yes\"\n", "enableDestructive"},
 		{"bad duration", "config:\n  limits:\n    toolTimeout: 2 minutes\n", "toolTimeout"},
 		{"bad log level", "config:\n  telemetry:\n    logLevel: verbose\n", "logLevel"},
+		{"workflow key shorter than 16 bytes", "workflow:\n  key: short\n", "key"},
+		{"bad workflow token TTL", "workflow:\n  tokenTTL: one day\n", "tokenTTL"},
 		{"bad catalog name", "catalogs:\n  steps:\n    - name: Team_Steps\n      configMap: x\n", "name"},
 	}
 	for _, tc := range cases {
@@ -629,6 +644,7 @@ var chartFixedKeys = map[string]string{
 	"aws.endpoint":           "rendered only when aws.endpoint is set",
 	"aws.s3_endpoint":        "rendered only when aws.s3Endpoint is set",
 	"aws.sagemaker_endpoint": "rendered only when aws.sagemakerEndpoint is set",
+	"workflow.key":           "never rendered: the key comes from a Secret through workflow.key_file",
 }
 
 // TestChartCoversEveryConfigKey fails when the server grows a config key
@@ -658,5 +674,109 @@ func TestChartCoversEveryConfigKey(t *testing.T) {
 	if cfg.Auth.OIDC.JWKSURL != "https://login.example.com/keys" || cfg.AWS.Endpoint != "http://127.0.0.1:4566" ||
 		cfg.AWS.S3Endpoint != "https://bucket.vpce-1.s3.us-east-1.vpce.amazonaws.com" || cfg.AWS.SageMakerEndpoint != "https://vpce-2.api.sagemaker.us-east-1.vpce.amazonaws.com" {
 		t.Errorf("optional keys not rendered: oidc %+v aws %+v", cfg.Auth.OIDC, cfg.AWS)
+	}
+}
+
+// workflowMount is the container's mount of the workflow-key volume and the
+// volume itself (nil when the pod mounts no key).
+func workflowMount(t *testing.T, r rendered) (*corev1.VolumeMount, *corev1.Volume) {
+	t.Helper()
+	pod := r.objects["Deployment"].(*appsv1.Deployment).Spec.Template.Spec
+	var mount *corev1.VolumeMount
+	for i, m := range pod.Containers[0].VolumeMounts {
+		if m.Name == "workflow-key" {
+			mount = &pod.Containers[0].VolumeMounts[i]
+		}
+	}
+	for i, v := range pod.Volumes {
+		if v.Name == "workflow-key" {
+			return mount, &pod.Volumes[i]
+		}
+	}
+	return mount, nil
+}
+
+// TestChartWorkflowKey: replicas share the run-token signing key through a
+// Secret mounted read-only and named by workflow.key_file, and the chart
+// refuses more than one replica without it.
+func TestChartWorkflowKey(t *testing.T) {
+	t.Run("existingSecret", func(t *testing.T) {
+		out, err := renderChart(t, nil, "replicaCount=3", "workflow.existingSecret=team-workflow-key", "workflow.secretKey=hmac")
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := decodeStrict(t, out)
+		checkWiring(t, r)
+		if _, made := r.objects["Secret"]; made {
+			t.Error("chart created a Secret although workflow.existingSecret names one")
+		}
+		mount, vol := workflowMount(t, r)
+		if mount == nil || !mount.ReadOnly || mount.MountPath != "/etc/cursus/workflow" {
+			t.Errorf("workflow-key mount %+v, want read-only at /etc/cursus/workflow", mount)
+		}
+		if vol == nil || vol.Secret == nil || vol.Secret.SecretName != "team-workflow-key" ||
+			len(vol.Secret.Items) != 1 || vol.Secret.Items[0].Key != "hmac" || vol.Secret.Items[0].Path != "hmac" {
+			t.Errorf("workflow-key volume %+v, want Secret team-workflow-key item hmac", vol)
+		}
+		cfg := renderedConfig(t, r)
+		if cfg.Workflow.KeyFile != "/etc/cursus/workflow/hmac" || cfg.Workflow.Key != "" {
+			t.Errorf("workflow %+v, want key_file /etc/cursus/workflow/hmac and no inline key", cfg.Workflow)
+		}
+		if cfg.Workflow.TokenTTL != 24*time.Hour {
+			t.Errorf("token_ttl %v, want the 24h default", cfg.Workflow.TokenTTL)
+		}
+	})
+	t.Run("key content", func(t *testing.T) {
+		const key = "a-shared-run-token-key"
+		out, err := renderChart(t, nil, "replicaCount=2", "workflow.key="+key, "workflow.tokenTTL=2h")
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := decodeStrict(t, out)
+		checkWiring(t, r)
+		sec, ok := r.objects["Secret"].(*corev1.Secret)
+		if !ok || sec.Name != "cursus-cursus-mcp-workflow" {
+			t.Fatalf("no Secret cursus-cursus-mcp-workflow rendered (kinds %v)", r.kinds)
+		}
+		if cm := r.objects["ConfigMap"].(*corev1.ConfigMap); strings.Contains(cm.Data["cursus.yaml"], key) {
+			t.Error("the signing key is in the ConfigMap")
+		}
+		// The key file the pod sees is one the server reads back as the key.
+		cfg := renderedConfig(t, r)
+		if cfg.Workflow.TokenTTL != 2*time.Hour {
+			t.Errorf("token_ttl %v, want 2h", cfg.Workflow.TokenTTL)
+		}
+		file := filepath.Join(t.TempDir(), filepath.Base(cfg.Workflow.KeyFile))
+		if err := os.WriteFile(file, sec.Data["key"], 0o600); err != nil {
+			t.Fatal(err)
+		}
+		got, err := server.WorkflowConfig{KeyFile: file}.SigningKey()
+		if err != nil || string(got) != key {
+			t.Errorf("SigningKey from the Secret = %q, %v; want %q", got, err, key)
+		}
+		if cfg.Workflow.KeyFile != "/etc/cursus/workflow/key" {
+			t.Errorf("key_file %q, want /etc/cursus/workflow/key", cfg.Workflow.KeyFile)
+		}
+	})
+	t.Run("one replica without a key", func(t *testing.T) {
+		out, err := renderChart(t, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := decodeStrict(t, out)
+		if mount, vol := workflowMount(t, r); mount != nil || vol != nil {
+			t.Errorf("workflow-key mounted without a key configured: %+v %+v", mount, vol)
+		}
+		if cfg := renderedConfig(t, r); cfg.Workflow.KeyFile != "" {
+			t.Errorf("key_file %q rendered without a key configured", cfg.Workflow.KeyFile)
+		}
+	})
+	for _, sets := range [][]string{{"replicaCount=2"}, {"autoscaling.enabled=true"}} {
+		t.Run(strings.Join(sets, ",")+" without a key", func(t *testing.T) {
+			_, err := renderChart(t, nil, sets...)
+			if err == nil || !strings.Contains(err.Error(), "cannot move between replicas") {
+				t.Errorf("rendered without a shared workflow key (err %v)", err)
+			}
+		})
 	}
 }

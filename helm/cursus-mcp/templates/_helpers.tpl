@@ -60,6 +60,15 @@ app.kubernetes.io/part-of: cursus
 {{- default (printf "%s-tokens" (include "cursus-mcp.fullname" .)) .Values.auth.tokens.existingSecret }}
 {{- end }}
 
+{{- define "cursus-mcp.workflowSecretName" -}}
+{{- default (printf "%s-workflow" (include "cursus-mcp.fullname" .)) .Values.workflow.existingSecret }}
+{{- end }}
+
+{{/* "true" when a shared workflow signing key is mounted from a Secret. */}}
+{{- define "cursus-mcp.workflowKeyEnabled" -}}
+{{- if or .Values.workflow.existingSecret .Values.workflow.key }}true{{ end }}
+{{- end }}
+
 {{/* Public base URL when the ingress is on ("" otherwise). */}}
 {{- define "cursus-mcp.publicURL" -}}
 {{- if .Values.ingress.enabled }}
@@ -70,6 +79,7 @@ app.kubernetes.io/part-of: cursus
 {{/* Where the container mounts things. */}}
 {{- define "cursus-mcp.configDir" -}}/etc/cursus{{- end }}
 {{- define "cursus-mcp.authDir" -}}/etc/cursus/auth{{- end }}
+{{- define "cursus-mcp.workflowDir" -}}/etc/cursus/workflow{{- end }}
 {{- define "cursus-mcp.catalogDir" -}}/etc/cursus/catalogs{{- end }}
 
 {{/*
@@ -80,6 +90,9 @@ so the chart refuses to render instead of shipping a crash-looping pod.
 {{- define "cursus-mcp.config" -}}
 {{- if and (include "cursus-mcp.gatesOpen" .) (not (include "cursus-mcp.authEnabled" .)) (not .Values.config.listen.allowUnauthenticatedRemote) }}
 {{- fail "config.gates.enableDestructive/allowScriptExec need authentication: set auth.tokens.enabled or auth.oidc.issuer (or, only behind an authenticating gateway, config.listen.allowUnauthenticatedRemote=true)" }}
+{{- end }}
+{{- if and (or .Values.autoscaling.enabled (gt (int .Values.replicaCount) 1)) (not (include "cursus-mcp.workflowKeyEnabled" .)) }}
+{{- fail "replicaCount > 1 or autoscaling needs a shared workflow key: set workflow.existingSecret (or workflow.key); without it each pod signs run tokens with its own random key and workflow runs cannot move between replicas" }}
 {{- end }}
 {{- $c := .Values.config }}
 {{- $stepDirs := list }}
@@ -164,6 +177,11 @@ so the chart refuses to render instead of shipping a crash-looping pod.
     "otlp_headers" $c.telemetry.otlpHeaders
     "log_arg_bytes" $c.telemetry.logArgBytes)
 }}
+{{- $workflow := dict "token_ttl" .Values.workflow.tokenTTL }}
+{{- if include "cursus-mcp.workflowKeyEnabled" . }}
+{{- $_ := set $workflow "key_file" (printf "%s/%s" (include "cursus-mcp.workflowDir" .) .Values.workflow.secretKey) }}
+{{- end }}
+{{- $_ := set $cfg "workflow" $workflow }}
 {{- with $c.telemetry.otlpEndpoint }}{{ $_ := set $cfg.telemetry "otlp_endpoint" . }}{{ end }}
 {{- with $auth }}{{ $_ := set $cfg "auth" . }}{{ end }}
 {{- with $aws }}{{ $_ := set $cfg "aws" . }}{{ end }}
