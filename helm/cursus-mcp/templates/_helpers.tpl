@@ -108,6 +108,8 @@ so the chart refuses to render instead of shipping a crash-looping pod.
   "session_idle_ttl" $c.mcp.sessionIdleTTL
   "legacy_sse" $c.mcp.legacySSE
   "heartbeat_period" $c.mcp.heartbeatPeriod
+  "tool_list" (default "lean" $c.mcp.toolList)
+  "toolsets" (default list $c.mcp.toolsets)
 }}
 {{- with $c.mcp.allowedOrigins }}
 {{- $_ := set $mcp "allowed_origins" . }}
@@ -135,7 +137,7 @@ so the chart refuses to render instead of shipping a crash-looping pod.
 {{- with .Values.aws.endpoint }}{{ $_ := set $aws "endpoint" . }}{{ end }}
 {{- with .Values.aws.s3Endpoint }}{{ $_ := set $aws "s3_endpoint" . }}{{ end }}
 {{- with .Values.aws.sagemakerEndpoint }}{{ $_ := set $aws "sagemaker_endpoint" . }}{{ end }}
-{{- $workspace := dict "root" "/workspace" "python" $c.workspace.python "allow_unisolated_scripts" (default false $c.workspace.allowUnisolatedScripts) }}
+{{- $workspace := dict "root" "/workspace" "python" $c.workspace.python "allow_unisolated_scripts" (default false $c.workspace.allowUnisolatedScripts) "step_reload_interval" (default "2s" $c.workspace.stepReloadInterval) }}
 {{- with $stepDirs }}{{ $_ := set $workspace "step_dirs" . }}{{ end }}
 {{- with $pipelineDirs }}{{ $_ := set $workspace "pipeline_dirs" . }}{{ end }}
 {{- $cfg := dict
