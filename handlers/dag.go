@@ -318,15 +318,17 @@ func (d *Deps) dagValidateIntegrity(ctx context.Context, in dagAndStepsIn) (inte
 
 // wiringPlan is the dag.resolve_plan payload.
 type wiringPlan struct {
-	ExecutionOrder  []string                     `json:"execution_order"`
-	Steps           map[string]deps.StepInfo     `json:"steps"`
-	Dependencies    map[string][]string          `json:"dependencies"`
-	Bindings        map[string][]planBinding     `json:"bindings"`
-	DataFlowMap     map[string]map[string]string `json:"data_flow_map"`
-	Unresolved      []deps.Unresolved            `json:"unresolved"`
-	OptionalUnbound map[string][]string          `json:"optional_unbound"`
-	IsComplete      bool                         `json:"is_complete"`
-	Mermaid         string                       `json:"mermaid"`
+	ExecutionOrder []string                     `json:"execution_order"`
+	Steps          map[string]deps.StepInfo     `json:"steps"`
+	Dependencies   map[string][]string          `json:"dependencies"`
+	Bindings       map[string][]planBinding     `json:"bindings"`
+	DataFlowMap    map[string]map[string]string `json:"data_flow_map"`
+	// StepConfigs is the Cursus name: an empty object per node in execution order, as Cursus answers (configs belong to config.*).
+	StepConfigs     map[string]struct{} `json:"step_configs"`
+	Unresolved      []deps.Unresolved   `json:"unresolved"`
+	OptionalUnbound map[string][]string `json:"optional_unbound"`
+	IsComplete      bool                `json:"is_complete"`
+	Mermaid         string              `json:"mermaid"`
 }
 
 // planBinding is a deps.Binding as a client reads it: the score rounded,
@@ -369,8 +371,10 @@ func newWiringPlan(ctx context.Context, g *dag.DAG, plan *deps.Plan, withBreakdo
 		}
 	}
 	dependencies := g.ParentsByNode()
+	stepConfigs := make(map[string]struct{}, len(plan.Order))
 	for _, n := range plan.Order {
 		dependencies[n] = nonNilStrings(dependencies[n])
+		stepConfigs[n] = struct{}{}
 	}
 	mermaid, err := g.Mermaid(ctx, dag.MermaidOptions{EdgeLabel: edgeLabels(plan), NodeClass: unresolvedClass(plan)})
 	if err != nil {
@@ -378,7 +382,7 @@ func newWiringPlan(ctx context.Context, g *dag.DAG, plan *deps.Plan, withBreakdo
 	}
 	return wiringPlan{
 		ExecutionOrder: plan.Order, Steps: plan.Steps, Dependencies: dependencies, Bindings: bindings, DataFlowMap: flow,
-		Unresolved: plan.Unresolved, OptionalUnbound: plan.OptionalUnbound, IsComplete: len(plan.Unresolved) == 0,
+		StepConfigs: stepConfigs, Unresolved: plan.Unresolved, OptionalUnbound: plan.OptionalUnbound, IsComplete: len(plan.Unresolved) == 0,
 		Mermaid: mermaid,
 	}, nil
 }

@@ -79,6 +79,16 @@ func TestDAGResolvePlan(t *testing.T) {
 	if order != "[DummyDataLoading_training TabularPreprocessing_training XGBoostTraining]" {
 		t.Errorf("order = %v", order)
 	}
+	// step_configs (the Cursus key) holds an empty object for exactly the nodes of execution_order.
+	stepConfigs, _ := data["step_configs"].(map[string]any)
+	if len(stepConfigs) != len(data["execution_order"].([]any)) {
+		t.Errorf("step_configs = %v, want one entry per node of %v", stepConfigs, order)
+	}
+	for _, n := range data["execution_order"].([]any) {
+		if cfg, ok := stepConfigs[n.(string)].(map[string]any); !ok || len(cfg) != 0 {
+			t.Errorf("step_configs[%v] = %v, want {}", n, stepConfigs[n.(string)])
+		}
+	}
 	enc := string(res.Encode())
 	for _, want := range []string{
 		`"Get":"Steps.TabularPreprocessing-Training.ProcessingOutputConfig.Outputs['processed_data'].S3Output.S3Uri"`,
