@@ -178,6 +178,74 @@ type configRequirementsOut struct {
 	Shared         config.FieldGroups        `json:"shared"`
 	Template       configTemplate            `json:"template"`
 	Unresolved     []config.UnresolvedNode   `json:"unresolved"`
+	cursusRequirements
+}
+
+// cursusRequirements are the same requirements under the keys and in the
+// shapes Cursus's config.requirements answers with (docs/CURSUS.md).
+type cursusRequirements struct {
+	// BaseConfigRequirements are the settable fields of the base layer.
+	BaseConfigRequirements []cursusField `json:"base_config_requirements"`
+	// BaseProcessingConfigRequirements are those of the processing layer.
+	BaseProcessingConfigRequirements []cursusField `json:"base_processing_config_requirements"`
+	// NeedsProcessingConfig says whether any node has processing fields.
+	NeedsProcessingConfig bool `json:"needs_processing_config"`
+	// StepRequirements are each node's own fields (neither layer's).
+	StepRequirements map[string][]cursusField `json:"step_requirements"`
+	// PendingSteps are the nodes still to configure: every mapped node.
+	PendingSteps []string `json:"pending_steps"`
+}
+
+// cursusField is one settable field as Cursus lists it.
+type cursusField struct {
+	Name        string `json:"name"`
+	Type        string `json:"type"`
+	Description string `json:"description"`
+	Required    bool   `json:"required"`
+	Default     any    `json:"default"`
+}
+
+// cursusRequirementsOf groups rep's settable fields (derived ones are
+// computed, not set) by the layer that declares them, as Cursus does.
+func cursusRequirementsOf(rep *config.RequirementsReport) cursusRequirements {
+	out := cursusRequirements{BaseConfigRequirements: []cursusField{}, BaseProcessingConfigRequirements: []cursusField{},
+		StepRequirements: map[string][]cursusField{}, PendingSteps: []string{}}
+	seen := map[string]bool{}
+	layer := func(f *config.Field, node string) {
+		cf := cursusField{Name: f.Name, Type: f.Type, Description: f.Description, Required: f.Required(), Default: f.Default}
+		if cf.Description == "" {
+			cf.Description = "Configuration for " + f.Name
+		}
+		switch {
+		case f.Source == "base" || f.Source == "processing":
+			if seen[f.Name] {
+				return
+			}
+			seen[f.Name] = true
+			if f.Source == "base" {
+				out.BaseConfigRequirements = append(out.BaseConfigRequirements, cf)
+			} else {
+				out.BaseProcessingConfigRequirements = append(out.BaseProcessingConfigRequirements, cf)
+			}
+		case node != "":
+			out.StepRequirements[node] = append(out.StepRequirements[node], cf)
+		}
+	}
+	settable := func(g config.FieldGroups, node string) {
+		for _, f := range append(append([]*config.Field{}, g.Essential...), g.System...) {
+			layer(f, node)
+		}
+	}
+	for _, n := range rep.Nodes {
+		out.StepRequirements[n.Node] = []cursusField{}
+		// A step-level field every node shares is listed under Shared
+		// here; Cursus lists it under each step.
+		settable(rep.Shared, n.Node)
+		settable(n.Fields, n.Node)
+		out.PendingSteps = append(out.PendingSteps, n.Node)
+	}
+	out.NeedsProcessingConfig = len(out.BaseProcessingConfigRequirements) > 0
+	return out
 }
 
 // configTemplate is config.merge_save's input with every required field
@@ -204,7 +272,7 @@ func (d *Deps) configRequirements(ctx context.Context, in configRequirementsIn) 
 		return configRequirementsOut{}, registry.Errorf(registry.CodeInvalidInput, "%v", err)
 	}
 	out := configRequirementsOut{ConfigClassMap: map[string]string{}, Nodes: rep.Nodes, Shared: rep.Shared, Unresolved: nonNilList(rep.Unresolved),
-		Template: configTemplate{Base: map[string]any{}, PerNode: map[string]map[string]any{}}}
+		Template: configTemplate{Base: map[string]any{}, PerNode: map[string]map[string]any{}}, cursusRequirements: cursusRequirementsOf(rep)}
 	for _, n := range rep.Nodes {
 		out.ConfigClassMap[n.Node] = n.ConfigClass
 		vals := map[string]any{}

@@ -104,6 +104,26 @@ func TestConfigRequirements(t *testing.T) {
 	if data["config_class_map"].(map[string]any)["XGBoostTraining"] != "XGBoostTrainingConfig" {
 		t.Errorf("class map = %v", data["config_class_map"])
 	}
+	// Cursus's keys say the same: base fields include the template's,
+	// every node has its own list and is pending, and a processing node
+	// brings processing fields.
+	names := map[string]bool{}
+	for _, f := range data["base_config_requirements"].([]any) {
+		names[f.(map[string]any)["name"].(string)] = true
+	}
+	for f := range base {
+		if !names[f] {
+			t.Errorf("base_config_requirements lacks the template's %s", f)
+		}
+	}
+	steps := data["step_requirements"].(map[string]any)
+	pending := data["pending_steps"].([]any)
+	if len(steps) != 2 || len(pending) != 2 || steps["XGBoostTraining"] == nil || len(steps["XGBoostTraining"].([]any)) == 0 {
+		t.Errorf("step_requirements = %v, pending_steps = %v", steps, pending)
+	}
+	if data["needs_processing_config"] != true || len(data["base_processing_config_requirements"].([]any)) == 0 {
+		t.Errorf("a TabularPreprocessing node needs processing fields: %v", data["needs_processing_config"])
+	}
 	// The wrapped form and a file work too.
 	mustOK(t, call(t, reg, "config.requirements", `{"dag":{"dag":`+twoNodeDAG+`}}`))
 	cfgWriteFile(t, deps.Root.Dir(), "pc/dag.json", `{"dag":`+twoNodeDAG+`}`)
