@@ -103,7 +103,7 @@ func authorNamespace(d *Deps) (registry.Namespace, error) {
 		registry.Define(registry.ToolDef{
 			Name:        "author.rules",
 			Description: "The rules a new step type must follow, by topic: naming, packaging, sdk_carveout, reuse_class, closure.",
-			When:        "Before writing a .step.yaml or its script.",
+			When:        "Before writing a .step.yaml or script.",
 			Examples:    []string{`author.rules {"topic": "naming"}`, `author.rules {"topic": "closure"}`},
 			Tags:        []string{registry.PhaseValidator},
 		}, d.authorRules),
@@ -130,11 +130,11 @@ func authorNamespace(d *Deps) (registry.Namespace, error) {
 		}, d.authorCheckScript),
 		registry.Define(registry.ToolDef{
 			Name: "author.preflight_step",
-			Description: "The CI gates a step type must pass to be constructible: interface (the .step.yaml is valid), " +
+			Description: "The CI gates of a step type (what it must pass to be constructible): interface (the .step.yaml is valid), " +
 				"registry_binding (a builder handler binds its SageMaker type and assembly, and the config has the fields the " +
 				"builder reads), config_constructible (a valid config can be built from sample values) and script_alignment " +
 				"(every check validate.alignment runs, with the script when found; its findings are listed). Each gate has a detail and a remedy.",
-			When: "Before using a new or edited step in a pipeline.",
+			When: "Before using a new or edited step.",
 			Examples: []string{
 				`author.preflight_step {"step_name": "TabularPreprocessing"}`,
 				`author.preflight_step {"all": true}  # every step type in the catalog`,

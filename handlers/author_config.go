@@ -36,16 +36,16 @@ func authorConfigTools(d *Deps) []registry.ToolDef {
 			Description: "The config constraints of one step type: every field with type, tier and default, the fields you must " +
 				"supply (required_no_default), and the constrained fields with their allowed values, patterns and ranges. " +
 				"The layout of a whole config.json is steps.format {\"format\": \"config_json\"}.",
-			When:     "You need a step's closed value sets and limits.",
+			When:     "A step's closed value sets and limits.",
 			Examples: []string{`author.config_constraints {"step_name": "TabularPreprocessing"}  # fields + allowed values`},
 			Tags:     []string{registry.PhaseValidator},
 		}, d.authorConfigConstraints),
 		registry.Define(registry.ToolDef{
 			Name: "author.preflight_config",
-			Description: "Validate config values for one step type as the engine will: types, required fields, " +
+			Description: "Validate one step type's config values as the engine will: types, required fields, " +
 				"allowed values, patterns, ranges and cross-field rules. Returns every problem at once (field, kind, message); " +
 				"on success, the complete config with defaults and derived values.",
-			When: "Before saving a step's config values.",
+			When: "Before saving config values.",
 			Examples: []string{
 				`author.preflight_config {"step_name": "XGBoostTraining", "values": {}}  # lists every missing field`,
 				`author.preflight_config {"step_name": "XGBoostModel", "values": {"author": "jdoe", "bucket": "my-bucket", "role": "arn:aws:iam::123456789012:role/SageMakerRole", "region": "NA", "service_name": "fraud", "pipeline_version": "1.0.0"}}  # valid`,

@@ -106,7 +106,7 @@ func catalogNamespace(d *Deps) (registry.Namespace, error) {
 			registry.Define(registry.ToolDef{
 				Name:        "catalog.step_spec",
 				Description: "The logical ports of a step (job-type variant applied): dependencies with type, required flag, compatible sources and keywords; outputs with type, property path and aliases. Keys are those of the .step.yaml (type; dependency_type and output_type repeat it under the reference's names).",
-				When:        "You want to know what a step consumes and produces before wiring it.",
+				When:        "Before wiring a step: what it consumes and produces.",
 				Examples:    []string{`catalog.step_spec {"step_name": "XGBoostTraining"}`, `catalog.step_spec {"step_name": "TabularPreprocessing", "job_type": "calibration"}`},
 				Tags:        []string{registry.PhasePlanner},
 			}, d.catalogStepSpec),

@@ -102,7 +102,7 @@ func compileNamespace(d *Deps) (registry.Namespace, error) {
 		Tools: []registry.ToolDef{
 			registry.Define(registry.ToolDef{
 				Name: "compile.validate",
-				Description: "Check that a DAG and its config.json fit together without deploying anything: every node has a config " +
+				Description: "Check that a DAG and its config.json fit together (without deploying anything): every node has a config " +
 					"(matched with a confidence), an interface and a builder; required inputs are wired; every step builds. Never fails: problems are in the result.",
 				When:     "Before compiling.",
 				Examples: []string{`compile.validate {"config_file": "examples/xgboost-tabular/config.json", "dag_file": "examples/xgboost-tabular/dag.json"}`},
@@ -112,7 +112,7 @@ func compileNamespace(d *Deps) (registry.Namespace, error) {
 				Name: "compile.preview",
 				Description: "Show how each DAG node resolves to a config (class, method, confidence, reasons) and which builder " +
 					"builds it, with renaming recommendations for weak matches. Builds nothing.",
-				When:     "You want to see node → config → builder before compiling.",
+				When:     "Before compiling: node → config → builder.",
 				Examples: []string{`compile.preview {"config_file": "examples/xgboost-tabular/config.json", "dag_file": "examples/xgboost-tabular/dag.json"}`},
 				Tags:     []string{registry.PhasePlanner, registry.PhaseValidator},
 			}, d.compilePreview),
@@ -120,7 +120,7 @@ func compileNamespace(d *Deps) (registry.Namespace, error) {
 				Name: "compile.with_report",
 				Description: "Compile without deploying and return the report (per step: node, config, builder, confidence, wired inputs), " +
 					"the full pipeline definition JSON and the manifest of code artifacts (local file → content-addressed S3 URI).",
-				When:     "You want the compiled definition and report.",
+				When:     "You want the compiled definition.",
 				Examples: []string{`compile.with_report {"config_file": "examples/xgboost-tabular/config.json", "dag_file": "examples/xgboost-tabular/dag.json"}`},
 				Tags:     []string{registry.PhaseProgrammer},
 			}, d.compileWithReport),
@@ -141,7 +141,7 @@ func compileNamespace(d *Deps) (registry.Namespace, error) {
 				Name: "compile.single_node",
 				Description: "Compile one node of the DAG as its own pipeline (its inputs given as S3 URIs: dependency → s3://bucket/key). " +
 					"Returns the definition; deploys nothing.",
-				When: "You want to run or debug one step alone.",
+				When: "To run or debug one step alone.",
 				Examples: []string{`compile.single_node {"config_file": "examples/xgboost-tabular/config.json", "dag_file": "examples/xgboost-tabular/dag.json", ` +
 					`"target_node": "XGBoostTraining", "manual_inputs": {"input_path": "s3://my-bucket/run/processed"}}`},
 				Tags: []string{registry.PhaseProgrammer},

@@ -70,10 +70,10 @@ func configNamespace(d *Deps) (registry.Namespace, error) {
 		Tools: []registry.ToolDef{
 			registry.Define(registry.ToolDef{
 				Name: "config.requirements",
-				Description: "The config fields each node of a DAG still needs, by tier (essential = you must give it, " +
+				Description: "The config fields each DAG node still needs, by tier (essential = you must give it, " +
 					"system = has a default, derived = computed), with types, defaults, allowed values and descriptions. Fields every node " +
 					"shares are listed once under shared. Also returns a fill-in template in the config.json layout.",
-				When: "You have a DAG and need its configuration.",
+				When: "You have a DAG to configure.",
 				Examples: []string{
 					`config.requirements {"dag": {"nodes": ["TabularPreprocessing_training", "XGBoostTraining"], "edges": [["TabularPreprocessing_training", "XGBoostTraining"]]}}  # inline`,
 					`config.requirements {"dag_file": "pipeline_config/dag.json"}  # from a file in the workspace`,
@@ -108,7 +108,7 @@ func configNamespace(d *Deps) (registry.Namespace, error) {
 					"(every problem at once), and return the merged config.json document (sorted keys, 2-space indent; fields equal in " +
 					"every config go to shared). Read-only without output_file: pass the document on as the config argument of the compile tools. " +
 					"With output_file it also writes the file into the workspace (never overwriting unless overwrite is true): a write, which needs the server's write gate.",
-				When: "You have the values config.requirements asked for.",
+				When: "You have what config.requirements asked for.",
 				Examples: []string{
 					`config.merge_save {"dag": {"nodes": ["XGBoostModel"], "edges": []}, "base": {"author": "jdoe", "bucket": "my-bucket", "role": "arn:aws:iam::123456789012:role/SageMakerRole", "region": "NA", "service_name": "fraud", "pipeline_version": "1.0.0"}}  # returns the document`,
 					`config.merge_save {"dag_file": "dag.json", "base": {"region": "EU"}, "per_node": {"XGBoostTraining": {"hyperparameters": {"num_round": 100}}}, "output_file": "config.json", "created_at": "2025-01-01T00:00:00Z"}  # writes it`,

@@ -166,7 +166,7 @@ func dagNamespace(d *Deps) (registry.Namespace, error) {
 				Description: "Render the DAG document as JSON (read-only without path), or with path also write it to a file inside the workspace: " +
 					"a write, which needs the server's write gate (the DAG must then be non-empty, acyclic and have no dangling edge). " +
 					"Output is deterministic: no timestamp unless created_at is given.",
-				When: "You want the DAG document as JSON, or saved in the workspace.",
+				When: "You want the DAG as JSON (or saved).",
 				Examples: []string{
 					`dag.serialize {"nodes": ["A", "B"], "edges": [["A", "B"]]}  # JSON string only`,
 					`dag.serialize ` + strings.TrimSuffix(ex, "}") + `, "path": "pipeline_config/dag.json"}  # write into the workspace`,

@@ -68,17 +68,17 @@ func execdocNamespace(d *Deps) (registry.Namespace, error) {
 		Tools: []registry.ToolDef{
 			registry.Define(registry.ToolDef{
 				Name:        "execdoc.template",
-				Description: "An empty execution document with one entry per step name (STEP_TYPE [\"PROCESSING_STEP\"], empty STEP_CONFIG).",
+				Description: "An empty execution document (one entry per step name) (STEP_TYPE [\"PROCESSING_STEP\"], empty STEP_CONFIG).",
 				When:        "You need a blank execution document.",
 				Examples:    []string{`execdoc.template {"step_names": ["TabularPreprocessing-Training", "XGBoostTraining"]}`},
 				Tags:        []string{registry.PhaseProgrammer},
 			}, execdocTemplate),
 			registry.Define(registry.ToolDef{
 				Name: "execdoc.generate",
-				Description: "Fill an execution document for a DAG and its config.json: entries keyed by the compiled step names " +
+				Description: "Fill an execution document (for a DAG and its config.json): entries keyed by the compiled step names " +
 					"(TabularPreprocessing-Training), data-loading and registration steps get their STEP_CONFIG from their configs. " +
 					"Without execution_document a template for the DAG is used.",
-				When:     "You run the pipeline with an execution document.",
+				When:     "Before a run with an execution document.",
 				Examples: []string{`execdoc.generate {"config_file": "examples/xgboost-tabular/config.json", "dag_file": "examples/xgboost-tabular/dag.json"}`},
 				Tags:     []string{registry.PhaseProgrammer},
 			}, d.execdocGenerate),
@@ -86,14 +86,14 @@ func execdocNamespace(d *Deps) (registry.Namespace, error) {
 				Name: "execdoc.validate",
 				Description: "Check an execution document's structure; with a DAG and config.json also that every compiled step is present " +
 					"with the right STEP_TYPE and no unknown step is listed. Never fails: {valid, issues}.",
-				When:     "Before running a pipeline with an execution document.",
+				When:     "Before a run with an execution document.",
 				Examples: []string{`execdoc.validate {"execution_document": {"PIPELINE_STEP_CONFIGS": {}}}`},
 				Tags:     []string{registry.PhaseValidator},
 			}, d.execdocValidate),
 			registry.Define(registry.ToolDef{
 				Name:        "execdoc.merge",
 				Description: "Merge two execution documents: new steps are added; for an existing step STEP_CONFIG is updated key by key and other keys replaced.",
-				When:        "You combine a generated document with hand-written additions.",
+				When:        "You add hand-written parts to a generated document.",
 				Examples:    []string{`execdoc.merge {"base_doc": {"PIPELINE_STEP_CONFIGS": {"A": {"STEP_TYPE": ["PROCESSING_STEP"], "STEP_CONFIG": {}}}}, "additional_doc": {"PIPELINE_STEP_CONFIGS": {"A": {"STEP_CONFIG": {"k": "v"}}}}}`},
 				Tags:        []string{registry.PhaseProgrammer},
 			}, execdocMerge),

@@ -70,7 +70,7 @@ func projectNamespace(d *Deps) (registry.Namespace, error) {
 			}, d.projectInit),
 			registry.Define(registry.ToolDef{
 				Name: "project.bring_up",
-				Description: "Plan a new project end to end without writing anything: checks the arguments and returns the " +
+				Description: "Plan a new project end to end (writing nothing): checks the arguments and returns the " +
 					"cursus-new-project workflow (stages, tools, gates) with the arguments filled in.",
 				When:     "Before scaffolding a new project.",
 				Examples: []string{`project.bring_up {"name": "new_model", "framework": "pytorch", "dag_source": "manual"}`},

@@ -36,7 +36,7 @@ func stepsNamespace(d *Deps) (registry.Namespace, error) {
 				Name: "steps.patterns",
 				Description: "How a step is built, axis by axis: routing strategy and handler, compute class, environment variables, " +
 					"job arguments, input deviations and output path pattern, plus build-time and runtime dependencies.",
-				When:     "You want to know what the compiler will do with a step.",
+				When:     "What the compiler will do with a step.",
 				Examples: []string{`steps.patterns {"step_name": "TabularPreprocessing", "job_type": "calibration"}`},
 				Tags:     []string{registry.PhasePlanner},
 			}, d.stepsPatterns),
@@ -44,7 +44,7 @@ func stepsNamespace(d *Deps) (registry.Namespace, error) {
 				Name: "steps.source",
 				Description: "The .step.yaml text of a step type (as its file is written): a built-in one, one from an operator's step directory, " +
 					"or one sent in step_types. Copy it as an exemplar for a new step type; steps.format gives the format's JSON Schema.",
-				When: "You want an interface file to start a new step from.",
+				When: "To start a new step from an interface file.",
 				Examples: []string{
 					`steps.source {"step_name": "XGBoostTraining"}`,
 					`steps.source {"step_name": "TabularPreprocessing"}  # a processing step with job-type variants`,

@@ -67,7 +67,7 @@ func strategiesNamespace() (registry.Namespace, error) {
 				Name: "strategies.for_step_type",
 				Description: "The builder strategy of a SageMaker step type (Processing routes on step_assembly, " +
 					"default code; every other type on itself), with its knobs and presets.",
-				When: "You need to know how a step type is built.",
+				When: "How a step type is built.",
 				Examples: []string{
 					`strategies.for_step_type {"sagemaker_step_type": "Processing", "step_assembly": "step_args"}`,
 					`strategies.for_step_type {"sagemaker_step_type": "RegisterModel"}`,

@@ -42,7 +42,7 @@ func toolsNamespace(workflows []workflowInfo, stepDirs func() stepCatalogStatus)
 			registry.Define(registry.ToolDef{
 				Name:        "tools.help",
 				Description: "Overview of every tool this caller may use (grouped by namespace, with phase counts) and of the multi-stage workflows (served as MCP prompts). Tools closed to this caller are counted by the gate that closes them, with the setting that opens it (only the operator can) and the open tools that do their read-only part.",
-				When:        "You are starting out, or do not know which tool to call.",
+				When:        "First, or when unsure which tool to call.",
 				Examples: []string{
 					`tools.help {}  # everything`,
 					`tools.help {"namespace": "compile"}  # one namespace with examples`,
@@ -52,8 +52,8 @@ func toolsNamespace(workflows []workflowInfo, stepDirs func() stepCatalogStatus)
 			}, func(ctx context.Context, in helpIn) (helpData, error) { return toolsHelp(ctx, in, workflows, stepDirs) }),
 			registry.Define(registry.ToolDef{
 				Name:        "tools.by_phase",
-				Description: "List the tools tagged with one phase (planner, validator or programmer).",
-				When:        "You know which phase you are in and want only its tools.",
+				Description: "The tools of one phase (planner, validator or programmer).",
+				When:        "You want only one phase's tools.",
 				Examples:    []string{`tools.by_phase {"phase": "planner"}  # discovery and assembly tools`},
 				Tags:        []string{registry.PhasePlanner},
 			}, toolsByPhase),
@@ -79,7 +79,7 @@ func withHelp(ns registry.Namespace, workflows []workflowInfo, stepDirs func() s
 		Name: name + ".help",
 		Description: "Overview of the '" + name + "' tools: " + ns.Description + " Lists each " + name +
 			".* tool with its description, when to use it and examples. Set include_schema for the JSON input schemas. Start here before using " + name + " tools.",
-		When: "Before using them.",
+		When: "Start here.",
 		Examples: []string{
 			name + ".help {}  # every " + name + ".* tool with when and examples",
 			name + `.help {"include_schema": true}  # the same, plus JSON input schemas`,

@@ -106,7 +106,7 @@ func validateNamespace(d *Deps) (registry.Namespace, error) {
 	tools := []registry.ToolDef{
 		registry.Define(registry.ToolDef{
 			Name: "validate.alignment",
-			Description: "Alignment checks for one or more step types: script ↔ contract (static analysis of the Python script: main() " +
+			Description: "Alignment checks of step types: script ↔ contract (static analysis of the Python script: main() " +
 				"signature, logical names, env vars, argparse flags, container paths), config ↔ contract, spec ↔ the catalog's " +
 				"outputs (dependency scores), and builder binding. Each finding has a level (critical/error/warning/info), a rule, a location and a fix.",
 			When: "You changed a step's script, contract or config section.",

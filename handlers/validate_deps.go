@@ -98,7 +98,7 @@ func validateDepsTools(d *Deps) []registry.ToolDef {
 			Description: "Explain a score. With name1/name2: the semantic name similarity and its parts (string ratio, token " +
 				"Jaccard, synonyms, substring) on the normalised names. With consumer/dependency/producer/output: every component " +
 				"of the compatibility score that decides wiring (type, data type, similarity, exact-name bonus, compatible sources, keywords).",
-			When: "A dependency was wired unexpectedly or not at all and you want to know why.",
+			When: "A dependency was wired unexpectedly, or not at all.",
 			Examples: []string{
 				`validate.deps_explain {"name1": "processed_data", "name2": "input_data"}`,
 				`validate.deps_explain {"consumer": "XGBoostTraining", "dependency": "input_path", "producer": "TabularPreprocessing_training", "output": "processed_data"}`,
