@@ -218,6 +218,9 @@ type dagDocument struct {
 	DAG        dagNodesEdges  `json:"dag"`
 	Statistics dag.Statistics `json:"statistics"`
 	Mermaid    string         `json:"mermaid"`
+	// CreatedAt is Cursus's timestamp key, null here: the same nodes and
+	// edges give the same document (dag.serialize records a created_at).
+	CreatedAt *string `json:"created_at"`
 }
 
 type dagNodesEdges struct {

@@ -103,16 +103,23 @@ func scaffoldError(err error) error {
 	return perr
 }
 
-func (d *Deps) projectInit(ctx context.Context, in projectInitIn) (scaffold.Result, error) {
+// projectInitOut is the scaffold's result with Cursus's import_prefix,
+// always null: the scaffold writes no Python package to import from.
+type projectInitOut struct {
+	scaffold.Result
+	ImportPrefix *string `json:"import_prefix"`
+}
+
+func (d *Deps) projectInit(ctx context.Context, in projectInitIn) (projectInitOut, error) {
 	g, err := d.loadDAG(ctx, in.dagSource, true)
 	if err != nil {
-		return scaffold.Result{}, err
+		return projectInitOut{}, err
 	}
 	cv := d.catalogs()
 	res, err := scaffold.Init(d.Root, cv.Steps, cv.Config, scaffold.Options{Name: in.Name, Framework: string(in.Framework),
 		TargetDir: in.TargetDir, Overwrite: in.Overwrite, DAG: g, CreatedAt: time.Now().UTC().Format(time.RFC3339)})
 	if err != nil {
-		return scaffold.Result{}, scaffoldError(err)
+		return projectInitOut{}, scaffoldError(err)
 	}
 	registry.Meta(ctx, "file_count", len(res.FilesWritten))
 	registry.Warn(ctx, res.Notes...)
@@ -124,7 +131,7 @@ func (d *Deps) projectInit(ctx context.Context, in projectInitIn) (scaffold.Resu
 		registry.NextStep{Tool: "compile.validate", When: "configs are filled", Why: "check DAG, configs and wiring together",
 			ArgsHint: map[string]any{"dag_file": res.DAGFile, "config_file": res.ConfigTemplate}},
 	)
-	return *res, nil
+	return projectInitOut{Result: *res}, nil
 }
 
 func firstScriptStep(r *scaffold.Result) string {
@@ -144,6 +151,9 @@ type bringUpPlan struct {
 	Outcome     string            `json:"outcome"`
 	ProjectPath string            `json:"project_path"`
 	Note        string            `json:"note"`
+	// WorkflowPath is Cursus's name for where the workflow's text lives:
+	// here the MCP resource of its guide.
+	WorkflowPath string `json:"workflow_path"`
 }
 
 type bringUpArgs struct {
@@ -190,7 +200,8 @@ func (d *Deps) projectBringUp(ctx context.Context, in projectBringUpIn) (bringUp
 		Workflow: wf.Name, Prompt: wf.Name, Stages: wf.Stages, Outcome: wf.Outcome,
 		Args: bringUpArgs{Name: opts.Name, Framework: opts.Framework, TargetDir: opts.TargetDir, Region: region,
 			DAGSource: cmp.Or(in.DAGSource, "catalog")},
-		ProjectPath: opts.TargetDir + "/" + opts.Name + "_" + opts.Framework,
-		Note:        note,
+		ProjectPath:  opts.TargetDir + "/" + opts.Name + "_" + opts.Framework,
+		Note:         note,
+		WorkflowPath: "cursus://workflows/" + wf.Name,
 	}, nil
 }

@@ -84,6 +84,10 @@ func TestProjectBringUp(t *testing.T) {
 	if data["workflow"] != "cursus-new-project" || len(data["stages"].([]any)) != 4 {
 		t.Errorf("bring_up: %s", res.Encode())
 	}
+	// Cursus's workflow_path names the workflow's guide resource.
+	if data["workflow_path"] != "cursus://workflows/cursus-new-project" {
+		t.Errorf("workflow_path = %v", data["workflow_path"])
+	}
 	if entries, _ := os.ReadDir(root); len(entries) != 0 {
 		t.Errorf("bring_up wrote files: %v", entries)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -183,23 +184,28 @@ func progressTo(ctx context.Context) func(done, total int, msg string) {
 
 // ---- validate.alignment / validate.step ----------------------------------
 
-func (d *Deps) validateAlignment(ctx context.Context, in validateAlignmentIn) (verify.AlignmentReport, error) {
+func (d *Deps) validateAlignment(ctx context.Context, in validateAlignmentIn) (alignmentOut, error) {
 	suite, err := d.verifierFor(ctx, in.Files, in.stepTypesArg)
 	if err != nil {
-		return verify.AlignmentReport{}, err
+		return alignmentOut{}, err
 	}
 	rep, err := suite.Alignment(ctx, strs(in.Targets), in.search(), progressTo(ctx))
 	if err != nil {
-		return verify.AlignmentReport{}, verifyError(err)
+		return alignmentOut{}, verifyError(err)
 	}
 	if rep.FailedSteps > 0 {
-		return verify.AlignmentReport{}, registry.Errorf(registry.CodeValidationFailed, "%d of %d step(s) failed alignment", rep.FailedSteps, rep.TotalSteps).
+		return alignmentOut{}, registry.Errorf(registry.CodeValidationFailed, "%d of %d step(s) failed alignment", rep.FailedSteps, rep.TotalSteps).
 			WithDetails(toMap(rep)).
 			Suggest("Apply each finding's fix (critical_issues lists them), then re-run validate.alignment.", "author.check_script", "steps.io", "validate.step_interface")
 	}
 	registry.Next(ctx, registry.NextStep{Tool: "validate.builder", When: "alignment passes", Why: "prove the step builds into a pipeline definition"})
 	registry.Meta(ctx, "tool_scope", rep.Scope)
-	return *rep, nil
+	out := alignmentOut{AlignmentReport: *rep, DetailedResults: map[string]cursusStepResult{}}
+	for _, r := range rep.Results {
+		out.DetailedResults[r.StepName] = cursusStepResult{StepName: r.StepName, SageMakerStepType: r.SageMakerStepType,
+			Category: r.Ruleset.Name, OverallStatus: r.Status, cursusLevels: cursusLevelsOf(r)}
+	}
+	return out, nil
 }
 
 // stepReportOut is validate.step's report plus the keys the Python
@@ -209,6 +215,69 @@ type stepReportOut struct {
 	validate.StepReport
 	OverallStatus string `json:"overall_status"`
 	Category      string `json:"category"`
+	cursusLevels
+}
+
+// cursusLevels is a step report as Cursus numbers its validation levels:
+// 1 script ↔ contract, 3 spec ↔ other steps' specs, 4 builder ↔ registry.
+// Level 2 carries the config ↔ contract checks, which Cursus does not
+// run (docs/CURSUS.md).
+type cursusLevels struct {
+	// EnabledLevels are the levels the step's ruleset runs.
+	EnabledLevels []int `json:"enabled_levels"`
+	// ValidationResults are the findings of each level, as level_<N>.
+	ValidationResults map[string]cursusLevelResult `json:"validation_results"`
+}
+
+type cursusLevelResult struct {
+	Status   string             `json:"status"` // PASSED, or ERROR with a blocking finding
+	Category string             `json:"category"`
+	Issues   []validate.Finding `json:"issues"`
+}
+
+var cursusLevelOf = map[string]int{validate.CatScriptContract: 1, validate.CatConfigContract: 2, validate.CatSpecDependency: 3, validate.CatBuilderConfig: 4}
+
+func cursusLevelsOf(r validate.StepReport) cursusLevels {
+	out := cursusLevels{EnabledLevels: []int{}, ValidationResults: map[string]cursusLevelResult{}}
+	if r.Ruleset.Excluded {
+		return out
+	}
+	for _, cat := range r.Ruleset.Categories {
+		n, ok := cursusLevelOf[cat]
+		if !ok {
+			continue
+		}
+		res := cursusLevelResult{Status: validate.StatusPassed, Category: cat, Issues: []validate.Finding{}}
+		for _, f := range r.Findings {
+			if f.Category != cat {
+				continue
+			}
+			res.Issues = append(res.Issues, f)
+			if f.Blocking() {
+				res.Status = "ERROR"
+			}
+		}
+		out.EnabledLevels = append(out.EnabledLevels, n)
+		out.ValidationResults[fmt.Sprintf("level_%d", n)] = res
+	}
+	slices.Sort(out.EnabledLevels)
+	return out
+}
+
+// cursusStepResult is one step of validate.alignment's detailed_results.
+type cursusStepResult struct {
+	StepName          string `json:"step_name"`
+	SageMakerStepType string `json:"sagemaker_step_type"`
+	Category          string `json:"category"`
+	OverallStatus     string `json:"overall_status"`
+	cursusLevels
+}
+
+// alignmentOut is validate.alignment's report plus Cursus's
+// detailed_results: each step's result by step name.
+type alignmentOut struct {
+	verify.AlignmentReport
+	DetailedResults map[string]cursusStepResult `json:"detailed_results"`
 }
 
 func (d *Deps) validateStep(ctx context.Context, in validateStepIn) (stepReportOut, error) {
@@ -228,7 +297,7 @@ func (d *Deps) validateStep(ctx context.Context, in validateStepIn) (stepReportO
 	registry.Warn(ctx, warns...)
 	registry.Next(ctx, registry.NextStep{Tool: "validate.builder", When: "alignment passes",
 		Why: "build the step from a synthesized config", ArgsHint: map[string]any{"step_name": r.StepName}})
-	return stepReportOut{StepReport: r, OverallStatus: r.Status, Category: r.Ruleset.Name}, nil
+	return stepReportOut{StepReport: r, OverallStatus: r.Status, Category: r.Ruleset.Name, cursusLevels: cursusLevelsOf(r)}, nil
 }
 
 // ---- validate.step_interface ---------------------------------------------

@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -94,6 +95,18 @@ func TestValidateAlignmentCatalogAndScripts(t *testing.T) {
 	res := call(t, reg, "validate.alignment", `{}`)
 	if !res.OK {
 		t.Fatalf("built-in catalog fails alignment: %s", res.Encode())
+	}
+	// Cursus's detailed_results hold every step by name, numbered as
+	// Cursus numbers its levels.
+	all := jsonData(t, res)
+	detailed := all["detailed_results"].(map[string]any)
+	if len(detailed) != len(all["results"].([]any)) {
+		t.Errorf("detailed_results has %d steps, results %d", len(detailed), len(all["results"].([]any)))
+	}
+	xgb := detailed["XGBoostTraining"].(map[string]any)
+	if fmt.Sprint(xgb["enabled_levels"]) != "[1 2 3 4]" || xgb["overall_status"] != "PASSED" ||
+		xgb["validation_results"].(map[string]any)["level_1"].(map[string]any)["category"] != "script_contract" {
+		t.Errorf("XGBoostTraining detailed result = %v", xgb)
 	}
 	// A script with an undeclared env var (warning) and a never-written
 	// output (error) fails with both findings located.
