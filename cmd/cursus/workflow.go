@@ -8,11 +8,11 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path"
 	"path/filepath"
 	"strings"
 
+	"github.com/cursus-dev/cursus/engine/workspace"
 	"github.com/cursus-dev/cursus/registry"
 )
 
@@ -138,14 +138,22 @@ func readProject(dir, workspaceRoot string) (map[string]any, error) {
 			}
 		}
 	}
+	// Read through the workspace file system the server uses: regular
+	// files only, each within the workspace's read cap.
+	root, err := workspace.New(dir)
+	if err != nil {
+		return nil, fmt.Errorf("--input: %w", err)
+	}
+	defer root.Close()
+	project := root.FS()
 	content := map[string]any{}
 	files := map[string]string{}
 	var stepTypes []string
-	err := fs.WalkDir(os.DirFS(dir), ".", func(p string, d fs.DirEntry, err error) error {
+	err = fs.WalkDir(project, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
-		data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(p)))
+		data, err := fs.ReadFile(project, p)
 		if err != nil {
 			return err
 		}
