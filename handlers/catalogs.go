@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -142,7 +143,7 @@ func (d *Deps) catalogsFor(ctx context.Context, in stepTypesArg) (*catalogView, 
 	if len(problems) > 0 {
 		docs := make([]steps.DocumentFindings, 0, len(problems))
 		for _, p := range problems {
-			i := indexOf(names, p.StepType)
+			i := slices.Index(names, p.StepType)
 			docs = append(docs, steps.DocumentFindings{Index: i, StepType: p.StepType, Errors: []steps.Finding{{
 				Level: steps.LevelError, File: steps.OverlaySource(i), Path: "config", Rule: "config_schema", Message: p.String()}}})
 		}
@@ -162,25 +163,14 @@ func (d *Deps) catalogsFor(ctx context.Context, in stepTypesArg) (*catalogView, 
 // operator allows.
 func (d *Deps) checkStepTypeCaps(in stepTypesArg) error {
 	if n, limit := len(in.StepTypes), d.Opts.maxStepTypes(); n > limit {
-		return registry.Errorf(registry.CodeInvalidInput, "'step_types': %d documents; at most %d are accepted (limits.max_step_types)", n, limit).
-			WithDetails(map[string]any{"argument": "step_types", "count": n, "limit": limit})
+		return overCap("limits.max_step_types", int64(limit), fmt.Sprintf("step_types has %d documents", n))
 	}
 	for i, doc := range in.StepTypes {
 		if n, limit := len(doc), d.Opts.maxStepTypeBytes(); int64(n) > limit {
-			return registry.Errorf(registry.CodeInvalidInput, "'step_types[%d]': %d bytes; a document may have at most %d (limits.max_step_type_bytes)", i, n, limit).
-				WithDetails(map[string]any{"argument": "step_types", "index": i, "bytes": n, "limit_bytes": limit})
+			return overCap("limits.max_step_type_bytes", limit, fmt.Sprintf("step_types[%d] is %d bytes", i, n))
 		}
 	}
 	return nil
-}
-
-func indexOf(names []string, name string) int {
-	for i, n := range names {
-		if n == name {
-			return i
-		}
-	}
-	return -1
 }
 
 // overlayError is the invalid_input of step_types that cannot join the

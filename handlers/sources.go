@@ -46,7 +46,7 @@ func (l InlineLimits) orDefaults() InlineLimits {
 func overCap(setting string, limit int64, what string) error {
 	return registry.Errorf(registry.CodeInvalidInput, "inline content over %s (%d): %s", setting, limit, what).
 		WithDetails(map[string]any{"limit": setting, "limit_value": limit}).
-		Suggest("Send less inline content in one call, or put the files in the server's workspace and name them by path; the operator sets " + setting + ".")
+		Suggest("Send less inline content in one call (split the work over several calls); only the operator can raise " + setting + ".")
 }
 
 // callSources is what one call reads: its inline files over the
