@@ -227,7 +227,7 @@ func (d *Deps) authorCheckScript(ctx context.Context, in authorCheckScriptIn) (v
 	switch {
 	case errors.As(err, &missing):
 		return verify.ScriptCheckReport{}, registry.Errorf(registry.CodeNotFound, "%s", missing.Error()).WithDetails(map[string]any{"searched": nonNilList(missing.Searched)}).
-			Suggest("Pass script_path or source_dir, or scaffold a stub that satisfies the contract.", "project.init")
+			Suggest("Send the script in files (path → text) and name it in script_path, or name the directory holding it in source_dir; steps.io shows the contract a stub must satisfy.", "steps.io")
 	case errors.As(err, &bad):
 		return verify.ScriptCheckReport{}, analysisError(bad)
 	case err != nil:

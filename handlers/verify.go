@@ -114,7 +114,7 @@ func verifyError(err error) error {
 		return registry.Errorf(registry.CodeNotFound, "%s", missing.Msg)
 	case errors.As(err, &ns):
 		return registry.Errorf(registry.CodeNotFound, "%s", ns.Error()).
-			Suggest("Pass source_dir (the directory holding the scripts) or config_file.", "project.init")
+			Suggest("Send the scripts in files (path → text) and name their directory in source_dir, or give config or config_file, whose source_dir names it.", "steps.io")
 	case errors.As(err, &runtime) && runtime.Sandbox:
 		return registry.Errorf(registry.CodeRuntimeUnavailable, "cannot run scripts: %v", err).
 			Suggest("Run the server on a kernel with Landlock ABI 6+ (Linux 6.12+) and seccomp, or run validate.alignment, which needs no interpreter.", "validate.alignment", "author.check_script")
