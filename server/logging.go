@@ -3,7 +3,6 @@ package server
 import (
 	"encoding/json"
 	"fmt"
-	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -70,7 +69,11 @@ func (w *summaryWriter) value(v any, depth int) {
 			return
 		}
 		w.buf = append(w.buf, '{')
-		keys := slices.Sorted(maps.Keys(x))
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
 		for i, k := range keys {
 			if i == summaryItemsMax {
 				w.buf = append(w.buf, ',')

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 
@@ -51,12 +52,16 @@ func (s *Server) handleCall() http.HandlerFunc {
 		if known && !st.toolsets.has(def) {
 			res = outsideToolsets(s.deps.Registry, st.caller(), st.toolsets, def).ForTool(name)
 		}
-		args := st.args
+		args, text := st.args, st.body
 		if res == nil && known {
-			args, res = variantArgs(r, def, args)
+			var converted bool
+			args, converted, res = variantArgs(r, def, args)
+			if converted {
+				text = nil // the body is in the variant's shape, args in the tool's
+			}
 		}
 		if res == nil {
-			res = s.deps.Registry.Call(registry.WithCaller(r.Context(), st.caller()), name, args)
+			res = s.deps.Registry.CallJSON(registry.WithCaller(r.Context(), st.caller()), name, args, text)
 		}
 		writeJSON(w, statusFor(res), res.Encode())
 	}
@@ -69,7 +74,7 @@ func (s *Server) handleListTools() http.HandlerFunc {
 		q := r.URL.Query()
 		st := stateFrom(r.Context())
 		tools := slices.DeleteFunc(s.deps.Registry.Visible(st.caller(), q.Get("namespace")), func(t *registry.ToolDef) bool { return !st.toolsets.has(t) })
-		strict, err := strictParam(r)
+		strict, err := strictParam(q)
 		if err != nil {
 			writeJSON(w, http.StatusBadRequest, registry.Fail(registry.CodeInvalidInput, err.Error()).Encode())
 			return
@@ -137,8 +142,8 @@ func handleNoRoute(status int, code, what string) http.HandlerFunc {
 }
 
 // strictParam reads ?strict= (absent is false).
-func strictParam(r *http.Request) (bool, error) {
-	v := r.URL.Query().Get("strict")
+func strictParam(q url.Values) (bool, error) {
+	v := q.Get("strict")
 	if v == "" {
 		return false, nil
 	}
@@ -152,21 +157,26 @@ func strictParam(r *http.Request) (bool, error) {
 // variantArgs converts the arguments of a call that says it was written
 // against a schema variant of GET /tools (?strict=true or ?format=gemini)
 // back to the tool's own schema, which then validates them as any call's.
-func variantArgs(r *http.Request, t *registry.ToolDef, args map[string]any) (map[string]any, *registry.Result) {
-	strict, err := strictParam(r)
-	if err != nil {
-		return nil, registry.Fail(registry.CodeInvalidInput, err.Error()).ForTool(t.Name)
+// converted says whether they were.
+func variantArgs(r *http.Request, t *registry.ToolDef, args map[string]any) (_ map[string]any, converted bool, _ *registry.Result) {
+	if r.URL.RawQuery == "" {
+		return args, false, nil
 	}
-	switch format := r.URL.Query().Get("format"); {
+	q := r.URL.Query()
+	strict, err := strictParam(q)
+	if err != nil {
+		return nil, false, registry.Fail(registry.CodeInvalidInput, err.Error()).ForTool(t.Name)
+	}
+	switch format := q.Get("format"); {
 	case format == "gemini" || (strict && (format == "" || format == "openai")):
 	case format == "" || format == "openai":
-		return args, nil
+		return args, false, nil
 	default:
-		return nil, registry.Fail(registry.CodeInvalidInput, "format on /call must be openai (with strict=true) or gemini: the schema variant the arguments were written against").ForTool(t.Name)
+		return nil, false, registry.Fail(registry.CodeInvalidInput, "format on /call must be openai (with strict=true) or gemini: the schema variant the arguments were written against").ForTool(t.Name)
 	}
-	converted, err := registry.FromVariantArgs(t.Schema, args)
+	out, err := registry.FromVariantArgs(t.Schema, args)
 	if err != nil {
-		return nil, registry.Fail(registry.CodeInvalidInput, fmt.Sprintf("invalid arguments for '%s': %v", t.Name, err)).ForTool(t.Name)
+		return nil, false, registry.Fail(registry.CodeInvalidInput, fmt.Sprintf("invalid arguments for '%s': %v", t.Name, err)).ForTool(t.Name)
 	}
-	return converted, nil
+	return out, true, nil
 }

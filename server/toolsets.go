@@ -45,6 +45,9 @@ func (ts toolsets) names(reg *registry.Registry) []string {
 // selects offered too. A name that is not offered is an error naming the
 // ones that are.
 func parseToolsets(reg *registry.Registry, offered toolsets, list []string) (toolsets, error) {
+	if len(list) == 0 {
+		return offered, nil
+	}
 	picked := toolsets{}
 	var unknown []string
 	for _, item := range list {
@@ -111,7 +114,9 @@ func (s *Server) selectToolsets(rpc bool) func(http.Handler) http.Handler {
 			if p := chi.URLParam(r, "toolsets"); p != "" {
 				list = append(list, p)
 			}
-			list = append(list, r.URL.Query()["toolsets"]...)
+			if r.URL.RawQuery != "" {
+				list = append(list, r.URL.Query()["toolsets"]...)
+			}
 			ts, err := parseToolsets(s.deps.Registry, s.toolsets, list)
 			if err != nil {
 				if rpc {
