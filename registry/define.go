@@ -49,11 +49,11 @@ func Define[In, Out any](spec ToolDef, handle func(ctx context.Context, in In) (
 		if err != nil {
 			return nil, Errorf(CodeInvalidInput, "invalid arguments for '%s': %v", spec.Name, err)
 		}
-		extras := &replyExtras{}
-		data, err := handle(context.WithValue(ctx, replyKey{}, extras), in)
+		data, err := handle(ctx, in)
 		if err != nil {
 			return nil, err
 		}
+		extras := &scopeFrom(ctx).extras // the registry runs every call in a scope
 		res := OK(data).Next(extras.next...).Warn(extras.warnings...)
 		for _, kv := range extras.meta {
 			res.WithMeta(kv.key, kv.value)
@@ -92,8 +92,6 @@ type Schemer interface {
 	JSONSchema() *jsonschema.Schema
 }
 
-type replyKey struct{}
-
 // replyExtras collects what a typed handler adds to its envelope.
 type replyExtras struct {
 	next     []NextStep
@@ -107,8 +105,10 @@ type metaEntry struct {
 }
 
 func extrasFrom(ctx context.Context) *replyExtras {
-	e, _ := ctx.Value(replyKey{}).(*replyExtras)
-	return e
+	if s := scopeFrom(ctx); s != nil {
+		return &s.extras
+	}
+	return nil
 }
 
 // Next suggests the tools to call after this successful call.

@@ -319,7 +319,7 @@ func (r *Registry) invoke(parent context.Context, t *ToolDef, args map[string]an
 	if why := ctx.Err(); why != nil {
 		return endedResult(t.Name, why)
 	}
-	out, err := t.call(context.WithValue(ctx, registryKey{}, r), args, text)
+	out, err := t.call(context.WithValue(ctx, callScopeKey{}, &callScope{registry: r}), args, text)
 	if why := ctx.Err(); why != nil {
 		// The call ended while the handler ran: whatever it returned is
 		// not the answer the caller waited for.

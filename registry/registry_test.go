@@ -483,3 +483,28 @@ func TestGuidanceNamesOnlyAdmittedTools(t *testing.T) {
 		t.Errorf("trusted next steps = %v", got)
 	}
 }
+
+// EncodeTo writes exactly Encode's bytes and a newline, for a success, a
+// failure, verbatim characters and data that cannot be encoded.
+func TestEncodeToWritesEncodeBytes(t *testing.T) {
+	timed := OK(map[string]any{"path": "s3://b/a<b>&c"}).Next(NextStep{Tool: "dag.validate_integrity", Why: "check it"})
+	timed.Stamp("b.tool", 1500*time.Microsecond)
+	for name, res := range map[string]*Result{
+		"success":     timed,
+		"failure":     Fail(CodeInvalidInput, "bad <input>").Suggest("Fix it.", "tools.help").ForTool("b.tool"),
+		"unencodable": OK(map[string]any{"c": make(chan int)}).ForTool("b.tool"),
+	} {
+		var buf bytes.Buffer
+		if err := res.EncodeTo(&buf); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if want := string(res.Encode()) + "\n"; buf.String() != want {
+			t.Errorf("%s: EncodeTo wrote\n%s\nwant\n%s", name, buf.String(), want)
+		}
+	}
+	var buf bytes.Buffer
+	_ = OK(map[string]any{"c": make(chan int)}).EncodeTo(&buf)
+	if !strings.Contains(buf.String(), `"code":"internal_error"`) {
+		t.Errorf("unencodable data: %s, want an internal_error envelope", buf.String())
+	}
+}

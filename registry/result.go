@@ -2,6 +2,7 @@ package registry
 
 import (
 	"fmt"
+	"io"
 	"maps"
 	"time"
 
@@ -167,15 +168,17 @@ type wireFailure struct {
 
 // MarshalJSON writes the wire form: success {ok,data,next_steps,warnings,
 // meta}; failure {ok,error,code,remedy,warnings,meta}.
-func (r *Result) MarshalJSON() ([]byte, error) {
+func (r *Result) MarshalJSON() ([]byte, error) { return verbatim.Marshal(r.wire()) }
+
+func (r *Result) wire() any {
 	if r.OK {
-		return verbatim.Marshal(wireSuccess{OK: true, Data: r.Data, NextSteps: r.NextSteps, Warnings: r.Warnings, Meta: r.wireMeta()})
+		return wireSuccess{OK: true, Data: r.Data, NextSteps: r.NextSteps, Warnings: r.Warnings, Meta: r.wireMeta()}
 	}
 	code := r.Code
 	if code == "" {
 		code = CodeToolError
 	}
-	return verbatim.Marshal(wireFailure{Error: r.Error, Code: code, Remedy: r.Remedy, Warnings: r.Warnings, Meta: r.wireMeta()})
+	return wireFailure{Error: r.Error, Code: code, Remedy: r.Remedy, Warnings: r.Warnings, Meta: r.wireMeta()}
 }
 
 // wireMeta is meta on the wire: Meta with the registry's stamp
@@ -214,11 +217,24 @@ type stamp struct {
 func (r *Result) Encode() []byte {
 	b, err := r.MarshalJSON()
 	if err != nil {
-		// Data that cannot be encoded is a handler bug; report it as such
-		// rather than sending half an envelope.
-		b, _ = Fail(CodeInternal, "tool result could not be encoded").ForTool(r.Tool()).MarshalJSON()
+		b, _ = r.unencodable().MarshalJSON()
 	}
 	return b
+}
+
+// EncodeTo writes what Encode returns and a newline to w, without
+// building the bytes first (a compile result can be large).
+func (r *Result) EncodeTo(w io.Writer) error {
+	if err := verbatim.Encode(w, r.wire()); err == nil {
+		return nil
+	}
+	return verbatim.Encode(w, r.unencodable().wire())
+}
+
+// unencodable answers for a result whose data cannot be encoded: a
+// handler bug, reported as such rather than as half an envelope.
+func (r *Result) unencodable() *Result {
+	return Fail(CodeInternal, "tool result could not be encoded").ForTool(r.Tool())
 }
 
 // ToolError is an error a handler returns to fail with a specific code,

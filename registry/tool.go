@@ -28,13 +28,28 @@ var Phases = []struct{ Name, Description string }{
 // error becomes internal_error. Define builds it from the typed handler.
 type callFunc func(ctx context.Context, args map[string]any, text []byte) (*Result, error)
 
-type registryKey struct{}
+// callScope is what the context of a running call carries for the
+// registry: the registry running it, and what its handler adds to the
+// envelope (Next, Warn, Meta).
+type callScope struct {
+	registry *Registry
+	extras   replyExtras
+}
+
+type callScopeKey struct{}
+
+func scopeFrom(ctx context.Context) *callScope {
+	s, _ := ctx.Value(callScopeKey{}).(*callScope)
+	return s
+}
 
 // RegistryFrom is the registry running the call ctx belongs to (for the
 // meta tools that describe the registry itself).
 func RegistryFrom(ctx context.Context) *Registry {
-	r, _ := ctx.Value(registryKey{}).(*Registry)
-	return r
+	if s := scopeFrom(ctx); s != nil {
+		return s.registry
+	}
+	return nil
 }
 
 // ToolDef declares one tool.

@@ -63,7 +63,9 @@ func (s *Server) handleCall() http.HandlerFunc {
 		if res == nil {
 			res = s.deps.Registry.CallJSON(registry.WithCaller(r.Context(), st.caller()), name, args, text)
 		}
-		writeJSON(w, statusFor(res), res.Encode())
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(statusFor(res))
+		_ = res.EncodeTo(w)
 	}
 }
 

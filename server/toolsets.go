@@ -22,7 +22,10 @@ import (
 // call at all. tools.help is in every selection.
 const (
 	toolsetsHeader = "X-MCP-Toolsets"
-	allToolsets    = "all" // every toolset the deployment offers
+	// toolsetsHeaderKey is its canonical form, the key net/http stores it
+	// under: Header.Values would build that form anew on every request.
+	toolsetsHeaderKey = "X-Mcp-Toolsets"
+	allToolsets       = "all" // every toolset the deployment offers
 )
 
 // toolsets is a selection of namespaces; nil selects every one.
@@ -110,7 +113,7 @@ func deploymentToolsets(reg *registry.Registry, cfg MCPConfig) toolsets {
 func (s *Server) selectToolsets(rpc bool) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			list := r.Header.Values(toolsetsHeader)
+			list := r.Header[toolsetsHeaderKey]
 			if p := chi.URLParam(r, "toolsets"); p != "" {
 				list = append(list, p)
 			}

@@ -360,3 +360,9 @@ func TestToolsetsNarrowLegacySSE(t *testing.T) {
 		t.Fatalf("sse call outside the selection: %v", res.Content)
 	}
 }
+
+func TestToolsetsHeaderKeyIsCanonical(t *testing.T) {
+	if got := http.CanonicalHeaderKey(toolsetsHeader); got != toolsetsHeaderKey {
+		t.Fatalf("toolsetsHeaderKey = %q, the canonical form of %q is %q", toolsetsHeaderKey, toolsetsHeader, got)
+	}
+}

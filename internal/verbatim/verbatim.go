@@ -6,15 +6,22 @@ package verbatim
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 )
 
 // Marshal is json.Marshal without HTML escaping.
 func Marshal(v any) ([]byte, error) {
 	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	if err := Encode(&buf, v); err != nil {
 		return nil, err
 	}
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+// Encode writes Marshal's bytes and a newline to w. Nothing is written
+// when v cannot be encoded.
+func Encode(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
 }
