@@ -44,8 +44,8 @@ func Define[In, Out any](spec ToolDef, handle func(ctx context.Context, in In) (
 		return spec
 	}
 	spec.Schema, spec.OutputSchema = in, outputSchema(spec.DataSchema)
-	spec.call = func(ctx context.Context, args map[string]any, text []byte) (*Result, error) {
-		in, err := bind[In](args, text)
+	spec.call = func(ctx context.Context, args map[string]any) (*Result, error) {
+		in, err := bind[In](args)
 		if err != nil {
 			return nil, Errorf(CodeInvalidInput, "invalid arguments for '%s': %v", spec.Name, err)
 		}
@@ -63,21 +63,14 @@ func Define[In, Out any](spec ToolDef, handle func(ctx context.Context, in In) (
 	return spec
 }
 
-// bind decodes validated arguments into In: from text, the JSON they were
-// decoded from, when there is one (re-encoding args first would double
-// the cost of binding a large inline DAG or config), else from args
-// encoded. The schema has already rejected unknown keys and wrong types,
-// so an error from args means the struct and its schema disagree. One
-// from text can also mean a number the schema accepts as an integer but
-// encoding/json does not (5.0, 1e2): args, where it is a float64 again,
-// decide then.
-func bind[In any](args map[string]any, text []byte) (In, error) {
-	if len(text) > 0 {
-		var in In
-		if json.Unmarshal(text, &in) == nil {
-			return in, nil
-		}
-	}
+// bind decodes validated arguments into In. The schema has already
+// rejected unknown keys and wrong types, so an error here means the
+// struct and its schema disagree. It binds from args encoded again, never
+// from the JSON text a front end may hold: there a key given twice with
+// objects for values is merged into one struct field by encoding/json,
+// while args (and so what was validated) keep only the last
+// (TestDuplicateKeysBindOnlyWhatWasValidated).
+func bind[In any](args map[string]any) (In, error) {
 	var in In
 	b, err := json.Marshal(args)
 	if err == nil {

@@ -219,13 +219,6 @@ func Gated(t *ToolDef, args map[string]any) bool { return t.capabilitiesFor(args
 // Call runs a tool for the caller attached to ctx, in the order of SPEC §2:
 // look up, gate, scope, validate arguments, run under the deadline.
 func (r *Registry) Call(ctx context.Context, name string, args map[string]any) *Result {
-	return r.CallJSON(ctx, name, args, nil)
-}
-
-// CallJSON is Call for a front end that holds the arguments as the caller
-// sent them (a REST body): args is text decoded, and the tool binds its
-// input from text instead of from args encoded again.
-func (r *Registry) CallJSON(ctx context.Context, name string, args map[string]any, text []byte) *Result {
 	caller := CallerFrom(ctx)
 	start := time.Now()
 	t, ok := r.Lookup(name)
@@ -241,7 +234,7 @@ func (r *Registry) CallJSON(ctx context.Context, name string, args map[string]an
 		ctx = r.opts.Observer.CallStarted(ctx, t.Name, caller)
 	}
 	rec := CallRecord{Tool: t.Name, Caller: caller, Gated: Gated(t, args)}
-	res := r.run(ctx, start, t, caller, args, text, &rec)
+	res := r.run(ctx, start, t, caller, args, &rec)
 	r.keepAdmitted(caller, res)
 	rec.Code = ""
 	if !res.OK {
@@ -261,7 +254,7 @@ func (r *Registry) finish(ctx context.Context, rec CallRecord) {
 
 // run admits, validates and invokes t. The tool's deadline counts from
 // start: the caller waits for validation too.
-func (r *Registry) run(ctx context.Context, start time.Time, t *ToolDef, caller Caller, args map[string]any, text []byte, rec *CallRecord) *Result {
+func (r *Registry) run(ctx context.Context, start time.Time, t *ToolDef, caller Caller, args map[string]any, rec *CallRecord) *Result {
 	if a := r.AdmitCall(caller, t, args); !a.Allowed {
 		return a.Err(t).result()
 	}
@@ -287,7 +280,7 @@ func (r *Registry) run(ctx context.Context, start time.Time, t *ToolDef, caller 
 	if timeout > 0 {
 		deadline = start.Add(timeout)
 	}
-	return r.invoke(ctx, t, args, text, deadline, rec)
+	return r.invoke(ctx, t, args, deadline, rec)
 }
 
 // invoke runs the handler on the caller's goroutine under a context that
@@ -301,7 +294,7 @@ func (r *Registry) run(ctx context.Context, start time.Time, t *ToolDef, caller 
 // its own to answer on time regardless would cost a goroutine hand-off
 // per call (a third of a trivial call's server time, see BenchmarkCall)
 // while the runaway handler kept running anyway.
-func (r *Registry) invoke(parent context.Context, t *ToolDef, args map[string]any, text []byte, deadline time.Time, rec *CallRecord) (res *Result) {
+func (r *Registry) invoke(parent context.Context, t *ToolDef, args map[string]any, deadline time.Time, rec *CallRecord) (res *Result) {
 	ctx := parent
 	if !deadline.IsZero() {
 		var cancel context.CancelFunc
@@ -319,7 +312,7 @@ func (r *Registry) invoke(parent context.Context, t *ToolDef, args map[string]an
 	if why := ctx.Err(); why != nil {
 		return endedResult(t.Name, why)
 	}
-	out, err := t.call(context.WithValue(ctx, callScopeKey{}, &callScope{registry: r}), args, text)
+	out, err := t.call(context.WithValue(ctx, callScopeKey{}, &callScope{registry: r}), args)
 	if why := ctx.Err(); why != nil {
 		// The call ended while the handler ran: whatever it returned is
 		// not the answer the caller waited for.
