@@ -203,18 +203,7 @@ func TestStdioCallerIsToldOnlyOfOpenTools(t *testing.T) {
 	closed := closedNames(reg)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	clientIn, serverOut := io.Pipe()
-	serverIn, clientOut := io.Pipe()
-	go func() {
-		_ = ServeStdio(ctx, deps, serverIn, serverOut, log.New(io.Discard, "", 0))
-		serverOut.Close()
-	}()
-	cs, err := sdk.NewClient(&sdk.Implementation{Name: "stdio", Version: "1"}, nil).Connect(ctx,
-		&sdk.IOTransport{Reader: clientIn, Writer: clientOut}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
+	cs := stdioSession(t, ctx, deps)
 	list, err := cs.ListTools(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -232,4 +221,23 @@ func TestStdioCallerIsToldOnlyOfOpenTools(t *testing.T) {
 	if len(list.Tools) == 0 {
 		t.Fatal("no tools listed")
 	}
+}
+
+// stdioSession connects a go-sdk client to ServeStdio over pipes; the
+// session closes with the test.
+func stdioSession(t *testing.T, ctx context.Context, deps Deps) *sdk.ClientSession {
+	t.Helper()
+	clientIn, serverOut := io.Pipe()
+	serverIn, clientOut := io.Pipe()
+	go func() {
+		_ = ServeStdio(ctx, deps, serverIn, serverOut, log.New(io.Discard, "", 0))
+		serverOut.Close()
+	}()
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "stdio", Version: "1"}, nil).Connect(ctx,
+		&sdk.IOTransport{Reader: clientIn, Writer: clientOut}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	return cs
 }

@@ -3,8 +3,6 @@ package server
 import (
 	"context"
 	"encoding/json"
-	"io"
-	"log"
 	"slices"
 	"strings"
 	"testing"
@@ -114,18 +112,7 @@ func TestUnknownToolOnEveryMCPTransport(t *testing.T) {
 	})
 
 	_, _, deps := surfaceEnv(t, nil)
-	clientIn, serverOut := io.Pipe()
-	serverIn, clientOut := io.Pipe()
-	go func() {
-		_ = ServeStdio(ctx, deps, serverIn, serverOut, log.New(io.Discard, "", 0))
-		serverOut.Close()
-	}()
-	cs, err := sdk.NewClient(&sdk.Implementation{Name: "stdio", Version: "1"}, nil).Connect(ctx,
-		&sdk.IOTransport{Reader: clientIn, Writer: clientOut}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
+	cs := stdioSession(t, ctx, deps)
 	check("stdio", func(name string) (bool, map[string]any) {
 		res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: name, Arguments: map[string]any{"phase": "planner"}})
 		if err != nil {

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"log"
 	"net/http"
 	"reflect"
 	"slices"
@@ -340,18 +338,7 @@ func TestResourcesOverStdio(t *testing.T) {
 	_, _, deps := surfaceEnv(t, map[string]string{"CURSUS_GATES_DENY": "pipeline_catalog.get_dag"})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	clientIn, serverOut := io.Pipe()
-	serverIn, clientOut := io.Pipe()
-	go func() {
-		_ = ServeStdio(ctx, deps, serverIn, serverOut, log.New(io.Discard, "", 0))
-		serverOut.Close()
-	}()
-	cs, err := sdk.NewClient(&sdk.Implementation{Name: "stdio", Version: "1"}, nil).Connect(ctx,
-		&sdk.IOTransport{Reader: clientIn, Writer: clientOut}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
+	cs := stdioSession(t, ctx, deps)
 	list, err := cs.ListResources(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
