@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"golang.org/x/sync/errgroup"
@@ -180,13 +181,9 @@ func (d *Deps) workflowStart(ctx context.Context, in workflowStartIn) (workflowO
 	}
 	out := workflowOut{workflowRun: workflowRun{Workflow: in.Workflow, Status: workflows.StatusStarted}}
 	for _, item := range in.Items {
-		args := map[string]string{}
-		for k, v := range in.Args {
-			args[k] = v
-		}
-		for k, v := range item {
-			args[k] = v
-		}
+		args := make(map[string]string, len(in.Args)+len(item))
+		maps.Copy(args, in.Args)
+		maps.Copy(args, item) // an item's own arguments win
 		run, err := d.startRun(in.Workflow, args)
 		if err != nil {
 			return workflowOut{}, runError(err)
