@@ -71,7 +71,8 @@ func TestAuthorPreflightConfig(t *testing.T) {
 	if data["config_key"] != "TabularPreprocessing_calibration" {
 		t.Errorf("key = %v", data["config_key"])
 	}
-	res = call(t, reg, "author.preflight_config", `{"step_name":"XGBoostModel","values":{`+base+`,"region":"Mars"}}`)
+	mars := strings.Replace(base, `"region":"EU"`, `"region":"Mars"`, 1)
+	res = call(t, reg, "author.preflight_config", `{"step_name":"XGBoostModel","values":{`+mars+`}}`)
 	mustFail(t, res, registry.CodeConfigInvalid)
 	msg := cfgDetails(t, res)["errors"].([]any)[0].(map[string]any)["message"].(string)
 	if !strings.Contains(msg, "NA, EU, FE") || !strings.Contains(msg, "us-east-1") {

@@ -2,7 +2,9 @@ package handlers
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
@@ -169,4 +171,52 @@ func withRunToken(t *testing.T, reg *registry.Registry, calls []string) []string
 		out[i] = args
 	}
 	return out
+}
+
+// TestTextAndArgumentsBindAlike runs every read-only tool's golden-path
+// calls twice, binding the input once from the arguments (as MCP and
+// in-process calls do) and once from the JSON text they were decoded from
+// (as REST does), and finds the same envelope both times: the tool got
+// the same input either way.
+func TestTextAndArgumentsBindAlike(t *testing.T) {
+	reg, _ := exampleRegistry(t, "")
+	compared := 0
+	for _, tool := range reg.Tools("") {
+		if !tool.ReadOnly() {
+			continue
+		}
+		calls := goldenPath[tool.Name]
+		if calls == nil {
+			calls = exampleArgsOf(tool)
+		}
+		for _, text := range withRunToken(t, reg, calls) {
+			args, bad := registry.DecodeArgs([]byte(text))
+			if bad != nil {
+				t.Fatalf("%s %s: %s", tool.Name, text, bad.Error)
+			}
+			fromArgs := envelopeSansTiming(t, reg.Call(context.Background(), tool.Name, args))
+			args, _ = registry.DecodeArgs([]byte(text)) // a fresh copy: a handler may keep what it was given
+			fromText := envelopeSansTiming(t, reg.CallJSON(context.Background(), tool.Name, args, []byte(text)))
+			if !reflect.DeepEqual(fromArgs, fromText) {
+				t.Errorf("%s %s:\nfrom the arguments: %v\nfrom the text:      %v", tool.Name, text, fromArgs, fromText)
+			}
+			compared++
+		}
+	}
+	t.Logf("compared %d calls", compared)
+	if compared < 50 {
+		t.Fatalf("compared %d calls, want every read-only tool's golden path", compared)
+	}
+}
+
+func envelopeSansTiming(t *testing.T, res *registry.Result) map[string]any {
+	t.Helper()
+	var env map[string]any
+	if err := json.Unmarshal(res.Encode(), &env); err != nil {
+		t.Fatal(err)
+	}
+	if meta, ok := env["meta"].(map[string]any); ok {
+		delete(meta, "duration_ms")
+	}
+	return env
 }

@@ -44,8 +44,8 @@ func Define[In, Out any](spec ToolDef, handle func(ctx context.Context, in In) (
 		return spec
 	}
 	spec.Schema, spec.OutputSchema = in, outputSchema(spec.DataSchema)
-	spec.call = func(ctx context.Context, args map[string]any) (*Result, error) {
-		in, err := bind[In](args)
+	spec.call = func(ctx context.Context, args map[string]any, text []byte) (*Result, error) {
+		in, err := bind[In](args, text)
 		if err != nil {
 			return nil, Errorf(CodeInvalidInput, "invalid arguments for '%s': %v", spec.Name, err)
 		}
@@ -61,22 +61,6 @@ func Define[In, Out any](spec ToolDef, handle func(ctx context.Context, in In) (
 		return res, nil
 	}
 	return spec
-}
-
-// bind decodes validated arguments into In. The schema has already
-// rejected unknown keys and wrong types, so an error here means the
-// struct and its schema disagree. It binds from args encoded again, never
-// from the JSON text a front end may hold: there a key given twice with
-// objects for values is merged into one struct field by encoding/json,
-// while args (and so what was validated) keep only the last
-// (TestDuplicateKeysBindOnlyWhatWasValidated).
-func bind[In any](args map[string]any) (In, error) {
-	var in In
-	b, err := json.Marshal(args)
-	if err == nil {
-		err = json.Unmarshal(b, &in)
-	}
-	return in, err
 }
 
 // Schemer is a named argument or output type that knows its own JSON

@@ -118,3 +118,51 @@ func TestDefineReportsBadTags(t *testing.T) {
 		t.Fatalf("check = %v", err)
 	}
 }
+
+// A typed tool binds from the JSON text the front end holds, where the
+// decoded arguments have lost what float64 cannot carry, and falls back to
+// the arguments for a number the schema calls an integer but the decoder
+// does not take as one.
+func TestCallJSONBindsFromTheText(t *testing.T) {
+	type bigIn struct {
+		ID    int64 `json:"id"`
+		Count int   `json:"count,omitempty"`
+	}
+	var got bigIn
+	r, err := New(Options{}, func() (Namespace, error) {
+		return Namespace{Name: "b", Description: "bench", Tools: []ToolDef{Define(ToolDef{
+			Name: "b.ids", Description: "test tool", When: "in tests", Examples: []string{`b.ids {"id": 1}`}, Tags: []string{PhasePlanner},
+		}, func(_ context.Context, in bigIn) (any, error) { got = in; return nil, nil })}}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := func(text string, viaText bool) bigIn {
+		t.Helper()
+		args, bad := DecodeArgs([]byte(text))
+		if bad != nil {
+			t.Fatal(bad.Error)
+		}
+		got = bigIn{}
+		var res *Result
+		if viaText {
+			res = r.CallJSON(context.Background(), "b.ids", args, []byte(text))
+		} else {
+			res = r.Call(context.Background(), "b.ids", args)
+		}
+		if !res.OK {
+			t.Fatalf("%s: %s", text, res.Encode())
+		}
+		return got
+	}
+	const exact = `{"id": 9007199254740993}` // 2^53 + 1: no float64 holds it
+	if in := call(exact, true); in.ID != 9007199254740993 {
+		t.Errorf("from the text: id = %d, want 9007199254740993", in.ID)
+	}
+	if in := call(exact, false); in.ID != 9007199254740992 {
+		t.Errorf("from the arguments: id = %d, want the float64 rounding 9007199254740992", in.ID)
+	}
+	if in := call(`{"id": 1, "count": 5.0}`, true); in.Count != 5 || in.ID != 1 {
+		t.Errorf("count 5.0 from the text: got %+v, want id 1 and count 5", in)
+	}
+}

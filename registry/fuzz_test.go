@@ -67,14 +67,15 @@ func fuzzTool() ToolDef {
 				return nil, fmt.Errorf("unknown option %q passed validation", k)
 			}
 		}
-		return map[string]any{"id": in.ID}, nil
+		return map[string]any{"id": in.ID, "count": in.Count, "mode": in.Mode, "tags": in.Tags, "opts": in.Opts}, nil
 	})
 }
 
 // FuzzCallArguments sends arbitrary JSON bodies through DecodeArgs and
 // Registry.Call, the path every front end uses. Every outcome must be ok or
 // invalid_input (never internal_error), the envelope must be valid JSON, and
-// the same arguments must always give the same answer.
+// the same arguments must always give the same answer, whether the input is
+// bound from the arguments (MCP) or from the body (REST, CallJSON).
 //
 //	go test -run=^$ -fuzz=FuzzCallArguments -fuzztime=10m ./registry
 func FuzzCallArguments(f *testing.F) {
@@ -115,6 +116,12 @@ func FuzzCallArguments(f *testing.F) {
 		if again.OK != res.OK || again.Code != res.Code || again.Error != res.Error ||
 			!reflect.DeepEqual(again.Meta["details"], res.Meta["details"]) {
 			t.Fatalf("body %q: two calls disagree:\n%s\n%s", body, wire, again.Encode())
+		}
+		if args, bad := DecodeArgs(body); bad == nil {
+			fromText := r.CallJSON(context.Background(), "fz.check", args, body)
+			if fromText.OK != res.OK || fromText.Code != res.Code || !reflect.DeepEqual(fromText.Data, res.Data) {
+				t.Fatalf("body %q: binding from the body disagrees:\n%s\n%s", body, wire, fromText.Encode())
+			}
 		}
 	})
 }

@@ -3,9 +3,7 @@
 package registry
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"runtime/debug"
@@ -219,6 +217,13 @@ func Gated(t *ToolDef, args map[string]any) bool { return t.capabilitiesFor(args
 // Call runs a tool for the caller attached to ctx, in the order of SPEC §2:
 // look up, gate, scope, validate arguments, run under the deadline.
 func (r *Registry) Call(ctx context.Context, name string, args map[string]any) *Result {
+	return r.CallJSON(ctx, name, args, nil)
+}
+
+// CallJSON is Call for a front end that holds the arguments as the caller
+// sent them (a REST body): args must be what DecodeArgs made of text, and
+// the tool binds its input from text instead of from args encoded again.
+func (r *Registry) CallJSON(ctx context.Context, name string, args map[string]any, text []byte) *Result {
 	caller := CallerFrom(ctx)
 	start := time.Now()
 	t, ok := r.Lookup(name)
@@ -234,7 +239,7 @@ func (r *Registry) Call(ctx context.Context, name string, args map[string]any) *
 		ctx = r.opts.Observer.CallStarted(ctx, t.Name, caller)
 	}
 	rec := CallRecord{Tool: t.Name, Caller: caller, Gated: Gated(t, args)}
-	res := r.run(ctx, start, t, caller, args, &rec)
+	res := r.run(ctx, start, t, caller, args, text, &rec)
 	r.keepAdmitted(caller, res)
 	rec.Code = ""
 	if !res.OK {
@@ -254,7 +259,7 @@ func (r *Registry) finish(ctx context.Context, rec CallRecord) {
 
 // run admits, validates and invokes t. The tool's deadline counts from
 // start: the caller waits for validation too.
-func (r *Registry) run(ctx context.Context, start time.Time, t *ToolDef, caller Caller, args map[string]any, rec *CallRecord) *Result {
+func (r *Registry) run(ctx context.Context, start time.Time, t *ToolDef, caller Caller, args map[string]any, text []byte, rec *CallRecord) *Result {
 	if a := r.AdmitCall(caller, t, args); !a.Allowed {
 		return a.Err(t).result()
 	}
@@ -280,7 +285,7 @@ func (r *Registry) run(ctx context.Context, start time.Time, t *ToolDef, caller 
 	if timeout > 0 {
 		deadline = start.Add(timeout)
 	}
-	return r.invoke(ctx, t, args, deadline, rec)
+	return r.invoke(ctx, t, args, text, deadline, rec)
 }
 
 // invoke runs the handler on the caller's goroutine under a context that
@@ -294,7 +299,7 @@ func (r *Registry) run(ctx context.Context, start time.Time, t *ToolDef, caller 
 // its own to answer on time regardless would cost a goroutine hand-off
 // per call (a third of a trivial call's server time, see BenchmarkCall)
 // while the runaway handler kept running anyway.
-func (r *Registry) invoke(parent context.Context, t *ToolDef, args map[string]any, deadline time.Time, rec *CallRecord) (res *Result) {
+func (r *Registry) invoke(parent context.Context, t *ToolDef, args map[string]any, text []byte, deadline time.Time, rec *CallRecord) (res *Result) {
 	ctx := parent
 	if !deadline.IsZero() {
 		var cancel context.CancelFunc
@@ -312,7 +317,7 @@ func (r *Registry) invoke(parent context.Context, t *ToolDef, args map[string]an
 	if why := ctx.Err(); why != nil {
 		return endedResult(t.Name, why)
 	}
-	out, err := t.call(context.WithValue(ctx, callScopeKey{}, &callScope{registry: r}), args)
+	out, err := t.call(context.WithValue(ctx, callScopeKey{}, &callScope{registry: r}), args, text)
 	if why := ctx.Err(); why != nil {
 		// The call ended while the handler ran: whatever it returned is
 		// not the answer the caller waited for.
@@ -382,25 +387,6 @@ func (r *Registry) keepAdmitted(caller Caller, res *Result) {
 		remedy.SuggestedTools = slices.DeleteFunc(slices.Clone(remedy.SuggestedTools), closed)
 		res.Remedy = &remedy
 	}
-}
-
-// DecodeArgs parses a JSON arguments body. An empty body means {}.
-func DecodeArgs(body []byte) (map[string]any, *Result) {
-	trimmed := bytes.TrimSpace(body)
-	if len(trimmed) == 0 {
-		return map[string]any{}, nil
-	}
-	if trimmed[0] != '{' {
-		return nil, Fail(CodeInvalidInput, "arguments must be a JSON object")
-	}
-	// json.Unmarshal rejects anything after the object too. Decoding into
-	// an interface (not a map) takes encoding/json's path without
-	// reflection.
-	var v any
-	if err := json.Unmarshal(trimmed, &v); err != nil {
-		return nil, Fail(CodeInvalidInput, "arguments must be a single JSON object: "+err.Error())
-	}
-	return v.(map[string]any), nil
 }
 
 // ValidateArgs checks arguments against a tool's schema without running

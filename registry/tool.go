@@ -22,10 +22,11 @@ var Phases = []struct{ Name, Description string }{
 }
 
 // call is a tool's handler as the registry runs it: the arguments, already
-// validated against the tool's schema, in; the envelope out. A returned
-// *ToolError keeps its code, details and remedy; any other error becomes
-// internal_error. Define builds it from the typed handler.
-type callFunc func(ctx context.Context, args map[string]any) (*Result, error)
+// validated against the tool's schema, in (with the JSON text they were
+// decoded from, when the front end has it: nil otherwise); the envelope
+// out. A returned *ToolError keeps its code, details and remedy; any other
+// error becomes internal_error. Define builds it from the typed handler.
+type callFunc func(ctx context.Context, args map[string]any, text []byte) (*Result, error)
 
 // callScope is what the context of a running call carries for the
 // registry: the registry running it, and what its handler adds to the

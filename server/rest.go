@@ -52,12 +52,16 @@ func (s *Server) handleCall() http.HandlerFunc {
 		if known && !st.toolsets.has(def) {
 			res = outsideToolsets(s.deps.Registry, st.caller(), st.toolsets, def).ForTool(name)
 		}
-		args := st.args
+		args, text := st.args, st.body
 		if res == nil && known {
-			args, res = variantArgs(r, def, args)
+			var converted bool
+			args, converted, res = variantArgs(r, def, args)
+			if converted {
+				text = nil // the body is in the variant's shape, args in the tool's
+			}
 		}
 		if res == nil {
-			res = s.deps.Registry.Call(registry.WithCaller(r.Context(), st.caller()), name, args)
+			res = s.deps.Registry.CallJSON(registry.WithCaller(r.Context(), st.caller()), name, args, text)
 		}
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(statusFor(res))
@@ -155,25 +159,26 @@ func strictParam(q url.Values) (bool, error) {
 // variantArgs converts the arguments of a call that says it was written
 // against a schema variant of GET /tools (?strict=true or ?format=gemini)
 // back to the tool's own schema, which then validates them as any call's.
-func variantArgs(r *http.Request, t *registry.ToolDef, args map[string]any) (map[string]any, *registry.Result) {
+// converted says whether they were.
+func variantArgs(r *http.Request, t *registry.ToolDef, args map[string]any) (_ map[string]any, converted bool, _ *registry.Result) {
 	if r.URL.RawQuery == "" {
-		return args, nil
+		return args, false, nil
 	}
 	q := r.URL.Query()
 	strict, err := strictParam(q)
 	if err != nil {
-		return nil, registry.Fail(registry.CodeInvalidInput, err.Error()).ForTool(t.Name)
+		return nil, false, registry.Fail(registry.CodeInvalidInput, err.Error()).ForTool(t.Name)
 	}
 	switch format := q.Get("format"); {
 	case format == "gemini" || (strict && (format == "" || format == "openai")):
 	case format == "" || format == "openai":
-		return args, nil
+		return args, false, nil
 	default:
-		return nil, registry.Fail(registry.CodeInvalidInput, "format on /call must be openai (with strict=true) or gemini: the schema variant the arguments were written against").ForTool(t.Name)
+		return nil, false, registry.Fail(registry.CodeInvalidInput, "format on /call must be openai (with strict=true) or gemini: the schema variant the arguments were written against").ForTool(t.Name)
 	}
 	out, err := registry.FromVariantArgs(t.Schema, args)
 	if err != nil {
-		return nil, registry.Fail(registry.CodeInvalidInput, fmt.Sprintf("invalid arguments for '%s': %v", t.Name, err)).ForTool(t.Name)
+		return nil, false, registry.Fail(registry.CodeInvalidInput, fmt.Sprintf("invalid arguments for '%s': %v", t.Name, err)).ForTool(t.Name)
 	}
-	return out, nil
+	return out, true, nil
 }
