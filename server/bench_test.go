@@ -7,12 +7,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -149,23 +151,35 @@ func post(hc *http.Client, url string, body []byte) ([]byte, error) {
 // BenchmarkRESTCall is POST /call/bench__noop through the whole router
 // (request id, metrics, origin, body limit, auth, rate-limit and gate
 // middleware, registry.Call, envelope) against a bare chi route that
-// returns the same bytes.
+// answers with the same body and headers (one request's X-Request-Id
+// included), so that, as in BenchmarkMCPCall, the client does the same
+// work for both and the ratio measures the server stack alone.
 func BenchmarkRESTCall(b *testing.B) {
 	ours := benchServer(b)
 	body := []byte(`{"name":"x"}`)
 	hc := benchClient(64)
-	want, err := post(hc, ours.URL+"/call/bench__noop", body)
+	resp, err := hc.Post(ours.URL+"/call/bench__noop", "application/json", bytes.NewReader(body))
 	if err != nil {
 		b.Fatal(err)
 	}
+	want, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != http.StatusOK {
+		b.Fatalf("status %d: %v %s", resp.StatusCode, err, want)
+	}
+	requestID := resp.Header.Get(requestIDHeader)
 	r := chi.NewRouter()
 	r.Post("/call/{tool}", func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
 		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set(requestIDHeader, requestID)
 		_, _ = w.Write(want)
 	})
 	floor := httptest.NewServer(r)
 	defer floor.Close()
+	if got, want := headerNames(b, hc, floor.URL+"/call/bench__noop", body), headerNames(b, hc, ours.URL+"/call/bench__noop", body); got != want {
+		b.Fatalf("the floor answers with headers %s, ours with %s", got, want)
+	}
 	for _, clients := range []int{1, 64} {
 		b.Run(fmt.Sprintf("clients=%d", clients), func(b *testing.B) {
 			call := func(base string) func(int) error {
@@ -174,6 +188,18 @@ func BenchmarkRESTCall(b *testing.B) {
 			benchPairConcurrent(b, clients, call(ours.URL), call(floor.URL))
 		})
 	}
+}
+
+// headerNames lists the headers of the answer to a POST, sorted.
+func headerNames(b *testing.B, hc *http.Client, url string, body []byte) string {
+	b.Helper()
+	resp, err := hc.Post(url, "application/json", bytes.NewReader(body))
+	if err != nil {
+		b.Fatal(err)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return strings.Join(slices.Sorted(maps.Keys(resp.Header)), ",")
 }
 
 // BenchmarkMCPCall is tools/call bench__noop over streamable HTTP through
