@@ -28,11 +28,11 @@ func DecodeArgs(body []byte) (map[string]any, *Result) {
 	if trimmed[0] != '{' {
 		return nil, Fail(CodeInvalidInput, "arguments must be a JSON object")
 	}
-	var v any // an interface, not a map: objects inside decode to map[string]any too
-	if err := jsonv2.Unmarshal(trimmed, &v); err != nil {
+	var args map[string]any
+	if err := jsonv2.Unmarshal(trimmed, &args); err != nil {
 		return nil, Fail(CodeInvalidInput, "arguments must be a single JSON object: "+err.Error())
 	}
-	return v.(map[string]any), nil
+	return args, nil
 }
 
 // bind decodes validated arguments into In: from text, the JSON they were

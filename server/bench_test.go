@@ -158,16 +158,8 @@ func BenchmarkRESTCall(b *testing.B) {
 	ours := benchServer(b)
 	body := []byte(`{"name":"x"}`)
 	hc := benchClient(64)
-	resp, err := hc.Post(ours.URL+"/call/bench__noop", "application/json", bytes.NewReader(body))
-	if err != nil {
-		b.Fatal(err)
-	}
-	want, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if err != nil || resp.StatusCode != http.StatusOK {
-		b.Fatalf("status %d: %v %s", resp.StatusCode, err, want)
-	}
-	requestID := resp.Header.Get(requestIDHeader)
+	want, header := answer(b, hc, ours.URL+"/call/bench__noop", body)
+	requestID := header.Get(requestIDHeader)
 	r := chi.NewRouter()
 	r.Post("/call/{tool}", func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
@@ -177,8 +169,8 @@ func BenchmarkRESTCall(b *testing.B) {
 	})
 	floor := httptest.NewServer(r)
 	defer floor.Close()
-	if got, want := headerNames(b, hc, floor.URL+"/call/bench__noop", body), headerNames(b, hc, ours.URL+"/call/bench__noop", body); got != want {
-		b.Fatalf("the floor answers with headers %s, ours with %s", got, want)
+	if _, floorHeader := answer(b, hc, floor.URL+"/call/bench__noop", body); headerNames(floorHeader) != headerNames(header) {
+		b.Fatalf("the floor answers with headers %s, ours with %s", headerNames(floorHeader), headerNames(header))
 	}
 	for _, clients := range []int{1, 64} {
 		b.Run(fmt.Sprintf("clients=%d", clients), func(b *testing.B) {
@@ -190,17 +182,22 @@ func BenchmarkRESTCall(b *testing.B) {
 	}
 }
 
-// headerNames lists the headers of the answer to a POST, sorted.
-func headerNames(b *testing.B, hc *http.Client, url string, body []byte) string {
+// answer is the body and headers of a 200 answer to a POST.
+func answer(b *testing.B, hc *http.Client, url string, body []byte) ([]byte, http.Header) {
 	b.Helper()
 	resp, err := hc.Post(url, "application/json", bytes.NewReader(body))
 	if err != nil {
 		b.Fatal(err)
 	}
-	_, _ = io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	return strings.Join(slices.Sorted(maps.Keys(resp.Header)), ",")
+	defer resp.Body.Close()
+	out, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		b.Fatalf("status %d: %v %s", resp.StatusCode, err, out)
+	}
+	return out, resp.Header
 }
+
+func headerNames(h http.Header) string { return strings.Join(slices.Sorted(maps.Keys(h)), ",") }
 
 // BenchmarkMCPCall is tools/call bench__noop over streamable HTTP through
 // our server against a minimal stateless mcp-go server with one no-op tool,

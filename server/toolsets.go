@@ -113,7 +113,7 @@ func deploymentToolsets(reg *registry.Registry, cfg MCPConfig) toolsets {
 func (s *Server) selectToolsets(rpc bool) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			list := r.Header[toolsetsHeaderKey]
+			list := slices.Clip(r.Header[toolsetsHeaderKey]) // appending never writes into the header
 			if p := chi.URLParam(r, "toolsets"); p != "" {
 				list = append(list, p)
 			}
