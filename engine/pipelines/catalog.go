@@ -280,13 +280,40 @@ func loadFile(fsys fs.FS, f, source string, fromIndex *Entry) (*Entry, []Problem
 		problems = append(problems, Problem{File: where, Path: "metadata.edge_count", Rule: "count", Message: fmt.Sprintf("says %d, the DAG has %d edges", e.EdgeCount, stats.EdgeCount)})
 	}
 	e.NodeCount, e.EdgeCount = stats.NodeCount, stats.EdgeCount
-	if e.Features == nil {
-		e.Features = []string{}
-	}
-	if e.UsedByProjects == nil {
-		e.UsedByProjects = []string{}
-	}
+	e.fillAbsent()
 	return &e, problems
+}
+
+// fillAbsent makes the lists and maps a DAG file left out empty, so an
+// entry encodes them as [] and {} rather than null: agents read a missing
+// list as "none", not as an error to handle.
+func (e *Entry) fillAbsent() {
+	orEmpty := func(list *[]string) {
+		if *list == nil {
+			*list = []string{}
+		}
+	}
+	orEmptyMap := func(m *map[string]any) {
+		if *m == nil {
+			*m = map[string]any{}
+		}
+	}
+	orEmpty(&e.Features)
+	orEmpty(&e.UsedByProjects)
+	orEmptyMap(&e.InputRequirements)
+	orEmptyMap(&e.Constraints)
+	orEmptyMap(&e.Cost)
+	ac := &e.AgentContext
+	orEmpty(&ac.Differentiators)
+	orEmpty(&ac.ConfigGuidance.UserMustProvide)
+	orEmpty(&ac.ConfigGuidance.SafeDefaults)
+	orEmpty(&ac.ConfigGuidance.CommonPitfalls)
+	if ac.Prerequisites == nil {
+		ac.Prerequisites = []Prerequisite{}
+	}
+	if ac.DecisionTree == nil {
+		ac.DecisionTree = map[string]map[string]string{}
+	}
 }
 
 func slicesContains(list []string, s string) bool {

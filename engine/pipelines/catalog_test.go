@@ -3,6 +3,7 @@ package pipelines
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"flag"
 	"io/fs"
 	"os"
@@ -212,5 +213,22 @@ func TestLoadFSSkipsHiddenDirectories(t *testing.T) {
 	entries, problems := LoadFS(m, "mounted")
 	if len(problems) > 0 || len(entries) != 1 {
 		t.Fatalf("entries=%d problems=%v", len(entries), problems)
+	}
+}
+
+// A DAG file with no metadata still encodes every list and map of its
+// entry as empty, never as null.
+func TestEntryWithoutMetadataHasNoNulls(t *testing.T) {
+	m := fstest.MapFS{"pytorch/bare.dag.json": &fstest.MapFile{Data: []byte(`{"nodes": ["a", "b"], "edges": [["a", "b"]]}`)}}
+	entries, problems := LoadFS(m, "mounted")
+	if len(problems) > 0 || len(entries) != 1 {
+		t.Fatalf("entries=%d problems=%v", len(entries), problems)
+	}
+	out, err := json.Marshal(entries[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(out, []byte("null")) {
+		t.Fatalf("entry encodes a null: %s", out)
 	}
 }
