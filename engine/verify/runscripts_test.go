@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"io/fs"
+	"os"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/cursus-dev/cursus/engine/workspace"
@@ -92,4 +95,37 @@ func TestPlanScriptsValues(t *testing.T) {
 		t.Errorf("skipped = %v", plan.Skipped)
 	}
 	plan.Close()
+}
+
+// A script that is there but cannot be read is reported as such, not as
+// missing: a caller told "not found" would look for it elsewhere.
+func TestFindScriptReportsAnUnreadableScript(t *testing.T) {
+	suite, dir := testSuite(t)
+	iface, ok := suite.Steps.Get("TabularPreprocessing")
+	if !ok {
+		t.Fatal("no TabularPreprocessing step")
+	}
+	entry := filepath.Join(dir, "scripts", iface.Contract.EntryPoint)
+	for _, tc := range []struct {
+		name, want string
+		make       func() error
+	}{
+		{"too large", "larger than", func() error { return os.WriteFile(entry, make([]byte, maxScriptBytes+1), 0o644) }},
+		{"named pipe", "named pipe", func() error { return syscall.Mkfifo(entry, 0o644) }},
+		{"directory", "directory", func() error { return os.Mkdir(entry, 0o755) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := os.RemoveAll(entry); err != nil {
+				t.Fatal(err)
+			}
+			if err := tc.make(); err != nil {
+				t.Fatal(err)
+			}
+			_, err := suite.FindScript(iface, ScriptSearch{})
+			var pe *PathError
+			if !errors.As(err, &pe) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("FindScript = %v, want a PathError saying %q", err, tc.want)
+			}
+		})
+	}
 }

@@ -78,7 +78,9 @@ func (s *Suite) Step(name, jobType string) (*steps.Interface, steps.Resolution, 
 // FindScript locates the script of iface inside the workspace: the given
 // script_path, else the contract's entry point in the source directory,
 // the workspace directories or DefaultScriptDirs. Paths that escape the
-// workspace are *PathError; a script not found is not an error.
+// workspace, and a script that is there but cannot be read (too large, a
+// directory, a pipe, unreadable), are *PathError; a script not found is
+// not an error.
 func (s *Suite) FindScript(iface *steps.Interface, search ScriptSearch) (Script, error) {
 	if search.ScriptPath != "" {
 		name, data, err := s.readLimited(search.ScriptPath, maxScriptBytes)
@@ -110,13 +112,21 @@ func (s *Suite) FindScript(iface *steps.Interface, search ScriptSearch) (Script,
 		}
 		found.Searched = append(found.Searched, name)
 		_, data, err := s.readLimited(name, maxScriptBytes)
-		var esc *workspace.EscapeError
+		var (
+			esc      *workspace.EscapeError
+			tooLarge *workspace.LimitError
+			notFile  *workspace.FileError
+		)
 		switch {
 		case err == nil:
 			found.Rel, found.Source = name, data
 			return found, nil
 		case explicit && errors.As(err, &esc):
 			return Script{}, &PathError{Arg: arg, Err: err}
+		case errors.As(err, &tooLarge), errors.As(err, &notFile):
+			// Found, but not a script we can read: "not found" would send
+			// the caller looking for it elsewhere.
+			return Script{}, &PathError{Arg: "entry_point", Err: err}
 		}
 	}
 	return found, nil
