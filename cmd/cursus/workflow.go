@@ -62,7 +62,7 @@ func cmdWorkflow(ctx context.Context, args []string, stdout, stderr io.Writer, e
 	if err != nil {
 		return 0, err
 	}
-	content, err := readProject(input, cfg.Workspace.Root)
+	content, err := readProject(ctx, input, cfg.Workspace.Root)
 	if err != nil {
 		return 0, err
 	}
@@ -128,8 +128,8 @@ func envelopeData(res *registry.Result) (workflowStep, error) {
 // readProject reads a project directory as a workflow submission: its
 // dag.json and config.json, its *.step.yaml files as step_types, and every
 // other file as files, keyed by its path inside the workspace root (the
-// paths its config names).
-func readProject(dir, workspaceRoot string) (map[string]any, error) {
+// paths its config names). It stops when ctx ends (Ctrl-C on a large tree).
+func readProject(ctx context.Context, dir, workspaceRoot string) (map[string]any, error) {
 	prefix := ""
 	if absDir, err := filepath.Abs(dir); err == nil {
 		if absRoot, err := filepath.Abs(workspaceRoot); err == nil {
@@ -151,6 +151,9 @@ func readProject(dir, workspaceRoot string) (map[string]any, error) {
 	var stepTypes []string
 	err = fs.WalkDir(project, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
+			return err
+		}
+		if err := ctx.Err(); err != nil {
 			return err
 		}
 		data, err := fs.ReadFile(project, p)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -113,7 +114,7 @@ func TestWorkflowRunGivesTheServersVerdicts(t *testing.T) {
 			if tc.failing != "" && !strings.Contains(stderr, "gate "+tc.failing+" did not pass") {
 				t.Fatalf("stderr does not name gate %s: %s", tc.failing, stderr)
 			}
-			content, err := readProject(dir, root)
+			content, err := readProject(context.Background(), dir, root)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -139,5 +140,15 @@ func TestWorkflowRunGivesTheServersVerdicts(t *testing.T) {
 				t.Fatal("serve did not stop")
 			}
 		})
+	}
+}
+
+// A cancelled run stops reading the project instead of walking all of it.
+func TestReadProjectStopsWhenCancelled(t *testing.T) {
+	root, dir := copyExample(t, func(s string) string { return s })
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := readProject(ctx, dir, root); !errors.Is(err, context.Canceled) {
+		t.Fatalf("readProject after cancel = %v, want context.Canceled", err)
 	}
 }
