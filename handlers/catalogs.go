@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -220,7 +220,7 @@ type stepDirStatus struct {
 func (v *catalogView) stepDirsStatus() []stepDirStatus {
 	out := make([]stepDirStatus, 0, len(v.Dirs))
 	for _, dir := range v.Dirs {
-		prefix := dir + string(os.PathSeparator)
+		prefix := dir + string(filepath.Separator)
 		st := stepDirStatus{Dir: dir, Problems: []steps.Problem{}}
 		for _, n := range v.Steps.Names() {
 			if iface, _ := v.Steps.Get(n); strings.HasPrefix(iface.Source, prefix) {
