@@ -111,6 +111,21 @@ func TestFileReadsAreCapped(t *testing.T) {
 	wantInvalid(t, call(t, reg, "config.requirements", `{"dag_file": "dag.json"}`), "dag_file", "larger than the 64-byte limit (limits.max_file_bytes)")
 }
 
+// A script over the analysis cap, which is smaller than the workspace's
+// read cap, is not blamed on limits.max_file_bytes: raising it would not help.
+func TestScriptOverTheAnalysisCapNamesThatCap(t *testing.T) {
+	reg, dir := filesEnv(t, Options{}, nil)
+	script := filepath.Join(dir, "train.py")
+	if err := os.WriteFile(script, make([]byte, 3<<20), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res := call(t, reg, "author.check_script", `{"step_name": "XGBoostTraining", "script_path": "train.py"}`)
+	wantInvalid(t, res, "script_path", "larger than the 2097152-byte limit (a fixed cap on what cursus analyses)")
+	if strings.Contains(res.Error, "max_file_bytes") {
+		t.Errorf("the error names limits.max_file_bytes: %s", res.Error)
+	}
+}
+
 // TestFullOrReadOnlyWorkspaceIsAStorageError injects ENOSPC and EROFS
 // through the workspace's fault seam (an unprivileged test can mount
 // neither) into every writing tool: storage_error, and nothing written.

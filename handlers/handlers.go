@@ -150,7 +150,11 @@ func pathError(arg string, err error) error {
 	}
 	var le *workspace.LimitError
 	if errors.As(err, &le) {
-		return registry.Errorf(registry.CodeInvalidInput, "'%s': %s (limits.max_file_bytes)", arg, le.Error()).
+		setting := "limits.max_file_bytes"
+		if !le.ReadCap {
+			setting = "a fixed cap on what cursus analyses"
+		}
+		return registry.Errorf(registry.CodeInvalidInput, "'%s': %s (%s)", arg, le.Error(), setting).
 			WithDetails(map[string]any{"argument": arg, "path": le.Path, "limit_bytes": le.Limit})
 	}
 	var se *workspace.StorageError

@@ -61,10 +61,12 @@ type FileError struct {
 
 func (e *FileError) Error() string { return fmt.Sprintf("%s %s", e.Path, e.Reason) }
 
-// LimitError means a file is larger than the read cap.
+// LimitError means a file is larger than a limit: the workspace's read
+// cap (ReadCap), or a smaller one of the reader's own.
 type LimitError struct {
-	Path  string
-	Limit int64
+	Path    string
+	Limit   int64
+	ReadCap bool
 }
 
 func (e *LimitError) Error() string {
@@ -290,14 +292,14 @@ func (r *Root) ReadRegular(p string, limit int64) (string, []byte, error) {
 	// The size answers most cases without reading; the limited read covers
 	// a file that grows meanwhile.
 	if fi, err := f.Stat(); err == nil && fi.Size() > limit {
-		return "", nil, &LimitError{Path: p, Limit: limit}
+		return "", nil, &LimitError{Path: p, Limit: limit, ReadCap: limit == r.maxRead}
 	}
 	data, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err != nil {
 		return "", nil, r.classify(p, err)
 	}
 	if int64(len(data)) > limit {
-		return "", nil, &LimitError{Path: p, Limit: limit}
+		return "", nil, &LimitError{Path: p, Limit: limit, ReadCap: limit == r.maxRead}
 	}
 	return filepath.Join(r.dir, rel), data, nil
 }
