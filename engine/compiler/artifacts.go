@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -168,8 +169,8 @@ var errTooLarge = fmt.Errorf("larger than %d MiB", MaxSourceDirBytes>>20)
 // it. Hidden entries and __pycache__ are skipped, and so are symlinks and
 // devices; the total is bounded by MaxSourceDirBytes. A dir that does not
 // exist (or is a file, or an absolute local path, or no workspace) is
-// missing.
-func collectDir(fsys fs.FS, dir string) (files map[string][]byte, missing bool, err error) {
+// missing. It stops when ctx ends.
+func collectDir(ctx context.Context, fsys fs.FS, dir string) (files map[string][]byte, missing bool, err error) {
 	if fsys == nil || path.IsAbs(dir) {
 		return nil, true, nil
 	}
@@ -185,6 +186,9 @@ func collectDir(fsys fs.FS, dir string) (files map[string][]byte, missing bool, 
 	total := 0
 	err = fs.WalkDir(fsys, dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
+			return err
+		}
+		if err := ctx.Err(); err != nil {
 			return err
 		}
 		name := d.Name()
@@ -222,8 +226,8 @@ func collectDir(fsys fs.FS, dir string) (files map[string][]byte, missing bool, 
 // path, fixed mtime, owner and modes, no gzip name or time. extra files
 // (path → bytes) are added or replace files of the same path. The files
 // are those collectDir keeps.
-func packSourceDir(fsys fs.FS, dir string, extra map[string][]byte) (data []byte, missing bool, err error) {
-	files, missing, err := collectDir(fsys, dir)
+func packSourceDir(ctx context.Context, fsys fs.FS, dir string, extra map[string][]byte) (data []byte, missing bool, err error) {
+	files, missing, err := collectDir(ctx, fsys, dir)
 	if errors.Is(err, errTooLarge) {
 		return nil, false, fmt.Errorf("source dir %w; point source_dir at the scripts only", err)
 	}

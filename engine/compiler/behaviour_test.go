@@ -93,12 +93,12 @@ func TestSourceDirTarballIsReproducible(t *testing.T) {
 		"src/__pycache__/x.pyc": {Data: []byte("junk")},
 		"src/.git/HEAD":         {Data: []byte("junk")},
 	}
-	one, missing, err := packSourceDir(fs, "src", map[string][]byte{"hyperparams/hyperparameters.json": []byte("{}")})
+	one, missing, err := packSourceDir(context.Background(), fs, "src", map[string][]byte{"hyperparams/hyperparameters.json": []byte("{}")})
 	if err != nil || missing {
 		t.Fatal(err, missing)
 	}
 	fs["src/a.py"].ModTime = fixedTime(99)
-	two, _, _ := packSourceDir(fs, "./src/", map[string][]byte{"hyperparams/hyperparameters.json": []byte("{}")})
+	two, _, _ := packSourceDir(context.Background(), fs, "./src/", map[string][]byte{"hyperparams/hyperparameters.json": []byte("{}")})
 	if !bytes.Equal(one, two) {
 		t.Fatal("mtime changed the tarball")
 	}
@@ -124,8 +124,18 @@ func TestSourceDirTarballIsReproducible(t *testing.T) {
 	if got := strings.Join(names, ","); got != "a.py,b.py,hyperparams/hyperparameters.json,pkg/c.py" {
 		t.Fatalf("entries %s", got)
 	}
-	if _, missing, _ := packSourceDir(fs, "nope", nil); !missing {
+	if _, missing, _ := packSourceDir(context.Background(), fs, "nope", nil); !missing {
 		t.Fatal("absent dir not reported missing")
+	}
+}
+
+// Reading a source folder stops when the compile's context ends.
+func TestSourceDirReadStopsWhenCancelled(t *testing.T) {
+	fs := fstest.MapFS{"src/a.py": {Data: []byte("a")}, "src/b.py": {Data: []byte("b")}}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, _, err := packSourceDir(ctx, fs, "src", nil); !errors.Is(err, context.Canceled) {
+		t.Fatalf("packSourceDir after cancel = %v, want context.Canceled", err)
 	}
 }
 

@@ -1,6 +1,7 @@
 package compiler
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -13,6 +14,9 @@ import (
 )
 
 type builder struct {
+	// ctx is the compile's: a builder lives for one Compile call, and
+	// reading a large source folder stops when the call ends.
+	ctx      context.Context
 	sources  fs.FS
 	arts     *artifactSet
 	prefix   sagemaker.Get
@@ -178,7 +182,7 @@ func (b *builder) configInput(n *node, field, value string) (uri, absent string,
 	case err != nil:
 		return "", "", fmt.Errorf("config field %s: %w", field, err)
 	case st.IsDir():
-		files, missing, err := collectDir(b.sources, local)
+		files, missing, err := collectDir(b.ctx, b.sources, local)
 		if errors.Is(err, errTooLarge) {
 			return "", "", fmt.Errorf("config field %s: folder %w; upload it to S3 and set the field to its s3:// URI", field, err)
 		}
@@ -404,7 +408,7 @@ func (b *builder) sourceDirArtifact(n *node, loc codeLocation, extra map[string]
 		}
 		return b.arts.add(KindSourceDir, cleanRel(loc.entry), sagemaker.SourceDirTarball, data, missing, n.stepName), nil, nil
 	}
-	data, missing, err := packSourceDir(b.sources, loc.dir, extra)
+	data, missing, err := packSourceDir(b.ctx, b.sources, loc.dir, extra)
 	if err != nil {
 		return "", nil, err
 	}

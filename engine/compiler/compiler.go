@@ -629,7 +629,7 @@ func assemble(ctx context.Context, in Input, nodes map[string]*node, order []str
 	res := &Result{PipelineName: name, Definition: def, Plan: plan, Warnings: warnings,
 		Role: getString(first, "role"), Region: getString(first, "aws_region"), Bucket: getString(first, "bucket")}
 	arts := newArtifactSet(getString(first, "bucket"), name)
-	b := &builder{sources: in.Sources, arts: arts, prefix: sagemaker.Param(PrefixParameter), pipeline: name}
+	b := &builder{ctx: ctx, sources: in.Sources, arts: arts, prefix: sagemaker.Param(PrefixParameter), pipeline: name}
 	for i, nodeName := range order {
 		if err := ctx.Err(); err != nil {
 			return nil, err
