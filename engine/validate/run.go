@@ -465,7 +465,10 @@ func (r *Runner) Run(ctx context.Context, req RunRequest) (*RunResult, error) {
 			res.Result = v
 		}
 	}
-	res.Outputs, res.MissingOutputs = collectOutputs(sandbox, req.Interface, plan.OutputPaths, req.KeepSandbox)
+	res.Outputs, res.MissingOutputs = collectOutputs(ctx, sandbox, req.Interface, plan.OutputPaths, req.KeepSandbox)
+	if err := ctx.Err(); err != nil {
+		return nil, err // the listing was cut short
+	}
 	res.Success = runErr == nil && !res.TimedOut && len(res.MissingOutputs) == 0
 	if runErr == nil && len(res.MissingOutputs) > 0 {
 		res.ErrorMessage = "the script exited cleanly but did not produce: " + strings.Join(res.MissingOutputs, ", ")
@@ -815,7 +818,9 @@ func irregular(m fs.FileMode) string {
 	return "is not a regular file"
 }
 
-func collectOutputs(sandbox string, iface *steps.Interface, outDirs map[string]string, keep bool) ([]OutputProduct, []string) {
+// collectOutputs lists what the script wrote to each output directory
+// (up to 100 names each, all bytes counted). It stops early when ctx ends.
+func collectOutputs(ctx context.Context, sandbox string, iface *steps.Interface, outDirs map[string]string, keep bool) ([]OutputProduct, []string) {
 	products := []OutputProduct{}
 	missing := []string{}
 	for _, name := range iface.Contract.Outputs.Keys() {
@@ -826,6 +831,9 @@ func collectOutputs(sandbox string, iface *steps.Interface, outDirs map[string]s
 		}
 		p := OutputProduct{Name: name, ContainerPath: port.Path, Files: []string{}}
 		_ = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+			if ctx.Err() != nil {
+				return filepath.SkipAll
+			}
 			if err != nil || d.IsDir() {
 				return nil
 			}

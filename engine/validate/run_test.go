@@ -263,3 +263,26 @@ func TestRunThatFailsLeavesNoSandbox(t *testing.T) {
 		t.Errorf("the failed run left %v in TMPDIR", left)
 	}
 }
+
+// Listing a script's outputs stops when the call's context ends: a script
+// may leave any number of files behind.
+func TestCollectOutputsStopsWhenCancelled(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"a.csv", "b.csv"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	iface := &steps.Interface{}
+	iface.Contract.Outputs.Set("processed_data", steps.OutputPort{Path: "/opt/ml/processing/output"})
+	outDirs := map[string]string{"processed_data": dir}
+	products, _ := collectOutputs(context.Background(), "", iface, outDirs, false)
+	if len(products) != 1 || len(products[0].Files) != 2 {
+		t.Fatalf("live context: products %+v", products)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if products, _ := collectOutputs(ctx, "", iface, outDirs, false); len(products) != 1 || len(products[0].Files) != 0 {
+		t.Fatalf("cancelled context: products %+v, want the walk stopped before any file", products)
+	}
+}
