@@ -97,6 +97,29 @@ func TestPlanScriptsValues(t *testing.T) {
 	plan.Close()
 }
 
+// A default search directory that is a file is skipped: the search goes
+// on to the next one.
+func TestFindScriptSkipsADirectoryThatIsAFile(t *testing.T) {
+	suite, dir := testSuite(t)
+	iface, ok := suite.Steps.Get("TabularPreprocessing")
+	if !ok {
+		t.Fatal("no TabularPreprocessing step")
+	}
+	if err := os.RemoveAll(filepath.Join(dir, "scripts")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "scripts"), []byte("not a directory"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, iface.Contract.EntryPoint), []byte("print(1)\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	script, err := suite.FindScript(iface, ScriptSearch{})
+	if err != nil || script.Rel != iface.Contract.EntryPoint {
+		t.Fatalf("FindScript = %q, %v; want the script in the workspace root", script.Rel, err)
+	}
+}
+
 // A script that is there but cannot be read is reported as such, not as
 // missing: a caller told "not found" would look for it elsewhere.
 func TestFindScriptReportsAnUnreadableScript(t *testing.T) {

@@ -113,9 +113,8 @@ func (s *Suite) FindScript(iface *steps.Interface, search ScriptSearch) (Script,
 		found.Searched = append(found.Searched, name)
 		_, data, err := s.readLimited(name, maxScriptBytes)
 		var (
-			esc      *workspace.EscapeError
-			tooLarge *workspace.LimitError
-			notFile  *workspace.FileError
+			esc    *workspace.EscapeError
+			absent absentError
 		)
 		switch {
 		case err == nil:
@@ -123,7 +122,9 @@ func (s *Suite) FindScript(iface *steps.Interface, search ScriptSearch) (Script,
 			return found, nil
 		case explicit && errors.As(err, &esc):
 			return Script{}, &PathError{Arg: arg, Err: err}
-		case errors.As(err, &tooLarge), errors.As(err, &notFile):
+		case errors.As(err, &absent):
+			// Not in this directory: try the next.
+		default:
 			// Found, but not a script we can read: "not found" would send
 			// the caller looking for it elsewhere.
 			return Script{}, &PathError{Arg: "entry_point", Err: err}
@@ -131,6 +132,12 @@ func (s *Suite) FindScript(iface *steps.Interface, search ScriptSearch) (Script,
 	}
 	return found, nil
 }
+
+// absentError is a file readLimited could not find (its stat failed);
+// its other errors are about a file that is there.
+type absentError struct{ error }
+
+func (e absentError) Unwrap() error { return e.error }
 
 func (s *Suite) files() fs.FS {
 	if s.Files != nil {
@@ -149,7 +156,7 @@ func (s *Suite) readLimited(p string, limit int64) (string, []byte, error) {
 	fsys := s.files()
 	fi, err := fs.Stat(fsys, name)
 	if err != nil {
-		return name, nil, err
+		return name, nil, absentError{err}
 	}
 	if fi.IsDir() {
 		return name, nil, &workspace.FileError{Path: p, Reason: "is a directory"}
