@@ -288,31 +288,29 @@ func loadFile(fsys fs.FS, f, source string, fromIndex *Entry) (*Entry, []Problem
 // entry encodes them as [] and {} rather than null: agents read a missing
 // list as "none", not as an error to handle.
 func (e *Entry) fillAbsent() {
-	orEmpty := func(list *[]string) {
-		if *list == nil {
-			*list = []string{}
-		}
-	}
-	orEmptyMap := func(m *map[string]any) {
-		if *m == nil {
-			*m = map[string]any{}
-		}
-	}
+	ac := &e.AgentContext
 	orEmpty(&e.Features)
 	orEmpty(&e.UsedByProjects)
 	orEmptyMap(&e.InputRequirements)
 	orEmptyMap(&e.Constraints)
 	orEmptyMap(&e.Cost)
-	ac := &e.AgentContext
 	orEmpty(&ac.Differentiators)
+	orEmpty(&ac.Prerequisites)
 	orEmpty(&ac.ConfigGuidance.UserMustProvide)
 	orEmpty(&ac.ConfigGuidance.SafeDefaults)
 	orEmpty(&ac.ConfigGuidance.CommonPitfalls)
-	if ac.Prerequisites == nil {
-		ac.Prerequisites = []Prerequisite{}
+	orEmptyMap(&ac.DecisionTree)
+}
+
+func orEmpty[T any](list *[]T) {
+	if *list == nil {
+		*list = []T{}
 	}
-	if ac.DecisionTree == nil {
-		ac.DecisionTree = map[string]map[string]string{}
+}
+
+func orEmptyMap[K comparable, V any](m *map[K]V) {
+	if *m == nil {
+		*m = map[K]V{}
 	}
 }
 
