@@ -465,7 +465,7 @@ func (r *Runner) Run(ctx context.Context, req RunRequest) (*RunResult, error) {
 			res.Result = v
 		}
 	}
-	res.Outputs, res.MissingOutputs = collectOutputs(ctx, sandbox, req.Interface, plan.OutputPaths, req.KeepSandbox)
+	res.Outputs, res.MissingOutputs = collectOutputs(ctx, req.Interface, plan.OutputPaths, req.KeepSandbox)
 	if err := ctx.Err(); err != nil {
 		return nil, err // the listing was cut short
 	}
@@ -820,7 +820,7 @@ func irregular(m fs.FileMode) string {
 
 // collectOutputs lists what the script wrote to each output directory
 // (up to 100 names each, all bytes counted). It stops early when ctx ends.
-func collectOutputs(ctx context.Context, sandbox string, iface *steps.Interface, outDirs map[string]string, keep bool) ([]OutputProduct, []string) {
+func collectOutputs(ctx context.Context, iface *steps.Interface, outDirs map[string]string, keep bool) ([]OutputProduct, []string) {
 	products := []OutputProduct{}
 	missing := []string{}
 	for _, name := range iface.Contract.Outputs.Keys() {

@@ -276,13 +276,13 @@ func TestCollectOutputsStopsWhenCancelled(t *testing.T) {
 	iface := &steps.Interface{}
 	iface.Contract.Outputs.Set("processed_data", steps.OutputPort{Path: "/opt/ml/processing/output"})
 	outDirs := map[string]string{"processed_data": dir}
-	products, _ := collectOutputs(context.Background(), "", iface, outDirs, false)
+	products, _ := collectOutputs(context.Background(), iface, outDirs, false)
 	if len(products) != 1 || len(products[0].Files) != 2 {
 		t.Fatalf("live context: products %+v", products)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if products, _ := collectOutputs(ctx, "", iface, outDirs, false); len(products) != 1 || len(products[0].Files) != 0 {
+	if products, _ := collectOutputs(ctx, iface, outDirs, false); len(products) != 1 || len(products[0].Files) != 0 {
 		t.Fatalf("cancelled context: products %+v, want the walk stopped before any file", products)
 	}
 }
