@@ -3,13 +3,9 @@ package server
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
-
-	"github.com/rs/zerolog"
 
 	"github.com/cursus-dev/cursus/registry"
 )
@@ -42,18 +38,11 @@ func TestDuplicateKeysAreRefused(t *testing.T) {
 			}),
 		}}, nil
 	}
-	cfg := DefaultConfig()
-	cfg.Workspace.Root = t.TempDir()
-	reg, err := registry.New(registry.Options{Policy: cfg.Policy(), GateHints: GateHints(), Timeout: cfg.Limits.ToolTimeout, Observer: CallObserver()}, ns)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(NewServer(Deps{Config: cfg, Registry: reg, Logger: zerolog.New(io.Discard)}))
-	defer ts.Close()
+	server := newTestEnv(t, nil, ns)
 	call := func(body string) (int, map[string]any) {
 		t.Helper()
 		got, ran = dupIn{}, false
-		resp, err := http.Post(ts.URL+"/call/dup.echo", "application/json", strings.NewReader(body))
+		resp, err := http.Post(server.ts.URL+"/call/dup.echo", "application/json", strings.NewReader(body))
 		if err != nil {
 			t.Fatal(err)
 		}
