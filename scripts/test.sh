@@ -47,6 +47,27 @@ if ! command -v promtool >/dev/null 2>&1; then
   fi
 fi
 
+step "Debian packages for the local pipeline run and the multi-replica tests"
+# The local run of compiled pipelines executes its scripts with Debian's
+# /usr/bin/python3 and these libraries; the multi-replica tests put nginx
+# and redis-server in front of and beside several servers on loopback.
+debian_pkgs=(python3-pandas python3-sklearn python3-xgboost python3-torch nginx redis-server)
+missing_pkgs=()
+for p in "${debian_pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing_pkgs+=("$p")
+done
+if [ ${#missing_pkgs[@]} -gt 0 ]; then
+  if command -v apt-get >/dev/null 2>&1; then
+    as_root=""
+    if [ "$(id -u)" -ne 0 ]; then as_root="sudo"; fi
+    echo "installing: ${missing_pkgs[*]} (a first run takes several minutes; python3-torch is large)"
+    $as_root apt-get install -y --no-install-recommends "${missing_pkgs[@]}" >&2 ||
+      { $as_root apt-get update >&2 && $as_root apt-get install -y --no-install-recommends "${missing_pkgs[@]}" >&2; }
+  else
+    echo "apt-get is unavailable: the tests that need ${missing_pkgs[*]} will skip"
+  fi
+fi
+
 step "go test -race"
 go test -race -count=1 -timeout 20m ./...
 
