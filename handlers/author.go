@@ -157,7 +157,7 @@ func (d *Deps) authorRules(_ context.Context, in authorRulesIn) (authorRulesOut,
 func (d *Deps) authorChecklist(ctx context.Context, in authorChecklistIn) (authorChecklistOut, error) {
 	smType, assembly := string(in.SMType), string(in.Assembly)
 	routable, warn := checklistRouting(smType, assembly)
-	exemplar := d.checklistExemplar(smType)
+	exemplar := d.checklistExemplar(ctx, smType)
 	snake := "<snake_name>"
 	list := []checklistStep{
 		{1, "resolve", "Confirm the SageMaker type routes to a builder and read its knobs", "strategies.for_step_type", map[string]any{"sagemaker_step_type": smType}},
@@ -190,10 +190,10 @@ func (d *Deps) authorChecklist(ctx context.Context, in authorChecklistIn) (autho
 
 // checklistExemplar is the catalog step whose shapes a new step of smType
 // copies.
-func (d *Deps) checklistExemplar(smType string) string {
+func (d *Deps) checklistExemplar(ctx context.Context, smType string) string {
 	exemplar := map[string]string{steps.SMTraining: "XGBoostTraining", steps.SMTransform: "BatchTransform",
 		steps.SMCreateModel: "XGBoostModel", steps.SMTuning: "XGBoostTuning", steps.SMRegisterModel: "Registration"}[smType]
-	if _, ok := d.catalogs().Steps.Get(exemplar); !ok {
+	if _, ok := d.catalogs(ctx).Steps.Get(exemplar); !ok {
 		return "TabularPreprocessing"
 	}
 	return exemplar

@@ -79,7 +79,7 @@ type constrainedField struct {
 }
 
 func (d *Deps) authorConfigConstraints(ctx context.Context, in authorConfigConstraintsIn) (authorConfigConstraintsOut, error) {
-	sc, err := d.catalogs().configSchemaFor(string(in.StepName))
+	sc, err := d.catalogs(ctx).configSchemaFor(string(in.StepName))
 	if err != nil {
 		return authorConfigConstraintsOut{}, err
 	}
@@ -117,7 +117,7 @@ type authorPreflightConfigOut struct {
 
 func (d *Deps) authorPreflightConfig(ctx context.Context, in authorPreflightConfigIn) (authorPreflightConfigOut, error) {
 	name := string(in.StepName)
-	cv := d.catalogs()
+	cv := d.catalogs(ctx)
 	sc, err := cv.configSchemaFor(name)
 	if err != nil {
 		return authorPreflightConfigOut{}, err

@@ -252,7 +252,7 @@ spec:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if problems := deps.catalogs().Problems; len(problems) != 1 || problems[0].Path != "spec" || !strings.HasSuffix(problems[0].File, "broken.step.yaml") {
+	if problems := deps.catalogs(t.Context()).Problems; len(problems) != 1 || problems[0].Path != "spec" || !strings.HasSuffix(problems[0].File, "broken.step.yaml") {
 		t.Fatalf("problems: %v", problems)
 	}
 	reg, err := registry.New(registry.Options{}, Namespaces(deps)...)

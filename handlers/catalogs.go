@@ -43,20 +43,24 @@ const (
 
 // liveCatalogs holds the shared catalogs and reloads them when a step
 // directory changes. Calls read the current view without locking; a call
-// that finds the check due looks at the directories itself (others carry
-// on with the current view meanwhile).
+// that finds the check due starts a look at the directories (others carry
+// on with the current view meanwhile) and waits for it only as long as its
+// own context allows: past that it goes on with the current view, and the
+// reload swaps its catalogs in when it ends.
 type liveCatalogs struct {
 	dirs     []string
 	interval time.Duration
-	current  atomic.Pointer[catalogView]
-	checked  atomic.Int64 // unix nanoseconds of the last look
-	mu       sync.Mutex   // one reload at a time; guards stamp
-	stamp    string
+	// build loads a view of dirs: buildView, or a stand-in in tests.
+	build   func(dirs []string) (*catalogView, error)
+	current atomic.Pointer[catalogView]
+	checked atomic.Int64 // unix nanoseconds of the last look
+	mu      sync.Mutex   // one reload at a time; guards stamp
+	stamp   string
 }
 
 func loadCatalogs(dirs []string, interval time.Duration) (*liveCatalogs, error) {
-	l := &liveCatalogs{dirs: dirs, interval: interval, stamp: steps.DirsStamp(dirs)}
-	view, err := buildView(dirs)
+	l := &liveCatalogs{dirs: dirs, interval: interval, build: buildView, stamp: steps.DirsStamp(dirs)}
+	view, err := l.build(dirs)
 	if err != nil {
 		return nil, err
 	}
@@ -78,9 +82,9 @@ func buildView(dirs []string) (*catalogView, error) {
 }
 
 // view is the current catalogs, reloaded first when the check is due and
-// a directory changed. A reload that fails keeps the last good catalogs
-// and says why in ReloadError.
-func (l *liveCatalogs) view() *catalogView {
+// a directory changed, if the reload ends before ctx does. A reload that
+// fails keeps the last good catalogs and says why in ReloadError.
+func (l *liveCatalogs) view(ctx context.Context) *catalogView {
 	if len(l.dirs) == 0 {
 		return l.current.Load()
 	}
@@ -88,26 +92,40 @@ func (l *liveCatalogs) view() *catalogView {
 	if now.UnixNano()-l.checked.Load() < int64(l.interval) || !l.mu.TryLock() {
 		return l.current.Load()
 	}
-	defer l.mu.Unlock()
 	l.checked.Store(now.UnixNano())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer l.mu.Unlock()
+		l.reload()
+	}()
+	select {
+	case <-done:
+	case <-ctx.Done():
+	}
+	return l.current.Load()
+}
+
+// reload rebuilds the catalogs if the directories changed. The caller
+// holds l.mu.
+func (l *liveCatalogs) reload() {
 	stamp := steps.DirsStamp(l.dirs)
 	if stamp == l.stamp {
-		return l.current.Load()
+		return
 	}
 	l.stamp = stamp
-	next, err := buildView(l.dirs)
+	next, err := l.build(l.dirs)
 	if err != nil {
 		last := *l.current.Load()
 		last.ReloadError = err.Error() + "; the step types loaded before are kept"
 		next = &last
 	}
 	l.current.Store(next)
-	return next
 }
 
 // catalogs is the shared view: the built-in step types plus the
 // operator's directories, without any the caller sent.
-func (d *Deps) catalogs() *catalogView { return d.live.view() }
+func (d *Deps) catalogs(ctx context.Context) *catalogView { return d.live.view(ctx) }
 
 // stepTypesArg is the argument every tool that resolves step types
 // embeds: step interfaces sent with the call.
@@ -120,7 +138,7 @@ type stepTypesArg struct {
 // modified, so concurrent calls with different step types each see their
 // own. Warnings of the sent documents join the envelope.
 func (d *Deps) catalogsFor(ctx context.Context, in stepTypesArg) (*catalogView, error) {
-	shared := d.catalogs()
+	shared := d.catalogs(ctx)
 	if len(in.StepTypes) == 0 {
 		return shared, nil
 	}
@@ -247,8 +265,8 @@ type stepCatalogStatus struct {
 	Note string `json:"note"`
 }
 
-func (d *Deps) stepCatalogStatus() stepCatalogStatus {
-	cv := d.catalogs()
+func (d *Deps) stepCatalogStatus(ctx context.Context) stepCatalogStatus {
+	cv := d.catalogs(ctx)
 	return stepCatalogStatus{StepTypes: cv.Steps.Len(), StepDirs: cv.stepDirsStatus(), ReloadError: cv.ReloadError,
 		Note: "Tools that resolve step types take step_types: .step.yaml documents that overlay the catalog for that call only " +
 			"(exemplars: steps.source; the format: steps.format)."}

@@ -115,20 +115,20 @@ func TestStepTypesEmptyIsTheSharedCatalog(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if shared := deps.catalogs(); cv != shared {
+	if shared := deps.catalogs(t.Context()); cv != shared {
 		t.Fatal("an empty step_types built a new catalog view")
 	}
 	over, err := deps.catalogsFor(t.Context(), stepTypesArg{StepTypes: []string{shapStep("ShapExplain", "explanations")}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if over.Steps == deps.catalogs().Steps || over.Config == deps.catalogs().Config {
+	if over.Steps == deps.catalogs(t.Context()).Steps || over.Config == deps.catalogs(t.Context()).Config {
 		t.Fatal("an overlay shares the shared catalogs themselves")
 	}
 	if _, err := over.Config.ForStep("ShapExplain"); err != nil {
 		t.Fatalf("overlay has no config schema for its step: %v", err)
 	}
-	if _, err := deps.catalogs().Config.ForStep("ShapExplain"); err == nil {
+	if _, err := deps.catalogs(t.Context()).Config.ForStep("ShapExplain"); err == nil {
 		t.Fatal("the overlay changed the shared config schemas")
 	}
 }

@@ -73,7 +73,7 @@ func cfgWriteFile(t *testing.T, dir, name, content string) {
 
 func cfgSampleArgs(t *testing.T, deps *Deps, nodes []string) (map[string]any, map[string]map[string]any) {
 	t.Helper()
-	res, err := config.Requirements(context.Background(), cfgDAG(nodes), deps.catalogs().Config)
+	res, err := config.Requirements(context.Background(), cfgDAG(nodes), deps.catalogs(t.Context()).Config)
 	if err != nil {
 		t.Fatal(err)
 	}

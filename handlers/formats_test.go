@@ -61,7 +61,7 @@ func yamlAsJSON(t *testing.T, text string) any {
 func TestServedStepYAMLSchemaHoldsForEveryBuiltin(t *testing.T) {
 	deps, reg := newDepsRegistry(t, Options{})
 	schema := servedSchema(t, reg, formatStepYAML)
-	names := deps.catalogs().Steps.Names()
+	names := deps.catalogs(t.Context()).Steps.Names()
 	if len(names) < 20 {
 		t.Fatalf("only %d built-in step types", len(names))
 	}

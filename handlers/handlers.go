@@ -97,6 +97,37 @@ func NewDeps(opts Options) (*Deps, error) {
 		Pipelines: dags, PipelineProblems: dagProblems, Scripts: newScriptRunner(opts), Runs: runs, DevelopmentWorkflowKey: devKey}, nil
 }
 
+// LoadProblem is a file of an operator's step or pipeline directory that
+// is not in its catalog as loaded now, or a remark about one that is.
+type LoadProblem struct {
+	Catalog string // "steps" or "pipelines"
+	File    string
+	Rule    string
+	Message string
+}
+
+// LoadProblems are the problems of the catalogs as loaded now, for the
+// server to log at start-up; calls see them in catalog.list_steps,
+// tools.help and pipeline_catalog.list.
+func (d *Deps) LoadProblems() []LoadProblem {
+	var out []LoadProblem
+	for _, p := range d.live.current.Load().Problems {
+		file := p.File
+		if p.Path != "" {
+			file += ": " + p.Path
+		}
+		out = append(out, LoadProblem{Catalog: "steps", File: file, Rule: p.Rule, Message: p.Message})
+	}
+	for _, p := range d.PipelineProblems {
+		file := p.File
+		if p.Path != "" {
+			file += ": " + p.Path
+		}
+		out = append(out, LoadProblem{Catalog: "pipelines", File: file, Rule: p.Rule, Message: p.Message})
+	}
+	return out
+}
+
 // Namespaces lists the namespaces in their fixed registration order, each
 // with its <ns>.help tool.
 func Namespaces(d *Deps) []registry.NamespaceFunc {

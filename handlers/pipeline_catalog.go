@@ -3,6 +3,7 @@ package handlers
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
@@ -150,6 +151,10 @@ type pcSummary struct {
 	Source      string   `json:"source"`
 }
 
+// maxListedProblems bounds the problems pipeline_catalog.list names in
+// its warnings.
+const maxListedProblems = 20
+
 func (d *Deps) pcList(ctx context.Context, _ struct{}) (pcListOut, error) {
 	var out []pcSummary
 	for _, e := range d.Pipelines.List() {
@@ -157,6 +162,13 @@ func (d *Deps) pcList(ctx context.Context, _ struct{}) (pcListOut, error) {
 			Complexity: e.Complexity, Features: e.Features, NodeCount: e.NodeCount, EdgeCount: e.EdgeCount, Source: e.Source})
 	}
 	registry.Meta(ctx, "count", len(out))
+	if n := len(d.PipelineProblems); n > 0 {
+		warnings := []string{fmt.Sprintf("%d problem(s) in the pipeline directories: a DAG whose file failed to load is not listed", n)}
+		for _, p := range d.PipelineProblems[:min(n, maxListedProblems)] {
+			warnings = append(warnings, p.String())
+		}
+		registry.Warn(ctx, warnings...)
+	}
 	return pcListOut{DAGs: out, Count: len(out)}, nil
 }
 

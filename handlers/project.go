@@ -115,7 +115,7 @@ func (d *Deps) projectInit(ctx context.Context, in projectInitIn) (projectInitOu
 	if err != nil {
 		return projectInitOut{}, err
 	}
-	cv := d.catalogs()
+	cv := d.catalogs(ctx)
 	res, err := scaffold.Init(d.Root, cv.Steps, cv.Config, scaffold.Options{Name: in.Name, Framework: string(in.Framework),
 		TargetDir: in.TargetDir, Overwrite: in.Overwrite, DAG: g, CreatedAt: time.Now().UTC().Format(time.RFC3339)})
 	if err != nil {

@@ -112,7 +112,7 @@ func fillTemplate(t *testing.T, d *Deps, root, dagFile, tmpl string, toFill []an
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := config.Requirements(context.Background(), g, d.catalogs().Config)
+	rep, err := config.Requirements(context.Background(), g, d.catalogs(context.Background()).Config)
 	if err != nil {
 		t.Fatal(err)
 	}

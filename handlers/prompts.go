@@ -43,7 +43,7 @@ func promptArgumentValues(d *Deps) map[string]func(context.Context) []string {
 	fixed := func(values ...string) func(context.Context) []string {
 		return func(context.Context) []string { return values }
 	}
-	stepTypes := func(context.Context) []string { return d.catalogs().Steps.Names() }
+	stepTypes := func(ctx context.Context) []string { return d.catalogs(ctx).Steps.Names() }
 	return map[string]func(context.Context) []string{
 		"framework":     fixed(scaffold.Frameworks...),
 		"region":        fixed(config.RegionCodes()...),

@@ -15,13 +15,13 @@ import (
 // so a resource never says more than the tool would to the same caller.
 // Step types a caller sends inline are per call and are not resources.
 func Resources(d *Deps) []registry.Resource {
-	stepNames := func(context.Context) []string { return d.sourcedStepTypes() }
+	stepNames := func(ctx context.Context) []string { return d.sourcedStepTypes(ctx) }
 	return []registry.Resource{
 		{
 			URI: "cursus://steps", Name: "step-types", MIMEType: "application/json", Tool: "steps.source",
 			Description: "Every step type the server knows (built-in and the operator's step directories), each with the URI of its .step.yaml.",
 			Read: func(ctx context.Context, _ string, _ func(string) bool) (string, error) {
-				return d.stepTypeListing()
+				return d.stepTypeListing(ctx)
 			},
 		},
 		{
@@ -29,7 +29,7 @@ func Resources(d *Deps) []registry.Resource {
 			Description: "The .step.yaml text of a step type, as steps.source returns it.",
 			Values:      stepNames,
 			Read: func(ctx context.Context, name string, _ func(string) bool) (string, error) {
-				_, _, text, err := d.catalogs().stepSource(name)
+				_, _, text, err := d.catalogs(ctx).stepSource(name)
 				return string(text), err
 			},
 		},
@@ -84,8 +84,8 @@ func formatResource(format, description string) registry.Resource {
 }
 
 // sourcedStepTypes are the shared step types that have .step.yaml text.
-func (d *Deps) sourcedStepTypes() []string {
-	cv := d.catalogs()
+func (d *Deps) sourcedStepTypes(ctx context.Context) []string {
+	cv := d.catalogs(ctx)
 	var names []string
 	for _, name := range cv.Steps.Names() {
 		if _, _, _, err := cv.stepSource(name); err == nil {
@@ -96,13 +96,13 @@ func (d *Deps) sourcedStepTypes() []string {
 }
 
 // stepTypeListing is the document of cursus://steps.
-func (d *Deps) stepTypeListing() (string, error) {
+func (d *Deps) stepTypeListing(ctx context.Context) (string, error) {
 	type entry struct {
 		StepType string `json:"step_type"`
 		URI      string `json:"uri"`
 		Source   string `json:"source"`
 	}
-	cv := d.catalogs()
+	cv := d.catalogs(ctx)
 	var entries []entry
 	for _, name := range cv.Steps.Names() {
 		if iface, _, _, err := cv.stepSource(name); err == nil {

@@ -34,7 +34,7 @@ type describeIn struct {
 	Name string `json:"name" jsonschema:"Dotted (compile.preview) or wire (compile__preview) tool name."`
 }
 
-func toolsNamespace(workflows []workflowInfo, stepDirs func() stepCatalogStatus) registry.Namespace {
+func toolsNamespace(workflows []workflowInfo, stepDirs func(context.Context) stepCatalogStatus) registry.Namespace {
 	return registry.Namespace{
 		Name:        "tools",
 		Description: "Meta tools over the registry itself: help, by_phase, describe_tool.",
@@ -73,7 +73,7 @@ func toolsNamespace(workflows []workflowInfo, stepDirs func() stepCatalogStatus)
 
 // withHelp adds the namespace's <ns>.help tool: tools.help for that one
 // namespace.
-func withHelp(ns registry.Namespace, workflows []workflowInfo, stepDirs func() stepCatalogStatus) registry.Namespace {
+func withHelp(ns registry.Namespace, workflows []workflowInfo, stepDirs func(context.Context) stepCatalogStatus) registry.Namespace {
 	name := ns.Name
 	ns.Tools = append(ns.Tools, registry.Define(registry.ToolDef{
 		Name: name + ".help",
@@ -161,7 +161,7 @@ type workflowInfo struct {
 	Run string `json:"run,omitempty"`
 }
 
-func toolsHelp(ctx context.Context, in helpIn, workflows []workflowInfo, stepDirs func() stepCatalogStatus) (helpData, error) {
+func toolsHelp(ctx context.Context, in helpIn, workflows []workflowInfo, stepDirs func(context.Context) stepCatalogStatus) (helpData, error) {
 	reg, caller := registry.RegistryFrom(ctx), registry.CallerFrom(ctx)
 	nsDesc := reg.Namespaces()
 	ns, nsHint := "", "<namespace>"
@@ -194,7 +194,7 @@ func toolsHelp(ctx context.Context, in helpIn, workflows []workflowInfo, stepDir
 	return helpData{
 		Overview: toolsOverview, TotalTools: len(reg.Tools("")), Shown: len(shown), Phases: phaseCounts(shown),
 		Namespaces: groupByNamespace(shown, nsDesc, in.IncludeSchema), Disabled: disabled, Workflows: runnable(workflows, reg, caller),
-		FilteredNamespace: in.Namespace, FilteredPhase: string(in.Phase), StepCatalog: stepDirs(),
+		FilteredNamespace: in.Namespace, FilteredPhase: string(in.Phase), StepCatalog: stepDirs(ctx),
 	}, nil
 }
 

@@ -68,7 +68,7 @@ func TestToolsHelpListsDisabledToolsForRemoteCallers(t *testing.T) {
 		Name: "tools.zz_gated", Description: "test-only gated tool", When: "never", Examples: []string{"tools.zz_gated {}"}, Writes: true,
 	}, func(context.Context, struct{}) (any, error) { return nil, nil })
 	withGated := func() (registry.Namespace, error) {
-		ns := toolsNamespace(nil, func() stepCatalogStatus { return stepCatalogStatus{} })
+		ns := toolsNamespace(nil, func(context.Context) stepCatalogStatus { return stepCatalogStatus{} })
 		ns.Tools = append(ns.Tools, gated)
 		return ns, nil
 	}

@@ -356,8 +356,8 @@ func (d *Deps) validateBuilder(ctx context.Context, in validateBuilderIn) (verif
 
 // ---- validate.info ----------------------------------------------------------
 
-func (d *Deps) validateInfo(context.Context, struct{}) (verify.Info, error) {
-	return d.verifier().Describe(), nil
+func (d *Deps) validateInfo(ctx context.Context, _ struct{}) (verify.Info, error) {
+	return d.verifier(ctx).Describe(), nil
 }
 
 // ---- validate.run_scripts ---------------------------------------------------
@@ -366,7 +366,7 @@ func (d *Deps) validateRunScripts(ctx context.Context, in validateRunScriptsIn) 
 	if err := deprecatedAlias(ctx, &in.ConfigFile, in.ConfigPath, "config_file", "config_path"); err != nil {
 		return verify.RunScriptsReport{}, err
 	}
-	rep, err := d.verifier().RunScripts(ctx, verify.RunScriptsRequest{Nodes: in.Nodes, Edges: in.Edges, DAGFile: string(in.DAGFile),
+	rep, err := d.verifier(ctx).RunScripts(ctx, verify.RunScriptsRequest{Nodes: in.Nodes, Edges: in.Edges, DAGFile: string(in.DAGFile),
 		ConfigPath: string(in.ConfigFile), Samples: in.Samples, Env: in.Env, JobArgs: in.JobArgs,
 		Timeout: time.Duration(in.Timeout) * time.Second, NoWiring: in.UseDeps != nil && !*in.UseDeps, Search: in.search(),
 		Progress: progressTo(ctx)})

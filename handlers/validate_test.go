@@ -71,7 +71,7 @@ func jsonString(s string) string {
 func TestValidateBuilderEveryBuiltin(t *testing.T) {
 	reg, _ := newTestRegistry(t)
 	d := testDeps(t)
-	for _, n := range d.catalogs().Steps.Names() {
+	for _, n := range d.catalogs(t.Context()).Steps.Names() {
 		res := call(t, reg, "validate.builder", `{"step_name": "`+n+`"}`)
 		if !res.OK {
 			t.Errorf("%s: %s", n, res.Encode())

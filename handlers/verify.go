@@ -66,8 +66,8 @@ func strs[T ~string](in []T) []string {
 
 // verifier is the validation use-cases over the shared catalogs and the
 // workspace.
-func (d *Deps) verifier() *verify.Suite {
-	cv := d.catalogs()
+func (d *Deps) verifier(ctx context.Context) *verify.Suite {
+	cv := d.catalogs(ctx)
 	return &verify.Suite{Steps: cv.Steps, Config: cv.Config, Root: d.Root, Runner: d.Scripts}
 }
 

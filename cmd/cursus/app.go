@@ -109,6 +109,10 @@ func newApp(cfg server.Config, stderr io.Writer) (*app, error) {
 		return nil, err
 	}
 
+	for _, p := range deps.LoadProblems() {
+		logger.Warn().Str("catalog", p.Catalog).Str("file", p.File).Str("rule", p.Rule).Msg("problem in a catalog directory: " + p.Message)
+	}
+
 	reg, err := registry.New(registry.Options{
 		Policy: cfg.Policy(), GateHints: server.GateHints(), Timeout: cfg.Limits.ToolTimeout, PerToolTimeout: cfg.Limits.ToolTimeouts,
 		// Reports HTTP calls to the receiving server's metrics, traces and logs.

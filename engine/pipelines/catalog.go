@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/cursus-dev/cursus/engine/dag"
+	"github.com/cursus-dev/cursus/engine/workspace"
 )
 
 //go:embed shared_dags
@@ -94,9 +95,17 @@ type Catalog struct {
 	byID    map[string]*Entry
 }
 
+// MaxFileSize bounds a DAG file or index of an extra directory; real ones
+// are a few kilobytes.
+const MaxFileSize = 4 << 20
+
 // Load reads the built-in DAGs, then each extra directory in order; an entry
-// whose id already exists replaces it. Broken files become problems. The
-// error is non-nil only if the built-in set itself cannot be read.
+// whose id already exists replaces it. Broken files become problems. Extra
+// directories are read through workspace.OpenDir: a file that is not a
+// regular file (a named pipe, a device), is larger than MaxFileSize, or is a
+// symlink leading outside its directory is a problem too, found without
+// blocking on it or reading it. The error is non-nil only if the built-in
+// set itself cannot be read.
 func Load(extraDirs ...string) (*Catalog, []Problem, error) {
 	sub, err := fs.Sub(builtin, "shared_dags")
 	if err != nil {
@@ -114,7 +123,13 @@ func Load(extraDirs ...string) (*Catalog, []Problem, error) {
 			problems = append(problems, Problem{File: dir, Rule: "directory", Message: "extra pipeline directory is missing or not a directory"})
 			continue
 		}
-		more, ps := LoadFS(os.DirFS(dir), dir)
+		root, err := workspace.OpenDir(dir, MaxFileSize)
+		if err != nil {
+			problems = append(problems, Problem{File: dir, Rule: "directory", Message: err.Error()})
+			continue
+		}
+		more, ps := LoadFS(root.FS(), dir)
+		root.Close()
 		problems = append(problems, ps...)
 		c.add(more)
 	}
@@ -181,7 +196,11 @@ type fileMeta struct {
 func LoadFS(fsys fs.FS, source string) ([]*Entry, []Problem) {
 	var problems []Problem
 	indexed := map[string]*Entry{}
-	if data, err := fs.ReadFile(fsys, IndexFile); err == nil {
+	data, err := fs.ReadFile(fsys, IndexFile)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		problems = append(problems, skipped(path.Join(source, IndexFile), err))
+	}
+	if err == nil {
 		var idx indexDoc
 		if err := json.Unmarshal(data, &idx); err != nil {
 			problems = append(problems, Problem{File: path.Join(source, IndexFile), Rule: "json", Message: err.Error()})
@@ -195,17 +214,11 @@ func LoadFS(fsys fs.FS, source string) ([]*Entry, []Problem) {
 			}
 		}
 	}
-	files, _ := fs.Glob(fsys, "*/*.dag.json")
-	sort.Strings(files)
+	files, ps := dagFiles(fsys, source)
+	problems = append(problems, ps...)
 	var entries []*Entry
 	seen := map[string]string{}
 	for _, f := range files {
-		// Hidden directories hold copies, not DAGs: a Kubernetes ConfigMap
-		// mount keeps its files under ..data and a timestamped ..<date>
-		// directory as well as the visible names.
-		if strings.HasPrefix(f, ".") {
-			continue
-		}
 		e, ps := loadFile(fsys, f, source, indexed[f])
 		problems = append(problems, ps...)
 		if e == nil {
@@ -227,11 +240,53 @@ func LoadFS(fsys fs.FS, source string) ([]*Entry, []Problem) {
 	return entries, problems
 }
 
+// dagFiles lists every <framework>/<name>.dag.json of fsys, sorted. Hidden
+// directories hold copies, not DAGs: a Kubernetes ConfigMap mount keeps
+// its files under ..data and a timestamped ..<date> directory as well as
+// the visible names. A framework directory that cannot be listed (a
+// symlink leading outside) is a problem.
+func dagFiles(fsys fs.FS, source string) ([]string, []Problem) {
+	top, err := fs.ReadDir(fsys, ".")
+	if err != nil {
+		return nil, []Problem{skipped(source, err)}
+	}
+	var files []string
+	var problems []Problem
+	for _, d := range top {
+		name := d.Name()
+		if strings.HasPrefix(name, ".") || (!d.IsDir() && d.Type()&fs.ModeSymlink == 0) {
+			continue
+		}
+		entries, err := fs.ReadDir(fsys, name)
+		if err != nil {
+			var fe *workspace.FileError
+			if d.Type()&fs.ModeSymlink != 0 && errors.As(err, &fe) {
+				continue // a symlink to a file inside: not a framework directory
+			}
+			problems = append(problems, skipped(path.Join(source, name), err))
+			continue
+		}
+		for _, e := range entries {
+			if strings.HasSuffix(e.Name(), ".dag.json") {
+				files = append(files, name+"/"+e.Name())
+			}
+		}
+	}
+	sort.Strings(files)
+	return files, problems
+}
+
+// skipped is the problem of a file or directory that could not be read.
+func skipped(where string, err error) Problem {
+	rule, reason := workspace.Skipped(err)
+	return Problem{File: where, Rule: rule, Message: reason + "; it is skipped"}
+}
+
 func loadFile(fsys fs.FS, f, source string, fromIndex *Entry) (*Entry, []Problem) {
 	where := path.Join(source, f)
 	data, err := fs.ReadFile(fsys, f)
 	if err != nil {
-		return nil, []Problem{{File: where, Rule: "read", Message: err.Error()}}
+		return nil, []Problem{skipped(where, err)}
 	}
 	d, err := dag.Parse(data)
 	if err != nil {

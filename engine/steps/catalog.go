@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/cursus-dev/cursus/engine/workspace"
 	"github.com/cursus-dev/cursus/internal/textdist"
 )
 
@@ -53,8 +54,11 @@ type Catalog struct {
 // LoadCatalog loads the built-in step types, then each extra directory in
 // order; a later file with the same step_type overrides an earlier one. A
 // file that does not parse or fails validation becomes a Problem and is
-// skipped; the others still load. The error is for a directory that cannot
-// be read at all.
+// skipped; the others still load. Extra directories are read through
+// workspace.OpenDir: a file that is not a regular file (a named pipe, a
+// device), is larger than MaxFileSize, or is a symlink leading outside its
+// directory is a Problem too, found without blocking or reading it. The
+// error is for a directory that cannot be read at all.
 func LoadCatalog(extraDirs ...string) (*Catalog, []Problem, error) {
 	c := &Catalog{ifaces: map[string]*Interface{}}
 	var problems []Problem
@@ -71,7 +75,12 @@ func LoadCatalog(extraDirs ...string) (*Catalog, []Problem, error) {
 		if !st.IsDir() {
 			return nil, problems, fmt.Errorf("step catalog directory %s: not a directory", dir)
 		}
-		problems = append(problems, c.loadDir(os.DirFS(dir), dir+string(os.PathSeparator))...)
+		root, err := workspace.OpenDir(dir, MaxFileSize)
+		if err != nil {
+			return nil, problems, fmt.Errorf("step catalog directory: %w", err)
+		}
+		problems = append(problems, c.loadDir(root.FS(), dir+string(os.PathSeparator))...)
+		root.Close()
 	}
 	c.index()
 	return c, problems, nil
@@ -94,7 +103,8 @@ func (c *Catalog) loadDir(fsys fs.FS, prefix string) []Problem {
 		file := prefix + name
 		data, err := fs.ReadFile(fsys, name)
 		if err != nil {
-			problems = append(problems, Problem{File: file, Rule: "read", Message: err.Error()})
+			rule, reason := workspace.Skipped(err)
+			problems = append(problems, Problem{File: file, Rule: rule, Message: reason + "; the file is skipped"})
 			continue
 		}
 		iface, err := Parse(file, data)

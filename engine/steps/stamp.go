@@ -6,21 +6,30 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"strings"
+
+	"github.com/cursus-dev/cursus/engine/workspace"
 )
 
 // DirsStamp is a digest of the step interface files of dirs (names and
 // contents), so that a changed directory is noticed whatever the clock
 // granularity of its file system. A directory that cannot be read enters
-// the digest as its error, so that it changes again once it can.
+// the digest as its error, so that it changes again once it can. Files are
+// opened as LoadCatalog opens them (workspace.OpenDir): a named pipe, a
+// device or a symlink leading out enters as its error, unread.
 func DirsStamp(dirs []string) string {
 	h := sha256.New()
 	for _, dir := range dirs {
 		fmt.Fprintf(h, "dir %q\n", dir)
-		fsys := os.DirFS(dir)
+		root, err := workspace.OpenDir(dir, MaxFileSize)
+		if err != nil {
+			fmt.Fprintf(h, "error %q\n", err)
+			continue
+		}
+		fsys := root.FS()
 		entries, err := fs.ReadDir(fsys, ".")
 		if err != nil {
+			root.Close()
 			fmt.Fprintf(h, "error %q\n", err)
 			continue
 		}
@@ -35,6 +44,7 @@ func DirsStamp(dirs []string) string {
 			}
 			fmt.Fprintf(h, "file %q %x\n", e.Name(), sum)
 		}
+		root.Close()
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }

@@ -366,7 +366,9 @@ func (r *Root) ReadDir(p string) ([]fs.DirEntry, error) {
 }
 
 func (r *Root) readDir(rel string) ([]fs.DirEntry, error) {
-	f, err := r.root.Open(rel)
+	// O_DIRECTORY refuses anything else before opening it, so a named pipe
+	// (or a symlink to one) cannot stall the listing.
+	f, err := r.root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_DIRECTORY, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -757,4 +759,33 @@ func (r *Root) FSPath(p string) (string, error) {
 		return "", err
 	}
 	return filepath.ToSlash(rel), nil
+}
+
+// OpenDir opens an operator's directory (extra step or pipeline catalog
+// directories) for reading with the workspace's rules: regular files only,
+// opened without blocking, at most maxBytes each, and symlinks followed
+// only while they stay inside dir. A named pipe, a device or a symlink to
+// one outside cannot stall or exhaust the reader; Skipped says why a file
+// was refused.
+func OpenDir(dir string, maxBytes int64) (*Root, error) {
+	return New(dir, WithMaxFileBytes(maxBytes))
+}
+
+// Skipped names why a file of an operator's directory was not read, for the
+// report of files left out of a catalog: a short rule ("not_regular",
+// "outside", "file_size", or "read") and a reason that speaks of the
+// directory rather than of a workspace.
+func Skipped(err error) (rule, reason string) {
+	var esc *EscapeError
+	var fe *FileError
+	var le *LimitError
+	switch {
+	case errors.As(err, &esc):
+		return "outside", "it is a symlink that leads outside its directory; only files inside the directory are read"
+	case errors.As(err, &le):
+		return "file_size", fmt.Sprintf("it is larger than the %d-byte limit", le.Limit)
+	case errors.As(err, &fe):
+		return "not_regular", "it " + fe.Reason
+	}
+	return "read", err.Error()
 }
