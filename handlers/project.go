@@ -34,7 +34,7 @@ type projectIn struct {
 
 type projectInitIn struct {
 	projectIn
-	Overwrite bool `json:"overwrite,omitempty" jsonschema:"Replace files of an existing project (default false)."`
+	Overwrite bool `json:"overwrite,omitempty" jsonschema:"Replace files of an existing project (default false): they are replaced as one set, and the project's other files are kept."`
 	dagSource
 }
 
@@ -85,14 +85,6 @@ func scaffoldError(err error) error {
 	var ie *scaffold.InputError
 	if errors.As(err, &ie) {
 		return registry.Errorf(registry.CodeInvalidInput, "%s", ie.Error()).WithDetails(map[string]any{"argument": ie.Arg})
-	}
-	var we *scaffold.WriteError
-	if errors.As(err, &we) {
-		if perr := pathError("target_dir", we.Err); perr != we.Err {
-			return perr
-		}
-		return registry.Errorf(registry.CodeToolError, "writing the project failed after %d file(s)", len(we.Written)).
-			WithDetails(map[string]any{"written_so_far": we.Written})
 	}
 	perr := pathError("target_dir", err)
 	var te *registry.ToolError

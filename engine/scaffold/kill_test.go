@@ -28,6 +28,9 @@ func TestMain(m *testing.M) {
 	if dir := os.Getenv(childEnv); dir != "" {
 		os.Exit(initLoop(dir))
 	}
+	if arg := os.Getenv(overwriteChildEnv); arg != "" {
+		os.Exit(overwriteLoop(arg))
+	}
 	os.Exit(m.Run())
 }
 

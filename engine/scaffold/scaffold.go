@@ -293,29 +293,31 @@ func Init(root *workspace.Root, cat Catalog, schemas *config.Schemas, opts Optio
 	return res, nil
 }
 
-// writeProject writes files under projRel. A new project is built in a
-// staged directory and renamed into place whole, so a killed run leaves no
-// half project to block the rerun; an existing one (overwrite) has each
-// file replaced atomically.
+// writeProject writes files under projRel as one set (see the package
+// documentation): a new project is built in a staged directory and renamed
+// into place; an existing one (overwrite) is rebuilt in a staged directory
+// beside it, with the files it does not replace carried over, and swapped
+// with it.
 func writeProject(root *workspace.Root, projRel string, files []file, overwrite bool) error {
+	var stage *workspace.Staged
 	if _, err := root.Lstat(projRel); err == nil {
 		if !overwrite {
 			return &workspace.ExistsError{Path: projRel}
 		}
-		var written []string
-		for _, f := range files {
-			rel := path.Join(projRel, f.rel)
-			if err := root.WriteFile(rel, f.data, true); err != nil {
-				return &WriteError{Err: err, Written: written}
-			}
-			written = append(written, rel)
+		if stage, err = root.StageReplace(projRel); err != nil {
+			return err
 		}
-		return nil
+		rels := make([]string, len(files))
+		for i, f := range files {
+			rels[i] = f.rel
+		}
+		if err := stage.Keep(rels); err != nil {
+			stage.Abort()
+			return err
+		}
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return err
-	}
-	stage, err := root.Stage(projRel)
-	if err != nil {
+	} else if stage, err = root.Stage(projRel); err != nil {
 		return err
 	}
 	for _, f := range files {
@@ -326,19 +328,6 @@ func writeProject(root *workspace.Root, projRel string, files []file, overwrite 
 	}
 	return stage.Commit()
 }
-
-// WriteError is a failure after some files of an existing project were
-// replaced.
-type WriteError struct {
-	Err     error
-	Written []string
-}
-
-func (e *WriteError) Error() string {
-	return fmt.Sprintf("%v (after writing %d file(s))", e.Err, len(e.Written))
-}
-
-func (e *WriteError) Unwrap() error { return e.Err }
 
 // configTemplate renders a config.json in the Cursus layout with every
 // required value set to null (to fill), job types prefilled from node

@@ -2,6 +2,23 @@
 // DAG, a config template, a script stub for every script step the DAG
 // needs (each one already aligned with its contract) and a README that is
 // the project's action-item ledger.
+//
+// A project's files are written as one set, so that no reader, concurrent
+// call or kill -9 ever leaves dag.json from one call beside config.json
+// from another. A new project is built in a temporary directory next to
+// its target and renamed into place (workspace.Stage). With overwrite, the
+// new version is built the same way, the existing project's other files
+// (the user's own, and scripts of steps the new DAG no longer has) are
+// hard-linked into it (workspace.Staged.Keep), and the two directories
+// are swapped with one renameat2(RENAME_EXCHANGE) (workspace.StageReplace):
+// until the swap the old project is whole, after it the new one is, and
+// of concurrent overwrites the last swap wins whole. The replaced
+// directory is then removed; a kill before that leaves it under a
+// .cursus-tmp- name beside the project, which a later write sweeps away.
+// No lock is needed, across goroutines or processes. On a file system
+// without RENAME_EXCHANGE (NFS) the swap is two renames, and a kill
+// between them leaves the project missing with the old one under a
+// .cursus-tmp-old- name beside it: still never a mix.
 package scaffold
 
 import (

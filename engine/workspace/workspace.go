@@ -6,7 +6,10 @@
 // component relative to the root's open directory, so a symlink or
 // directory swapped in while a call runs cannot redirect it outside.
 // Reads take regular files only, up to a size cap; writes go to a
-// temporary file that is synced and renamed into place.
+// temporary file that is synced and renamed into place. A directory is
+// built whole out of sight and renamed into place (Stage), or swapped
+// with the one it replaces in one rename (StageReplace). OpenDir reads an
+// operator's directory with the same rules.
 package workspace
 
 import (
@@ -16,11 +19,14 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // DefaultMaxFileBytes is the read cap when the operator sets none.
@@ -84,7 +90,7 @@ func (e *StorageError) Error() string { return fmt.Sprintf("cannot write %s: %v"
 func (e *StorageError) Unwrap() error { return e.Err }
 
 // Faults injects errors into the write path, named by operation ("mkdir",
-// "create", "write", "sync", "rename"). It is the seam for tests of a full
+// "create", "write", "sync", "rename", "exchange"). It is the seam for tests of a full
 // disk or a read-only mount, which an unprivileged test cannot create.
 type Faults func(op, name string) error
 
@@ -569,7 +575,7 @@ func (w dirWriter) sweep() {
 	defer d.Close()
 	names, _ := d.Readdirnames(-1)
 	for _, name := range names {
-		if !strings.HasPrefix(name, TempPrefix) {
+		if !strings.HasPrefix(name, TempPrefix) || strings.HasPrefix(name, asidePrefix) {
 			continue
 		}
 		if fi, err := w.dir.Lstat(name); err == nil && time.Since(fi.ModTime()) > staleAfter {
@@ -584,6 +590,9 @@ func (w dirWriter) sweep() {
 type Staged struct {
 	w         dirWriter // the target's parent
 	tmp, base string    // names in the parent
+	// replace is set by StageReplace: Commit swaps the new directory with
+	// the existing one instead of renaming it into an empty place.
+	replace bool
 }
 
 // Stage starts building the new directory p (which must not exist yet) in
@@ -621,6 +630,128 @@ func (r *Root) Stage(p string) (*Staged, error) {
 	return &Staged{w: w, tmp: tmp, base: base}, nil
 }
 
+// StageReplace starts building a new version of the existing directory p
+// in a temporary directory next to it; Commit swaps the two with one
+// rename, so a reader (or a process killed at any moment) finds either
+// the old directory whole or the new one whole, never a mix of both. Keep
+// carries over what the new version does not replace. p must be a real
+// directory: a symlink is refused, as a write through one is.
+func (r *Root) StageReplace(p string) (*Staged, error) {
+	rel, err := r.rel(p)
+	if err != nil {
+		return nil, err
+	}
+	if rel == "." {
+		return nil, &FileError{Path: p, Reason: "is the workspace root, which cannot be replaced"}
+	}
+	w, err := r.openDir(p, filepath.Dir(rel))
+	if err != nil {
+		return nil, err
+	}
+	base := filepath.Base(rel)
+	fi, err := w.dir.Lstat(base)
+	switch {
+	case err != nil:
+		w.dir.Close()
+		return nil, w.fail(err)
+	case fi.Mode()&fs.ModeSymlink != 0:
+		w.dir.Close()
+		return nil, &EscapeError{Path: p, Reason: "refusing to replace a symlink"}
+	case !fi.IsDir():
+		w.dir.Close()
+		return nil, &FileError{Path: p, Reason: "is not a directory"}
+	}
+	w.sweep()
+	tmp := TempPrefix + rand.Text()[:12]
+	err = w.fault("mkdir", tmp)
+	if err == nil {
+		err = w.dir.Mkdir(tmp, fi.Mode().Perm())
+	}
+	if err != nil {
+		w.dir.Close()
+		return nil, w.fail(err)
+	}
+	return &Staged{w: w, tmp: tmp, base: base, replace: true}, nil
+}
+
+// Keep carries every entry of the directory being replaced over into the
+// staged one, except the files at the paths in replaced (slash-separated,
+// relative to the directory), which the new version writes. Files are
+// hard-linked (the same file, not a copy), symlinks copied as symlinks and
+// directories made anew with their permissions. A directory, or a symlink,
+// at one of the replaced paths or on the way to one is refused, as
+// WriteFile refuses to write over a directory or through a symlink.
+func (s *Staged) Keep(replaced []string) error {
+	if !s.replace {
+		return &FileError{Path: s.base, Reason: "is new: there is nothing to keep"}
+	}
+	files := map[string]bool{}
+	onPath := map[string]bool{}
+	for _, f := range replaced {
+		f = path.Clean(f)
+		files[f] = true
+		for d := path.Dir(f); d != "."; d = path.Dir(d) {
+			onPath[d] = true
+		}
+	}
+	return s.keep(".", files, onPath)
+}
+
+func (s *Staged) keep(rel string, files, onPath map[string]bool) error {
+	from := filepath.Join(s.w.p, filepath.FromSlash(rel))
+	d, err := s.w.dir.OpenFile(filepath.Join(s.base, filepath.FromSlash(rel)), os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_DIRECTORY, 0)
+	if err != nil {
+		return s.w.r.classify(from, err)
+	}
+	entries, err := d.ReadDir(-1)
+	d.Close()
+	if err != nil {
+		return s.w.r.classify(from, err)
+	}
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), TempPrefix) {
+			continue // a killed write's leftover
+		}
+		name := path.Join(rel, e.Name())
+		old := filepath.Join(s.base, filepath.FromSlash(name))
+		dst := filepath.Join(s.tmp, filepath.FromSlash(name))
+		where := filepath.Join(s.w.p, filepath.FromSlash(name))
+		isLink, isDir := e.Type()&fs.ModeSymlink != 0, e.IsDir()
+		switch {
+		case (files[name] || onPath[name]) && isLink:
+			return &EscapeError{Path: where, Reason: "refusing to write through a symlink"}
+		case files[name] && isDir:
+			return &FileError{Path: where, Reason: "is a directory, not a file"}
+		case files[name]:
+			continue
+		case isDir:
+			fi, err := e.Info()
+			if err != nil {
+				return s.w.fail(err)
+			}
+			if err := s.w.dir.Mkdir(dst, fi.Mode().Perm()); err != nil {
+				return s.w.fail(err)
+			}
+			if err := s.keep(name, files, onPath); err != nil {
+				return err
+			}
+		case isLink:
+			target, err := s.w.dir.Readlink(old)
+			if err == nil {
+				err = s.w.dir.Symlink(target, dst)
+			}
+			if err != nil {
+				return s.w.fail(err)
+			}
+		default:
+			if err := s.w.dir.Link(old, dst); err != nil {
+				return s.w.fail(err)
+			}
+		}
+	}
+	return nil
+}
+
 // WriteFile writes a synced file at rel inside the staged directory.
 func (s *Staged) WriteFile(rel string, data []byte) error {
 	clean := filepath.Clean(rel)
@@ -641,8 +772,13 @@ func (s *Staged) WriteFile(rel string, data []byte) error {
 }
 
 // Commit renames the staged directory into place. If the target appeared
-// meanwhile it fails with *ExistsError and the staged copy is removed.
+// meanwhile it fails with *ExistsError and the staged copy is removed. A
+// Staged from StageReplace is swapped with the directory it replaces
+// instead (see exchange), and the old one is removed.
 func (s *Staged) Commit() error {
+	if s.replace {
+		return s.exchange()
+	}
 	err := s.w.fault("rename", s.base)
 	if err == nil {
 		// rename(2) replaces an empty directory but refuses a non-empty one
@@ -658,6 +794,69 @@ func (s *Staged) Commit() error {
 	}
 	defer s.w.dir.Close()
 	return s.w.sync()
+}
+
+// exchange swaps the staged directory with the one it replaces by
+// renameat2(RENAME_EXCHANGE): both names exist before and after, so there
+// is no moment at which the target is missing or mixed. A file system
+// without it (NFS, some FUSE mounts) gets two renames instead: the old
+// directory aside, the new one in. A kill between them leaves the target
+// missing and the old directory beside it under a TempPrefix+"old-" name
+// (which sweeps leave alone), never a mix; a concurrent replacement that
+// finds the target missing in that moment fails and changes nothing.
+func (s *Staged) exchange() error {
+	parent, err := s.w.dir.Open(".")
+	if err != nil {
+		s.Abort()
+		return s.w.fail(err)
+	}
+	err = s.w.fault("exchange", s.base)
+	if err == nil {
+		fd := int(parent.Fd())
+		err = unix.Renameat2(fd, s.tmp, fd, s.base, unix.RENAME_EXCHANGE)
+	}
+	parent.Close()
+	if errors.Is(err, syscall.EINVAL) || errors.Is(err, syscall.ENOSYS) || errors.Is(err, syscall.ENOTSUP) {
+		return s.renameAside()
+	}
+	if err != nil {
+		s.Abort()
+		return s.w.fail(err)
+	}
+	// s.tmp now names the old directory.
+	return s.dropOld()
+}
+
+// dropOld makes the swap durable, then removes the replaced directory (now
+// at s.tmp) and releases the parent.
+func (s *Staged) dropOld() error {
+	defer s.w.dir.Close()
+	err := s.w.sync()
+	_ = s.w.dir.RemoveAll(s.tmp)
+	return err
+}
+
+// asidePrefix starts the name a replaced directory has between the two
+// renames of renameAside; sweeps leave such directories alone.
+const asidePrefix = TempPrefix + "old-"
+
+func (s *Staged) renameAside() error {
+	aside := asidePrefix + rand.Text()[:12]
+	err := s.w.fault("rename", s.base)
+	if err == nil {
+		err = s.w.dir.Rename(s.base, aside)
+	}
+	if err != nil {
+		s.Abort()
+		return s.w.fail(err)
+	}
+	if err := s.w.dir.Rename(s.tmp, s.base); err != nil {
+		_ = s.w.dir.Rename(aside, s.base)
+		s.Abort()
+		return s.w.fail(err)
+	}
+	s.tmp = aside
+	return s.dropOld()
 }
 
 // Abort removes the staged directory.

@@ -1,0 +1,5 @@
+//go:build !race
+
+package scaffold
+
+const raceDetector = false
