@@ -90,8 +90,9 @@ func (e *StorageError) Error() string { return fmt.Sprintf("cannot write %s: %v"
 func (e *StorageError) Unwrap() error { return e.Err }
 
 // Faults injects errors into the write path, named by operation ("mkdir",
-// "create", "write", "sync", "rename", "exchange"). It is the seam for tests of a full
-// disk or a read-only mount, which an unprivileged test cannot create.
+// "create", "write", "sync", "rename", "exchange"). It is the seam for
+// tests of a full disk, a read-only mount or a file system without
+// RENAME_EXCHANGE, which an unprivileged test cannot create.
 type Faults func(op, name string) error
 
 // Option configures a Root.
@@ -678,9 +679,10 @@ func (r *Root) StageReplace(p string) (*Staged, error) {
 // staged one, except the files at the paths in replaced (slash-separated,
 // relative to the directory), which the new version writes. Files are
 // hard-linked (the same file, not a copy), symlinks copied as symlinks and
-// directories made anew with their permissions. A directory, or a symlink,
-// at one of the replaced paths or on the way to one is refused, as
-// WriteFile refuses to write over a directory or through a symlink.
+// directories made anew with their permissions. A symlink at one of the
+// replaced paths or on the way to one, or a directory at one of them, is
+// refused, as WriteFile refuses to write through a symlink or over a
+// directory.
 func (s *Staged) Keep(replaced []string) error {
 	if !s.replace {
 		return &FileError{Path: s.base, Reason: "is new: there is nothing to keep"}
