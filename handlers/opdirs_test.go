@@ -42,7 +42,7 @@ func TestStepDirReloadSkipsBadFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, reg := newDepsRegistry(t, Options{WorkspaceRoot: dir, StepDirs: []string{stepDir}, StepReloadInterval: -1})
-	catOK(t, callBefore(t, reg, 10*time.Second, "catalog.list_steps", `{}`))
+	catOK(t, callBefore(t, reg, 30*time.Second, "catalog.list_steps", `{}`))
 
 	if err := syscall.Mkfifo(filepath.Join(stepDir, "pipe.step.yaml"), 0o644); err != nil {
 		t.Fatal(err)
@@ -56,7 +56,7 @@ func TestStepDirReloadSkipsBadFiles(t *testing.T) {
 	if err := os.Symlink(filepath.Join(outside, "leak.step.yaml"), filepath.Join(stepDir, "leak.step.yaml")); err != nil {
 		t.Fatal(err)
 	}
-	res := callBefore(t, reg, 10*time.Second, "catalog.list_steps", `{}`)
+	res := callBefore(t, reg, 30*time.Second, "catalog.list_steps", `{}`)
 	got := catOK(t, res)
 	if strings.Contains(fmt.Sprint(got["steps"]), "LeakedStep") {
 		t.Fatal("a step file outside the directory was loaded through a symlink")
@@ -78,7 +78,7 @@ func TestStepDirReloadSkipsBadFiles(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(stepDir, "shap_explain.step.yaml"), []byte(shapStep("ShapExplain", "explanations")), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if got := catOK(t, callBefore(t, reg, 10*time.Second, "catalog.list_steps", `{}`)); !strings.Contains(fmt.Sprint(got["steps"]), "ShapExplain") {
+	if got := catOK(t, callBefore(t, reg, 30*time.Second, "catalog.list_steps", `{}`)); !strings.Contains(fmt.Sprint(got["steps"]), "ShapExplain") {
 		t.Fatal("a step file added after the bad ones is not picked up")
 	}
 }

@@ -86,7 +86,7 @@ func TestServeSkipsBadFilesInOperatorDirectories(t *testing.T) {
 
 	cmd := exec.Command("/bin/sh", "-c", `ulimit -v 4194304 && exec "$0" "$@"`, binary, "serve", "--addr", "127.0.0.1:0",
 		"--workspace-root", ws, "--step-dir", stepDir, "--pipeline-dir", pipeDir)
-	cmd.Env = append(os.Environ(), "CURSUS_WORKSPACE_STEP_RELOAD_INTERVAL=1ms", "CURSUS_LIMITS_TOOL_TIMEOUT=5s")
+	cmd.Env = append(os.Environ(), "CURSUS_WORKSPACE_STEP_RELOAD_INTERVAL=1ms", "CURSUS_LIMITS_TOOL_TIMEOUT=30s")
 	var stderr lockedBuffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
@@ -103,7 +103,7 @@ func TestServeSkipsBadFilesInOperatorDirectories(t *testing.T) {
 	})
 	addr := listeningWithin(t, &stderr, done, 30*time.Second)
 
-	client := &http.Client{Timeout: 20 * time.Second}
+	client := &http.Client{Timeout: 60 * time.Second}
 	callTool := func(tool string) opdirEnvelope {
 		t.Helper()
 		resp, err := client.Post("http://"+addr+"/call/"+tool, "application/json", strings.NewReader(`{}`))
