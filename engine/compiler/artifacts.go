@@ -37,7 +37,7 @@ const MaxSourceDirBytes = 64 << 20
 // <pipeline>/code/<sha256 of the folder>/<folder name>/<relative path>, so
 // the folder's files share one prefix. SHA256 is that content address.
 type Artifact struct {
-	Kind   string   `json:"kind"`
+	Kind string `json:"kind"`
 	// Local is the workspace-relative file or directory, builtin:<path> for
 	// built-in step code (BuiltinPrefix), "" for generated text.
 	Local  string   `json:"local"`
