@@ -47,6 +47,7 @@ def main(input_paths, output_paths, environ_vars, job_args):
     train = data["train"]
     fields = tf.resolve_fields(train, hp)
     classes = tf.resolve_classes(train[fields["label_name"]], hp)
+    train = data["train"] = train[tf.encode_labels(train[fields["label_name"]], classes) >= 0]
     prep = tf.Preprocessor.fit(train, fields["tab_field_list"], fields["cat_field_list"])
     matrices = {s: xgb.DMatrix(prep.transform(d), label=tf.encode_labels(d[fields["label_name"]], classes).clip(0))
                 for s, d in data.items()}
