@@ -22,9 +22,7 @@ import tarfile
 import numpy as np
 import pandas as pd
 
-DATA_SUFFIXES = (".csv", ".csv.gz", ".tsv", ".tsv.gz", ".parquet", ".jsonl", ".json", ".out")
-LAYOUT_KEYS = ("id_name", "label_name", "full_field_list", "tab_field_list", "cat_field_list",
-               "multiclass_categories", "is_binary", "num_classes", "class_weights")
+DATA_SUFFIXES = (".csv", ".csv.gz", ".tsv", ".tsv.gz", ".parquet", ".jsonl")
 
 
 # ---- data files ----
@@ -39,19 +37,17 @@ def read_table(path, prefer=None):
     files = [path] if os.path.isfile(path) else sorted(
         os.path.join(root, name) for root, _, names in os.walk(path) for name in names
         if name.lower().endswith(DATA_SUFFIXES) and not name.startswith((".", "_")))
-    frames = [_read_file(f) for f in files]
-    frames = [f for f in frames if f is not None]
-    if not frames:
+    if not files:
         raise FileNotFoundError("no data files (%s) under %s" % (", ".join(DATA_SUFFIXES), path))
-    return pd.concat(frames, ignore_index=True)
+    return pd.concat([_read_file(f) for f in files], ignore_index=True)
 
 
 def _read_file(name):
     low = name.lower()
     if low.endswith(".parquet"):
         return pd.read_parquet(name)
-    if low.endswith((".jsonl", ".json")):
-        return pd.read_json(name, lines=low.endswith(".jsonl"))
+    if low.endswith(".jsonl"):
+        return pd.read_json(name, lines=True)
     sep = "\t" if low.endswith((".tsv", ".tsv.gz")) else ","
     return pd.read_csv(name, sep=sep)
 
