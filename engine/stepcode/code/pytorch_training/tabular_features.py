@@ -309,10 +309,11 @@ class ModelBundle:
     def frame(self, data):
         """Name the columns of a request: rows carry the input fields in order, or every field of the
         training data (optionally without its first one or two, as a transform input filter drops them).
+        Named records (JSON objects) may leave fields out: they are missing values.
         Returns the records and whether a first row naming the fields (a header) was taken off."""
         inputs = self.hp["input_field_list"]
-        if all(isinstance(c, str) for c in data.columns) and set(inputs) <= set(data.columns):
-            return data, False
+        if all(isinstance(c, str) for c in data.columns) and set(inputs) & set(data.columns):
+            return data.reindex(columns=list(data.columns) + [c for c in inputs if c not in data.columns]), False
         full = self.hp["full_field_list"]
         layouts = [inputs, full, [c for c in full if c not in (self.hp.get("id_name"), self.hp["label_name"])],
                    full[1:], full[2:]]
