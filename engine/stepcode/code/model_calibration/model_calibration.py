@@ -66,6 +66,12 @@ def quality(probs, labels, bins=10):
     return {"brier": float(np.mean((probs - labels) ** 2)), "ece": float(ece)}
 
 
+def write_json(folder, name, obj):
+    os.makedirs(folder, exist_ok=True)
+    with open(os.path.join(folder, name), "w") as f:
+        json.dump(obj, f, indent=2)
+
+
 def main(input_paths, output_paths, environ_vars, job_args):
     label = environ_vars["LABEL_FIELD"]
     method = environ_vars["CALIBRATION_METHOD"].lower()
@@ -91,12 +97,10 @@ def main(input_paths, output_paths, environ_vars, job_args):
         metrics[field] = {"before": quality(np.clip(scores, 0, 1), target),
                           "after": quality(calibrated["calibrated_" + field].to_numpy(), target)}
     job_type = getattr(job_args, "job_type", None) or "calibration"
-    outputs = {"calibration_output": ("calibration.json", {"method": method, "job_type": job_type, "classes": entries}),
-               "metrics_output": ("calibration_metrics.json", {"method": method, "count": len(data), "fields": metrics})}
-    for key, (name, obj) in outputs.items():
-        os.makedirs(output_paths[key], exist_ok=True)
-        with open(os.path.join(output_paths[key], name), "w") as f:
-            json.dump(obj, f, indent=2)
+    calibration = {"method": method, "job_type": job_type, "classes": entries}
+    report = {"method": method, "count": len(data), "fields": metrics}
+    write_json(output_paths["calibration_output"], "calibration.json", calibration)
+    write_json(output_paths["metrics_output"], "calibration_metrics.json", report)
     os.makedirs(output_paths["calibrated_data"], exist_ok=True)
     calibrated.to_csv(os.path.join(output_paths["calibrated_data"], "calibrated_predictions.csv"), index=False)
     print(json.dumps(metrics))

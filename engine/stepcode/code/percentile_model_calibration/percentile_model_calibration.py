@@ -51,6 +51,12 @@ def levels(config_dir, n_bins):
     return np.linspace(0.0, 1.0, n_bins + 1)
 
 
+def write_json(folder, name, obj):
+    os.makedirs(folder, exist_ok=True)
+    with open(os.path.join(folder, name), "w") as f:
+        json.dump(obj, f, indent=2)
+
+
 def main(input_paths, output_paths, environ_vars, job_args):
     field = environ_vars["SCORE_FIELD"]
     data = read_table(input_paths["evaluation_data"])
@@ -69,13 +75,10 @@ def main(input_paths, output_paths, environ_vars, job_args):
     metrics = {"points": int(len(x)), "score_min": float(x[0]), "score_max": float(x[-1]), "count": int(len(scores)),
                "max_decile_deviation": float(np.abs(histogram - 0.1).max()),
                "job_type": getattr(job_args, "job_type", None) or "calibration"}
-    outputs = {"calibration_output": ("calibration.json", {"method": "percentile", "classes": [
-                   {"class_index": index, "score_field": field, "x": x.tolist(), "y": y.tolist()}]}),
-               "metrics_output": ("calibration_metrics.json", metrics)}
-    for key, (name, obj) in outputs.items():
-        os.makedirs(output_paths[key], exist_ok=True)
-        with open(os.path.join(output_paths[key], name), "w") as f:
-            json.dump(obj, f, indent=2)
+    calibration = {"method": "percentile",
+                   "classes": [{"class_index": index, "score_field": field, "x": x.tolist(), "y": y.tolist()}]}
+    write_json(output_paths["calibration_output"], "calibration.json", calibration)
+    write_json(output_paths["metrics_output"], "calibration_metrics.json", metrics)
     os.makedirs(output_paths["calibrated_data"], exist_ok=True)
     calibrated.to_csv(os.path.join(output_paths["calibrated_data"], "calibrated_predictions.csv"), index=False)
     print(json.dumps(metrics))
