@@ -251,7 +251,7 @@ func CompileSingleNode(ctx context.Context, in Input, target string, manual map[
 		inputs[k] = manual[k]
 	}
 	plan := &deps.Plan{Order: []string{target}}
-	return assemble(ctx, sub, nodes, []string{target}, map[string]map[string]any{target: inputs}, plan, false, warnings, collect(opts))
+	return assemble(ctx, sub, nodes, []string{target}, map[string]map[string]any{target: inputs}, nil, plan, false, warnings, collect(opts))
 }
 
 // StepNames lists the pipeline step names the compiler gives the nodes of
