@@ -95,6 +95,9 @@ func (b *builder) runtimeInstanceType(n *node) (string, []string) {
 			continue
 		}
 		it := orDefault(getString(c.cfg, "transform_instance_type"), "ml.m5.large")
+		if !sagemaker.ValidTransformInstanceType(it) {
+			continue // the transform refuses it, naming the valid types
+		}
 		switch {
 		case chosen == "":
 			chosen = it
