@@ -437,3 +437,24 @@ func TestIssue29NamesWithinLimits(t *testing.T) {
 		t.Errorf("step name %q (%d)", name, len(name))
 	}
 }
+
+// compile.preview reports the build findings too, not only the mapping.
+func TestIssue29PreviewReportsFindings(t *testing.T) {
+	in := sharedInput(t, "xgboost_hyperparameter_tuning", nil, map[string]map[string]any{"XGBoostTuning": {"tuning_strategy": "Hyperband", "early_stopping_type": "Auto"}})
+	p, err := PreviewResolution(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(p.Findings, "\n"); !strings.Contains(got, `error: node "XGBoostTuning": early_stopping_type "Auto" with tuning_strategy Hyperband`) {
+		t.Errorf("preview findings %q", p.Findings)
+	}
+	p, err = PreviewResolution(context.Background(), sharedInput(t, "xgboost_hyperparameter_tuning", nil, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range p.Findings {
+		if strings.HasPrefix(f, "error:") {
+			t.Errorf("a valid DAG previews with %s", f)
+		}
+	}
+}

@@ -147,13 +147,17 @@ type Preview struct {
 	NodeResolution       map[string]NodeResolution `json:"node_resolution"`
 	AmbiguousResolutions []string                  `json:"ambiguous_resolutions"`
 	Recommendations      []string                  `json:"recommendations"`
+	// Findings are what building the steps reports once every node
+	// resolves (compile.validate's errors and warnings): a configuration
+	// SageMaker would reject or that would misbehave at run time.
+	Findings []string `json:"findings"`
 }
 
 // PreviewResolution resolves every node without building anything. It
 // stops with ctx's error when ctx ends.
 func PreviewResolution(ctx context.Context, in Input) (Preview, error) {
 	p := Preview{NodeConfigMap: map[string]string{}, ConfigBuilderMap: map[string]string{}, ResolutionConfidence: map[string]float64{},
-		NodeResolution: map[string]NodeResolution{}, AmbiguousResolutions: []string{}, Recommendations: []string{}}
+		NodeResolution: map[string]NodeResolution{}, AmbiguousResolutions: []string{}, Recommendations: []string{}, Findings: []string{}}
 	if in.DAG == nil {
 		return p, nil
 	}
@@ -198,7 +202,28 @@ func PreviewResolution(ctx context.Context, in Input) (Preview, error) {
 			p.AmbiguousResolutions = append(p.AmbiguousResolutions, fmt.Sprintf("%s: %s ties with %s", name, n.res.ConfigKey, strings.Join(n.res.Alternatives, ", ")))
 		}
 	}
-	return p, nil
+	if len(internal) == 0 && len(nodes) == len(in.DAG.Nodes) {
+		p.Findings = buildFindings(Validate(ctx, in))
+	}
+	return p, ctx.Err()
+}
+
+// buildFindings flattens a validation into one line per finding: errors
+// by node (sorted), dependency issues, then warnings.
+func buildFindings(v ValidationResult) []string {
+	out := []string{}
+	for _, node := range slices.Sorted(maps.Keys(v.ConfigErrors)) {
+		for _, e := range v.ConfigErrors[node] {
+			out = append(out, fmt.Sprintf("error: node %q: %s", node, e))
+		}
+	}
+	for _, d := range v.DependencyIssues {
+		out = append(out, "error: "+d)
+	}
+	for _, w := range v.Warnings {
+		out = append(out, "warning: "+w)
+	}
+	return out
 }
 
 var manualInputRe = regexp.MustCompile(`^s3://[a-z0-9][a-z0-9\-\.]{1,61}[a-z0-9]/.+$`)
