@@ -97,6 +97,7 @@ func (b *builder) build(n *node, in map[string]any, parents []string) (sagemaker
 		return sagemaker.Step{}, report, nil, err
 	}
 	warns = append(append(inputWarns, trainerConflicts(n)...), warns...)
+	report.UnusedFields = unusedFields(n)
 	for i, w := range warns {
 		warns[i] = fmt.Sprintf("node %q: %s", n.name, w)
 	}
@@ -468,6 +469,9 @@ func (b *builder) processing(n *node, inputs []boundInput) (sagemaker.Processing
 		return sagemaker.ProcessingArgs{}, nil, err
 	}
 	env, jobArgs, warns := ContainerFor(n.iface, n.cfg).definitionParts()
+	for _, a := range getStrings(n.cfg, "processing_script_arguments") {
+		jobArgs = append(jobArgs, a) // after the contract's arguments, as Cursus passes them
+	}
 	args := sagemaker.ProcessingArgs{
 		ProcessingResources: sagemaker.ProcessingResources{ClusterConfig: sagemaker.ClusterConfig{
 			InstanceType: instanceType, InstanceCount: getInt(n.cfg, "processing_instance_count", 1),
@@ -942,7 +946,7 @@ func (b *builder) register(n *node, inputs []boundInput, parents []string) (sage
 	}
 	return sagemaker.RegisterModelArgs{
 		ModelPackageGroupName:   group,
-		ModelPackageDescription: getString(descriptionConfig(n), "pipeline_description"),
+		ModelPackageDescription: orDefault(getString(n.cfg, "model_description"), getString(descriptionConfig(n), "pipeline_description")),
 		InferenceSpecification: sagemaker.InferenceSpecification{
 			Containers:                              []sagemaker.PackageContainer{{Image: image, Environment: container, ModelDataURL: modelData}},
 			SupportedContentTypes:                   getStrings(n.cfg, "content_types"),

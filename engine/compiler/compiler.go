@@ -130,6 +130,9 @@ type StepReport struct {
 	// would: a model repack (a Training step named <step>-RepackModel)
 	// that puts the inference code into model.tar.gz.
 	AddedSteps []string `json:"added_steps,omitempty"`
+	// UnusedFields are the node's config fields no SageMaker request reads,
+	// as "<field>: <reason>" (UnusedConfigFields).
+	UnusedFields []string `json:"unused_fields,omitempty"`
 }
 
 // Result is a compiled pipeline.

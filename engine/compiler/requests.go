@@ -108,6 +108,9 @@ func (b *builder) runtimeInstanceType(n *node) (string, []string) {
 	if chosen == "" {
 		return own, nil
 	}
+	if n.cfg.Explicit["instance_type"] && own != chosen {
+		warns = append(warns, fmt.Sprintf("config field instance_type %s is not used for the image: the transform that runs the model uses %s", own, chosen))
+	}
 	return chosen, warns
 }
 
@@ -310,3 +313,50 @@ func modelDependency(inputs []boundInput) (boundInput, bool) {
 }
 
 var errNoModelData = errors.New("required input model_data not provided: wire a training step's model artifacts")
+
+// UnusedConfigFields are config fields the interface declares that no
+// SageMaker request reads, keyed "<step type>.<field>" (or "<field>" for
+// every step type), with the reason; the compile report lists them per
+// step (StepReport.UnusedFields).
+var UnusedConfigFields = map[string]string{
+	"skip_hyperparameters_s3_uri":          "hyperparameters ship inside sourcedir.tar.gz (hyperparams/hyperparameters.json), never as an S3 channel, so there is no channel to skip",
+	"Payload.expected_tps":                 "a load-test setting of the Amazon-internal deployment flow; no SageMaker Pipelines request takes it",
+	"Payload.load_test_instance_type_list": "a load-test setting of the Amazon-internal deployment flow; no SageMaker Pipelines request takes it",
+	"Payload.max_acceptable_error_rate":    "a load-test setting of the Amazon-internal deployment flow; no SageMaker Pipelines request takes it",
+	"Payload.max_latency_in_millisecond":   "a load-test setting of the Amazon-internal deployment flow; no SageMaker Pipelines request takes it",
+	"XGBoostModel.initial_instance_count":  modelDeployOnly, "PyTorchModel.initial_instance_count": modelDeployOnly,
+	"XGBoostModel.max_concurrent_invocations": modelDeployOnly, "PyTorchModel.max_concurrent_invocations": modelDeployOnly,
+	"XGBoostModel.max_payload_size": modelDeployOnly, "PyTorchModel.max_payload_size": modelDeployOnly,
+	"XGBoostTuning.disable_debugger": tuningNoDebug, "PyTorchTuning.disable_debugger": tuningNoDebug, "LightGBMTuning.disable_debugger": tuningNoDebug,
+	"XGBoostTuning.disable_profiler": tuningNoDebug, "PyTorchTuning.disable_profiler": tuningNoDebug, "LightGBMTuning.disable_profiler": tuningNoDebug,
+	"DummyTraining.framework_version": "the step runs on the scikit-learn processing image, whose version is processing_framework_version",
+}
+
+const (
+	modelDeployOnly = "an endpoint deployment setting: CreateModel takes none (a batch transform's own fields size its jobs)"
+	tuningNoDebug   = "tuning jobs take no debugger or profiler configuration"
+	noPython        = "the step's image tag carries no Python version (the image has one Python), so no request takes it"
+)
+
+func init() {
+	for _, st := range []string{"CurrencyConversion", "FeatureSelection", "MissingValueImputation", "PercentileModelCalibration", "RiskTableMapping",
+		"StratifiedSampling", "XGBoostModel", "XGBoostModelEval", "XGBoostModelInference", "XGBoostTraining", "XGBoostTuning", "DummyTraining"} {
+		UnusedConfigFields[st+".py_version"] = noPython
+	}
+}
+
+// unusedFields lists, as "<field>: <reason>", the fields of a node's
+// config that no request reads; compile.with_report shows them per step.
+func unusedFields(n *node) []string {
+	var out []string
+	for _, field := range slices.Sorted(maps.Keys(n.cfg.Values)) {
+		reason, ok := UnusedConfigFields[n.cfg.StepType+"."+field]
+		if !ok {
+			reason, ok = UnusedConfigFields[field]
+		}
+		if ok {
+			out = append(out, field+": "+reason)
+		}
+	}
+	return out
+}
