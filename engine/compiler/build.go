@@ -891,6 +891,7 @@ func (b *builder) transform(n *node, inputs []boundInput) (sagemaker.TransformAr
 
 func (b *builder) register(n *node, inputs []boundInput, parents []string) (sagemaker.RegisterModelArgs, []string, error) {
 	var modelData, payload any
+	var metrics *sagemaker.ModelMetrics
 	modelDep := ""
 	for _, bi := range inputs {
 		switch {
@@ -898,6 +899,10 @@ func (b *builder) register(n *node, inputs []boundInput, parents []string) (sage
 			if payload == nil {
 				payload = bi.value
 			}
+		case bi.dep == "model_metrics":
+			// The evaluation writes metrics.json into its metrics output.
+			metrics = &sagemaker.ModelMetrics{ModelQuality: sagemaker.MetricsReports{Statistics: sagemaker.MetricsSource{
+				ContentType: "application/json", S3URI: sagemaker.JoinPath(bi.value, "metrics.json")}}}
 		case modelData == nil:
 			modelData, modelDep = bi.value, bi.dep
 		}
@@ -957,6 +962,7 @@ func (b *builder) register(n *node, inputs []boundInput, parents []string) (sage
 		ModelApprovalStatus: orDefault(getString(n.cfg, "model_approval_status"), "PendingManualApproval"),
 		SamplePayloadURL:    payload,
 		SkipModelValidation: "None",
+		ModelMetrics:        metrics,
 		Tags:                configTags(n.cfg),
 	}, warns, nil
 }

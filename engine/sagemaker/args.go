@@ -361,7 +361,25 @@ type RegisterModelArgs struct {
 	SamplePayloadURL           any                    `json:"SamplePayloadUrl,omitempty"`
 	CustomerMetadataProperties map[string]string      `json:"CustomerMetadataProperties,omitempty"`
 	SkipModelValidation        string                 `json:"SkipModelValidation"`
+	ModelMetrics               *ModelMetrics          `json:"ModelMetrics,omitempty"`
 	Tags                       []Tag                  `json:"Tags,omitempty"`
+}
+
+// ModelMetrics attaches evaluation reports to a model package; the SDK's
+// ModelMetrics(model_statistics=MetricsSource(...)) gives ModelQuality.
+type ModelMetrics struct {
+	ModelQuality MetricsReports `json:"ModelQuality"`
+}
+
+// MetricsReports holds the statistics report of one metrics kind.
+type MetricsReports struct {
+	Statistics MetricsSource `json:"Statistics"`
+}
+
+// MetricsSource is one report object.
+type MetricsSource struct {
+	ContentType string `json:"ContentType"`
+	S3URI       any    `json:"S3Uri"`
 }
 
 // InferenceSpecification says how the registered model is served.
