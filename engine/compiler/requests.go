@@ -209,6 +209,9 @@ func (b *builder) requirementsFinding(n *node, loc codeLocation) []string {
 	if loc.scriptOnly {
 		dir = "."
 	}
+	if _, err := fs.Stat(b.sources, path.Join(dir, loc.entry)); err != nil {
+		return nil // not the caller's code (missing, or built-in code is used)
+	}
 	if _, err := fs.Stat(b.sources, path.Join(dir, "requirements.txt")); err == nil {
 		return nil
 	}
