@@ -710,6 +710,9 @@ func (b *builder) tuning(n *node, inputs []boundInput) (sagemaker.TuningArgs, []
 	if strategy == "Grid" {
 		// Grid runs one trial per combination; the SDK leaves the limit out.
 		limits.MaxNumberOfTrainingJobs = 0
+		if n.cfg.Explicit["max_jobs"] {
+			p.warns = append(p.warns, "config field max_jobs is not sent with tuning_strategy Grid: Grid runs one training job per combination of the categorical values")
+		}
 	}
 	return sagemaker.TuningArgs{
 		HyperParameterTuningJobConfig: sagemaker.TuningJobConfig{

@@ -246,6 +246,14 @@ func TestIssue29TuningSettingsSageMakerRejects(t *testing.T) {
 		if got := jsonOf(cfg["ResourceLimits"]); got != `{"MaxParallelTrainingJobs":1}` || cfg["Strategy"] != "Grid" {
 			t.Errorf("Grid ResourceLimits %s strategy %v", got, cfg["Strategy"])
 		}
+		res, err := Compile(context.Background(), tune(map[string]any{"tuning_strategy": "Grid", "max_jobs": int64(50),
+			"search_space": map[string]any{"categorical": []any{map[string]any{"name": "max_depth", "values": []any{int64(3), int64(6)}}}}}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(strings.Join(res.Warnings, "\n"), "config field max_jobs is not sent with tuning_strategy Grid") {
+			t.Errorf("an explicit max_jobs with Grid is not reported: %q", res.Warnings)
+		}
 	})
 	t.Run("hyperband_off", func(t *testing.T) {
 		_, steps := compileShared(t, tune(map[string]any{"tuning_strategy": "Hyperband"}))
