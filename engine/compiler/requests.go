@@ -12,6 +12,7 @@ import (
 
 	"github.com/cursus-dev/cursus/engine/config"
 	"github.com/cursus-dev/cursus/engine/sagemaker"
+	"github.com/cursus-dev/cursus/engine/stepcode"
 	"github.com/cursus-dev/cursus/engine/steps"
 )
 
@@ -251,7 +252,7 @@ func (b *builder) repack(n *node, modelData any, loc codeLocation, codeURI strin
 	if err != nil {
 		return nil, err
 	}
-	submit := b.arts.add(KindGenerated, "", sagemaker.SourceDirTarball, scriptTar, false, name)
+	submit := b.arts.add(KindGenerated, "", sagemaker.SourceDirTarball, scriptTar, name)
 	archive := defaultModelArchive
 	if s, ok := modelData.(string); ok && strings.HasSuffix(s, ".tar.gz") {
 		archive = path.Base(s)
@@ -362,4 +363,50 @@ func unusedFields(n *node) []string {
 		}
 	}
 	return out
+}
+
+// modelStepOfFamily is the model step type whose built-in inference code
+// serves a model family.
+var modelStepOfFamily = map[string]string{"xgboost": "XGBoostModel", "pytorch": "PyTorchModel", "lightgbm": "LightGBMModel"}
+
+// inferenceCode is the inference code a registration repacks into the
+// model: the config's (source_dir, inference_entry_point) when the caller
+// has it, else the built-in inference code of the model family the
+// training step upstream makes.
+func (b *builder) inferenceCode(n *node) (codeSource, error) {
+	loc := codeFor(n)
+	if isS3(loc.dir) {
+		return codeSource{loc: loc}, nil
+	}
+	script := loc.entry
+	if !loc.scriptOnly {
+		script = path.Join(loc.dir, loc.entry)
+	}
+	has, err := isFile(b.sources, script)
+	if err != nil {
+		return codeSource{}, err
+	}
+	if has {
+		return codeSource{fsys: b.sources, loc: loc}, nil
+	}
+	family := ""
+	if n.trainer != nil && n.trainer.iface.Compute != nil {
+		family = n.trainer.iface.Compute.ModelFamily
+	}
+	if dir, ok := stepcode.Dir(modelStepOfFamily[family]); ok {
+		entry := path.Base(loc.entry)
+		if has, _ := isFile(stepcode.FS, path.Join(dir, entry)); has {
+			return codeSource{fsys: stepcode.FS, loc: codeLocation{dir: dir, entry: entry}, builtin: dir}, nil
+		}
+	}
+	return codeSource{}, fmt.Errorf("the model comes straight from %s and must be repacked with its inference code, but %s is not in the call's files or the workspace "+
+		"and the built-in inference code of model family %q has no %s; set source_dir and inference_entry_point to your inference code, or register a Package step's model",
+		trainerName(n), cleanRel(script), family, path.Base(loc.entry))
+}
+
+func trainerName(n *node) string {
+	if n.trainer != nil {
+		return n.trainer.stepName
+	}
+	return "a training job"
 }
