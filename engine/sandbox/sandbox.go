@@ -50,15 +50,41 @@ type Spec struct {
 	// WriteDirs and WriteFiles may be read and written.
 	WriteDirs  []string `json:"write_dirs"`
 	WriteFiles []string `json:"write_files"`
-	Limits     Limits   `json:"limits"`
+	// Binds are bind-mounted in the run's own mount namespace before the
+	// program starts, and Landlock lets the program use their Targets
+	// (read-only ones only for reading). They need Namespaces(); Run
+	// refuses a Spec with Binds where it fails.
+	Binds  []Bind `json:"binds"`
+	Limits Limits `json:"limits"`
 }
 
-// Limits are the rlimits of a run; zero leaves one unset.
+// Bind makes Source (a directory or file) appear at Target, both
+// absolute, inside one run only. Missing directories of Target are
+// created (on the real file system: a mount point has to exist).
+type Bind struct {
+	Source   string `json:"source"`
+	Target   string `json:"target"`
+	ReadOnly bool   `json:"read_only"`
+}
+
+// Limits bound a run; zero leaves one unset. CPUSeconds, AddressSpace,
+// FileSize and OpenFiles are rlimits of each process; Processes,
+// MemoryBytes and CPUWeight hold for the run's whole process tree and
+// apply where the run gets a cgroup (see Containment).
 type Limits struct {
 	CPUSeconds   uint64 `json:"cpu_seconds"`
 	AddressSpace uint64 `json:"address_space"`
 	FileSize     uint64 `json:"file_size"`
 	OpenFiles    uint64 `json:"open_files"`
+	// Processes caps the tasks (processes and threads) alive at once.
+	Processes uint64 `json:"processes"`
+	// MemoryBytes caps the memory the tree uses (swap included); over it,
+	// the kernel kills a process of the run.
+	MemoryBytes uint64 `json:"memory_bytes"`
+	// CPUWeight is the run's share of CPU under contention, 1-10000
+	// (cgroup v2's cpu.weight; 100 is a peer of an ordinary process
+	// group), where the cpu controller is available.
+	CPUWeight uint64 `json:"cpu_weight"`
 }
 
 // ErrUnavailable means this kernel (or the container runtime) cannot
@@ -72,15 +98,25 @@ func (e *UnavailableError) Error() string { return fmt.Sprintf("%v: %s", ErrUnav
 
 func (e *UnavailableError) Unwrap() error { return ErrUnavailable }
 
-// Marker argv[0]s of the two helper roles; nothing else runs the binary
+// Marker argv[0]s of the helper roles; nothing else runs the binary
 // under these names.
 const (
 	superviseName = "cursus-sandbox-supervise"
 	confineName   = "cursus-sandbox-confine"
+	probeName     = "cursus-sandbox-probe"
 )
 
-// specFD is where a helper finds its Spec (JSON).
-const specFD = 3
+// nsMode, as the supervisor's argv[1], says it is the init of the run's
+// own PID and mount namespaces.
+const nsMode = "ns"
+
+// specFD is where a helper finds its Spec (JSON); goAheadFD is the pipe
+// on which the supervisor waits for the server to have put it in the
+// run's cgroup.
+const (
+	specFD    = 3
+	goAheadFD = 4
+)
 
 // confineFailed is the exit status of a helper that could not set up the
 // confinement; its stderr says why.
@@ -92,5 +128,7 @@ func init() {
 		os.Exit(supervise())
 	case confineName:
 		os.Exit(confine())
+	case probeName:
+		os.Exit(probe())
 	}
 }

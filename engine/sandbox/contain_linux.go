@@ -1,0 +1,129 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// containment is what this kernel lets Run do beyond Landlock and
+// seccomp, found once per process.
+type containment struct {
+	// nsErr is nil when each run can get its own PID and mount namespaces.
+	nsErr error
+	// cloneflags create them (with a user namespace when not root).
+	cloneflags uintptr
+	// cgroups is where runs get a cgroup (nil: nowhere, cgErr says why).
+	cgroups *cgroupSetup
+	cgErr   error
+}
+
+var (
+	detectOnce sync.Once
+	detected   containment
+)
+
+func detect() *containment {
+	detectOnce.Do(func() {
+		detected.cloneflags = unix.CLONE_NEWPID | unix.CLONE_NEWNS
+		if os.Geteuid() != 0 {
+			detected.cloneflags |= unix.CLONE_NEWUSER
+		}
+		detected.nsErr = probeNamespaces(detected.cloneflags)
+		detected.cgroups, detected.cgErr = findCgroups()
+	})
+	return &detected
+}
+
+// Namespaces reports whether each run gets its own PID and mount
+// namespaces here (nil), so Spec.Binds work; the error says why not.
+func Namespaces() error { return detect().nsErr }
+
+// Containment says how a run's process tree is held here: which of PID
+// namespace, cgroup and subreaper apply, and why one is missing.
+func Containment() string {
+	c := detect()
+	var parts []string
+	if c.nsErr == nil {
+		parts = append(parts, "own PID and mount namespaces (its init's exit kills every process of the run)")
+	} else {
+		parts = append(parts, "no PID namespace ("+c.nsErr.Error()+")")
+	}
+	if c.cgroups != nil {
+		parts = append(parts, "own "+c.cgroups.String()+" group, frozen and killed as a whole at the end")
+	} else {
+		parts = append(parts, "no cgroup ("+c.cgErr.Error()+")")
+	}
+	if c.nsErr != nil {
+		parts = append(parts, "a subreaper supervisor kills and reaps the tree")
+	}
+	return strings.Join(parts, "; ")
+}
+
+// ContainedTree reports whether the whole process tree of a run is held
+// by the kernel (a PID namespace or a cgroup), not only by the
+// supervisor's best effort.
+func ContainedTree() bool {
+	c := detect()
+	return c.nsErr == nil || c.cgroups != nil
+}
+
+// probeNamespaces starts the probe helper in new namespaces: it makes
+// its mounts private (as a run's supervisor does) and checks it is
+// PID 1.
+func probeNamespaces(flags uintptr) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "/proc/self/exe")
+	cmd.Args = []string{probeName}
+	cmd.Env = []string{}
+	cmd.Dir = "/"
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: flags, Pdeathsig: syscall.SIGKILL}
+	if flags&unix.CLONE_NEWUSER != 0 {
+		cmd.SysProcAttr.UidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getuid(), HostID: os.Getuid(), Size: 1}}
+		cmd.SysProcAttr.GidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getgid(), HostID: os.Getgid(), Size: 1}}
+	}
+	err := cmd.Run()
+	if msg := strings.TrimSpace(stderr.String()); err != nil && msg != "" {
+		err = errors.New(msg)
+	}
+	if err != nil {
+		what := "PID and mount namespaces"
+		if flags&unix.CLONE_NEWUSER != 0 {
+			what = "a user namespace with PID and mount namespaces (unprivileged user namespaces may be off, or refused by the container's seccomp profile)"
+		}
+		return fmt.Errorf("cannot create %s: %v", what, err)
+	}
+	return nil
+}
+
+// probe is the probe helper's body.
+func probe() int {
+	if os.Getpid() != 1 {
+		return helperFail("not PID 1 in the new namespace")
+	}
+	if err := privateMounts(); err != nil {
+		return helperFail("%v", err)
+	}
+	return 0
+}
+
+// privateMounts keeps this mount namespace's changes from propagating
+// back to the server's.
+func privateMounts() error {
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return fmt.Errorf("make mounts private: %w", err)
+	}
+	return nil
+}
