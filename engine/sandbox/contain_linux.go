@@ -69,13 +69,10 @@ func Containment() string {
 	return strings.Join(parts, "; ")
 }
 
-// ContainedTree reports whether the whole process tree of a run is held
-// by the kernel (a PID namespace or a cgroup), not only by the
-// supervisor's best effort.
-func ContainedTree() bool {
-	c := detect()
-	return c.nsErr == nil || c.cgroups != nil
-}
+// Cgroup reports whether each run gets its own cgroup here (nil), so
+// Limits' Processes, MemoryBytes and CPUWeight apply; the error says why
+// not.
+func Cgroup() error { return detect().cgErr }
 
 // probeNamespaces starts the probe helper in new namespaces: it makes
 // its mounts private (as a run's supervisor does) and checks it is
