@@ -117,10 +117,15 @@ func probe() int {
 }
 
 // privateMounts keeps this mount namespace's changes from propagating
-// back to the server's.
+// back to the server's, and mounts a /proc of the run's PID namespace:
+// the server's would answer getpid()-based paths (/proc/<pid>/..., which
+// the Landlock library itself opens) with another process.
 func privateMounts() error {
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return fmt.Errorf("make mounts private: %w", err)
+	}
+	if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
+		return fmt.Errorf("mount /proc: %w", err)
 	}
 	return nil
 }

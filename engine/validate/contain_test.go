@@ -37,7 +37,7 @@ def main(input_paths, output_paths, environ_vars, job_args):
 
 // TestRunContainsForkBombs: through validate.run_scripts' runner, with
 // timeout_seconds 5, a fork bomb (pids limit 64; 4096 with
-// CURSUS_SANDBOX_LONG=1) and 2^n sleepers (2^7; 2^12 long) are answered
+// CURSUS_SANDBOX_LONG=1) and 2^n sleepers (2^9; 2^12 long) are answered
 // within the timeout plus 1 s, and 1 s later no process of the run is
 // alive.
 func TestRunContainsForkBombs(t *testing.T) {
@@ -49,7 +49,7 @@ func TestRunContainsForkBombs(t *testing.T) {
 		t.Skipf("runs are not contained here: %s", sandbox.Containment())
 	}
 	long := os.Getenv("CURSUS_SANDBOX_LONG") != "" && !testing.Short()
-	bits, sleepersLimit, bombLimit := 7, 512, 64
+	bits, sleepersLimit, bombLimit := 9, 1024, 64
 	if long {
 		bits, sleepersLimit, bombLimit = 12, 8192, 4096
 	}
