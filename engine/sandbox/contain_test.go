@@ -554,3 +554,46 @@ func TestProgramHoldsNoCapabilities(t *testing.T) {
 		}
 	}
 }
+
+// TestGroupLimitsAreWritten: a run group carries the Limits' pids limit,
+// memory limit and CPU weight (cpu.shares 512 for weight 50 on v1), and
+// is gone once removed.
+func TestGroupLimitsAreWritten(t *testing.T) {
+	needCgroup(t)
+	setup := detect().cgroups
+	g, err := setup.create(Limits{Processes: 7, MemoryBytes: 64 << 20, CPUWeight: 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"pids.max": "7", "memory.limit_in_bytes": "67108864", "cpu.shares": "512"}
+	if setup.v2 {
+		want = map[string]string{"pids.max": "7", "memory.max": "67108864"}
+		if setup.cpu {
+			want["cpu.weight"] = "50"
+		}
+	} else if !setup.cpu {
+		delete(want, "cpu.shares")
+	}
+	for file, v := range want {
+		found := false
+		for _, d := range g.dirs {
+			if b, err := os.ReadFile(filepath.Join(d, file)); err == nil {
+				found = true
+				if got := strings.TrimSpace(string(b)); got != v {
+					t.Errorf("%s = %s, want %s", file, got, v)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("no %s in %v", file, g.dirs)
+		}
+	}
+	if err := g.remove(time.Now().Add(5 * time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range g.dirs {
+		if _, err := os.Stat(d); err == nil {
+			t.Errorf("%s is still there", d)
+		}
+	}
+}
