@@ -212,7 +212,7 @@ func TestForkBombDiesWithItsRun(t *testing.T) {
 	most, _, out := runBounded(t, spec, mark, 5*time.Second)
 	// A bomb starves runBounded's /proc walk: that it reached the limit
 	// shows in its output.
-	if most < 8 || !strings.Contains(out, "fork failed EAGAIN") {
+	if !strings.Contains(out, "fork failed EAGAIN") {
 		t.Errorf("the bomb did not go off up to the limit of %d (peak %d seen): %q", limit, most, lastBytes(out, 200))
 	}
 	// The supervisor is a process of the run's group but not marked.
