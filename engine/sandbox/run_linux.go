@@ -35,6 +35,10 @@ const minLandlockABI = 6
 // its own cgroup with spec.Limits' Processes, MemoryBytes and CPUWeight;
 // at the end or on cancellation the cgroup is frozen and killed and the
 // supervisor SIGKILLed, which kills every process left in the namespace.
+// A cancelled run so contained answers (nil state, ctx's error) at most
+// killWait after the cancellation even if the kernel is still tearing
+// its killed processes down; nothing is written to stdout or stderr
+// after Run returns.
 func Run(ctx context.Context, spec Spec, stdout, stderr io.Writer) (*os.ProcessState, error) {
 	if err := Check(); err != nil {
 		return nil, err
