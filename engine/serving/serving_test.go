@@ -489,3 +489,67 @@ func TestSKLearnNeedsAProgram(t *testing.T) {
 	_, err := r.Load(context.Background(), Model{Image: skImage})
 	wantKind(t, err, KindNoProgram, "Environment.SAGEMAKER_PROGRAM")
 }
+
+// TestModelCodeIsConfined: model code runs in the script sandbox: it
+// cannot read a file of the server's outside its own directory, nor
+// write there.
+func TestModelCodeIsConfined(t *testing.T) {
+	needModules(t, "numpy", "xgboost")
+	r := newRuntime(t, Limits{})
+	if r.sandboxErr != nil {
+		t.Skipf("no sandbox here: %v", r.sandboxErr)
+	}
+	secret := filepath.Join(t.TempDir(), "secret.txt")
+	if err := os.WriteFile(secret, []byte("server secret"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	outside := filepath.Join(t.TempDir(), "planted.txt")
+	module := `
+def model_fn(model_dir):
+    try:
+        open(` + strconv.Quote(outside) + `, "w").write("x")
+        return "WROTE"
+    except OSError:
+        pass
+    try:
+        return open(` + strconv.Quote(secret) + `).read()
+    except OSError as e:
+        return "denied: " + type(e).__name__
+
+def transform_fn(model, body, content_type, accept):
+    return model
+`
+	s, err := r.Load(context.Background(), Model{Image: xgbImage, ModelData: tarGz(t, map[string][]byte{"code/inference.py": []byte(module)}),
+		Environment: map[string]string{"SAGEMAKER_PROGRAM": "inference.py", "SAGEMAKER_SUBMIT_DIRECTORY": "/opt/ml/model/code"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	resp, err := s.Invoke(context.Background(), []byte("x"), "text/csv", "text/csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(resp.Body) != "denied: PermissionError" {
+		t.Fatalf("model code got %q", resp.Body)
+	}
+	if _, err := os.Stat(outside); err == nil {
+		t.Fatal("model code wrote outside its directory")
+	}
+}
+
+// TestRequirementsNotInstalled: a requirements.txt naming a package that
+// is not installed (LightGBM here) makes the model unavailable, named.
+func TestRequirementsNotInstalled(t *testing.T) {
+	needModules(t, "numpy", "torch")
+	if exec.Command(testPython, "-c", "import lightgbm").Run() == nil {
+		t.Skip("lightgbm is installed here")
+	}
+	r := newRuntime(t, Limits{})
+	_, err := r.Load(context.Background(), Model{Image: torchImage, ModelData: tarGz(t, map[string][]byte{
+		"code/inference.py": []byte("import lightgbm\n"), "code/requirements.txt": []byte("# deps\nlightgbm>=4.0\n")})})
+	wantKind(t, err, KindRuntimeUnavailable, "", "lightgbm>=4.0")
+	// Without the requirements file, the import itself names it.
+	_, err = r.Load(context.Background(), Model{Image: torchImage, ModelData: tarGz(t, map[string][]byte{
+		"code/inference.py": []byte("import lightgbm\n")})})
+	wantKind(t, err, KindRuntimeUnavailable, "", "lightgbm")
+}
