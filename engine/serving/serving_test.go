@@ -29,7 +29,7 @@ const (
 	skImage    = "246618743249.dkr.ecr.us-west-2.amazonaws.com/sagemaker-scikit-learn:1.2-1-cpu-py3"
 )
 
-func needModules(t *testing.T, modules ...string) {
+func needModules(t testing.TB, modules ...string) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("runs python; skipped in -short")
@@ -39,7 +39,7 @@ func needModules(t *testing.T, modules ...string) {
 	}
 }
 
-func newRuntime(t *testing.T, lim Limits) *Runtime {
+func newRuntime(t testing.TB, lim Limits) *Runtime {
 	t.Helper()
 	r := &Runtime{Python: testPython, Limits: lim}
 	if err := r.Available(); err != nil {
@@ -50,7 +50,7 @@ func newRuntime(t *testing.T, lim Limits) *Runtime {
 
 // runPy runs a Python script in a fresh directory and returns the files
 // it wrote there.
-func runPy(t *testing.T, script string) map[string][]byte {
+func runPy(t testing.TB, script string) map[string][]byte {
 	t.Helper()
 	dir := t.TempDir()
 	cmd := exec.Command(testPython, "-c", script)
@@ -73,7 +73,7 @@ func runPy(t *testing.T, script string) map[string][]byte {
 
 // tarGz packs files as SageMaker's model.tar.gz (paths relative, no
 // leading directory).
-func tarGz(t *testing.T, files map[string][]byte) []byte {
+func tarGz(t testing.TB, files map[string][]byte) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	zw := gzip.NewWriter(&buf)
@@ -97,7 +97,7 @@ func tarGz(t *testing.T, files map[string][]byte) []byte {
 // trainXGB trains a tiny binary booster on 3 features and returns it in
 // the binary format (xgboost-model), as JSON (model.json), and its
 // predictions for testRows.
-func trainXGB(t *testing.T) (files map[string][]byte, want []float64) {
+func trainXGB(t testing.TB) (files map[string][]byte, want []float64) {
 	t.Helper()
 	needModules(t, "numpy", "xgboost")
 	files = runPy(t, `
@@ -406,7 +406,7 @@ func TestTransformJoinsIDAndLabel(t *testing.T) {
 	// DataProcessing dropped: id and label reach the model as features.
 	tj.DataProcessing = DataProcessing{}
 	_, err = r.Transform(ctx, model, tj)
-	wantKind(t, err, KindPayload, "", "part-0.csv")
+	wantKind(t, err, KindPayload, "DataProcessing.InputFilter", "part-0.csv", "records 1..1", "Number of columns does not match", "no InputFilter")
 
 	// A filter past the record's columns.
 	tj.DataProcessing = DataProcessing{InputFilter: "$[2:]", JoinSource: "Input", OutputFilter: "$[0,9]"}
@@ -552,4 +552,84 @@ func TestRequirementsNotInstalled(t *testing.T) {
 	_, err = r.Load(context.Background(), Model{Image: torchImage, ModelData: tarGz(t, map[string][]byte{
 		"code/inference.py": []byte("import lightgbm\n")})})
 	wantKind(t, err, KindRuntimeUnavailable, "", "lightgbm")
+}
+
+// BenchmarkXGBoostLoad is what one serving process costs to start (the
+// interpreter, numpy and xgboost imports, the booster load): what a
+// process per request would pay every time.
+func BenchmarkXGBoostLoad(b *testing.B) {
+	files, _ := trainXGB(b)
+	r := newRuntime(b, Limits{})
+	model := Model{Image: xgbImage, ModelData: tarGz(b, map[string][]byte{"xgboost-model": files["xgboost-model"]})}
+	for b.Loop() {
+		s, err := r.Load(context.Background(), model)
+		if err != nil {
+			b.Fatal(err)
+		}
+		s.Close()
+	}
+}
+
+// BenchmarkXGBoostInvoke is one request of three CSV rows to a loaded
+// model.
+func BenchmarkXGBoostInvoke(b *testing.B) {
+	files, _ := trainXGB(b)
+	r := newRuntime(b, Limits{})
+	s, err := r.Load(context.Background(), Model{Image: xgbImage, ModelData: tarGz(b, map[string][]byte{"xgboost-model": files["xgboost-model"]})})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	for b.Loop() {
+		if _, err := s.Invoke(context.Background(), []byte(testRows), "text/csv", "text/csv"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+const sklearnModule = `
+import os
+import joblib
+
+def model_fn(model_dir):
+    return joblib.load(os.path.join(model_dir, "model.joblib"))
+`
+
+// TestSKLearnScriptMode: the scikit-learn image imports the program from
+// the submit directory; its default input_fn reads CSV as float32 and
+// predict_fn calls model.predict; JSON answers by default.
+func TestSKLearnScriptMode(t *testing.T) {
+	needModules(t, "numpy", "sklearn", "joblib")
+	files := runPy(t, `
+import json, joblib, numpy as np
+from sklearn.linear_model import LogisticRegression
+rng = np.random.default_rng(0)
+X = rng.normal(size=(200, 3)); y = (X[:, 0] > 0).astype(int)
+m = LogisticRegression().fit(X, y)
+joblib.dump(m, "model.joblib")
+json.dump(m.predict(np.array([[1.0, 0.5, -1.0], [-2.0, -1.0, 0.3], [0.2, 0.1, 0.0]], dtype=np.float32)).tolist(), open("want.json", "w"))
+`)
+	var want []float64
+	if err := json.Unmarshal(files["want.json"], &want); err != nil {
+		t.Fatal(err)
+	}
+	r := newRuntime(t, Limits{})
+	s, err := r.Load(context.Background(), Model{Image: skImage, ModelData: tarGz(t, map[string][]byte{"model.joblib": files["model.joblib"]}),
+		Environment: map[string]string{"SAGEMAKER_PROGRAM": "serve.py", "SAGEMAKER_SUBMIT_DIRECTORY": "s3://b/sk.tar.gz"},
+		Fetch: func(context.Context, string) ([]byte, error) {
+			return tarGz(t, map[string][]byte{"serve.py": []byte(sklearnModule)}), nil
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	resp, err := s.Invoke(context.Background(), []byte(testRows), "text/csv", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []float64
+	if err := json.Unmarshal(resp.Body, &got); err != nil || resp.ContentType != "application/json" {
+		t.Fatalf("answer %s (%s): %v", resp.Body, resp.ContentType, err)
+	}
+	sameFloats(t, got, want)
 }

@@ -408,7 +408,7 @@ class ScriptModel:
         except Fail:
             raise
         except Exception as e:
-            raise Fail("model_load", "model_fn failed: %s: %s" % (type(e).__name__, e))
+            raise Fail("model_load", "model_fn failed: %s: %s" % (type(e).__name__, short(e)))
 
     def invoke(self, body, content_type, accept):
         if not accept or accept == "*/*":
@@ -489,7 +489,7 @@ class XGBAlgorithm:
             raise
         except Exception as e:
             raise Fail("payload", "Loading %s data failed with Exception, please ensure data is in %s format: %s: %s"
-                       % (media, media, type(e).__name__, e))
+                       % (media, media, type(e).__name__, short(e)))
         preds = []
         for booster, fmt in self.boosters:
             if fmt == "pkl":
@@ -509,7 +509,7 @@ class XGBAlgorithm:
                 else:
                     preds.append(booster.predict(dtest, validate_features=False))
             except Exception as e:
-                raise Fail("payload", "Unable to evaluate payload provided: %s" % e)
+                raise Fail("payload", "Unable to evaluate payload provided: %s" % short(e))
         if len(preds) == 1:
             pred = preds[0]
         elif self.objective in ("multi:softmax", "binary:hinge"):
@@ -584,10 +584,15 @@ def load():
     raise Fail("image", "unknown framework %s" % fw)
 
 
+def short(e):
+    """An exception's text without the native stack trace xgboost appends."""
+    return str(e).split("\nStack trace:")[0].strip()[:2000]
+
+
 def failure(e):
     if isinstance(e, Fail):
         return {"ok": False, "kind": e.kind, "field": e.field, "message": e.message}
-    return {"ok": False, "kind": "handler", "message": "%s: %s" % (type(e).__name__, e),
+    return {"ok": False, "kind": "handler", "message": "%s: %s" % (type(e).__name__, short(e)),
             "traceback": traceback.format_exc()[-4000:]}
 
 
