@@ -592,7 +592,10 @@ import os
 import joblib
 
 def model_fn(model_dir):
-    return joblib.load(os.path.join(model_dir, "model.joblib"))
+    # A container path written out, as scripts often do: it reaches the
+    # unpacked archive.
+    with open("/opt/ml/model/model.joblib", "rb") as f:
+        return joblib.load(f)
 `
 
 // TestSKLearnScriptMode: the scikit-learn image imports the program from

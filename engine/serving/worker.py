@@ -68,8 +68,10 @@ def _map(p):
 
 
 def _wrap(fn):
-    def wrapper(path, *args, **kwargs):
-        return fn(_map(path), *args, **kwargs)
+    def wrapper(*args, **kwargs):
+        if args:
+            args = (_map(args[0]),) + args[1:]
+        return fn(*args, **kwargs)
 
     wrapper.__name__ = getattr(fn, "__name__", "wrapped")
     return wrapper
