@@ -553,7 +553,9 @@ def load():
             raise Fail("missing_code", "SAGEMAKER_PROGRAM is %r but the code unpacked from SAGEMAKER_SUBMIT_DIRECTORY "
                                        "(%s) has no module %s (it holds: %s)"
                        % (program, env.get("SAGEMAKER_SUBMIT_DIRECTORY", "unset: /opt/ml/code"), name,
-                          listing(CODE_DIR)), field="Environment.SAGEMAKER_PROGRAM")
+                          listing(CODE_DIR)),
+                       field="Environment.SAGEMAKER_PROGRAM" if env.get("SAGEMAKER_SUBMIT_DIRECTORY")
+                       else "Environment.SAGEMAKER_SUBMIT_DIRECTORY")
         if fw == "xgboost":
             require("xgboost")
         module = import_user_module(name, program, needed)
