@@ -642,3 +642,44 @@ json.dump(m.predict(np.array([[1.0, 0.5, -1.0], [-2.0, -1.0, 0.3], [0.2, 0.1, 0.
 	}
 	sameFloats(t, got, want)
 }
+
+const boundedModule = `
+def model_fn(model_dir):
+    return None
+
+def transform_fn(model, body, content_type, accept):
+    if body == "alloc":
+        block = bytearray(6 << 30)
+        return "allocated %d" % len(block)
+    return "x" * int(body)
+`
+
+// TestLimitsBoundTheModel: memory past the address-space limit fails the
+// request (the server goes on), an answer past the response limit stops
+// the server, a request past the request limit is refused before it is
+// sent.
+func TestLimitsBoundTheModel(t *testing.T) {
+	needModules(t, "numpy", "xgboost")
+	r := newRuntime(t, Limits{MaxMemoryBytes: 4 << 30, MaxResponseBytes: 1 << 20, MaxRequestBytes: 1 << 10})
+	if r.sandboxErr != nil {
+		t.Skipf("no sandbox here (rlimits come with it): %v", r.sandboxErr)
+	}
+	ctx := context.Background()
+	s, err := r.Load(ctx, Model{Image: xgbImage, ModelData: tarGz(t, map[string][]byte{"code/inference.py": []byte(boundedModule)}),
+		Environment: map[string]string{"SAGEMAKER_PROGRAM": "inference.py", "SAGEMAKER_SUBMIT_DIRECTORY": "/opt/ml/model/code"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	_, err = s.Invoke(ctx, []byte("alloc"), "text/csv", "text/csv")
+	wantKind(t, err, KindHandler, "", "MemoryError")
+	if resp, err := s.Invoke(ctx, []byte("10"), "text/csv", "text/csv"); err != nil || string(resp.Body) != "xxxxxxxxxx" {
+		t.Fatalf("after the memory error: %v", err)
+	}
+	_, err = s.Invoke(ctx, bytes.Repeat([]byte("1"), 2<<10), "text/csv", "text/csv")
+	wantKind(t, err, KindLimit, "", "request body")
+	_, err = s.Invoke(ctx, []byte(strconv.Itoa(2<<20)), "text/csv", "text/csv")
+	wantKind(t, err, KindLimit, "", "exceeded the 1048576-byte limit")
+	_, err = s.Invoke(ctx, []byte("10"), "text/csv", "text/csv")
+	wantKind(t, err, KindLimit, "")
+}
