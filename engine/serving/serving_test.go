@@ -304,6 +304,7 @@ import json, torch
 torch.manual_seed(0)
 net = torch.nn.Sequential(torch.nn.Linear(3, 1), torch.nn.Sigmoid())
 torch.save(net.state_dict(), "model.pth")
+torch.jit.script(net).save("model.pt")
 x = torch.tensor([[1.0, 0.5, -1.0], [-2.0, -1.0, 0.3], [0.2, 0.1, 0.0]])
 with torch.no_grad():
     json.dump(net(x).squeeze(1).tolist(), open("want.json", "w"))
@@ -362,6 +363,32 @@ func TestPyTorchCodeInsideTheArchive(t *testing.T) {
 	if e.Log == "" {
 		t.Error("no log")
 	}
+	// No model file the default handler knows.
+	_, err = r.Load(ctx, Model{Image: torchImage, ModelData: tarGz(t, map[string][]byte{"weights.bin": files["model.pth"]})})
+	wantKind(t, err, KindMissingCode, "ModelDataUrl", "code/inference.py", "Exactly one .pth or .pt file is required")
+
+	// A TorchScript model.pt is what the default handler serves: JSON in,
+	// JSON out (the toolkit's default accept), through its default
+	// input_fn, predict_fn and output_fn.
+	s2, err := r.Load(ctx, Model{Image: torchImage, ModelData: tarGz(t, map[string][]byte{"model.pt": files["model.pt"]})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	if s2.Mode != "default" {
+		t.Errorf("mode %q", s2.Mode)
+	}
+	resp, err = s2.Invoke(ctx, []byte("[[1.0,0.5,-1.0],[-2.0,-1.0,0.3],[0.2,0.1,0.0]]"), "application/json", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows [][]float64
+	if err := json.Unmarshal(resp.Body, &rows); err != nil || len(rows) != 3 || resp.ContentType != "application/json" {
+		t.Fatalf("answer %s (%s): %v", resp.Body, resp.ContentType, err)
+	}
+	sameFloats(t, []float64{rows[0][0], rows[1][0], rows[2][0]}, want)
+	_, err = s2.Invoke(ctx, []byte("x"), "application/x-unknown", "")
+	wantKind(t, err, KindContentType, "", "application/x-unknown")
 }
 
 // TestTransformJoinsIDAndLabel: a CSV with id and label columns; the
