@@ -161,6 +161,11 @@ type LimitsConfig struct {
 	// RatePerMinute is each principal's tool-call budget (token bucket of
 	// that size refilling over a minute); 0 turns rate limiting off.
 	RatePerMinute int `yaml:"rate_per_minute"`
+	// AuthFailuresPerMinute is how many invalid bearer tokens one client
+	// address may send (token bucket of that size refilling over a
+	// minute); past it the address gets 429 before any token is checked.
+	// 0 turns the limit off.
+	AuthFailuresPerMinute int `yaml:"auth_failures_per_minute"`
 	// ExecConcurrency caps exec_code tools running at once; a call waits up
 	// to ExecWait for a slot, then fails with a retry hint.
 	ExecConcurrency int           `yaml:"exec_concurrency"`
@@ -240,7 +245,7 @@ func DefaultConfig() Config {
 		Auth:      AuthConfig{OIDC: OIDCConfig{JWKSRefresh: 15 * time.Minute}},
 		Limits: LimitsConfig{
 			MaxBodyBytes: 1 << 20, MaxArgBytes: 512 << 10, MaxArgDepth: 32, ToolTimeout: 120 * time.Second,
-			RatePerMinute: 600, ExecConcurrency: 2, ExecWait: 5 * time.Second,
+			RatePerMinute: 600, AuthFailuresPerMinute: 30, ExecConcurrency: 2, ExecWait: 5 * time.Second,
 			ReadTimeout: 30 * time.Second, ReadHeaderTimout: 10 * time.Second,
 			MaxStreams: 1000, MaxStreamsPerPrincipal: 32, MaxSessions: 10000, MaxSessionsPerPrincipal: 100,
 			MaxFileBytes: 16 << 20, MaxStepTypes: 16, MaxStepTypeBytes: 256 << 10,
@@ -633,6 +638,7 @@ func (c Config) Validate() error {
 		v   int64
 	}{
 		{"limits.rate_per_minute", int64(c.Limits.RatePerMinute)},
+		{"limits.auth_failures_per_minute", int64(c.Limits.AuthFailuresPerMinute)},
 		{"limits.tool_timeout", int64(c.Limits.ToolTimeout)},
 		{"limits.exec_wait", int64(c.Limits.ExecWait)},
 		{"limits.read_timeout", int64(c.Limits.ReadTimeout)},

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5"
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/mark3labs/mcp-go/mcp"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
@@ -134,14 +135,34 @@ func (g *guards) rateLimit(transport string) func(http.Handler) http.Handler {
 	}
 }
 
-// isCharged reports whether a JSON-RPC POST body is a tools/call or an
-// initialize request.
+// isCharged reports whether a JSON-RPC POST body is charged: a
+// tools/call or an initialize request, and any body that is not one
+// well-formed message (trailing bytes, a batch, not JSON), which
+// oneJSONValue then refuses. A malformed body thus costs its sender as
+// much as a call, on every transport.
 func isCharged(st *requestState) bool {
 	if st == nil || len(st.body) == 0 {
 		return false
 	}
-	method := jsonrpcMethod(st.body)
-	return method == string(mcp.MethodToolsCall) || method == string(mcp.MethodInitialize)
+	method, ok := jsonrpcMethod(st.body)
+	return !ok || method == string(mcp.MethodToolsCall) || method == string(mcp.MethodInitialize)
+}
+
+// oneJSONValue refuses an MCP POST (streamable HTTP or legacy SSE
+// /message) whose body is not exactly one JSON value, with the JSON-RPC
+// parse error, before the MCP server sees it: mcp-go's legacy handler
+// would read the first value and ignore what follows. REST bodies are
+// held to the same rule by registry.DecodeArgs. rateLimit, before this,
+// has charged the body.
+func oneJSONValue(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		st := stateFrom(r.Context())
+		if r.Method != http.MethodPost || st == nil || st.body == nil || jsontext.Value(st.body).IsValid() {
+			next.ServeHTTP(w, r)
+			return
+		}
+		writeJSON(w, http.StatusBadRequest, []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error: the body must be one JSON-RPC message, valid JSON with nothing after it"}}`))
+	})
 }
 
 // restCallGuard applies the argument and exec limits to POST /call/{tool},
@@ -349,6 +370,22 @@ func (l *rateLimiter) allow(key string) (bool, time.Duration) {
 		return true, 0
 	}
 	return false, time.Duration((1 - lim.TokensAt(now)) / float64(l.perSec) * float64(time.Second))
+}
+
+// exhausted reports, without taking a token, whether key's bucket is
+// empty, and how long until it holds one again.
+func (l *rateLimiter) exhausted(key string) (bool, time.Duration) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	lim := l.limiters[key]
+	if lim == nil {
+		return false, 0
+	}
+	now := l.now()
+	if tokens := lim.TokensAt(now); tokens < 1 {
+		return true, time.Duration((1 - tokens) / float64(l.perSec) * float64(time.Second))
+	}
+	return false, 0
 }
 
 // sweep drops buckets that have refilled completely (idle at least a
