@@ -245,13 +245,8 @@ func (g *guards) preCall(ctx context.Context, caller registry.Caller, name strin
 		reportCall(ctx, rec, false)
 		return release, r, retry
 	}
-	if size, depth := measureArgs(args, g.limits.MaxArgDepth); depth > g.limits.MaxArgDepth {
-		return refuse(registry.Fail(registry.CodeInvalidInput,
-			fmt.Sprintf("arguments are nested deeper than %d levels (limits.max_arg_depth)", g.limits.MaxArgDepth)))
-	} else if size > g.limits.MaxArgBytes {
-		return refuse(registry.Fail(registry.CodeInvalidInput,
-			fmt.Sprintf("arguments are about %d bytes, over the %d-byte limit (limits.max_arg_bytes)", size, g.limits.MaxArgBytes)).
-			Suggest("Pass large content as a file in the workspace and name its path instead."))
+	if r := g.argsRefusal(args); r != nil {
+		return refuse(r)
 	}
 	if !known || !def.ExecCode || !g.reg.AdmitCall(caller, def, argMap).Allowed {
 		return release, nil, 0
@@ -263,6 +258,22 @@ func (g *guards) preCall(ctx context.Context, caller registry.Caller, name strin
 	return refuse(registry.Fail(registry.CodeRateLimited,
 		fmt.Sprintf("tool '%s' runs code and %d such calls are already running (limits.exec_concurrency); retry shortly", def.Name, cap(g.exec.slots))).
 		Suggest("Retry in a few seconds."))
+}
+
+// argsRefusal is the invalid_input answer to arguments over
+// limits.max_arg_depth or limits.max_arg_bytes, nil for others.
+func (g *guards) argsRefusal(args any) *registry.Result {
+	size, depth := measureArgs(args, g.limits.MaxArgDepth)
+	switch {
+	case depth > g.limits.MaxArgDepth:
+		return registry.Fail(registry.CodeInvalidInput,
+			fmt.Sprintf("arguments are nested deeper than %d levels (limits.max_arg_depth)", g.limits.MaxArgDepth))
+	case size > g.limits.MaxArgBytes:
+		return registry.Fail(registry.CodeInvalidInput,
+			fmt.Sprintf("arguments are about %d bytes, over the %d-byte limit (limits.max_arg_bytes)", size, g.limits.MaxArgBytes)).
+			Suggest("Pass large content as a file in the workspace and name its path instead.")
+	}
+	return nil
 }
 
 // measureArgs estimates the encoded size of decoded JSON arguments and

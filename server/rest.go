@@ -58,6 +58,14 @@ func (s *Server) handleCall() http.HandlerFunc {
 			args, converted, res = variantArgs(r, def, args)
 			if converted {
 				text = nil // the body is in the variant's shape, args in the tool's
+				// A variant sends free-form objects as strings of JSON:
+				// decoded, they face the depth and size limits again.
+				if st.guards != nil {
+					if refusal := st.guards.argsRefusal(args); refusal != nil {
+						res = refusal.ForTool(name)
+						reportCall(r.Context(), registry.CallRecord{Caller: st.caller(), Tool: def.Name, Code: res.Code, Gated: registry.Gated(def, args)}, false)
+					}
+				}
 			}
 		}
 		if res == nil {
