@@ -170,6 +170,18 @@ type LimitsConfig struct {
 	// to ExecWait for a slot, then fails with a retry hint.
 	ExecConcurrency int           `yaml:"exec_concurrency"`
 	ExecWait        time.Duration `yaml:"exec_wait"`
+	// Fair share, per caller (principal, or client address without
+	// authentication): MaxCallsPerCaller tool calls run at once, up to
+	// MaxQueuedPerCaller more wait for one of those slots (each for up to
+	// QueueWait), the arguments of its running and waiting calls total at
+	// most MaxBytesPerCaller bytes, and it holds at most ExecPerCaller of
+	// the ExecConcurrency slots. Over a cap: 429 rate_limited naming it.
+	// 0 = no cap.
+	MaxCallsPerCaller  int           `yaml:"max_calls_per_caller"`
+	MaxQueuedPerCaller int           `yaml:"max_queued_per_caller"`
+	QueueWait          time.Duration `yaml:"queue_wait"`
+	MaxBytesPerCaller  int64         `yaml:"max_bytes_per_caller"`
+	ExecPerCaller      int           `yaml:"exec_per_caller"`
 	// ReadTimeout bounds reading a whole request, headers and body; it
 	// ends once the body is in, so responses, streams and long calls are
 	// never cut. ReadHeaderTimout bounds the headers alone.
@@ -246,6 +258,7 @@ func DefaultConfig() Config {
 		Limits: LimitsConfig{
 			MaxBodyBytes: 1 << 20, MaxArgBytes: 512 << 10, MaxArgDepth: 32, ToolTimeout: 120 * time.Second,
 			RatePerMinute: 600, AuthFailuresPerMinute: 30, ExecConcurrency: 2, ExecWait: 5 * time.Second,
+			MaxCallsPerCaller: 4, MaxQueuedPerCaller: 16, QueueWait: 10 * time.Second, MaxBytesPerCaller: 512 << 10, ExecPerCaller: 1,
 			ReadTimeout: 30 * time.Second, ReadHeaderTimout: 10 * time.Second,
 			MaxStreams: 1000, MaxStreamsPerPrincipal: 32, MaxSessions: 10000, MaxSessionsPerPrincipal: 100,
 			MaxFileBytes: 16 << 20, MaxStepTypes: 16, MaxStepTypeBytes: 256 << 10,
@@ -641,6 +654,11 @@ func (c Config) Validate() error {
 		{"limits.auth_failures_per_minute", int64(c.Limits.AuthFailuresPerMinute)},
 		{"limits.tool_timeout", int64(c.Limits.ToolTimeout)},
 		{"limits.exec_wait", int64(c.Limits.ExecWait)},
+		{"limits.max_calls_per_caller", int64(c.Limits.MaxCallsPerCaller)},
+		{"limits.max_queued_per_caller", int64(c.Limits.MaxQueuedPerCaller)},
+		{"limits.queue_wait", int64(c.Limits.QueueWait)},
+		{"limits.max_bytes_per_caller", c.Limits.MaxBytesPerCaller},
+		{"limits.exec_per_caller", int64(c.Limits.ExecPerCaller)},
 		{"limits.read_timeout", int64(c.Limits.ReadTimeout)},
 		{"limits.read_header_timeout", int64(c.Limits.ReadHeaderTimout)},
 		{"limits.max_streams", int64(c.Limits.MaxStreams)},

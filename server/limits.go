@@ -33,6 +33,7 @@ type guards struct {
 	argCap  int
 	rate    *rateLimiter
 	exec    *execLimiter
+	share   *fairShare
 	auth    *authenticator
 	metrics *metrics
 }
@@ -43,6 +44,7 @@ func newGuards(reg *registry.Registry, cfg Config, auth *authenticator, m *metri
 		g.rate = newRateLimiter(cfg.Limits.RatePerMinute, time.Now)
 	}
 	g.exec = &execLimiter{slots: make(chan struct{}, cfg.Limits.ExecConcurrency), wait: cfg.Limits.ExecWait}
+	g.share = newFairShare(cfg.Limits)
 	return g
 }
 
@@ -183,7 +185,7 @@ func (g *guards) restCallGuard(next http.Handler) http.Handler {
 				w.Header().Set("WWW-Authenticate", g.auth.challenge(r, `error="insufficient_scope"`, fmt.Sprintf("scope=%q", a.Scope)))
 			}
 		}
-		release, res, retry := g.preCall(ctx, caller, name, args)
+		release, res, retry := g.preCall(ctx, st.callerKey, int64(len(st.body)), caller, name, args)
 		if res != nil {
 			status := statusFor(res)
 			if retry > 0 {
@@ -193,7 +195,14 @@ func (g *guards) restCallGuard(next http.Handler) http.Handler {
 			writeJSON(w, status, res.Encode())
 			return
 		}
-		defer release()
+		// handleCall hands the release to the registry, which runs it
+		// when the call's work ends; any other way out releases here.
+		st.call.release = release
+		defer func() {
+			if st.call.release != nil {
+				st.call.release()
+			}
+		}()
 		next.ServeHTTP(w, r)
 	})
 }
@@ -225,55 +234,70 @@ func (g *guards) admitMCPCall(ctx context.Context, info *callInfo, caller regist
 		}
 	}
 	info.argCap = g.argCap
-	release, res, _ := g.preCall(ctx, caller, name, req.Params.Arguments)
+	// The body may be a session's message of any kind: the call's size
+	// is measured from its arguments.
+	release, res, _ := g.preCall(ctx, info.st.callerKey, -1, caller, name, req.Params.Arguments)
 	return ctx, release, res
 }
 
-// preCall checks a call's arguments and takes an exec slot for exec_code
-// tools the caller may run. A refusal comes back as the envelope to send
-// (reported to metrics and logs like any call), with retry > 0 when
-// trying again later can succeed.
-func (g *guards) preCall(ctx context.Context, caller registry.Caller, name string, args any) (release func(), res *registry.Result, retry time.Duration) {
-	release = func() {}
+// preCall checks a call's arguments, takes the caller's fair share (key
+// is the caller, rateKey; size the call's bytes, or < 0 to measure them
+// from args) and an exec slot for exec_code tools the caller may run. A
+// refusal comes back as the envelope to send (reported to metrics and
+// logs like any call), with retry > 0 when trying again later can
+// succeed. release returns what the call holds, once.
+func (g *guards) preCall(ctx context.Context, key string, size int64, caller registry.Caller, name string, args any) (release func(), res *registry.Result, retry time.Duration) {
 	def, known := g.reg.Lookup(name)
 	argMap, _ := args.(map[string]any) // anything else the registry refuses as invalid_input
-	refuse := func(r *registry.Result) (func(), *registry.Result, time.Duration) {
+	refuse := func(r *registry.Result, retry time.Duration) (func(), *registry.Result, time.Duration) {
 		rec := registry.CallRecord{Caller: caller, Code: r.Code}
 		if known {
 			rec.Tool, rec.Gated = def.Name, registry.Gated(def, argMap)
 		}
 		reportCall(ctx, rec, false)
-		return release, r, retry
+		return func() {}, r, retry
 	}
-	if r := g.argsRefusal(args); r != nil {
-		return refuse(r)
+	measured, r := g.argsRefusal(args)
+	if r != nil {
+		return refuse(r, 0)
 	}
-	if !known || !def.ExecCode || !g.reg.AdmitCall(caller, def, argMap).Allowed {
-		return release, nil, 0
+	if size < 0 {
+		size = measured
 	}
-	if release, ok := g.exec.acquire(ctx); ok {
-		return release, nil, 0
+	exec := known && def.ExecCode && g.reg.AdmitCall(caller, def, argMap).Allowed
+	share, r, retry := g.share.acquire(ctx, key, size, exec)
+	if r != nil {
+		g.metrics.rateLimited.WithLabelValues(transportOf(caller)).Inc()
+		return refuse(r, retry)
 	}
-	retry = time.Second
+	if !exec {
+		return share, nil, 0
+	}
+	if slot, ok := g.exec.acquire(ctx); ok {
+		return func() { slot(); share() }, nil, 0
+	}
+	share()
 	return refuse(registry.Fail(registry.CodeRateLimited,
 		fmt.Sprintf("tool '%s' runs code and %d such calls are already running (limits.exec_concurrency); retry shortly", def.Name, cap(g.exec.slots))).
-		Suggest("Retry in a few seconds."))
+		WithDetails(map[string]any{"limit": "limits.exec_concurrency"}).
+		Suggest("Retry in a few seconds."), time.Second)
 }
 
 // argsRefusal is the invalid_input answer to arguments over
-// limits.max_arg_depth or limits.max_arg_bytes, nil for others.
-func (g *guards) argsRefusal(args any) *registry.Result {
+// limits.max_arg_depth or limits.max_arg_bytes, nil for others; size is
+// their measured size.
+func (g *guards) argsRefusal(args any) (size int64, refusal *registry.Result) {
 	size, depth := measureArgs(args, g.limits.MaxArgDepth)
 	switch {
 	case depth > g.limits.MaxArgDepth:
-		return registry.Fail(registry.CodeInvalidInput,
+		return size, registry.Fail(registry.CodeInvalidInput,
 			fmt.Sprintf("arguments are nested deeper than %d levels (limits.max_arg_depth)", g.limits.MaxArgDepth))
 	case size > g.limits.MaxArgBytes:
-		return registry.Fail(registry.CodeInvalidInput,
+		return size, registry.Fail(registry.CodeInvalidInput,
 			fmt.Sprintf("arguments are about %d bytes, over the %d-byte limit (limits.max_arg_bytes)", size, g.limits.MaxArgBytes)).
 			Suggest("Pass large content as a file in the workspace and name its path instead.")
 	}
-	return nil
+	return size, nil
 }
 
 // measureArgs estimates the encoded size of decoded JSON arguments and

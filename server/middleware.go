@@ -21,7 +21,7 @@ func (g *guards) remoteCaller(transport string) func(http.Handler) http.Handler 
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			st := stateFrom(r.Context())
-			st.transport, st.guards = transport, g
+			st.transport, st.guards, st.callerKey = transport, g, rateKey(r)
 			next.ServeHTTP(w, r)
 		})
 	}

@@ -15,9 +15,11 @@ import (
 func (s *Server) routes() http.Handler {
 	cfg := s.deps.Config
 	tel := newTelemetry(s.deps)
+	tel.metrics.watchAbandoned(s.deps.Registry)
 	auth := newAuthenticator(cfg, s.deps.Logger)
 	s.auth = auth
 	g := newGuards(s.deps.Registry, cfg, auth, tel.metrics)
+	s.share = g.share
 
 	if cfg.MCP.Stateful {
 		s.sessions = newSessions(cfg.MCP.SessionIdleTTL, cfg.Limits, tel.metrics.mcpSessions.Add)

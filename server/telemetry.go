@@ -80,6 +80,9 @@ type requestState struct {
 	// session, which has no guards).
 	transport string
 	guards    *guards
+	// callerKey is whom the request's tool calls are charged to
+	// (rateKey), set by remoteCaller.
+	callerKey string
 	// traced is set when the request carried trace context: with tracing
 	// off, a tool call's log line has a trace id only then.
 	traced bool
@@ -194,6 +197,9 @@ type callInfo struct {
 	summary   []byte
 	whole     bool
 	done      bool
+	// release, on REST, returns what the call holds (see
+	// restCallGuard).
+	release func()
 }
 
 // args is the redacted summary of the arguments (see summarizeArgs),
