@@ -314,9 +314,12 @@ func (r *Registry) race(ctx context.Context, start time.Time, t *ToolDef, caller
 		defer workEnded(ctx)
 		return r.run(ctx, t, caller, args, text, rec)
 	}
-	callCtx, cancel := context.WithCancel(ctx)
+	var callCtx context.Context
+	var cancel context.CancelFunc
 	if timeout > 0 {
 		callCtx, cancel = context.WithDeadline(ctx, start.Add(timeout))
+	} else {
+		callCtx, cancel = context.WithCancel(ctx)
 	}
 	type outcome struct {
 		res *Result
