@@ -339,8 +339,10 @@ func (r *Registry) race(ctx context.Context, start time.Time, t *ToolDef, caller
 			}()
 			o.res = r.run(callCtx, t, caller, args, text, &o.rec)
 		}()
-		cancel()
 		done <- o
+		// Cancelled only now: the caller must not take the end of
+		// callCtx for its deadline while the answer is on its way.
+		cancel()
 		if !state.CompareAndSwap(working, answered) {
 			// Answered without this work: it ends now.
 			r.abandoned.Add(-1)
@@ -356,6 +358,11 @@ func (r *Registry) race(ctx context.Context, start time.Time, t *ToolDef, caller
 	case o := <-done:
 		return answer(o)
 	case <-callCtx.Done():
+	}
+	select {
+	case o := <-done: // it ended as the deadline passed
+		return answer(o)
+	default:
 	}
 	r.abandoned.Add(1)
 	if !state.CompareAndSwap(working, abandoned) {
