@@ -155,3 +155,15 @@ func TestDeadlineHoldsWhenWorkIgnoresIt(t *testing.T) {
 		t.Errorf("after the work ended: Abandoned() = %d, AbandonedTotal() = %d; want 0 and %d", n, total, calls)
 	}
 }
+
+// TestQuickCallsAreAnsweredWithTheirResult: a call that ends well before
+// its deadline answers with its result, never as cancelled or timed out
+// (the worker ends its context as it hands the answer over).
+func TestQuickCallsAreAnsweredWithTheirResult(t *testing.T) {
+	r := newReg(t, Options{Timeout: time.Minute}, tool("t.quick", okHandler))
+	for i := range 5000 {
+		if res := r.Call(context.Background(), "t.quick", map[string]any{"name": "x"}); !res.OK {
+			t.Fatalf("call %d: %s %s", i, res.Code, res.Error)
+		}
+	}
+}
