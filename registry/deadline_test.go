@@ -161,7 +161,7 @@ func TestDeadlineHoldsWhenWorkIgnoresIt(t *testing.T) {
 // (the worker ends its context as it hands the answer over).
 func TestQuickCallsAreAnsweredWithTheirResult(t *testing.T) {
 	r := newReg(t, Options{Timeout: time.Minute}, tool("t.quick", okHandler))
-	for i := range 5000 {
+	for i := range 50000 {
 		if res := r.Call(context.Background(), "t.quick", map[string]any{"name": "x"}); !res.OK {
 			t.Fatalf("call %d: %s %s", i, res.Code, res.Error)
 		}
