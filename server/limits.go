@@ -175,17 +175,23 @@ func (g *guards) restCallGuard(next http.Handler) http.Handler {
 		ctx := r.Context()
 		name := chi.URLParam(r, "tool")
 		st := stateFrom(ctx)
-		// A bad body is the handler's to report; it reuses this decode.
-		st.args, st.argsBad = registry.DecodeArgs(st.body)
-		args := st.args
-		st.call = &callInfo{st: st, argv: args, argCap: g.argCap}
+		st.call = &callInfo{st: st, argCap: g.argCap}
 		caller := st.caller()
-		if def, ok := g.reg.Lookup(name); ok && g.auth != nil {
-			if a := g.reg.AdmitCall(caller, def, args); a.Gate == registry.GateScope {
-				w.Header().Set("WWW-Authenticate", g.auth.challenge(r, `error="insufficient_scope"`, fmt.Sprintf("scope=%q", a.Scope)))
+		// The caller's share is taken on the body's size before the body
+		// is decoded: a call over it costs the server no decoding.
+		share, res, retry := g.takeShare(ctx, st.callerKey, int64(len(st.body)), caller, name, nil)
+		release := share
+		if res == nil {
+			// A bad body is the handler's to report; it reuses this decode.
+			st.args, st.argsBad = registry.DecodeArgs(st.body)
+			st.call.argv = st.args
+			if def, ok := g.reg.Lookup(name); ok && g.auth != nil {
+				if a := g.reg.AdmitCall(caller, def, st.args); a.Gate == registry.GateScope {
+					w.Header().Set("WWW-Authenticate", g.auth.challenge(r, `error="insufficient_scope"`, fmt.Sprintf("scope=%q", a.Scope)))
+				}
 			}
+			release, res, retry = g.preCall(ctx, share, caller, name, st.args)
 		}
-		release, res, retry := g.preCall(ctx, st.callerKey, int64(len(st.body)), caller, name, args)
 		if res != nil {
 			status := statusFor(res)
 			if retry > 0 {
@@ -236,47 +242,66 @@ func (g *guards) admitMCPCall(ctx context.Context, info *callInfo, caller regist
 	info.argCap = g.argCap
 	// The body may be a session's message of any kind: the call's size
 	// is measured from its arguments.
-	release, res, _ := g.preCall(ctx, info.st.callerKey, -1, caller, name, req.Params.Arguments)
+	release, res, _ := g.preCall(ctx, nil, caller, name, req.Params.Arguments)
 	return ctx, release, res
 }
 
-// preCall checks a call's arguments, takes the caller's fair share (key
-// is the caller, rateKey; size the call's bytes, or < 0 to measure them
-// from args) and an exec slot for exec_code tools the caller may run. A
-// refusal comes back as the envelope to send (reported to metrics and
-// logs like any call), with retry > 0 when trying again later can
-// succeed. release returns what the call holds, once.
-func (g *guards) preCall(ctx context.Context, key string, size int64, caller registry.Caller, name string, args any) (release func(), res *registry.Result, retry time.Duration) {
+// takeShare takes the caller's fair share for a call of name carrying
+// size bytes (key is the caller, rateKey). args may be nil (REST takes
+// the share before decoding). A refusal is reported to metrics and logs
+// like any call and comes with the time to wait before retrying.
+func (g *guards) takeShare(ctx context.Context, key string, size int64, caller registry.Caller, name string, args map[string]any) (func(), *registry.Result, time.Duration) {
+	def, known := g.reg.Lookup(name)
+	exec := known && def.ExecCode && g.reg.AdmitCall(caller, def, args).Allowed
+	release, refusal, retry := g.share.acquire(ctx, key, size, exec)
+	if refusal != nil {
+		g.metrics.rateLimited.WithLabelValues(transportOf(caller)).Inc()
+		g.report(ctx, caller, def, known, args, refusal)
+	}
+	return release, refusal, retry
+}
+
+// report tells metrics and logs of a call refused before the registry.
+func (g *guards) report(ctx context.Context, caller registry.Caller, def *registry.ToolDef, known bool, args map[string]any, refusal *registry.Result) {
+	rec := registry.CallRecord{Caller: caller, Code: refusal.Code}
+	if known {
+		rec.Tool, rec.Gated = def.Name, registry.Gated(def, args)
+	}
+	reportCall(ctx, rec, false)
+}
+
+// preCall checks a call's arguments, takes the caller's fair share
+// (unless share is what it took already) and an exec slot for exec_code
+// tools the caller may run. A refusal comes back as the envelope to send
+// (reported to metrics and logs like any call), with retry > 0 when
+// trying again later can succeed; the share is then returned. release
+// returns what the call holds, once.
+func (g *guards) preCall(ctx context.Context, share func(), caller registry.Caller, name string, args any) (release func(), res *registry.Result, retry time.Duration) {
 	def, known := g.reg.Lookup(name)
 	argMap, _ := args.(map[string]any) // anything else the registry refuses as invalid_input
 	refuse := func(r *registry.Result, retry time.Duration) (func(), *registry.Result, time.Duration) {
-		rec := registry.CallRecord{Caller: caller, Code: r.Code}
-		if known {
-			rec.Tool, rec.Gated = def.Name, registry.Gated(def, argMap)
+		if share != nil {
+			share()
 		}
-		reportCall(ctx, rec, false)
+		g.report(ctx, caller, def, known, argMap, r)
 		return func() {}, r, retry
 	}
-	measured, r := g.argsRefusal(args)
+	size, r := g.argsRefusal(args)
 	if r != nil {
 		return refuse(r, 0)
 	}
-	if size < 0 {
-		size = measured
+	if share == nil {
+		var retry time.Duration
+		if share, r, retry = g.takeShare(ctx, stateFrom(ctx).callerKey, size, caller, name, argMap); r != nil {
+			return func() {}, r, retry
+		}
 	}
-	exec := known && def.ExecCode && g.reg.AdmitCall(caller, def, argMap).Allowed
-	share, r, retry := g.share.acquire(ctx, key, size, exec)
-	if r != nil {
-		g.metrics.rateLimited.WithLabelValues(transportOf(caller)).Inc()
-		return refuse(r, retry)
-	}
-	if !exec {
+	if !known || !def.ExecCode || !g.reg.AdmitCall(caller, def, argMap).Allowed {
 		return share, nil, 0
 	}
 	if slot, ok := g.exec.acquire(ctx); ok {
 		return func() { slot(); share() }, nil, 0
 	}
-	share()
 	return refuse(registry.Fail(registry.CodeRateLimited,
 		fmt.Sprintf("tool '%s' runs code and %d such calls are already running (limits.exec_concurrency); retry shortly", def.Name, cap(g.exec.slots))).
 		WithDetails(map[string]any{"limit": "limits.exec_concurrency"}).
