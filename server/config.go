@@ -327,6 +327,8 @@ var EnvNotConfig = []string{
 	"CURSUS_TOOLS_DIR",    // scripts/test.sh, scripts/install-helm.sh
 	"CURSUS_FUZZTIME",     // scripts/fuzz.sh
 	"CURSUS_TEST_SECRET",  // engine/validate tests: must not reach a script
+	// server.TestHeavyCallerCannotStarveALightOne: its control run
+	"CURSUS_TEST_NO_FAIR_SHARE",
 }
 
 // CheckEnv refuses CURSUS_* variables in environ ("NAME=value" entries, as

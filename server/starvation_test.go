@@ -118,8 +118,8 @@ func TestHeavyCallerCannotStarveALightOne(t *testing.T) {
 		// is: its client work does not share this process's scheduler.
 		statsFile := filepath.Join(t.TempDir(), "stats")
 		cmd := exec.Command(os.Args[0], "-test.run=^TestHeavyClientProcess$", "-test.count=1")
-		cmd.Env = append(os.Environ(), "CURSUS_HEAVY_URL="+o.ts.URL+"/call/validate.alignment", "CURSUS_HEAVY_TOKEN="+readToken,
-			"CURSUS_HEAVY_BODY="+bodyFile, "CURSUS_HEAVY_STATS="+statsFile)
+		cmd.Env = append(os.Environ(), "HEAVY_CALLER_URL="+o.ts.URL+"/call/validate.alignment", "HEAVY_CALLER_TOKEN="+readToken,
+			"HEAVY_CALLER_BODY="+bodyFile, "HEAVY_CALLER_STATS="+statsFile)
 		var out bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &out
 		stdin, err := cmd.StdinPipe()
@@ -177,15 +177,15 @@ func TestHeavyCallerCannotStarveALightOne(t *testing.T) {
 
 // TestHeavyClientProcess is the heavy caller of
 // TestHeavyCallerCannotStarveALightOne, run as a process of its own: nine
-// calls a second to CURSUS_HEAVY_URL, until its stdin closes. It writes
-// its counts (admitted, throttled, other) to CURSUS_HEAVY_STATS after
+// calls a second to HEAVY_CALLER_URL, until its stdin closes. It writes
+// its counts (admitted, throttled, other) to HEAVY_CALLER_STATS after
 // each answer.
 func TestHeavyClientProcess(t *testing.T) {
-	url := os.Getenv("CURSUS_HEAVY_URL")
+	url := os.Getenv("HEAVY_CALLER_URL")
 	if url == "" {
 		t.Skip("the heavy caller of TestHeavyCallerCannotStarveALightOne")
 	}
-	body, err := os.ReadFile(os.Getenv("CURSUS_HEAVY_BODY"))
+	body, err := os.ReadFile(os.Getenv("HEAVY_CALLER_BODY"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,7 +209,7 @@ func TestHeavyClientProcess(t *testing.T) {
 			defer wg.Done()
 			req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
 			req.Header.Set("Content-Type", "application/json")
-			req.Header.Set("Authorization", "Bearer "+os.Getenv("CURSUS_HEAVY_TOKEN"))
+			req.Header.Set("Authorization", "Bearer "+os.Getenv("HEAVY_CALLER_TOKEN"))
 			status := 0
 			if resp, err := http.DefaultClient.Do(req); err == nil {
 				_, _ = io.Copy(io.Discard, resp.Body)
@@ -226,7 +226,7 @@ func TestHeavyClientProcess(t *testing.T) {
 			default:
 				other++
 			}
-			_ = os.WriteFile(os.Getenv("CURSUS_HEAVY_STATS"), []byte(fmt.Sprintf("%d %d %d", admitted, throttled, other)), 0o600)
+			_ = os.WriteFile(os.Getenv("HEAVY_CALLER_STATS"), []byte(fmt.Sprintf("%d %d %d", admitted, throttled, other)), 0o600)
 		}()
 	}
 }
