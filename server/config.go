@@ -176,7 +176,7 @@ type LimitsConfig struct {
 	// QueueWait), the arguments of its running and waiting calls total at
 	// most MaxBytesPerCaller bytes, and it holds at most ExecPerCaller of
 	// the ExecConcurrency slots. Over a cap: 429 rate_limited naming it.
-	// 0 = no cap.
+	// 0 = no cap (MaxQueuedPerCaller 0: no call waits).
 	MaxCallsPerCaller  int           `yaml:"max_calls_per_caller"`
 	MaxQueuedPerCaller int           `yaml:"max_queued_per_caller"`
 	QueueWait          time.Duration `yaml:"queue_wait"`

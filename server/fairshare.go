@@ -17,9 +17,10 @@ import (
 // (limits.max_bytes_per_caller: inline DAGs, configs and files are what
 // make a call costly) and the exec_code slots it holds
 // (limits.exec_per_caller). A call over a cap is refused with
-// rate_limited naming it. A call's share is held until its work really
-// ends (registry.WithWorkEnd), so work that ignores its deadline keeps
-// counting against its caller.
+// rate_limited naming it; a cap of 0 is none, except that
+// max_queued_per_caller 0 lets no call wait. A call's share is held until
+// its work really ends (registry.WithWorkEnd), so work that ignores its
+// deadline keeps counting against its caller.
 type fairShare struct {
 	maxCalls, maxQueued, maxExec int
 	maxBytes                     int64
