@@ -220,3 +220,46 @@ func burn(stop <-chan struct{}) {
 		}
 	}
 }
+
+// TestFairShareQueueWait: a queued call that gets no slot within
+// limits.queue_wait is refused naming limits.max_calls_per_caller and
+// holds nothing afterwards; one that gets a slot runs, in arrival order.
+func TestFairShareQueueWait(t *testing.T) {
+	f := newFairShare(LimitsConfig{MaxCallsPerCaller: 1, MaxQueuedPerCaller: 2, QueueWait: 20 * time.Millisecond, MaxBytesPerCaller: 100})
+	ctx := t.Context()
+	first, r, _ := f.acquire(ctx, "a", 10, false)
+	if r != nil {
+		t.Fatal(r.Error)
+	}
+	if _, r, retry := f.acquire(ctx, "a", 10, false); r == nil || retry <= 0 || !strings.Contains(string(r.Encode()), `"limit":"limits.max_calls_per_caller"`) {
+		t.Fatalf("a queued call past limits.queue_wait: %v", r)
+	}
+	if f.queued("a") != 0 {
+		t.Fatal("the refused call is still queued")
+	}
+	got := make(chan func(), 1)
+	f.wait = time.Minute
+	go func() {
+		release, r, _ := f.acquire(ctx, "a", 80, false)
+		if r != nil {
+			t.Error(r.Error)
+		}
+		got <- release
+	}()
+	for f.queued("a") != 1 {
+		time.Sleep(time.Millisecond)
+	}
+	// 10 running + 80 waiting: a third call's 20 bytes are over 100.
+	if _, r, _ := f.acquire(ctx, "a", 20, false); r == nil || !strings.Contains(string(r.Encode()), `"limit":"limits.max_bytes_per_caller"`) {
+		t.Fatalf("bytes of running and waiting calls: %v", r)
+	}
+	first()
+	first() // a release runs once
+	second := <-got
+	second()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.callers) != 0 {
+		t.Fatalf("a caller that holds nothing is still kept: %+v", f.callers["a"])
+	}
+}
