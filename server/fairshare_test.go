@@ -263,3 +263,25 @@ func TestFairShareQueueWait(t *testing.T) {
 		t.Fatalf("a caller that holds nothing is still kept: %+v", f.callers["a"])
 	}
 }
+
+// TestFairShareSpansTransports: a caller's share is one across REST and
+// MCP: with its one slot held by a REST call, its MCP tools/call is
+// refused naming the limit.
+func TestFairShareSpansTransports(t *testing.T) {
+	o := newOpsEnv(t, map[string]string{"CURSUS_LIMITS_MAX_CALLS_PER_CALLER": "1", "CURSUS_LIMITS_MAX_QUEUED_PER_CALLER": "0"})
+	done := make(chan int, 1)
+	go func() { resp, _ := o.call(t, "opstest.hold", `{}`, nil); done <- resp.StatusCode }()
+	<-o.holdStarted
+	_, msg := o.rpc(t, 1, "tools/call", map[string]any{"name": "opstest__echo", "arguments": map[string]any{}}, nil)
+	if env := mcpEnvelope(t, msg); env["code"] != "rate_limited" || !strings.Contains(env["error"].(string), "limits.max_queued_per_caller") {
+		t.Errorf("MCP call while the caller's REST call holds its slot: %v", env)
+	}
+	close(o.holdRelease)
+	if s := <-done; s != http.StatusOK {
+		t.Fatalf("held call: %d", s)
+	}
+	_, msg = o.rpc(t, 2, "tools/call", map[string]any{"name": "opstest__echo", "arguments": map[string]any{}}, nil)
+	if env := mcpEnvelope(t, msg); env["ok"] != true {
+		t.Errorf("MCP call after the slot freed: %v", env)
+	}
+}
