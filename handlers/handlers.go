@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"strings"
 	"time"
 
 	"github.com/cursus-dev/cursus/engine/pipelines"
@@ -168,7 +169,14 @@ func Namespaces(d *Deps) []registry.NamespaceFunc {
 }
 
 // pathError converts a workspace error into the tool error a caller sees.
+// For an absolute path the answer is the same whatever is wrong with it
+// (outside the workspace, not there, a directory, too large): a remote
+// caller does not see the server's layout, and telling these apart would
+// confirm its guesses of where the workspace lies.
 func pathError(arg string, err error) error {
+	if p := refusedPath(err); absolutePath(p) {
+		return opaquePathError(arg, p)
+	}
 	var esc *workspace.EscapeError
 	if errors.As(err, &esc) {
 		return registry.Errorf(registry.CodeInvalidInput, "'%s': %s", arg, esc.Error()).
@@ -203,4 +211,34 @@ func pathError(arg string, err error) error {
 		return registry.Errorf(registry.CodeNotFound, "'%s': file not found", arg)
 	}
 	return err
+}
+
+// refusedPath is the path, as the caller gave it, of a workspace refusal
+// ("" for other errors).
+func refusedPath(err error) string {
+	var (
+		esc *workspace.EscapeError
+		fe  *workspace.FileError
+		le  *workspace.LimitError
+	)
+	switch {
+	case errors.As(err, &esc):
+		return esc.Path
+	case errors.As(err, &fe):
+		return fe.Path
+	case errors.As(err, &le):
+		return le.Path
+	}
+	return ""
+}
+
+// absolutePath reports whether a caller's path is absolute.
+func absolutePath(p string) bool { return strings.HasPrefix(p, "/") }
+
+// opaquePathError is the one answer to an absolute path the call cannot
+// use, whatever the reason.
+func opaquePathError(arg, p string) error {
+	return registry.Errorf(registry.CodeInvalidInput, "'%s': path %q is not a file or directory of the workspace this call can use", arg, p).
+		WithDetails(map[string]any{"argument": arg, "path": p}).
+		Suggest("Name the path relative to the workspace root.")
 }

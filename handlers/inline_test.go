@@ -247,7 +247,8 @@ func TestScriptsResolveInsideTheInlineFiles(t *testing.T) {
 	if data["script"] != "src/xgboost_training.py" {
 		t.Errorf("validate.step read %v, want the inline script", data["script"])
 	}
-	mustFail(t, call(t, reg, "author.check_script", `{"step_name": "XGBoostTraining", "source_dir": "src"}`), registry.CodeNotFound)
+	// Without the files, src is no directory at all.
+	mustFail(t, call(t, reg, "author.check_script", `{"step_name": "XGBoostTraining", "source_dir": "src"}`), registry.CodeInvalidInput)
 }
 
 // TestDAGToolsTakeADAGDocument: the dag tools that read a DAG take it as

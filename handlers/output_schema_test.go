@@ -37,6 +37,10 @@ var goldenPath = map[string][]string{
 		`{"step_name": "TabularPreprocessing", "source_dir": "examples/xgboost-tabular/scripts"}`,
 		`{"step_name": "XGBoostTraining", "script_path": "examples/xgboost-tabular/scripts/xgboost_training.py"}`,
 	},
+	"validate.alignment": {
+		`{"target_scripts": ["TabularPreprocessing"], "source_dir": "examples/xgboost-tabular/scripts"}`,
+		`{}`,
+	},
 }
 
 // TestEveryToolAnswersItsOutputSchema runs every tool's golden-path call

@@ -109,6 +109,11 @@ func (s *callSources) read(arg, p string) ([]byte, error) {
 		return nil, pathError(arg, err)
 	}
 	data, err := fs.ReadFile(s.fs, name)
+	if err != nil && absolutePath(p) {
+		// The errors name the file relative to the workspace, which
+		// would tell the caller where its absolute path led.
+		return nil, opaquePathError(arg, p)
+	}
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, registry.Errorf(registry.CodeNotFound, "'%s' not found: %s", arg, p)
 	}

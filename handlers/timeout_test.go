@@ -82,9 +82,10 @@ func cpuTime(t *testing.T) time.Duration {
 
 // TestTimeoutStopsWork: a tool given a DAG too large for its limit
 // (toolLimit) answers `timeout` within the limit plus testLateMargin, and its
-// work stops with the answer — no goroutine of it is left and the process
-// burns no more CPU. Each of these tools used to run to its end (seconds
-// on these DAGs) and only then answer.
+// work stops — once the step it was in ends (argument validation and
+// encoding a document do not look at the context), no goroutine of it is
+// left and the process burns no more CPU. Each of these tools used to run
+// to its end (seconds on these DAGs) and only then answer.
 //
 // Under load a call can be descheduled past the margin, so each tool gets
 // up to three tries and the best counts.
@@ -134,6 +135,13 @@ func TestTimeoutStopsWork(t *testing.T) {
 				t.Errorf("no try answered timeout")
 			case !raceDetector && best > limit+testLateMargin:
 				t.Errorf("the best of three timeouts came after %v; the limit is %v, so at most %v", best, limit, limit+testLateMargin)
+			}
+			// The answer races the work: what is still running ends at its
+			// next look at the context.
+			for deadline := time.Now().Add(30 * time.Second); reg.Abandoned() > 0; time.Sleep(10 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatalf("the work of a timed-out call still runs 30 s later")
+				}
 			}
 			goleak.VerifyNone(t, ignore)
 			// A runaway handler would burn a whole core for the window.

@@ -79,3 +79,94 @@ func TestValidationPastTheDeadlineSkipsTheHandler(t *testing.T) {
 		t.Fatalf("code %q, handler ran: %v", res.Code, ran)
 	}
 }
+
+// spin burns CPU until stop is closed, checking no context.
+func spin(stop <-chan struct{}) {
+	for x := 0; ; x++ {
+		select {
+		case <-stop:
+			return
+		default:
+		}
+		for i := 0; i < 1000; i++ {
+			x ^= i * x
+		}
+		_ = x
+	}
+}
+
+// TestDeadlineHoldsWhenWorkIgnoresIt: with two CPU burners beside it and
+// eight concurrent calls whose handlers burn CPU without ever looking at
+// their context, every call answers timeout within deadlineMargin of its
+// limit (the README's promise): the answer races the work on a goroutine
+// of the call's own. The work is abandoned, counted by Abandoned until it
+// ends, and the call's WithWorkEnd function runs only then. It used to
+// answer when the handler returned, seconds late.
+func TestDeadlineHoldsWhenWorkIgnoresIt(t *testing.T) {
+	const limit, deadlineMargin = 200 * time.Millisecond, 500 * time.Millisecond
+	stop, release := make(chan struct{}), make(chan struct{})
+	defer close(stop)
+	for range 2 {
+		go spin(stop)
+	}
+	def := Define(ToolDef{Name: "t.stubborn", Description: "burns CPU until released, ignoring its context", When: "in tests",
+		Examples: []string{`t.stubborn {}`}, Tags: []string{PhasePlanner}},
+		func(context.Context, struct{}) (struct{}, error) {
+			spin(release)
+			return struct{}{}, nil
+		})
+	r := newReg(t, Options{Timeout: limit}, def)
+	const calls = 8
+	type answer struct {
+		code  string
+		took  time.Duration
+		ended chan struct{}
+	}
+	answers := make(chan answer, calls)
+	for range calls {
+		go func() {
+			ended := make(chan struct{})
+			start := time.Now()
+			res := r.Call(WithWorkEnd(context.Background(), func() { close(ended) }), "t.stubborn", map[string]any{})
+			answers <- answer{res.Code, time.Since(start), ended}
+		}()
+	}
+	var got []answer
+	running := 0
+	for range calls {
+		a := <-answers
+		got = append(got, a)
+		if a.code != CodeTimeout || a.took > limit+deadlineMargin {
+			t.Errorf("call answered %q after %v; want timeout within %v", a.code, a.took, limit+deadlineMargin)
+		}
+		select {
+		case <-a.ended:
+			// Its goroutine reached the handler only after the deadline,
+			// so the handler never started: its work had ended.
+		default:
+			running++
+		}
+	}
+	if n := r.Abandoned(); n != int64(running) || running == 0 {
+		t.Errorf("Abandoned() = %d with %d calls' work still running (of %d); want them equal, and some", n, running, calls)
+	}
+	close(release)
+	for _, a := range got {
+		<-a.ended // the work ended: each call's function runs, once
+	}
+	if n, total := r.Abandoned(), r.AbandonedTotal(); n != 0 || total != uint64(running) {
+		t.Errorf("after the work ended: Abandoned() = %d, AbandonedTotal() = %d; want 0 and %d", n, total, running)
+	}
+}
+
+// TestQuickCallsAreAnsweredWithTheirResult: a call that ends well before
+// its deadline answers with its result, never as cancelled or timed out
+// (the worker ends its context as it hands the answer over).
+func TestQuickCallsAreAnsweredWithTheirResult(t *testing.T) {
+	r := newReg(t, Options{Timeout: time.Minute}, tool("t.quick", okHandler))
+	for i := range 50000 {
+		if res := r.Call(context.Background(), "t.quick", map[string]any{"name": "x"}); !res.OK {
+			t.Fatalf("call %d: %s %s", i, res.Code, res.Error)
+		}
+	}
+}

@@ -221,6 +221,11 @@ func WithProgress(ctx context.Context, fn ProgressFunc) context.Context {
 
 // Progress reports progress to whatever sink ctx carries; a no-op otherwise.
 func Progress(ctx context.Context, done, total float64, message string) {
+	if ctx.Err() != nil {
+		// The call has answered (its deadline passed, or its caller
+		// left): nothing may follow its answer.
+		return
+	}
 	if fn, ok := ctx.Value(progressKey{}).(ProgressFunc); ok && fn != nil {
 		fn(done, total, message)
 	}

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -64,6 +65,11 @@ type Registry struct {
 	sorted     []*ToolDef
 	namespaces map[string]string
 	skipped    []error
+
+	// abandoned counts calls answered at their deadline (or when their
+	// caller went away) whose work had not ended: running now, and ever.
+	abandoned      atomic.Int64
+	abandonedTotal atomic.Uint64
 }
 
 type entry struct {
@@ -228,6 +234,7 @@ func (r *Registry) CallJSON(ctx context.Context, name string, args map[string]an
 	start := time.Now()
 	t, ok := r.Lookup(name)
 	if !ok {
+		workEnded(ctx)
 		res := Fail(CodeUnknownTool, fmt.Sprintf("unknown tool: '%s'", name)).
 			WithDetails(map[string]any{"available": r.visibleNames(caller)}).
 			Suggest("Call tools.help to list the available tools.", "tools.help")
@@ -239,7 +246,7 @@ func (r *Registry) CallJSON(ctx context.Context, name string, args map[string]an
 		ctx = r.opts.Observer.CallStarted(ctx, t.Name, caller)
 	}
 	rec := CallRecord{Tool: t.Name, Caller: caller, Gated: Gated(t, args)}
-	res := r.run(ctx, start, t, caller, args, text, &rec)
+	res := r.race(ctx, start, t, caller, args, text, &rec)
 	r.keepAdmitted(caller, res)
 	rec.Code = ""
 	if !res.OK {
@@ -257,9 +264,120 @@ func (r *Registry) finish(ctx context.Context, rec CallRecord) {
 	}
 }
 
-// run admits, validates and invokes t. The tool's deadline counts from
-// start: the caller waits for validation too.
-func (r *Registry) run(ctx context.Context, start time.Time, t *ToolDef, caller Caller, args map[string]any, text []byte, rec *CallRecord) *Result {
+// Abandoned is how many calls were answered at their deadline, or when
+// their caller went away, while their work still runs (a handler that
+// ignores its context); AbandonedTotal counts every such call so far.
+func (r *Registry) Abandoned() int64 { return r.abandoned.Load() }
+
+// AbandonedTotal counts the calls ever abandoned (see Abandoned).
+func (r *Registry) AbandonedTotal() uint64 { return r.abandonedTotal.Load() }
+
+type workEndKey struct{}
+
+// WithWorkEnd attaches fn to ctx: the Call made with ctx runs it once,
+// when the call's work has really ended. That is when the call answers,
+// except for a call answered at its deadline while its handler still
+// runs: fn runs when the handler returns. A front end releases there
+// what the call holds (a concurrency slot), so work that ignores its
+// deadline keeps holding it and cannot pile up beyond the caps.
+func WithWorkEnd(ctx context.Context, fn func()) context.Context {
+	return context.WithValue(ctx, workEndKey{}, fn)
+}
+
+func workEnded(ctx context.Context) {
+	if fn, ok := ctx.Value(workEndKey{}).(func()); ok && fn != nil {
+		fn()
+	}
+}
+
+// Call states between race and its worker goroutine.
+const (
+	working int32 = iota
+	answered
+	abandoned
+)
+
+// race runs the call (admission, validation, handler) on a goroutine of
+// its own and answers with its result, or with timeout at the tool's
+// deadline (or tool_error when the caller cancels), whichever comes
+// first: the answer is sent on time whatever the work does. Every engine
+// loop that can run long honours its context, so work normally ends at
+// the deadline too; work that does not is abandoned, counted by
+// Abandoned until it returns, and keeps what it holds (WithWorkEnd).
+func (r *Registry) race(ctx context.Context, start time.Time, t *ToolDef, caller Caller, args map[string]any, text []byte, rec *CallRecord) *Result {
+	timeout := r.opts.Timeout
+	if d, ok := r.opts.PerToolTimeout[t.Name]; ok {
+		timeout = d
+	}
+	if timeout <= 0 && ctx.Done() == nil {
+		// Nothing can end the call early: no goroutine is needed.
+		defer workEnded(ctx)
+		return r.run(ctx, t, caller, args, text, rec)
+	}
+	var callCtx context.Context
+	var cancel context.CancelFunc
+	if timeout > 0 {
+		callCtx, cancel = context.WithDeadline(ctx, start.Add(timeout))
+	} else {
+		callCtx, cancel = context.WithCancel(ctx)
+	}
+	type outcome struct {
+		res *Result
+		rec CallRecord
+	}
+	done := make(chan outcome, 1)
+	var state atomic.Int32
+	go func() {
+		var o outcome
+		func() {
+			// invoke contains the handler's panics; this, the rest's.
+			defer func() {
+				if v := recover(); v != nil {
+					o.rec.Panic, o.rec.Stack = v, debug.Stack()
+					o.res = internalError(t.Name)
+				}
+			}()
+			o.res = r.run(callCtx, t, caller, args, text, &o.rec)
+		}()
+		done <- o
+		// Cancelled only now: the caller must not take the end of
+		// callCtx for its deadline while the answer is on its way.
+		cancel()
+		if !state.CompareAndSwap(working, answered) {
+			// Answered without this work: it ends now.
+			r.abandoned.Add(-1)
+			workEnded(ctx)
+		}
+	}()
+	answer := func(o outcome) *Result {
+		rec.Panic, rec.Stack, rec.Err = o.rec.Panic, o.rec.Stack, o.rec.Err
+		workEnded(ctx)
+		return o.res
+	}
+	select {
+	case o := <-done:
+		return answer(o)
+	case <-callCtx.Done():
+	}
+	select {
+	case o := <-done: // it ended as the deadline passed
+		return answer(o)
+	default:
+	}
+	r.abandoned.Add(1)
+	if !state.CompareAndSwap(working, abandoned) {
+		// The work ended as the deadline passed: its answer stands.
+		r.abandoned.Add(-1)
+		return answer(<-done)
+	}
+	r.abandonedTotal.Add(1)
+	return endedResult(t.Name, callCtx.Err())
+}
+
+// run admits, validates and invokes t under ctx, which ends at the
+// tool's deadline: counted from the call's start, so the caller waits
+// for validation too.
+func (r *Registry) run(ctx context.Context, t *ToolDef, caller Caller, args map[string]any, text []byte, rec *CallRecord) *Result {
 	if a := r.AdmitCall(caller, t, args); !a.Allowed {
 		return a.Err(t).result()
 	}
@@ -277,35 +395,12 @@ func (r *Registry) run(ctx context.Context, start time.Time, t *ToolDef, caller 
 			WithDetails(map[string]any{"errors": list}).
 			Suggest("Fix the arguments; tools.describe_tool shows the full input schema.", "tools.describe_tool")
 	}
-	timeout := r.opts.Timeout
-	if d, ok := r.opts.PerToolTimeout[t.Name]; ok {
-		timeout = d
-	}
-	var deadline time.Time
-	if timeout > 0 {
-		deadline = start.Add(timeout)
-	}
-	return r.invoke(ctx, t, args, text, deadline, rec)
+	return r.invoke(ctx, t, args, text, rec)
 }
 
-// invoke runs the handler on the caller's goroutine under a context that
-// ends at the tool's deadline (zero: none; or the caller's, if earlier)
-// and when the caller cancels. Every loop of the engine that can run long
-// on a large argument checks its context (resolver, compiler, config
-// requirements, integrity checks, Mermaid, script analysis), as do script
-// runs and S3 and SageMaker calls, so a call ends, and its CPU use with
-// it, promptly at its deadline. A handler that ignored it would still get
-// `timeout` for an answer, only late; running every call in a goroutine of
-// its own to answer on time regardless would cost a goroutine hand-off
-// per call (a third of a trivial call's server time, see BenchmarkCall)
-// while the runaway handler kept running anyway.
-func (r *Registry) invoke(parent context.Context, t *ToolDef, args map[string]any, text []byte, deadline time.Time, rec *CallRecord) (res *Result) {
-	ctx := parent
-	if !deadline.IsZero() {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithDeadline(parent, deadline)
-		defer cancel()
-	}
+// invoke runs the handler under ctx, which ends at the tool's deadline
+// and when the caller cancels; a panic is contained as internal_error.
+func (r *Registry) invoke(ctx context.Context, t *ToolDef, args map[string]any, text []byte, rec *CallRecord) (res *Result) {
 	defer func() {
 		if v := recover(); v != nil {
 			rec.Panic, rec.Stack = v, debug.Stack()

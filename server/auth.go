@@ -9,10 +9,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"net/url"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -42,6 +44,10 @@ type authenticator struct {
 	static  *tokenFile
 	oidc    *jwtVerifier
 	log     zerolog.Logger
+	// failures charges each invalid token to its caller's address
+	// (limits.auth_failures_per_minute; nil = no limit).
+	failures *rateLimiter
+	perMin   int
 }
 
 // newAuthenticator returns nil when no authentication is configured.
@@ -49,7 +55,10 @@ func newAuthenticator(cfg Config, log zerolog.Logger) *authenticator {
 	if !cfg.Auth.Enabled() {
 		return nil
 	}
-	a := &authenticator{cfg: cfg.Auth, baseURL: cfg.MCP.BaseURL, log: log}
+	a := &authenticator{cfg: cfg.Auth, baseURL: cfg.MCP.BaseURL, log: log, perMin: cfg.Limits.AuthFailuresPerMinute}
+	if a.perMin > 0 {
+		a.failures = newRateLimiter(a.perMin, time.Now)
+	}
 	if cfg.Auth.TokensFile != "" {
 		a.static = newTokenFile(cfg.Auth.TokensFile, log)
 	}
@@ -112,11 +121,29 @@ func (a *authenticator) middleware(m *metrics) func(http.Handler) http.Handler {
 			return next
 		}
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			// An address that has used up its failed logins is refused
+			// before its token is looked at, so guessing stops there.
+			// Before authentication the caller key is the address.
+			key := rateKey(r)
+			if a.failures != nil {
+				if spent, wait := a.failures.exhausted(key); spent {
+					m.rateLimited.WithLabelValues("auth").Inc()
+					secs := int(math.Ceil(wait.Seconds()))
+					w.Header().Set("Retry-After", strconv.Itoa(secs))
+					writeJSON(w, http.StatusTooManyRequests, registry.Fail(registry.CodeRateLimited,
+						fmt.Sprintf("too many failed logins from this address: the limit is %d invalid tokens per minute (limits.auth_failures_per_minute)", a.perMin)).
+						Suggest(fmt.Sprintf("Check the token, then retry after %d s (the Retry-After header).", secs)).Encode())
+					return
+				}
+			}
 			id, err := a.authenticate(r)
 			if err != nil {
 				reason, challenge := "missing", a.challenge(r)
 				if !errors.Is(err, errNoCredentials) {
 					reason, challenge = "invalid", a.challenge(r, `error="invalid_token"`)
+					if a.failures != nil {
+						a.failures.allow(key)
+					}
 				}
 				m.authFailures.WithLabelValues(reason).Inc()
 				w.Header().Set("WWW-Authenticate", challenge)

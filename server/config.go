@@ -168,10 +168,27 @@ type LimitsConfig struct {
 	// RatePerMinute is each principal's tool-call budget (token bucket of
 	// that size refilling over a minute); 0 turns rate limiting off.
 	RatePerMinute int `yaml:"rate_per_minute"`
+	// AuthFailuresPerMinute is how many invalid bearer tokens one client
+	// address may send (token bucket of that size refilling over a
+	// minute); past it the address gets 429 before any token is checked.
+	// 0 turns the limit off.
+	AuthFailuresPerMinute int `yaml:"auth_failures_per_minute"`
 	// ExecConcurrency caps exec_code tools running at once; a call waits up
 	// to ExecWait for a slot, then fails with a retry hint.
 	ExecConcurrency int           `yaml:"exec_concurrency"`
 	ExecWait        time.Duration `yaml:"exec_wait"`
+	// Fair share, per caller (principal, or client address without
+	// authentication): MaxCallsPerCaller tool calls run at once, up to
+	// MaxQueuedPerCaller more wait for one of those slots (each for up to
+	// QueueWait), the arguments of its running and waiting calls total at
+	// most MaxBytesPerCaller bytes, and it holds at most ExecPerCaller of
+	// the ExecConcurrency slots. Over a cap: 429 rate_limited naming it.
+	// 0 = no cap (MaxQueuedPerCaller 0: no call waits).
+	MaxCallsPerCaller  int           `yaml:"max_calls_per_caller"`
+	MaxQueuedPerCaller int           `yaml:"max_queued_per_caller"`
+	QueueWait          time.Duration `yaml:"queue_wait"`
+	MaxBytesPerCaller  int64         `yaml:"max_bytes_per_caller"`
+	ExecPerCaller      int           `yaml:"exec_per_caller"`
 	// ReadTimeout bounds reading a whole request, headers and body; it
 	// ends once the body is in, so responses, streams and long calls are
 	// never cut. ReadHeaderTimout bounds the headers alone.
@@ -248,7 +265,8 @@ func DefaultConfig() Config {
 		Auth: AuthConfig{OIDC: OIDCConfig{JWKSRefresh: 15 * time.Minute}},
 		Limits: LimitsConfig{
 			MaxBodyBytes: 1 << 20, MaxArgBytes: 512 << 10, MaxArgDepth: 32, ToolTimeout: 120 * time.Second,
-			RatePerMinute: 600, ExecConcurrency: 2, ExecWait: 5 * time.Second,
+			RatePerMinute: 600, AuthFailuresPerMinute: 30, ExecConcurrency: 2, ExecWait: 5 * time.Second,
+			MaxCallsPerCaller: 4, MaxQueuedPerCaller: 16, QueueWait: 10 * time.Second, MaxBytesPerCaller: 512 << 10, ExecPerCaller: 1,
 			ReadTimeout: 30 * time.Second, ReadHeaderTimout: 10 * time.Second,
 			MaxStreams: 1000, MaxStreamsPerPrincipal: 32, MaxSessions: 10000, MaxSessionsPerPrincipal: 100,
 			MaxFileBytes: 16 << 20, MaxStepTypes: 16, MaxStepTypeBytes: 256 << 10,
@@ -318,6 +336,8 @@ var EnvNotConfig = []string{
 	"CURSUS_FUZZTIME",     // scripts/fuzz.sh
 	"CURSUS_TEST_SECRET",  // engine/validate tests: must not reach a script
 	"CURSUS_SANDBOX_LONG", // engine/sandbox and engine/validate tests: full-size hostile runs
+	// server.TestHeavyCallerCannotStarveALightOne: its control run
+	"CURSUS_TEST_NO_FAIR_SHARE",
 }
 
 // CheckEnv refuses CURSUS_* variables in environ ("NAME=value" entries, as
@@ -645,8 +665,14 @@ func (c Config) Validate() error {
 		v   int64
 	}{
 		{"limits.rate_per_minute", int64(c.Limits.RatePerMinute)},
+		{"limits.auth_failures_per_minute", int64(c.Limits.AuthFailuresPerMinute)},
 		{"limits.tool_timeout", int64(c.Limits.ToolTimeout)},
 		{"limits.exec_wait", int64(c.Limits.ExecWait)},
+		{"limits.max_calls_per_caller", int64(c.Limits.MaxCallsPerCaller)},
+		{"limits.max_queued_per_caller", int64(c.Limits.MaxQueuedPerCaller)},
+		{"limits.queue_wait", int64(c.Limits.QueueWait)},
+		{"limits.max_bytes_per_caller", c.Limits.MaxBytesPerCaller},
+		{"limits.exec_per_caller", int64(c.Limits.ExecPerCaller)},
 		{"limits.read_timeout", int64(c.Limits.ReadTimeout)},
 		{"limits.read_header_timeout", int64(c.Limits.ReadHeaderTimout)},
 		{"limits.max_streams", int64(c.Limits.MaxStreams)},

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5"
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/mark3labs/mcp-go/mcp"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
@@ -32,6 +33,7 @@ type guards struct {
 	argCap  int
 	rate    *rateLimiter
 	exec    *execLimiter
+	share   *fairShare
 	auth    *authenticator
 	metrics *metrics
 }
@@ -42,6 +44,7 @@ func newGuards(reg *registry.Registry, cfg Config, auth *authenticator, m *metri
 		g.rate = newRateLimiter(cfg.Limits.RatePerMinute, time.Now)
 	}
 	g.exec = &execLimiter{slots: make(chan struct{}, cfg.Limits.ExecConcurrency), wait: cfg.Limits.ExecWait}
+	g.share = newFairShare(cfg.Limits)
 	return g
 }
 
@@ -134,14 +137,34 @@ func (g *guards) rateLimit(transport string) func(http.Handler) http.Handler {
 	}
 }
 
-// isCharged reports whether a JSON-RPC POST body is a tools/call or an
-// initialize request.
+// isCharged reports whether a JSON-RPC POST body is charged: a
+// tools/call or an initialize request, and any body that is not one
+// well-formed message (trailing bytes, a batch, not JSON), which
+// oneJSONValue then refuses. A malformed body thus costs its sender as
+// much as a call, on every transport.
 func isCharged(st *requestState) bool {
 	if st == nil || len(st.body) == 0 {
 		return false
 	}
-	method := jsonrpcMethod(st.body)
-	return method == string(mcp.MethodToolsCall) || method == string(mcp.MethodInitialize)
+	method, ok := jsonrpcMethod(st.body)
+	return !ok || method == string(mcp.MethodToolsCall) || method == string(mcp.MethodInitialize)
+}
+
+// oneJSONValue refuses an MCP POST (streamable HTTP or legacy SSE
+// /message) whose body is not exactly one JSON value, with the JSON-RPC
+// parse error, before the MCP server sees it: mcp-go's legacy handler
+// would read the first value and ignore what follows. REST bodies are
+// held to the same rule by registry.DecodeArgs. rateLimit, before this,
+// has charged the body.
+func oneJSONValue(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		st := stateFrom(r.Context())
+		if r.Method != http.MethodPost || st == nil || st.body == nil || jsontext.Value(st.body).IsValid() {
+			next.ServeHTTP(w, r)
+			return
+		}
+		writeJSON(w, http.StatusBadRequest, []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error: the body must be one JSON-RPC message, valid JSON with nothing after it"}}`))
+	})
 }
 
 // restCallGuard applies the argument and exec limits to POST /call/{tool},
@@ -152,17 +175,23 @@ func (g *guards) restCallGuard(next http.Handler) http.Handler {
 		ctx := r.Context()
 		name := chi.URLParam(r, "tool")
 		st := stateFrom(ctx)
-		// A bad body is the handler's to report; it reuses this decode.
-		st.args, st.argsBad = registry.DecodeArgs(st.body)
-		args := st.args
-		st.call = &callInfo{st: st, argv: args, argCap: g.argCap}
+		st.call = &callInfo{st: st, argCap: g.argCap}
 		caller := st.caller()
-		if def, ok := g.reg.Lookup(name); ok && g.auth != nil {
-			if a := g.reg.AdmitCall(caller, def, args); a.Gate == registry.GateScope {
-				w.Header().Set("WWW-Authenticate", g.auth.challenge(r, `error="insufficient_scope"`, fmt.Sprintf("scope=%q", a.Scope)))
+		// The caller's share is taken on the body's size before the body
+		// is decoded: a call over it costs the server no decoding.
+		share, res, retry := g.takeShare(ctx, st.callerKey, int64(len(st.body)), caller, name, nil)
+		release := share
+		if res == nil {
+			// A bad body is the handler's to report; it reuses this decode.
+			st.args, st.argsBad = registry.DecodeArgs(st.body)
+			st.call.argv = st.args
+			if def, ok := g.reg.Lookup(name); ok && g.auth != nil {
+				if a := g.reg.AdmitCall(caller, def, st.args); a.Gate == registry.GateScope {
+					w.Header().Set("WWW-Authenticate", g.auth.challenge(r, `error="insufficient_scope"`, fmt.Sprintf("scope=%q", a.Scope)))
+				}
 			}
+			release, res, retry = g.preCall(ctx, share, caller, name, st.args)
 		}
-		release, res, retry := g.preCall(ctx, caller, name, args)
 		if res != nil {
 			status := statusFor(res)
 			if retry > 0 {
@@ -172,7 +201,14 @@ func (g *guards) restCallGuard(next http.Handler) http.Handler {
 			writeJSON(w, status, res.Encode())
 			return
 		}
-		defer release()
+		// handleCall hands the release to the registry, which runs it
+		// when the call's work ends; any other way out releases here.
+		st.call.release = release
+		defer func() {
+			if st.call.release != nil {
+				st.call.release()
+			}
+		}()
 		next.ServeHTTP(w, r)
 	})
 }
@@ -204,44 +240,89 @@ func (g *guards) admitMCPCall(ctx context.Context, info *callInfo, caller regist
 		}
 	}
 	info.argCap = g.argCap
-	release, res, _ := g.preCall(ctx, caller, name, req.Params.Arguments)
+	// The body may be a session's message of any kind: the call's size
+	// is measured from its arguments.
+	release, res, _ := g.preCall(ctx, nil, caller, name, req.Params.Arguments)
 	return ctx, release, res
 }
 
-// preCall checks a call's arguments and takes an exec slot for exec_code
+// takeShare takes the caller's fair share for a call of name carrying
+// size bytes (key is the caller, rateKey). args may be nil (REST takes
+// the share before decoding). A refusal is reported to metrics and logs
+// like any call and comes with the time to wait before retrying.
+func (g *guards) takeShare(ctx context.Context, key string, size int64, caller registry.Caller, name string, args map[string]any) (func(), *registry.Result, time.Duration) {
+	def, known := g.reg.Lookup(name)
+	exec := known && def.ExecCode && g.reg.AdmitCall(caller, def, args).Allowed
+	release, refusal, retry := g.share.acquire(ctx, key, size, exec)
+	if refusal != nil {
+		g.metrics.rateLimited.WithLabelValues(transportOf(caller)).Inc()
+		g.report(ctx, caller, def, known, args, refusal)
+	}
+	return release, refusal, retry
+}
+
+// report tells metrics and logs of a call refused before the registry.
+func (g *guards) report(ctx context.Context, caller registry.Caller, def *registry.ToolDef, known bool, args map[string]any, refusal *registry.Result) {
+	rec := registry.CallRecord{Caller: caller, Code: refusal.Code}
+	if known {
+		rec.Tool, rec.Gated = def.Name, registry.Gated(def, args)
+	}
+	reportCall(ctx, rec, false)
+}
+
+// preCall checks a call's arguments, takes the caller's fair share
+// (unless share is what it took already) and an exec slot for exec_code
 // tools the caller may run. A refusal comes back as the envelope to send
 // (reported to metrics and logs like any call), with retry > 0 when
-// trying again later can succeed.
-func (g *guards) preCall(ctx context.Context, caller registry.Caller, name string, args any) (release func(), res *registry.Result, retry time.Duration) {
-	release = func() {}
+// trying again later can succeed; the share is then returned. release
+// returns what the call holds, once.
+func (g *guards) preCall(ctx context.Context, share func(), caller registry.Caller, name string, args any) (release func(), res *registry.Result, retry time.Duration) {
 	def, known := g.reg.Lookup(name)
 	argMap, _ := args.(map[string]any) // anything else the registry refuses as invalid_input
-	refuse := func(r *registry.Result) (func(), *registry.Result, time.Duration) {
-		rec := registry.CallRecord{Caller: caller, Code: r.Code}
-		if known {
-			rec.Tool, rec.Gated = def.Name, registry.Gated(def, argMap)
+	refuse := func(r *registry.Result, retry time.Duration) (func(), *registry.Result, time.Duration) {
+		if share != nil {
+			share()
 		}
-		reportCall(ctx, rec, false)
-		return release, r, retry
+		g.report(ctx, caller, def, known, argMap, r)
+		return func() {}, r, retry
 	}
-	if size, depth := measureArgs(args, g.limits.MaxArgDepth); depth > g.limits.MaxArgDepth {
-		return refuse(registry.Fail(registry.CodeInvalidInput,
-			fmt.Sprintf("arguments are nested deeper than %d levels (limits.max_arg_depth)", g.limits.MaxArgDepth)))
-	} else if size > g.limits.MaxArgBytes {
-		return refuse(registry.Fail(registry.CodeInvalidInput,
-			fmt.Sprintf("arguments are about %d bytes, over the %d-byte limit (limits.max_arg_bytes)", size, g.limits.MaxArgBytes)).
-			Suggest("Pass large content as a file in the workspace and name its path instead."))
+	size, r := g.argsRefusal(args)
+	if r != nil {
+		return refuse(r, 0)
+	}
+	if share == nil {
+		var retry time.Duration
+		if share, r, retry = g.takeShare(ctx, stateFrom(ctx).callerKey, size, caller, name, argMap); r != nil {
+			return func() {}, r, retry
+		}
 	}
 	if !known || !def.ExecCode || !g.reg.AdmitCall(caller, def, argMap).Allowed {
-		return release, nil, 0
+		return share, nil, 0
 	}
-	if release, ok := g.exec.acquire(ctx); ok {
-		return release, nil, 0
+	if slot, ok := g.exec.acquire(ctx); ok {
+		return func() { slot(); share() }, nil, 0
 	}
-	retry = time.Second
 	return refuse(registry.Fail(registry.CodeRateLimited,
 		fmt.Sprintf("tool '%s' runs code and %d such calls are already running (limits.exec_concurrency); retry shortly", def.Name, cap(g.exec.slots))).
-		Suggest("Retry in a few seconds."))
+		WithDetails(map[string]any{"limit": "limits.exec_concurrency"}).
+		Suggest("Retry in a few seconds."), time.Second)
+}
+
+// argsRefusal is the invalid_input answer to arguments over
+// limits.max_arg_depth or limits.max_arg_bytes, nil for others; size is
+// their measured size.
+func (g *guards) argsRefusal(args any) (size int64, refusal *registry.Result) {
+	size, depth := measureArgs(args, g.limits.MaxArgDepth)
+	switch {
+	case depth > g.limits.MaxArgDepth:
+		return size, registry.Fail(registry.CodeInvalidInput,
+			fmt.Sprintf("arguments are nested deeper than %d levels (limits.max_arg_depth)", g.limits.MaxArgDepth))
+	case size > g.limits.MaxArgBytes:
+		return size, registry.Fail(registry.CodeInvalidInput,
+			fmt.Sprintf("arguments are about %d bytes, over the %d-byte limit (limits.max_arg_bytes)", size, g.limits.MaxArgBytes)).
+			Suggest("Pass large content as a file in the workspace and name its path instead.")
+	}
+	return size, nil
 }
 
 // measureArgs estimates the encoded size of decoded JSON arguments and
@@ -349,6 +430,22 @@ func (l *rateLimiter) allow(key string) (bool, time.Duration) {
 		return true, 0
 	}
 	return false, time.Duration((1 - lim.TokensAt(now)) / float64(l.perSec) * float64(time.Second))
+}
+
+// exhausted reports, without taking a token, whether key's bucket is
+// empty, and how long until it holds one again.
+func (l *rateLimiter) exhausted(key string) (bool, time.Duration) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	lim := l.limiters[key]
+	if lim == nil {
+		return false, 0
+	}
+	now := l.now()
+	if tokens := lim.TokensAt(now); tokens < 1 {
+		return true, time.Duration((1 - tokens) / float64(l.perSec) * float64(time.Second))
+	}
+	return false, 0
 }
 
 // sweep drops buckets that have refilled completely (idle at least a

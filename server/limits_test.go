@@ -125,9 +125,12 @@ func TestMeasureArgs(t *testing.T) {
 	}
 }
 
+// TestExecConcurrencyCap: the server-wide cap (one caller here, so its
+// own share, limits.exec_per_caller, is off).
 func TestExecConcurrencyCap(t *testing.T) {
 	o := newOpsEnv(t, map[string]string{
 		"CURSUS_MCP_ALLOW_SCRIPT_EXEC": "1", "CURSUS_LIMITS_EXEC_CONCURRENCY": "1", "CURSUS_LIMITS_EXEC_WAIT": "0s",
+		"CURSUS_LIMITS_EXEC_PER_CALLER": "0",
 	})
 	first := make(chan int, 1)
 	go func() {

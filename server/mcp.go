@@ -189,15 +189,21 @@ func toolHandler(reg *registry.Registry, s *mcpserver.MCPServer, name string) mc
 		if def, ok := reg.Lookup(name); ok && !st.selectedToolsets().has(def) {
 			return toolResult(outsideToolsets(reg, caller, st.selectedToolsets(), def).ForTool(name)), nil
 		}
+		// release returns what the call holds; the registry runs it when
+		// the call's work ends, every other way out runs it here.
+		var release func()
+		defer func() {
+			if release != nil {
+				release()
+			}
+		}()
 		if st != nil && st.guards != nil {
 			info := &callInfo{st: st, mcpMethod: string(mcp.MethodToolsCall), argv: req.Params.Arguments}
 			ctx = withCallInfo(ctx, info)
-			var release func()
 			var refusal *registry.Result
 			if ctx, release, refusal = st.guards.admitMCPCall(ctx, info, caller, name, req); refusal != nil {
 				return toolResult(refusal.ForTool(name)), nil
 			}
-			defer release()
 		}
 		ctx = registry.WithCaller(ctx, caller)
 		var sent atomic.Int64
@@ -231,6 +237,10 @@ func toolHandler(reg *registry.Registry, s *mcpserver.MCPServer, name string) mc
 		if bad != nil {
 			res = bad.ForTool(name)
 		} else {
+			if release != nil {
+				ctx = registry.WithWorkEnd(ctx, release)
+				release = nil
+			}
 			res = reg.Call(ctx, name, args)
 		}
 		return toolResult(res), nil

@@ -85,6 +85,21 @@ const codeOK = "ok"
 // the name itself is client-controlled and would blow up cardinality.
 const unknownTool = "unknown"
 
+// watchAbandoned exports reg's abandoned calls: answered at their
+// deadline, or when their caller left, while their work runs on.
+func (m *metrics) watchAbandoned(reg *registry.Registry) {
+	m.registry.MustRegister(
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "cursus_tool_calls_abandoned",
+			Help: "Tool calls answered at their deadline (or when their caller left) whose work still runs; each keeps its caller's share until it ends.",
+		}, func() float64 { return float64(reg.Abandoned()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "cursus_tool_calls_abandoned_total",
+			Help: "Tool calls answered at their deadline (or when their caller left) before their work ended.",
+		}, func() float64 { return float64(reg.AbandonedTotal()) }),
+	)
+}
+
 func newMetrics() *metrics {
 	m := &metrics{
 		registry: prometheus.NewRegistry(),
@@ -120,7 +135,7 @@ func newMetrics() *metrics {
 		}),
 		rateLimited: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "cursus_rate_limited_total",
-			Help: "Tool calls refused with 429 by the per-principal rate limit, by transport.",
+			Help: "Requests refused with 429 by the per-caller rate limit or fair share, by transport (auth: an address over its failed logins).",
 		}, []string{"transport"}),
 		authFailures: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "cursus_auth_failures_total",

@@ -21,7 +21,7 @@ func (g *guards) remoteCaller(transport string) func(http.Handler) http.Handler 
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			st := stateFrom(r.Context())
-			st.transport, st.guards = transport, g
+			st.transport, st.guards, st.callerKey = transport, g, rateKey(r)
 			next.ServeHTTP(w, r)
 		})
 	}
@@ -29,10 +29,11 @@ func (g *guards) remoteCaller(transport string) func(http.Handler) http.Handler 
 
 // checkOrigin refuses a request whose Origin header is present and not on
 // the allow-list (DNS-rebinding protection). Requests without an Origin
-// (curl, SDK clients) pass. An allow-list entry matches scheme and host;
-// the port is ignored so local tools on any port work.
+// (curl, SDK clients) pass. An allow-list entry matches scheme and host,
+// and its port when it names one: "http://localhost:3000" admits that
+// port only, while "http://localhost" admits local tools on any port.
 func checkOrigin(allowed []string) func(http.Handler) http.Handler {
-	type origin struct{ scheme, host string }
+	type origin struct{ scheme, host, port string }
 	var list []origin
 	wildcard := false
 	for _, a := range allowed {
@@ -41,18 +42,23 @@ func checkOrigin(allowed []string) func(http.Handler) http.Handler {
 			continue
 		}
 		if u, err := url.Parse(a); err == nil {
-			list = append(list, origin{u.Scheme, u.Hostname()})
+			list = append(list, origin{strings.ToLower(u.Scheme), strings.ToLower(u.Hostname()), u.Port()})
 		}
+	}
+	admitted := func(o string) bool {
+		u, err := url.Parse(o)
+		if err != nil {
+			return false
+		}
+		scheme, host, port := strings.ToLower(u.Scheme), strings.ToLower(u.Hostname()), u.Port()
+		return slices.ContainsFunc(list, func(a origin) bool {
+			return a.scheme == scheme && a.host == host && (a.port == "" || a.port == port)
+		})
 	}
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			o := r.Header.Get("Origin")
-			if o == "" || wildcard {
-				next.ServeHTTP(w, r)
-				return
-			}
-			u, err := url.Parse(o)
-			if err == nil && slices.Contains(list, origin{u.Scheme, u.Hostname()}) {
+			if o == "" || wildcard || admitted(o) {
 				next.ServeHTTP(w, r)
 				return
 			}

@@ -67,13 +67,19 @@ type opsEnv struct {
 
 	execStarted chan struct{}
 	execRelease chan struct{}
+	// opstest.hold and opstest.stubborn signal holdStarted and run until
+	// holdRelease is closed; hold ends at its deadline too, stubborn
+	// ignores it.
+	holdStarted chan struct{}
+	holdRelease chan struct{}
 }
 
 func newOpsEnv(t *testing.T, env map[string]string) *opsEnv {
 	t.Helper()
 	cfg, deps := testConfig(t, env)
 	o := &opsEnv{cfg: cfg, logs: &syncBuffer{}, spans: tracetest.NewInMemoryExporter(),
-		execStarted: make(chan struct{}, 8), execRelease: make(chan struct{})}
+		execStarted: make(chan struct{}, 8), execRelease: make(chan struct{}),
+		holdStarted: make(chan struct{}, 64), holdRelease: make(chan struct{})}
 	nss := append(handlers.Namespaces(deps), gatedTestNamespace, o.namespace)
 	reg, err := registry.New(registry.Options{
 		Policy: cfg.Policy(), Timeout: cfg.Limits.ToolTimeout, PerToolTimeout: cfg.Limits.ToolTimeouts,
@@ -91,10 +97,12 @@ func newOpsEnv(t *testing.T, env map[string]string) *opsEnv {
 	t.Cleanup(func() { _ = o.srv.stream.Shutdown(context.Background()) })
 	t.Cleanup(o.srv.auth.close) // the JWKS refresh, likewise
 	t.Cleanup(func() {
-		select {
-		case <-o.execRelease:
-		default:
-			close(o.execRelease)
+		for _, c := range []chan struct{}{o.execRelease, o.holdRelease} {
+			select {
+			case <-c:
+			default:
+				close(c)
+			}
 		}
 	})
 	return o
@@ -120,6 +128,26 @@ func (o *opsEnv) namespace() (registry.Namespace, error) {
 					return nil, ctx.Err()
 				}
 				return map[string]any{"ran": true}, nil
+			}),
+			registry.Define(registry.ToolDef{
+				Name: "opstest.hold", Description: "Runs until the test releases it or its deadline.", When: "In fair-share tests.",
+				Examples: []string{`opstest.hold {}  # blocks`},
+			}, func(ctx context.Context, _ echoArgs) (map[string]any, error) {
+				o.holdStarted <- struct{}{}
+				select {
+				case <-o.holdRelease:
+				case <-ctx.Done():
+					return nil, ctx.Err()
+				}
+				return map[string]any{"held": true}, nil
+			}),
+			registry.Define(registry.ToolDef{
+				Name: "opstest.stubborn", Description: "Runs until the test releases it, ignoring its deadline.", When: "In deadline tests.",
+				Examples: []string{`opstest.stubborn {}  # blocks`},
+			}, func(context.Context, noArgs) (map[string]any, error) {
+				o.holdStarted <- struct{}{}
+				<-o.holdRelease
+				return map[string]any{"held": true}, nil
 			}),
 			registry.Define(registry.ToolDef{
 				Name: "opstest.sleep", Description: "Sleeps for ms milliseconds.", When: "In timeout tests.",

@@ -58,10 +58,25 @@ func (s *Server) handleCall() http.HandlerFunc {
 			args, converted, res = variantArgs(r, def, args)
 			if converted {
 				text = nil // the body is in the variant's shape, args in the tool's
+				// A variant sends free-form objects as strings of JSON:
+				// decoded, they face the depth and size limits again.
+				if st.guards != nil {
+					if _, refusal := st.guards.argsRefusal(args); refusal != nil {
+						res = refusal.ForTool(name)
+						reportCall(r.Context(), registry.CallRecord{Caller: st.caller(), Tool: def.Name, Code: res.Code, Gated: registry.Gated(def, args)}, false)
+					}
+				}
 			}
 		}
 		if res == nil {
-			res = s.deps.Registry.CallJSON(registry.WithCaller(r.Context(), st.caller()), name, args, text)
+			ctx := registry.WithCaller(r.Context(), st.caller())
+			if st.call != nil && st.call.release != nil {
+				// Released when the call's work ends (restCallGuard
+				// releases it on every other way out).
+				ctx = registry.WithWorkEnd(ctx, st.call.release)
+				st.call.release = nil
+			}
+			res = s.deps.Registry.CallJSON(ctx, name, args, text)
 		}
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(statusFor(res))

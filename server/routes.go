@@ -15,9 +15,11 @@ import (
 func (s *Server) routes() http.Handler {
 	cfg := s.deps.Config
 	tel := newTelemetry(s.deps)
+	tel.metrics.watchAbandoned(s.deps.Registry)
 	auth := newAuthenticator(cfg, s.deps.Logger)
 	s.auth = auth
 	g := newGuards(s.deps.Registry, cfg, auth, tel.metrics)
+	s.share = g.share
 
 	if cfg.MCP.Stateful {
 		s.sessions = newSessions(cfg.MCP.SessionIdleTTL, cfg.Limits, tel.metrics.mcpSessions.Add)
@@ -70,13 +72,13 @@ func (s *Server) routes() http.Handler {
 
 	r.Group(func(r chi.Router) {
 		r.Use(limitBody(cfg.Limits.MaxBodyBytes), auth.middleware(tel.metrics), g.readBody)
-		mcpRoute := r.With(g.remoteCaller("mcp"), g.rateLimit("mcp"), s.selectToolsets(true), s.streams.track)
+		mcpRoute := r.With(g.remoteCaller("mcp"), g.rateLimit("mcp"), oneJSONValue, s.selectToolsets(true), s.streams.track)
 		mcpRoute.Handle("/mcp", s.handleMCP())
 		// The remote GitHub MCP server's form of a toolset selection.
 		mcpRoute.Handle("/mcp/x/{toolsets}", s.handleMCP())
 		if s.sse != nil {
 			r.With(g.remoteCaller("sse"), s.selectToolsets(true), s.streams.track).Handle("/sse", s.sse.SSEHandler())
-			r.With(g.remoteCaller("sse"), s.sseOwners.check, g.rateLimit("sse"), s.selectToolsets(true)).Handle("/message", s.sse.MessageHandler())
+			r.With(g.remoteCaller("sse"), s.sseOwners.check, g.rateLimit("sse"), oneJSONValue, s.selectToolsets(true)).Handle("/message", s.sse.MessageHandler())
 		}
 		r.With(g.remoteCaller("rest"), s.selectToolsets(false)).Get("/tools", s.handleListTools())
 		r.With(g.remoteCaller("rest"), g.rateLimit("rest"), s.selectToolsets(false), g.restCallGuard).Post("/call/{tool}", s.handleCall())

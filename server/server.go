@@ -40,6 +40,8 @@ type Server struct {
 	stream  *mcpserver.StreamableHTTPServer
 	sse     *mcpserver.SSEServer
 	auth    *authenticator // its JWKS refresh stops at shutdown
+	// share is the per-caller fair share of tool calls (see fairShare).
+	share *fairShare
 	// sessions is the stateful-mode session table (nil when stateless).
 	sessions *sessions
 	streams  *streams

@@ -173,7 +173,7 @@ func (t *sessions) admit(w http.ResponseWriter, r *http.Request, st *requestStat
 	// mcp-go sees no id, so it gives each POST a session (and so a
 	// notification queue) of its own; a GET gets the id back below.
 	r.Header.Del(mcpserver.HeaderKeySessionID)
-	if r.Method == http.MethodPost && jsonrpcMethod(st.body) == string(mcp.MethodInitialize) {
+	if method, _ := jsonrpcMethod(st.body); r.Method == http.MethodPost && method == string(mcp.MethodInitialize) {
 		id, refusal := t.start(owner)
 		if refusal != nil {
 			writeOverQuota(w, refusal)
@@ -217,14 +217,14 @@ func (t *sessions) admit(w http.ResponseWriter, r *http.Request, st *requestStat
 	}
 }
 
-// jsonrpcMethod is the method of a JSON-RPC message ("" for a response or
-// anything else).
-func jsonrpcMethod(body []byte) string {
+// jsonrpcMethod is the method of a JSON-RPC message ("" for a response);
+// ok is false when body is not one JSON object.
+func jsonrpcMethod(body []byte) (method string, ok bool) {
 	var msg struct {
 		Method string `json:"method"`
 	}
 	if json.Unmarshal(body, &msg) != nil {
-		return ""
+		return "", false
 	}
-	return msg.Method
+	return msg.Method, true
 }

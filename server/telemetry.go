@@ -4,8 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"net/http"
-	"os"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -82,6 +80,9 @@ type requestState struct {
 	// session, which has no guards).
 	transport string
 	guards    *guards
+	// callerKey is whom the request's tool calls are charged to
+	// (rateKey), set by remoteCaller.
+	callerKey string
 	// traced is set when the request carried trace context: with tracing
 	// off, a tool call's log line has a trace id only then.
 	traced bool
@@ -166,28 +167,16 @@ func requestIDFrom(ctx context.Context) string {
 
 const requestIDHeader = "X-Request-Id"
 
-// requestIDPrefix makes ids unique across replicas and restarts; a
-// counter makes them unique within this process.
-var (
-	requestIDPrefix = newRequestIDPrefix()
-	requestCounter  atomic.Uint64
-)
-
-func newRequestIDPrefix() string {
-	host, err := os.Hostname()
-	if err != nil || host == "" {
-		host = "localhost"
-	}
-	return host + "/" + rand.Text()[:10] + "-"
-}
-
 // requestID is the caller's X-Request-Id when it is a short token (so a
-// proxy's id ties our log lines to its own), otherwise a new one.
+// proxy's id ties our log lines to its own), otherwise a new random one:
+// 128 bits from crypto/rand per request, naming no host and drawn from no
+// shared counter, so an id tells a caller nothing of the server or of
+// anyone else's traffic.
 func requestID(r *http.Request) string {
 	if id := r.Header.Get(requestIDHeader); id != "" && len(id) <= 128 && !strings.ContainsFunc(id, notIDChar) {
 		return id
 	}
-	return requestIDPrefix + strconv.FormatUint(requestCounter.Add(1), 10)
+	return rand.Text()
 }
 
 func notIDChar(c rune) bool {
@@ -208,6 +197,9 @@ type callInfo struct {
 	summary   []byte
 	whole     bool
 	done      bool
+	// release, on REST, returns what the call holds (see
+	// restCallGuard).
+	release func()
 }
 
 // args is the redacted summary of the arguments (see summarizeArgs),

@@ -367,3 +367,30 @@ func TestVariantArgumentsAreAccepted(t *testing.T) {
 		t.Errorf("strict=maybe: %d", status)
 	}
 }
+
+// TestVariantArgumentsFaceTheDepthLimit: a free-form object sent as a
+// string of JSON (?strict=true, ?format=gemini) is held to
+// limits.max_arg_depth once decoded, as the same object sent plainly is:
+// a string-encoded DAG nested 9,000 deep is invalid_input naming the
+// limit, not decoded and handed on.
+func TestVariantArgumentsFaceTheDepthLimit(t *testing.T) {
+	env := newTestEnv(t, nil)
+	deep := strings.Repeat(`{"a":`, 9000) + `1` + strings.Repeat(`}`, 9000)
+	deepString, _ := json.Marshal(deep)
+	for _, c := range []struct{ query, body string }{
+		{"?strict=true", `{"dag": ` + string(deepString) + `, "dag_file": null, "edges": null, "nodes": null, "step_names": null}`},
+		{"?format=gemini", `{"dag": ` + string(deepString) + `}`},
+		{"", `{"dag": ` + deep + `}`},
+	} {
+		resp, err := http.Post(env.ts.URL+"/call/validate.deps_resolve"+c.query, "application/json", strings.NewReader(c.body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var e map[string]any
+		_ = json.NewDecoder(resp.Body).Decode(&e)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusBadRequest || e["code"] != "invalid_input" || !strings.Contains(fmt.Sprint(e["error"]), "limits.max_arg_depth") {
+			t.Errorf("%q: %d %v, want 400 invalid_input naming limits.max_arg_depth", c.query, resp.StatusCode, e)
+		}
+	}
+}

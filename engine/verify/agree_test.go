@@ -57,7 +57,7 @@ func TestPreflightCoversAlignmentOnBuiltinSteps(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := &Suite{Steps: c, Config: sc, Root: root}
-	for _, search := range []ScriptSearch{{SourceDir: "scripts"}, {SourceDir: "no-such-dir"}} {
+	for _, search := range []ScriptSearch{{SourceDir: "scripts"}, {SourceDir: "data"}} {
 		for _, n := range c.Names() {
 			preflightCovers(t, s, n, search)
 		}

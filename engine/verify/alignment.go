@@ -46,6 +46,9 @@ func (s *Suite) Alignment(ctx context.Context, targets []string, search ScriptSe
 		targets, rep.Scope, rep.TargetScripts = s.Steps.Names(), "all_steps", nil
 	}
 	search.ScriptPath = "" // one path cannot be every step's script
+	if err := s.CheckSearch(search); err != nil {
+		return nil, err
+	}
 	for i, name := range targets {
 		if err := ctx.Err(); err != nil {
 			return nil, err

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/cursus-dev/cursus/engine/steps"
+	"github.com/cursus-dev/cursus/engine/workspace"
 )
 
 // maxInterfaceBytes bounds a .step.yaml file read for validation.
@@ -120,6 +121,11 @@ func (s *Suite) interfaceFiles(p string) ([]string, error) {
 	fsys := s.files()
 	fi, err := fs.Stat(fsys, name)
 	if err != nil {
+		if path.IsAbs(p) && errors.Is(err, fs.ErrNotExist) {
+			// "Not found" would tell an absolute path inside the
+			// workspace from one outside it.
+			err = &workspace.FileError{Path: p, Reason: "does not exist"}
+		}
 		return nil, &PathError{Arg: "path", Err: err}
 	}
 	if !fi.IsDir() {
@@ -134,6 +140,9 @@ func (s *Suite) interfaceFiles(p string) ([]string, error) {
 		if e.Type().IsRegular() && strings.HasSuffix(e.Name(), steps.FileSuffix) {
 			files = append(files, path.Join(name, e.Name()))
 		}
+	}
+	if len(files) == 0 && path.IsAbs(p) {
+		return nil, &PathError{Arg: "path", Err: &workspace.FileError{Path: p, Reason: "holds no " + steps.FileSuffix + " files"}}
 	}
 	if len(files) == 0 {
 		return nil, &NotFoundError{Msg: fmt.Sprintf("'path': no %s files in %s", steps.FileSuffix, p)}

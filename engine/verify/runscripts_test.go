@@ -50,7 +50,7 @@ func TestPlanScriptsRejects(t *testing.T) {
 			func(err error) bool {
 				return errors.As(err, &path) && path.Error() == "'sample_inputs."+node+".input_data': file not found"
 			}},
-		{"no script", RunScriptsRequest{Nodes: []string{node}, Search: ScriptSearch{SourceDir: "elsewhere"}},
+		{"no script", RunScriptsRequest{Nodes: []string{node}, Search: ScriptSearch{SourceDir: "."}},
 			func(err error) bool { return errors.As(err, &noScript) && noScript.Node == node }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -82,6 +82,9 @@ func (s *Suite) Step(name, jobType string) (*steps.Interface, steps.Resolution, 
 // directory, a pipe, unreadable), are *PathError; a script not found is
 // not an error.
 func (s *Suite) FindScript(iface *steps.Interface, search ScriptSearch) (Script, error) {
+	if err := s.CheckSearch(search); err != nil {
+		return Script{}, err
+	}
 	if search.ScriptPath != "" {
 		name, data, err := s.readLimited(search.ScriptPath, maxScriptBytes)
 		if err != nil {
@@ -133,6 +136,36 @@ func (s *Suite) FindScript(iface *steps.Interface, search ScriptSearch) (Script,
 	return found, nil
 }
 
+// CheckSearch refuses directories named to search for scripts
+// (source_dir, else workspace_dirs) that are not directories of the
+// workspace or of the call's inline files: one that does not exist, or a
+// file, would otherwise be searched in vain and every script reported
+// missing, or the check passed. The error is a *PathError naming the
+// argument.
+func (s *Suite) CheckSearch(search ScriptSearch) error {
+	dirs, arg := search.WorkspaceDirs, "workspace_dirs"
+	if search.SourceDir != "" {
+		dirs, arg = []string{search.SourceDir}, "source_dir"
+	}
+	for _, dir := range dirs {
+		name, err := s.Root.FSPath(dir)
+		if err != nil {
+			return &PathError{Arg: arg, Err: err}
+		}
+		fi, err := fs.Stat(s.files(), name)
+		switch {
+		case err == nil && fi.IsDir():
+		case err == nil:
+			return &PathError{Arg: arg, Err: &workspace.FileError{Path: dir, Reason: "is a file, not a directory"}}
+		case errors.Is(err, fs.ErrNotExist):
+			return &PathError{Arg: arg, Err: &workspace.FileError{Path: dir, Reason: "is not a directory in the workspace: it does not exist"}}
+		default:
+			return &PathError{Arg: arg, Err: err}
+		}
+	}
+	return nil
+}
+
 // absentError is a file readLimited could not find (its stat failed);
 // its other errors are about a file that is there.
 type absentError struct{ error }
@@ -156,6 +189,11 @@ func (s *Suite) readLimited(p string, limit int64) (string, []byte, error) {
 	fsys := s.files()
 	fi, err := fs.Stat(fsys, name)
 	if err != nil {
+		if path.IsAbs(p) && errors.Is(err, fs.ErrNotExist) {
+			// Told apart from "outside the workspace", "not found"
+			// would confirm a guess of where the workspace lies.
+			return name, nil, &workspace.FileError{Path: p, Reason: "does not exist"}
+		}
 		return name, nil, absentError{err}
 	}
 	if fi.IsDir() {

@@ -290,7 +290,7 @@ func (r *Root) ReadRegular(p string, limit int64) (string, []byte, error) {
 	limit = min(limit, r.maxRead)
 	f, err := r.root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
-		return "", nil, r.classify(p, err)
+		return "", nil, r.classify(p, absent(p, err))
 	}
 	defer f.Close()
 	if err := checkRegular(p, f); err != nil {
@@ -309,6 +309,18 @@ func (r *Root) ReadRegular(p string, limit int64) (string, []byte, error) {
 		return "", nil, &LimitError{Path: p, Limit: limit, ReadCap: limit == r.maxRead}
 	}
 	return filepath.Join(r.dir, rel), data, nil
+}
+
+// absent is err, or for an absolute path p that is not there a
+// *FileError: a caller may give an absolute path without knowing where
+// the workspace lies, and "not found" would tell it that the path is
+// inside (an absolute path outside is an *EscapeError, which the tool
+// layer answers alike).
+func absent(p string, err error) error {
+	if filepath.IsAbs(p) && errors.Is(err, fs.ErrNotExist) {
+		return &FileError{Path: p, Reason: "does not exist"}
+	}
+	return err
 }
 
 // checkRegular refuses an opened file that is not a regular file.

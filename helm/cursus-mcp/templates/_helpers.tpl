@@ -161,6 +161,12 @@ so the chart refuses to render instead of shipping a crash-looping pod.
     "rate_per_minute" $c.limits.ratePerMinute
     "exec_concurrency" $c.limits.execConcurrency
     "exec_wait" $c.limits.execWait
+    "max_calls_per_caller" $c.limits.maxCallsPerCaller
+    "max_queued_per_caller" $c.limits.maxQueuedPerCaller
+    "queue_wait" $c.limits.queueWait
+    "max_bytes_per_caller" $c.limits.maxBytesPerCaller
+    "exec_per_caller" $c.limits.execPerCaller
+    "auth_failures_per_minute" $c.limits.authFailuresPerMinute
     "read_timeout" $c.limits.readTimeout
     "read_header_timeout" $c.limits.readHeaderTimeout
     "max_streams" $c.limits.maxStreams
