@@ -216,7 +216,7 @@ func compileError(err error) error {
 	var ie *compiler.InputError
 	var ae *sagemaker.AWSError
 	var unreachable *sagemaker.UnreachableError
-	var ma *compiler.MissingArtifactsError
+	var mc *compiler.MissingCodeError
 	switch {
 	case errors.As(err, &ue):
 		fix := "Replace the node with a public step type."
@@ -247,10 +247,11 @@ func compileError(err error) error {
 		return registry.Errorf(registry.CodeUpsertFailed, "%s", unreachable.Error()).
 			WithDetails(map[string]any{"service": unreachable.Service, "operation": unreachable.Op}).
 			Suggest("The server could not connect to AWS; retry later, or ask the operator to check its network, aws.region and aws.endpoint.")
-	case errors.As(err, &ma):
-		return registry.Errorf(registry.CodeUpsertFailed, "%s", ma.Error()).
-			WithDetails(map[string]any{"missing": ma.Local}).
-			Suggest("Create the listed scripts (or fix source_dir / entry points) before deploying.", "project.init", "author.check_script")
+	case errors.As(err, &mc):
+		return registry.Errorf(registry.CodeValidationFailed, "%s", mc.Error()).
+			WithDetails(map[string]any{"missing_code": mc.Steps}).
+			Suggest("Send each listed script in files (or the workspace), or point source_dir and the entry point at code you have; steps.code shows a built-in step's code to start from.",
+				"steps.code", "author.check_script")
 	case errors.As(err, &be):
 		return registry.Errorf(registry.CodeConfigInvalid, "%s", be.Error()).
 			WithDetails(map[string]any{"node": be.Node, "step": be.StepName}).

@@ -37,18 +37,17 @@ const MaxSourceDirBytes = 64 << 20
 // <pipeline>/code/<sha256 of the folder>/<folder name>/<relative path>, so
 // the folder's files share one prefix. SHA256 is that content address.
 type Artifact struct {
-	Kind   string   `json:"kind"`
-	Local  string   `json:"local"` // workspace-relative file or directory ("" for generated text)
+	Kind string `json:"kind"`
+	// Local is the workspace-relative file or directory, builtin:<path> for
+	// built-in step code (BuiltinPrefix), "" for generated text.
+	Local  string   `json:"local"`
 	S3URI  string   `json:"s3_uri"`
 	Bucket string   `json:"bucket"`
 	Key    string   `json:"key"`
 	SHA256 string   `json:"sha256,omitempty"`
 	Size   int      `json:"size"`
 	Steps  []string `json:"steps"`
-	// Missing: the local file or directory does not exist. Compiling
-	// warns; uploading refuses.
-	Missing bool   `json:"missing,omitempty"`
-	Data    []byte `json:"-"`
+	Data   []byte   `json:"-"`
 }
 
 // artifactSet collects artifacts, one per S3 key.
@@ -63,25 +62,18 @@ func newArtifactSet(bucket, pipeline string) *artifactSet {
 }
 
 // add registers data under its content address and returns its S3 URI.
-func (s *artifactSet) add(kind, local, name string, data []byte, missing bool, step string) string {
-	if missing {
-		return s.put(kind, local, "", name, nil, true, step)
-	}
-	return s.put(kind, local, digestOf(data), name, data, false, step)
+func (s *artifactSet) add(kind, local, name string, data []byte, step string) string {
+	return s.put(kind, local, digestOf(data), name, data, step)
 }
 
-// put registers data at <pipeline>/code/<digest>/<name> ("missing" in
-// place of the digest of a missing file) and returns its S3 URI.
-func (s *artifactSet) put(kind, local, digest, name string, data []byte, missing bool, step string) string {
-	seg := digest
-	if missing {
-		seg = "missing"
-	}
-	key := s.codeKey(seg + "/" + name)
+// put registers data at <pipeline>/code/<digest>/<name> and returns its S3
+// URI.
+func (s *artifactSet) put(kind, local, digest, name string, data []byte, step string) string {
+	key := s.codeKey(digest + "/" + name)
 	a, ok := s.byKey[key]
 	if !ok {
 		a = &Artifact{Kind: kind, Local: local, Bucket: s.bucket, Key: key, S3URI: "s3://" + s.bucket + "/" + key,
-			SHA256: digest, Size: len(data), Missing: missing, Data: data}
+			SHA256: digest, Size: len(data), Data: data}
 		s.byKey[key] = a
 		s.order = append(s.order, key)
 	}
@@ -104,7 +96,7 @@ func digestOf(data []byte) string {
 func (s *artifactSet) addDir(local, name string, files map[string][]byte, step string) string {
 	digest := dirDigest(files)
 	for _, rel := range slices.Sorted(maps.Keys(files)) {
-		s.put(KindInput, path.Join(local, rel), digest, name+"/"+rel, files[rel], false, step)
+		s.put(KindInput, path.Join(local, rel), digest, name+"/"+rel, files[rel], step)
 	}
 	return "s3://" + s.bucket + "/" + s.codeKey(digest+"/"+name+"/")
 }
@@ -226,27 +218,28 @@ func collectDir(ctx context.Context, fsys fs.FS, dir string) (files map[string][
 // path, fixed mtime, owner and modes, no gzip name or time. extra files
 // (path → bytes) are added or replace files of the same path. The files
 // are those collectDir keeps.
-func packSourceDir(ctx context.Context, fsys fs.FS, dir string, extra map[string][]byte) (data []byte, missing bool, err error) {
+func packSourceDir(ctx context.Context, fsys fs.FS, dir string, extra map[string][]byte) ([]byte, error) {
 	files, missing, err := collectDir(ctx, fsys, dir)
 	if errors.Is(err, errTooLarge) {
-		return nil, false, fmt.Errorf("source dir %w; point source_dir at the scripts only", err)
+		return nil, fmt.Errorf("source dir %w; point source_dir at the scripts only", err)
 	}
-	if err != nil || missing {
-		return nil, missing, err
+	if err != nil {
+		return nil, err
 	}
-	data, err = packFiles(files, extra)
-	return data, false, err
+	if missing {
+		return nil, fmt.Errorf("source dir %s: %w", cleanRel(dir), fs.ErrNotExist)
+	}
+	return packFiles(files, extra)
 }
 
 // packScript packs one script, at the tarball's root, with the extra
 // files: the source directory of a step that has none configured.
-func packScript(fsys fs.FS, script string, extra map[string][]byte) (data []byte, missing bool, err error) {
-	b, missing, err := readSource(fsys, script)
-	if err != nil || missing {
-		return nil, missing, err
+func packScript(fsys fs.FS, script string, extra map[string][]byte) ([]byte, error) {
+	b, err := fs.ReadFile(fsys, cleanRel(script))
+	if err != nil {
+		return nil, err
 	}
-	data, err = packFiles(map[string][]byte{path.Base(script): b}, extra)
-	return data, false, err
+	return packFiles(map[string][]byte{path.Base(script): b}, extra)
 }
 
 // packFiles writes files and extra (which wins on the same path) as a

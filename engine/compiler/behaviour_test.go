@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	iofs "io/fs"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -47,8 +48,8 @@ func TestChangingOneScriptChangesOnlyItsArtifact(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, a := range before.Artifacts {
-		if a.Missing {
-			t.Fatalf("artifact %s missing", a.Local)
+		if strings.HasPrefix(a.Local, BuiltinPrefix) {
+			t.Fatalf("artifact %s: built-in code used where the workspace has the script", a.Local)
 		}
 		if !strings.HasPrefix(a.Key, before.PipelineName+"/code/"+a.SHA256+"/") {
 			t.Fatalf("key %s is not content-addressed", a.Key)
@@ -93,12 +94,12 @@ func TestSourceDirTarballIsReproducible(t *testing.T) {
 		"src/__pycache__/x.pyc": {Data: []byte("junk")},
 		"src/.git/HEAD":         {Data: []byte("junk")},
 	}
-	one, missing, err := packSourceDir(context.Background(), fs, "src", map[string][]byte{"hyperparams/hyperparameters.json": []byte("{}")})
-	if err != nil || missing {
-		t.Fatal(err, missing)
+	one, err := packSourceDir(context.Background(), fs, "src", map[string][]byte{"hyperparams/hyperparameters.json": []byte("{}")})
+	if err != nil {
+		t.Fatal(err)
 	}
 	fs["src/a.py"].ModTime = fixedTime(99)
-	two, _, _ := packSourceDir(context.Background(), fs, "./src/", map[string][]byte{"hyperparams/hyperparameters.json": []byte("{}")})
+	two, _ := packSourceDir(context.Background(), fs, "./src/", map[string][]byte{"hyperparams/hyperparameters.json": []byte("{}")})
 	if !bytes.Equal(one, two) {
 		t.Fatal("mtime changed the tarball")
 	}
@@ -124,8 +125,8 @@ func TestSourceDirTarballIsReproducible(t *testing.T) {
 	if got := strings.Join(names, ","); got != "a.py,b.py,hyperparams/hyperparameters.json,pkg/c.py" {
 		t.Fatalf("entries %s", got)
 	}
-	if _, missing, _ := packSourceDir(context.Background(), fs, "nope", nil); !missing {
-		t.Fatal("absent dir not reported missing")
+	if _, err := packSourceDir(context.Background(), fs, "nope", nil); !errors.Is(err, iofs.ErrNotExist) {
+		t.Fatalf("absent dir: %v, want not found", err)
 	}
 }
 
@@ -134,31 +135,34 @@ func TestSourceDirReadStopsWhenCancelled(t *testing.T) {
 	fs := fstest.MapFS{"src/a.py": {Data: []byte("a")}, "src/b.py": {Data: []byte("b")}}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, _, err := packSourceDir(ctx, fs, "src", nil); !errors.Is(err, context.Canceled) {
+	if _, err := packSourceDir(ctx, fs, "src", nil); !errors.Is(err, context.Canceled) {
 		t.Fatalf("packSourceDir after cancel = %v, want context.Canceled", err)
 	}
 }
 
-func TestMissingScriptsWarnAtCompileAndFailUpsert(t *testing.T) {
+// A compile without caller code packs the built-in code of every step,
+// and upsert uploads it like any other artifact.
+func TestBuiltinCodeServesStepsWithoutCallerCode(t *testing.T) {
 	in := sampleInput(t, e2eDAG())
 	res, err := Compile(context.Background(), in)
 	if err != nil {
 		t.Fatal(err)
 	}
-	found := false
 	for _, w := range res.Warnings {
-		if strings.Contains(w, "not found") {
-			found = true
+		if strings.Contains(w, "built-in code") || strings.Contains(w, "not found") {
+			t.Errorf("warning about code: %s", w)
 		}
 	}
-	if !found {
-		t.Fatalf("no missing-script warning in %v", res.Warnings)
+	if strings.Contains(string(res.JSON), "/code/missing/") {
+		t.Fatal("the definition names a missing-code placeholder")
 	}
 	f := sagemakertest.NewFakeAWS(t)
-	_, err = Upsert(context.Background(), fakeDeployer(t, f), res, "")
-	var me *MissingArtifactsError
-	if !errors.As(err, &me) || len(f.Calls()) != 0 {
-		t.Fatalf("want MissingArtifactsError before any call, got %v (%d calls)", err, len(f.Calls()))
+	rep, err := Upsert(context.Background(), fakeDeployer(t, f), res, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Uploaded) != len(res.Artifacts) {
+		t.Fatalf("uploaded %d of %d artifacts", len(rep.Uploaded), len(res.Artifacts))
 	}
 }
 

@@ -21,6 +21,8 @@ type builder struct {
 	arts     *artifactSet
 	prefix   sagemaker.Get
 	pipeline string
+	// missing collects the steps with no code (see code).
+	missing []MissingCode
 }
 
 // boundInput is one dependency with its value: a property reference, a
@@ -210,7 +212,7 @@ func (b *builder) configInput(n *node, field, value string) (uri, absent string,
 	if missing {
 		return "", local + " does not exist in the workspace", nil
 	}
-	return b.arts.add(KindInput, local, path.Base(local), data, false, n.stepName), "", nil
+	return b.arts.add(KindInput, local, path.Base(local), data, n.stepName), "", nil
 }
 
 // outputPath is where a step output goes: <prefix>/<token>[/<job_type>]/<output>
@@ -381,44 +383,61 @@ func codeDir(n *node) string { return codeFor(n).dir }
 
 func isS3(p string) bool { return strings.HasPrefix(p, "s3://") }
 
-// scriptArtifact registers one script file and returns its S3 URI.
-func (b *builder) scriptArtifact(n *node, dir, entry string) (string, error) {
-	if isS3(dir) {
-		return strings.TrimSuffix(dir, "/") + "/" + entry, nil
+// code resolves a node's code (resolveCode). A step with no code anywhere
+// is recorded, and the compile fails with a *MissingCodeError naming every
+// such step once all are built.
+func (b *builder) code(n *node) (codeSource, []string, error) {
+	src, warn, miss, err := resolveCode(b.sources, n)
+	if err != nil {
+		return codeSource{}, nil, err
 	}
-	local := path.Join(dir, entry)
-	data, missing, err := readSource(b.sources, local)
+	if miss != nil {
+		b.missing = append(b.missing, *miss)
+		return codeSource{loc: codeFor(n), missing: true}, nil, nil
+	}
+	if warn != "" {
+		return src, []string{warn}, nil
+	}
+	return src, nil, nil
+}
+
+// scriptArtifact registers the step's script file and returns its S3 URI.
+func (b *builder) scriptArtifact(n *node, src codeSource) (string, error) {
+	switch {
+	case src.missing:
+		return "", nil
+	case isS3(src.loc.dir):
+		return strings.TrimSuffix(src.loc.dir, "/") + "/" + src.loc.entry, nil
+	}
+	local := path.Join(src.loc.dir, src.loc.entry)
+	data, err := fs.ReadFile(src.fsys, cleanRel(local))
 	if err != nil {
 		return "", err
 	}
-	return b.arts.add(KindScript, cleanRel(local), path.Base(entry), data, missing, n.stepName), nil
+	return b.arts.add(KindScript, src.local(local), path.Base(src.loc.entry), data, n.stepName), nil
 }
 
 // sourceDirArtifact packs the step's source directory (plus extra
-// generated files) and returns the tarball's S3 URI, warning when the
-// directory lacks the entry script.
-func (b *builder) sourceDirArtifact(n *node, loc codeLocation, extra map[string][]byte) (string, []string, error) {
-	if isS3(loc.dir) {
-		return loc.dir, nil, nil // already packed by the user
-	}
-	if loc.scriptOnly {
-		data, missing, err := packScript(b.sources, loc.entry, extra)
+// generated files) and returns the tarball's S3 URI.
+func (b *builder) sourceDirArtifact(n *node, src codeSource, extra map[string][]byte) (string, error) {
+	loc := src.loc
+	switch {
+	case src.missing:
+		return "", nil
+	case isS3(loc.dir):
+		return loc.dir, nil // already packed by the user
+	case loc.scriptOnly:
+		data, err := packScript(src.fsys, loc.entry, extra)
 		if err != nil {
-			return "", nil, err
+			return "", err
 		}
-		return b.arts.add(KindSourceDir, cleanRel(loc.entry), sagemaker.SourceDirTarball, data, missing, n.stepName), nil, nil
+		return b.arts.add(KindSourceDir, src.local(loc.entry), sagemaker.SourceDirTarball, data, n.stepName), nil
 	}
-	data, missing, err := packSourceDir(b.ctx, b.sources, loc.dir, extra)
+	data, err := packSourceDir(b.ctx, src.fsys, loc.dir, extra)
 	if err != nil {
-		return "", nil, err
+		return "", err
 	}
-	var warns []string
-	if !missing {
-		if _, scriptMissing, err := readSource(b.sources, path.Join(loc.dir, loc.entry)); err == nil && scriptMissing {
-			warns = append(warns, fmt.Sprintf("entry script %s not found in source directory %s; the job will fail to start", loc.entry, cleanRel(loc.dir)))
-		}
-	}
-	return b.arts.add(KindSourceDir, cleanRel(loc.dir), sagemaker.SourceDirTarball, data, missing, n.stepName), warns, nil
+	return b.arts.add(KindSourceDir, src.local(loc.dir), sagemaker.SourceDirTarball, data, n.stepName), nil
 }
 
 func entryPoint(n *node, field string) string {
@@ -480,11 +499,19 @@ func (b *builder) processing(n *node, inputs []boundInput) (sagemaker.Processing
 	if len(outs) > 0 {
 		args.ProcessingOutputConfig = &sagemaker.ProcessingOutputConfig{Outputs: outs}
 	}
-	loc := codeFor(n)
 	kind := ""
 	if c != nil {
 		kind = c.Kind
 	}
+	var src codeSource
+	if kind != "byo_container" || c == nil || len(c.ContainerEntrypoint) == 0 {
+		var codeWarns []string
+		if src, codeWarns, err = b.code(n); err != nil {
+			return args, nil, err
+		}
+		warns = append(warns, codeWarns...)
+	}
+	loc := src.loc
 	switch {
 	case kind == "byo_container" && c != nil && len(c.ContainerEntrypoint) > 0:
 		for _, e := range c.ContainerEntrypoint {
@@ -493,20 +520,19 @@ func (b *builder) processing(n *node, inputs []boundInput) (sagemaker.Processing
 	case kind == "xgboost" || kind == "framework":
 		// A framework processor ships the whole source directory and a
 		// runproc.sh that unpacks it and runs the script.
-		tarURI, codeWarns, err := b.sourceDirArtifact(n, loc, nil)
+		tarURI, err := b.sourceDirArtifact(n, src, nil)
 		if err != nil {
 			return args, nil, err
 		}
-		warns = append(warns, codeWarns...)
 		runproc := runProc(loc.entry)
-		procURI := b.arts.add(KindGenerated, "", sagemaker.RunProcScript, runproc, false, n.stepName)
+		procURI := b.arts.add(KindGenerated, "", sagemaker.RunProcScript, runproc, n.stepName)
 		args.ProcessingInputs = append(args.ProcessingInputs,
 			sagemaker.NewProcessingInput("code", tarURI, sagemaker.ProcessingCodeDir+"/"),
 			sagemaker.NewProcessingInput("entrypoint", procURI, sagemaker.ProcessingEntrypointDir))
 		args.AppSpecification.ContainerEntrypoint = []any{"/bin/bash", sagemaker.ProcessingEntrypointDir + "/" + sagemaker.RunProcScript}
 	default:
 		// A script processor ships the one script.
-		uri, err := b.scriptArtifact(n, loc.dir, loc.entry)
+		uri, err := b.scriptArtifact(n, src)
 		if err != nil {
 			return args, nil, err
 		}
@@ -589,17 +615,23 @@ func (b *builder) trainingParts(n *node, inputs []boundInput) (trainingParts, er
 	if hp := getMap(n.cfg, "hyperparameters"); hp != nil {
 		extra = map[string][]byte{"hyperparams/hyperparameters.json": []byte(jsonString(hp) + "\n")}
 	}
-	loc := codeFor(n)
-	if extra == nil && b.sources != nil && !isS3(loc.dir) && !loc.scriptOnly {
-		if _, err := fs.Stat(b.sources, path.Join(loc.dir, "hyperparams")); err != nil {
-			p.warns = append(p.warns, fmt.Sprintf("no hyperparameters: the config has none and %s has no hyperparams/ folder for the script to read", loc.dir))
-		}
-	}
-	tarURI, codeWarns, err := b.sourceDirArtifact(n, loc, extra)
+	src, codeWarns, err := b.code(n)
 	if err != nil {
 		return p, err
 	}
 	p.warns = append(p.warns, codeWarns...)
+	loc := src.loc
+	// Built-in code reads its defaults from the data when no
+	// hyperparameters reach it; a caller's script may need its own.
+	if extra == nil && src.fsys != nil && src.builtin == "" && !loc.scriptOnly {
+		if _, err := fs.Stat(src.fsys, path.Join(loc.dir, "hyperparams")); err != nil {
+			p.warns = append(p.warns, fmt.Sprintf("no hyperparameters: the config has none and %s has no hyperparams/ folder for the script to read", loc.dir))
+		}
+	}
+	tarURI, err := b.sourceDirArtifact(n, src, extra)
+	if err != nil {
+		return p, err
+	}
 	p.static = map[string]any{
 		"sagemaker_program":             jsonString(path.Base(loc.entry)),
 		"sagemaker_submit_directory":    jsonString(tarURI),
@@ -780,8 +812,12 @@ func (b *builder) model(n *node, inputs []boundInput) (sagemaker.ModelArgs, []st
 			env[k] = s
 		}
 	}
-	loc := codeFor(n)
-	tarURI, warns, err := b.sourceDirArtifact(n, loc, nil)
+	src, warns, err := b.code(n)
+	if err != nil {
+		return sagemaker.ModelArgs{}, nil, err
+	}
+	loc := src.loc
+	tarURI, err := b.sourceDirArtifact(n, src, nil)
 	if err != nil {
 		return sagemaker.ModelArgs{}, nil, err
 	}

@@ -45,7 +45,8 @@ type Input struct {
 	Unloaded []config.Unloaded
 	Catalog  Catalog
 	// Sources is the workspace the configs' source_dir paths are relative
-	// to. nil: no scripts are read (every code artifact is "missing").
+	// to (with the call's inline files over it). nil: no caller files; the
+	// built-in step code serves the built-in step types.
 	Sources fs.FS
 	// PipelineName overrides the generated name.
 	PipelineName string
@@ -650,13 +651,10 @@ func assemble(ctx context.Context, in Input, nodes map[string]*node, order []str
 		res.Steps = append(res.Steps, report)
 		o.progress(i+1, len(order), "built "+n.stepName)
 	}
-	res.Artifacts = arts.list()
-	for _, a := range res.Artifacts {
-		if a.Missing {
-			res.Warnings = append(res.Warnings, fmt.Sprintf("%s %q not found (used by %s); the definition names a placeholder and upsert will refuse until it exists",
-				a.Kind, a.Local, strings.Join(a.Steps, ", ")))
-		}
+	if len(b.missing) > 0 {
+		return nil, &MissingCodeError{Steps: b.missing}
 	}
+	res.Artifacts = arts.list()
 	var err error
 	if res.JSON, err = sagemaker.Encode(def); err != nil {
 		return nil, fmt.Errorf("encode definition: %w", err)

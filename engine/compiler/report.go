@@ -29,8 +29,8 @@ type ValidationResult struct {
 
 // Validate checks that every node has a config, a loadable interface and a
 // builder, that node and config agree on the step type, that required
-// inputs are wired and that the steps build (missing scripts are
-// warnings).
+// inputs are wired, that every step has code (the caller's or built-in)
+// and that the steps build.
 func Validate(ctx context.Context, in Input) (r ValidationResult) {
 	r = ValidationResult{MissingConfigs: []string{}, UnresolvableBuilders: []string{}, ConfigErrors: map[string][]string{},
 		DependencyIssues: []string{}, Warnings: []string{}}
@@ -113,10 +113,15 @@ func Validate(ctx context.Context, in Input) (r ValidationResult) {
 	if err != nil {
 		var ue *UnresolvedError
 		var be *BuildError
+		var mc *MissingCodeError
 		switch {
 		case errors.As(err, &ue):
 			for _, u := range ue.Unresolved {
 				r.DependencyIssues = append(r.DependencyIssues, fmt.Sprintf("%s: required input %q has no producer (%s)", u.Node, u.Dependency, u.Reason))
+			}
+		case errors.As(err, &mc):
+			for _, m := range mc.Steps {
+				r.ConfigErrors[m.Node] = append(r.ConfigErrors[m.Node], m.String())
 			}
 		case errors.As(err, &be):
 			r.ConfigErrors[be.Node] = append(r.ConfigErrors[be.Node], be.Err.Error())
@@ -149,8 +154,9 @@ type Preview struct {
 	Recommendations      []string                  `json:"recommendations"`
 }
 
-// PreviewResolution resolves every node without building anything. It
-// stops with ctx's error when ctx ends.
+// PreviewResolution resolves every node without building anything, and
+// recommends what to do about steps with no code. It stops with ctx's
+// error when ctx ends.
 func PreviewResolution(ctx context.Context, in Input) (Preview, error) {
 	p := Preview{NodeConfigMap: map[string]string{}, ConfigBuilderMap: map[string]string{}, ResolutionConfidence: map[string]float64{},
 		NodeResolution: map[string]NodeResolution{}, AmbiguousResolutions: []string{}, Recommendations: []string{}}
@@ -164,6 +170,10 @@ func PreviewResolution(ctx context.Context, in Input) (Preview, error) {
 		internal[ue.Node] = err
 	}
 	nodes, _, _, _, err := bind(ctx, in)
+	if err != nil {
+		return Preview{}, err
+	}
+	missing, err := missingCode(in.Sources, nodes, in.DAG.Nodes)
 	if err != nil {
 		return Preview{}, err
 	}
@@ -197,6 +207,9 @@ func PreviewResolution(ctx context.Context, in Input) (Preview, error) {
 		if len(n.res.Alternatives) > 0 {
 			p.AmbiguousResolutions = append(p.AmbiguousResolutions, fmt.Sprintf("%s: %s ties with %s", name, n.res.ConfigKey, strings.Join(n.res.Alternatives, ", ")))
 		}
+	}
+	for _, m := range missing {
+		p.Recommendations = append(p.Recommendations, m.String())
 	}
 	return p, nil
 }

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/cursus-dev/cursus/engine/sagemaker"
 )
@@ -31,13 +30,6 @@ type UpsertReport struct {
 	DefinitionS3 string   `json:"definition_s3,omitempty"`
 }
 
-// MissingArtifactsError refuses an upsert whose code is not all there.
-type MissingArtifactsError struct{ Local []string }
-
-func (e *MissingArtifactsError) Error() string {
-	return "cannot upsert: code not found: " + strings.Join(e.Local, ", ")
-}
-
 // Upsert uploads every artifact once (objects already in S3 are kept: keys
 // are content addresses) and then creates or updates the pipeline.
 func Upsert(ctx context.Context, d Deployer, res *Result, role string, opts ...Option) (*UpsertReport, error) {
@@ -47,15 +39,6 @@ func Upsert(ctx context.Context, d Deployer, res *Result, role string, opts ...O
 	}
 	if role == "" {
 		return nil, errors.New("a role ARN is required to upsert a pipeline")
-	}
-	var missing []string
-	for _, a := range res.Artifacts {
-		if a.Missing {
-			missing = append(missing, a.Local)
-		}
-	}
-	if len(missing) > 0 {
-		return nil, &MissingArtifactsError{Local: missing}
 	}
 	rep := &UpsertReport{PipelineName: res.PipelineName, Uploaded: []string{}, Existing: []string{}}
 	total := len(res.Artifacts) + 1

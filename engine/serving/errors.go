@@ -29,6 +29,10 @@ const (
 	// KindHandler: input_fn, predict_fn, output_fn or transform_fn raised
 	// while answering a request.
 	KindHandler Kind = "handler"
+	// KindPayload: the request body does not parse as its content type,
+	// or does not fit the model (a CSV header row, a label column left in,
+	// the wrong number of features).
+	KindPayload Kind = "payload"
 	// KindContentType: the request's content type or accept type is not
 	// one the handler (or the default handler) supports.
 	KindContentType Kind = "content_type"

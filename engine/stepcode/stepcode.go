@@ -3,12 +3,14 @@
 // catalog file's stem) holding the contract's entry point at its top, any
 // helper modules, and requirements.txt where the framework image lacks a
 // package. The compiler packs it when a caller sends no code of its own; the
-// steps.code tool serves it so an agent can read and adapt it.
+// steps.code tool serves it so an agent can read and adapt it. Files whose
+// names start with "." or "_" are not embedded (no __pycache__).
 package stepcode
 
 import (
 	"embed"
 	"io/fs"
+	"sort"
 
 	"github.com/cursus-dev/cursus/engine/steps"
 )
@@ -52,4 +54,29 @@ func Dir(stepType string) (string, bool) {
 		return "", false
 	}
 	return dir, true
+}
+
+// File is one file of a built-in code folder.
+type File struct {
+	Path string `json:"path"` // relative to the folder
+	Text string `json:"text"`
+}
+
+// Files lists the files under dir in FS (a folder Dir returned), with paths
+// relative to it, sorted.
+func Files(dir string) ([]File, error) {
+	var out []File
+	err := fs.WalkDir(FS, dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := fs.ReadFile(FS, p)
+		if err != nil {
+			return err
+		}
+		out = append(out, File{Path: p[len(dir)+1:], Text: string(b)})
+		return nil
+	})
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out, err
 }

@@ -368,9 +368,9 @@ def parse_request(body, content_type):
 
 
 def format_response(probs, accept):
-    """One score per line for a binary model (class 1), else comma-joined class probabilities."""
+    """The response body: text/csv (the default) has one score per line for a binary model (class 1),
+    else comma-joined class probabilities; application/json has {"predictions": [...]} of the same."""
     rows = probs[:, 1] if probs.shape[1] == 2 else probs
     if "json" in (accept or ""):
-        return json.dumps({"predictions": rows.tolist()}), "application/json"
-    lines = [",".join("%.8g" % v for v in np.atleast_1d(r)) for r in rows]
-    return "\n".join(lines) + "\n", "text/csv"
+        return json.dumps({"predictions": rows.tolist()})
+    return "".join(",".join("%.8g" % v for v in np.atleast_1d(r)) + "\n" for r in rows)
