@@ -2,6 +2,7 @@ package compiler
 
 import (
 	"context"
+	"errors"
 	"io/fs"
 )
 
@@ -13,12 +14,20 @@ import (
 // artifact with no compile-time extras; missing is true when dir is not
 // there.
 func PackSourceDir(ctx context.Context, fsys fs.FS, dir string) (data []byte, missing bool, err error) {
-	return packSourceDir(ctx, fsys, dir, nil)
+	data, err = packSourceDir(ctx, fsys, dir, nil)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, true, nil
+	}
+	return data, false, err
 }
 
 // PackScript packs the one file script as a sourcedir.tar.gz artifact.
 func PackScript(fsys fs.FS, script string) (data []byte, missing bool, err error) {
-	return packScript(fsys, script, nil)
+	data, err = packScript(fsys, script, nil)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, true, nil
+	}
+	return data, false, err
 }
 
 // RunProc is the runproc.sh generated for a framework processor's entry
