@@ -16,13 +16,11 @@ import (
 	"github.com/cursus-dev/cursus/engine/stepcode"
 )
 
-// CodeFromArtifacts takes the code objects of an in-process compile; an
-// artifact whose source was missing has no bytes and is left out (the
-// step that reads it fails).
+// CodeFromArtifacts takes the code objects of an in-process compile.
 func CodeFromArtifacts(arts []compiler.Artifact) []Code {
 	var out []Code
 	for _, a := range arts {
-		if a.Missing || a.Data == nil {
+		if a.Data == nil {
 			continue
 		}
 		out = append(out, Code{URI: a.S3URI, Data: a.Data})
