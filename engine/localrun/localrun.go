@@ -19,6 +19,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/cursus-dev/cursus/engine/serving"
 )
 
 // Step statuses.
@@ -235,6 +237,23 @@ type Runner struct {
 	once sync.Once
 	py   *interpreter
 	err  error
+
+	srvOnce sync.Once
+	srv     *serving.Runtime
+}
+
+// serving is the runtime Model, Transform and RegisterModel steps load
+// models with.
+func (r *Runner) serving() *serving.Runtime {
+	r.srvOnce.Do(func() {
+		python := r.set.Python
+		if py, err := r.interpreter(context.Background()); err == nil {
+			python = py.python
+		}
+		r.srv = &serving.Runtime{Python: python, Limits: serving.Limits{LoadTimeout: r.set.StepTimeout, InvokeTimeout: r.set.StepTimeout,
+			MaxMemoryBytes: r.set.MaxMemoryBytes}}
+	})
+	return r.srv
 }
 
 // NewRunner makes a runner with these settings.
@@ -278,6 +297,7 @@ type run struct {
 	execID  string
 	jobSeq  int
 	sampled map[string]bool // external input URIs the sample data went to
+	models  map[string]serving.Model
 }
 
 // Run executes the definition. A step that fails is in the report (ok
@@ -326,7 +346,7 @@ func (r *Runner) Run(ctx context.Context, req Request) (*Report, error) {
 		return nil, &StorageError{What: "the object store", Err: err}
 	}
 	ru := &run{r: r, req: req, def: def, store: newStore(objDir, r.set.MaxStorageBytes), work: filepath.Join(root, "jobs"),
-		sampled: map[string]bool{}}
+		sampled: map[string]bool{}, models: map[string]serving.Model{}}
 	if err := os.MkdirAll(ru.work, 0o700); err != nil {
 		return nil, &StorageError{What: "the run's directory", Err: err}
 	}
