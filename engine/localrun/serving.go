@@ -49,10 +49,13 @@ func servingFailure(step, field string, err error) error {
 		return err
 	}
 	f := field
-	if se.Field != "" {
+	switch {
+	case se.Field != "":
 		f = field + "." + se.Field
+	case se.Kind == serving.KindModelLoad || se.Kind == serving.KindArchive:
+		f = field + ".ModelDataUrl"
 	}
-	out := &stepFailure{field: f, reason: se.Error()}
+	out := &stepFailure{field: f, reason: firstLines(se.Error(), 4)}
 	if se.Log != "" {
 		out.reason += ": " + lastLines(se.Log, 3)
 	}
@@ -64,7 +67,7 @@ func servingFailure(step, field string, err error) error {
 	case serving.KindMissingCode, serving.KindNoProgram:
 		out.remedy = fmt.Sprintf("Put the inference handler where the image loads it (%s): code/inference.py inside model.tar.gz for PyTorch, SAGEMAKER_PROGRAM in the source directory for XGBoost script mode.", f)
 	case serving.KindModelLoad:
-		out.remedy = fmt.Sprintf("Make model.tar.gz hold the model file the handler's model_fn loads (%s).", f)
+		out.remedy = fmt.Sprintf("Point %s at a model.tar.gz that holds the model file the image (or the handler's model_fn) loads, and nothing else it would try to load.", f)
 	case serving.KindDataProcessing:
 		out.remedy = fmt.Sprintf("Fix %s: the filters must select inside each record and a joined answer needs one line per record.", f)
 	case serving.KindImage:
@@ -75,6 +78,15 @@ func servingFailure(step, field string, err error) error {
 		out.remedy = fmt.Sprintf("Fix %s (see the error): the records sent to the model must be what its handler reads — for a transform, DataProcessing.InputFilter drops the columns the model was not trained on (id, label).", f)
 	}
 	return out
+}
+
+// firstLines is the first n lines of s.
+func firstLines(s string, n int) string {
+	lines := strings.SplitN(s, "\n", n+1)
+	if len(lines) > n {
+		lines = lines[:n]
+	}
+	return strings.TrimSpace(strings.Join(lines, "\n"))
 }
 
 // runtimeMissing picks the package name out of a runtime_unavailable
@@ -166,7 +178,7 @@ func (ru *run) transform(ctx context.Context, s rawStep, args map[string]any) (*
 	}
 	if len(objs) == 0 {
 		return nil, &stepFailure{field: inField, reason: (&NoObjectsError{URI: a.TransformInput.DataSource.S3DataSource.S3Uri}).Error(),
-			remedy: fmt.Sprintf("Make the step that produces %s write it, or point %s at an output that is written.", a.TransformInput.DataSource.S3DataSource.S3Uri, inField)}
+			remedy: fmt.Sprintf("Step %s reads %s, where nothing was written: make the producing step write that output (or point %s at an output it writes).", s.Name, a.TransformInput.DataSource.S3DataSource.S3Uri, inField)}
 	}
 	job := serving.TransformJob{ContentType: a.TransformInput.ContentType, CompressionType: a.TransformInput.CompressionType,
 		SplitType: a.TransformInput.SplitType, Accept: a.TransformOutput.Accept, AssembleWith: a.TransformOutput.AssembleWith,

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -160,7 +161,7 @@ func (ru *run) trainingJob(ctx context.Context, step, name, field string, a trai
 		return nil, ru.fatal(step, fail(hpField+".sagemaker_submit_directory", "Repack the source directory (compile.with_report does).", "unpack %s: %v", submit, err))
 	}
 	if _, err := os.Stat(filepath.Join(code, filepath.FromSlash(program))); err != nil || !fs.ValidPath(program) {
-		return nil, fail(hpField+".sagemaker_program", fmt.Sprintf("Set sagemaker_program to a script at the top of the source directory (it has: %s).", listPy(code)),
+		return nil, fail(hpField+".sagemaker_program", fmt.Sprintf("Set %s.sagemaker_program to a script at the top of the source directory (it has: %s).", hpField, listPy(code)),
 			"sagemaker_program %q is not in the source directory", program)
 	}
 	if err := ru.requirements(ctx, step, filepath.Join(code, "requirements.txt")); err != nil {
@@ -217,6 +218,11 @@ func (ru *run) trainingJob(ctx context.Context, step, name, field string, a trai
 	tj.log = res.log
 	tj.metrics = parseMetrics(a.AlgorithmSpecification.MetricDefinitions, res.log)
 	if res.err != nil {
+		if m := unknownChannel(res.log, chans); m != nil {
+			return tj, &stepFailure{field: field + ".InputDataConfig", reason: fmt.Sprintf("the script reads channel %q (%s), which the job does not have (channels: %s): %s",
+				m[1], m[0], strings.Join(chans, ", "), lastLines(res.log, 2)),
+				remedy: fmt.Sprintf("Add a %q channel to %s.InputDataConfig (wire the step's input to the upstream output that feeds it), or make the script read one of its channels.", m[1], field)}
+		}
 		return tj, scriptFailure(step, hpField+".sagemaker_program", res)
 	}
 	out := strings.TrimSuffix(a.OutputDataConfig.S3OutputPath, "/")
@@ -277,6 +283,27 @@ func listPy(dir string) string {
 		return "no .py files"
 	}
 	return strings.Join(names, ", ")
+}
+
+// channelPath is a channel directory a failing script names in its log.
+var channelPath = regexp.MustCompile(`/opt/ml/input/data/([A-Za-z0-9_.-]+)|SM_CHANNEL_([A-Z0-9_]+)`)
+
+// unknownChannel is the first channel path in the log that is not one of
+// the job's channels.
+func unknownChannel(log string, chans []string) []string {
+	for _, m := range channelPath.FindAllStringSubmatch(log, -1) {
+		name := m[1]
+		if name == "" {
+			name = strings.ToLower(m[2])
+			if slices.ContainsFunc(chans, func(c string) bool { return strings.ToUpper(c) == m[2] }) {
+				continue
+			}
+		} else if slices.Contains(chans, name) {
+			continue
+		}
+		return []string{m[0], name}
+	}
+	return nil
 }
 
 // parseMetrics applies each metric definition's regex to the log; the
