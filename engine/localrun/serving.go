@@ -55,10 +55,7 @@ func servingFailure(step, field string, err error) error {
 	case se.Kind == serving.KindModelLoad || se.Kind == serving.KindArchive:
 		f = field + ".ModelDataUrl"
 	}
-	out := &stepFailure{field: f, reason: firstLines(se.Error(), 4)}
-	if se.Log != "" {
-		out.reason += ": " + lastLines(se.Log, 3)
-	}
+	out := &stepFailure{field: f, reason: firstLines(se.Error(), 3)}
 	switch se.Kind {
 	case serving.KindRuntimeUnavailable:
 		out.status = StatusRuntimeUnavailable
@@ -78,6 +75,16 @@ func servingFailure(step, field string, err error) error {
 		out.remedy = fmt.Sprintf("Fix %s (see the error): the records sent to the model must be what its handler reads — for a transform, DataProcessing.InputFilter drops the columns the model was not trained on (id, label).", f)
 	}
 	return out
+}
+
+// servingLog is the serving process's log an error carries, as a
+// result's log tail.
+func (ru *run) servingLog(err error) *stepResult {
+	var se *serving.Error
+	if errors.As(err, &se) {
+		return &stepResult{logTail: tail(se.Error()+"\n"+se.Log, ru.r.set.LogTailBytes)}
+	}
+	return nil
 }
 
 // firstLines is the first n lines of s.
@@ -119,7 +126,7 @@ func (ru *run) model(ctx context.Context, s rawStep, args map[string]any) (*step
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		return nil, servingFailure(s.Name, field, err)
+		return ru.servingLog(err), servingFailure(s.Name, field, err)
 	}
 	log := srv.Log()
 	srv.Close()
@@ -198,7 +205,7 @@ func (ru *run) transform(ctx context.Context, s rawStep, args map[string]any) (*
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		return nil, servingFailure(s.Name, "Arguments", err)
+		return ru.servingLog(err), servingFailure(s.Name, "Arguments", err)
 	}
 	out := strings.TrimSuffix(a.TransformOutput.S3OutputPath, "/")
 	for _, o := range res.Outputs {
@@ -252,7 +259,7 @@ func (ru *run) registerModel(ctx context.Context, s rawStep, args map[string]any
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
-			return nil, servingFailure(s.Name, field, err)
+			return ru.servingLog(err), servingFailure(s.Name, field, err)
 		}
 		servers = append(servers, srv)
 	}
@@ -282,7 +289,7 @@ func (ru *run) registerModel(ctx context.Context, s rawStep, args map[string]any
 					if ctx.Err() != nil {
 						return nil, ctx.Err()
 					}
-					return nil, servingFailure(s.Name, fmt.Sprintf("Arguments.InferenceSpecification.Containers[%d]", i), fmt.Errorf("sample %s: %w", name, err))
+					return ru.servingLog(err), servingFailure(s.Name, fmt.Sprintf("Arguments.InferenceSpecification.Containers[%d]", i), fmt.Errorf("sample %s: %w", name, err))
 				}
 				body, ct = resp.Body, resp.ContentType
 			}

@@ -98,7 +98,7 @@ func tinyPipeline(t testing.TB) (map[string]any, []Code) {
 			}},
 			map[string]any{"Name": "Train", "Type": "Training", "Arguments": map[string]any{
 				"AlgorithmSpecification": map[string]any{"TrainingImage": xgbImage, "TrainingInputMode": "File"},
-				"HyperParameters": map[string]any{"sagemaker_program": `"train.py"`, "sagemaker_submit_directory": `"` + srcURI + `"`, "eta": "0.2"},
+				"HyperParameters":        map[string]any{"sagemaker_program": `"train.py"`, "sagemaker_submit_directory": `"` + srcURI + `"`, "eta": "0.2"},
 				"InputDataConfig": []any{map[string]any{"ChannelName": "train", "DataSource": map[string]any{"S3DataSource": map[string]any{
 					"S3DataType": "S3Prefix", "S3Uri": prepOut("train")}}}},
 				"OutputDataConfig": map[string]any{"S3OutputPath": join(get("Parameters.Prefix"), "train")},
@@ -177,7 +177,9 @@ func TestTinyPipelineRunsEndToEnd(t *testing.T) {
 	r := testRunner(t, Settings{})
 	b, _ := json.Marshal(def)
 	rep, err := r.Run(context.Background(), Request{Definition: b, Code: code, SampleData: map[string][]byte{"sample.csv": tinySample()}, ObjectDir: objects,
-		Progress: func(done, total int, msg string) { progress = append(progress, fmt.Sprintf("%d/%d %s", done, total, msg)) }})
+		Progress: func(done, total int, msg string) {
+			progress = append(progress, fmt.Sprintf("%d/%d %s", done, total, msg))
+		}})
 	if err != nil {
 		t.Fatal(err)
 	}
