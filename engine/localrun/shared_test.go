@@ -66,9 +66,11 @@ func compileReadmeWay(t testing.TB, d *dag.DAG, extra map[string]map[string]any,
 	return res
 }
 
-// shortDAGs are the shared DAGs -short runs: one XGBoost end to end, one
-// PyTorch with a model and batch transform, one LightGBM. The whole matrix
-// runs without -short (or with LOCALRUN_ALL_DAGS=1).
+// shortDAGs are the shared DAGs the test runs by default (CI, -short):
+// one XGBoost end to end, one PyTorch with a model and batch transform,
+// one LightGBM. LOCALRUN_ALL_DAGS=1 runs every shared DAG:
+//
+//	LOCALRUN_ALL_DAGS=1 go test ./engine/localrun -run TestSharedDAGsRunEndToEnd -timeout 2h
 var shortDAGs = map[string]bool{"xgboost_complete_e2e": true, "pytorch_batch_inference": true, "lightgbm_simple_training": true}
 
 // Acceptance (issue 35): every XGBoost and PyTorch shared DAG, configured
@@ -84,7 +86,7 @@ func TestSharedDAGsRunEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	all := !testing.Short() || os.Getenv("LOCALRUN_ALL_DAGS") != ""
+	all := os.Getenv("LOCALRUN_ALL_DAGS") != ""
 	r := testRunner(t, Settings{})
 	for _, e := range cat.List() {
 		if !all && !shortDAGs[e.ID] {
