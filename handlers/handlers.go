@@ -53,10 +53,15 @@ type Options struct {
 	// AllowUnisolatedScripts runs scripts without the OS sandbox where the
 	// kernel cannot provide one (unsafe; see validate.Runner.AllowUnisolated).
 	AllowUnisolatedScripts bool
-	AWSEndpoint            string // override for S3 and SageMaker (tests use a local fake)
-	AWSS3Endpoint          string // override for S3 alone; wins over AWSEndpoint
-	AWSSageMakerEndpoint   string // override for SageMaker alone; wins over AWSEndpoint
-	AWSRegion              string
+	// ScriptMaxProcesses, ScriptMemoryBytes and ScriptCPUWeight bound the
+	// whole process tree of each script run (0: validate.DefaultTreeLimits).
+	ScriptMaxProcesses   int
+	ScriptMemoryBytes    int64
+	ScriptCPUWeight      int
+	AWSEndpoint          string // override for S3 and SageMaker (tests use a local fake)
+	AWSS3Endpoint        string // override for S3 alone; wins over AWSEndpoint
+	AWSSageMakerEndpoint string // override for SageMaker alone; wins over AWSEndpoint
+	AWSRegion            string
 	// MaxFileBytes caps every file read from the workspace (0: the
 	// workspace default, 16 MiB).
 	MaxFileBytes int64

@@ -379,9 +379,11 @@ func (d *Deps) validateRunScripts(ctx context.Context, in validateRunScriptsIn) 
 }
 
 // newScriptRunner makes the runner: at most two scripts at once (the
-// server has few cores), python3 from PATH or the configured interpreter.
+// server has few cores), python3 from PATH or the configured interpreter,
+// each run's process tree within the configured limits.
 func newScriptRunner(opts Options) *validate.Runner {
 	r := validate.NewRunner(2)
+	r.LimitTrees(validate.TreeLimits{MaxProcesses: opts.ScriptMaxProcesses, MemoryBytes: opts.ScriptMemoryBytes, CPUWeight: opts.ScriptCPUWeight})
 	if opts.Python != "" {
 		r.UseInterpreter(opts.Python)
 	}

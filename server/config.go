@@ -117,6 +117,13 @@ type WorkspaceConfig struct {
 	// sandbox where the kernel cannot provide one. Unsafe on a shared
 	// server: such scripts can read the server's credentials.
 	AllowUnisolatedScripts bool `yaml:"allow_unisolated_scripts"`
+	// ScriptMaxProcesses, ScriptMemoryBytes and ScriptCPUWeight bound the
+	// whole process tree of each script run (processes and threads alive
+	// at once, memory, CPU weight 1-10000 where 100 is a peer), where the
+	// kernel gives runs a cgroup.
+	ScriptMaxProcesses int   `yaml:"script_max_processes"`
+	ScriptMemoryBytes  int64 `yaml:"script_memory_bytes"`
+	ScriptCPUWeight    int   `yaml:"script_cpu_weight"`
 }
 
 // AuthConfig configures bearer-token and OIDC authentication. With
@@ -236,8 +243,9 @@ func DefaultConfig() Config {
 			SessionIdleTTL: 10 * time.Minute, LegacySSE: true, HeartbeatPeriod: 25 * time.Second, ToolList: toolListLean,
 			AllowedOrigins: []string{"http://localhost", "http://127.0.0.1", "https://localhost", "https://127.0.0.1"},
 		},
-		Workspace: WorkspaceConfig{Root: ".", Python: "python3", StepReloadInterval: 2 * time.Second},
-		Auth:      AuthConfig{OIDC: OIDCConfig{JWKSRefresh: 15 * time.Minute}},
+		Workspace: WorkspaceConfig{Root: ".", Python: "python3", StepReloadInterval: 2 * time.Second,
+			ScriptMaxProcesses: 1024, ScriptMemoryBytes: 4 << 30, ScriptCPUWeight: 50},
+		Auth: AuthConfig{OIDC: OIDCConfig{JWKSRefresh: 15 * time.Minute}},
 		Limits: LimitsConfig{
 			MaxBodyBytes: 1 << 20, MaxArgBytes: 512 << 10, MaxArgDepth: 32, ToolTimeout: 120 * time.Second,
 			RatePerMinute: 600, ExecConcurrency: 2, ExecWait: 5 * time.Second,
@@ -309,6 +317,7 @@ var EnvNotConfig = []string{
 	"CURSUS_TOOLS_DIR",    // scripts/test.sh, scripts/install-helm.sh
 	"CURSUS_FUZZTIME",     // scripts/fuzz.sh
 	"CURSUS_TEST_SECRET",  // engine/validate tests: must not reach a script
+	"CURSUS_SANDBOX_LONG", // engine/sandbox and engine/validate tests: full-size hostile runs
 }
 
 // CheckEnv refuses CURSUS_* variables in environ ("NAME=value" entries, as
@@ -622,6 +631,9 @@ func (c Config) Validate() error {
 		{"limits.max_arg_bytes", c.Limits.MaxArgBytes},
 		{"limits.max_arg_depth", int64(c.Limits.MaxArgDepth)},
 		{"limits.exec_concurrency", int64(c.Limits.ExecConcurrency)},
+		{"workspace.script_max_processes", int64(c.Workspace.ScriptMaxProcesses)},
+		{"workspace.script_memory_bytes", c.Workspace.ScriptMemoryBytes},
+		{"workspace.script_cpu_weight", int64(c.Workspace.ScriptCPUWeight)},
 	}
 	for _, p := range positive {
 		if p.v < 1 {
@@ -650,6 +662,9 @@ func (c Config) Validate() error {
 		if p.v < 0 {
 			return fmt.Errorf("%s must not be negative, got %d", p.key, p.v)
 		}
+	}
+	if w := c.Workspace.ScriptCPUWeight; w > 10000 {
+		return fmt.Errorf("workspace.script_cpu_weight must be at most 10000, got %d", w)
 	}
 	for tool, d := range c.Limits.ToolTimeouts {
 		if d <= 0 {

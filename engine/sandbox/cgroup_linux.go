@@ -48,14 +48,33 @@ func findCgroups() (*cgroupSetup, error) {
 		return nil, err
 	}
 	s, err2 := findV2(lines, mounts)
-	if err2 == nil {
-		return s, nil
+	if err2 != nil {
+		var err1 error
+		if s, err1 = findV1(lines, mounts); err1 != nil {
+			return nil, fmt.Errorf("no usable cgroup: %v; %v", err2, err1)
+		}
 	}
-	s, err1 := findV1(lines, mounts)
-	if err1 == nil {
-		return s, nil
+	s.sweep()
+	return s, nil
+}
+
+// sweep kills and removes the groups left by servers that died (their
+// pid, in the group's name, is gone) before they could.
+func (s *cgroupSetup) sweep() {
+	base := s.base
+	if !s.v2 {
+		base = s.v1["freezer"]
 	}
-	return nil, fmt.Errorf("no usable cgroup: %v; %v", err2, err1)
+	names, _ := filepath.Glob(filepath.Join(base, "cursus-run-*"))
+	for _, n := range names {
+		name := filepath.Base(n)
+		pidText, _, _ := strings.Cut(strings.TrimPrefix(name, "cursus-run-"), "-")
+		pid, err := strconv.Atoi(pidText)
+		if err != nil || pid <= 0 || pid == os.Getpid() || !errors.Is(unix.Kill(pid, 0), unix.ESRCH) {
+			continue
+		}
+		_ = s.group(name).remove(time.Now().Add(time.Second))
+	}
 }
 
 // groupDir is where the cgroup at path (as /proc/self/cgroup names it)
@@ -219,8 +238,7 @@ var runSeq atomic.Uint64
 // create makes a run's group with lim's Processes, MemoryBytes and
 // CPUWeight.
 func (s *cgroupSetup) create(lim Limits) (*runCgroup, error) {
-	name := fmt.Sprintf("cursus-run-%d-%d", os.Getpid(), runSeq.Add(1))
-	g := &runCgroup{v2: s.v2}
+	g := s.group(fmt.Sprintf("cursus-run-%d-%d", os.Getpid(), runSeq.Add(1)))
 	type setting struct{ file, value string }
 	var settings []setting
 	add := func(file string, v uint64) {
@@ -229,8 +247,6 @@ func (s *cgroupSetup) create(lim Limits) (*runCgroup, error) {
 		}
 	}
 	if s.v2 {
-		g.killer = filepath.Join(s.base, name)
-		g.dirs = []string{g.killer}
 		add("pids.max", lim.Processes)
 		add("memory.max", lim.MemoryBytes)
 		if lim.MemoryBytes > 0 {
@@ -240,12 +256,6 @@ func (s *cgroupSetup) create(lim Limits) (*runCgroup, error) {
 			add("cpu.weight", min(lim.CPUWeight, 10000))
 		}
 	} else {
-		for _, c := range []string{"freezer", "pids", "memory", "cpu"} {
-			if d, ok := s.v1[c]; ok {
-				g.dirs = append(g.dirs, filepath.Join(d, name))
-			}
-		}
-		g.killer = g.dirs[0]
 		add("pids.max", lim.Processes)
 		add("memory.limit_in_bytes", lim.MemoryBytes)
 		add("memory.memsw.limit_in_bytes", lim.MemoryBytes)
@@ -277,6 +287,22 @@ func (s *cgroupSetup) create(lim Limits) (*runCgroup, error) {
 		}
 	}
 	return g, nil
+}
+
+// group is the run group called name (made or not).
+func (s *cgroupSetup) group(name string) *runCgroup {
+	g := &runCgroup{v2: s.v2}
+	if s.v2 {
+		g.dirs = []string{filepath.Join(s.base, name)}
+	} else {
+		for _, c := range []string{"freezer", "pids", "memory", "cpu"} {
+			if d, ok := s.v1[c]; ok {
+				g.dirs = append(g.dirs, filepath.Join(d, name))
+			}
+		}
+	}
+	g.killer = g.dirs[0]
+	return g
 }
 
 // enter moves pid into the group.

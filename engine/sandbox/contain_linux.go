@@ -69,13 +69,10 @@ func Containment() string {
 	return strings.Join(parts, "; ")
 }
 
-// ContainedTree reports whether the whole process tree of a run is held
-// by the kernel (a PID namespace or a cgroup), not only by the
-// supervisor's best effort.
-func ContainedTree() bool {
-	c := detect()
-	return c.nsErr == nil || c.cgroups != nil
-}
+// Cgroup reports whether each run gets its own cgroup here (nil), so
+// Limits' Processes, MemoryBytes and CPUWeight apply; the error says why
+// not.
+func Cgroup() error { return detect().cgErr }
 
 // probeNamespaces starts the probe helper in new namespaces: it makes
 // its mounts private (as a run's supervisor does) and checks it is
@@ -120,10 +117,15 @@ func probe() int {
 }
 
 // privateMounts keeps this mount namespace's changes from propagating
-// back to the server's.
+// back to the server's, and mounts a /proc of the run's PID namespace:
+// the server's would answer getpid()-based paths (/proc/<pid>/..., which
+// the Landlock library itself opens) with another process.
 func privateMounts() error {
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return fmt.Errorf("make mounts private: %w", err)
+	}
+	if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
+		return fmt.Errorf("mount /proc: %w", err)
 	}
 	return nil
 }

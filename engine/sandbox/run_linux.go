@@ -11,6 +11,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"sync"
 	"syscall"
 	"time"
 
@@ -68,7 +69,12 @@ func Run(ctx context.Context, spec Spec, stdout, stderr io.Writer) (*os.ProcessS
 	cmd.Env = []string{}
 	cmd.Dir = "/"
 	cmd.ExtraFiles = []*os.File{specFile, goRead}
-	cmd.Stdout, cmd.Stderr = stdout, stderr
+	// A run answered before its processes are all gone must not write
+	// to the caller's buffers afterwards.
+	out, errOut := &guardedWriter{w: stdout}, &guardedWriter{w: stderr}
+	defer out.close()
+	defer errOut.close()
+	cmd.Stdout, cmd.Stderr = out, errOut
 	// Outside a PID namespace, SIGTERM tells the supervisor to kill the
 	// tree (it also gets it if the server dies), and SIGKILL (after
 	// WaitDelay) is the last resort. Inside one, SIGKILL to the
@@ -90,6 +96,10 @@ func Run(ctx context.Context, spec Spec, stdout, stderr io.Writer) (*os.ProcessS
 	}
 	cmd.SysProcAttr = attr
 	cmd.Cancel = func() error {
+		// Freezing first stops a forking tree at once, so the kill is
+		// not slowed by it; in a PID namespace the supervisor's death
+		// then kills whatever is left, and no process can be added to a
+		// dying namespace.
 		if group != nil {
 			group.kill()
 		}
@@ -118,19 +128,71 @@ func Run(ctx context.Context, spec Spec, stdout, stderr io.Writer) (*os.ProcessS
 	if err != nil {
 		_ = cmd.Process.Kill()
 	}
-	waitErr := cmd.Wait()
-	if group != nil {
-		// In a PID namespace everything is gone already: this is for
-		// the cgroup-only case, and removes the group.
-		group.kill()
-		if rmErr := group.remove(time.Now().Add(500 * time.Millisecond)); rmErr != nil {
-			go func() { _ = group.remove(time.Now().Add(time.Minute)) }()
+	var waitErr error
+	exited := make(chan struct{})
+	go func() {
+		waitErr = cmd.Wait()
+		close(exited)
+	}()
+	cleanup := func() {
+		// In a PID namespace everything is gone already; without one,
+		// remove kills what the supervisor left.
+		if group != nil && group.remove(time.Now().Add(500*time.Millisecond)) != nil {
+			_ = group.remove(time.Now().Add(time.Minute))
 		}
 	}
+	select {
+	case <-exited:
+	case <-ctx.Done():
+		// Every process of a contained run is killed by now or soon (see
+		// Cancel); the kernel may still be tearing thousands down on a
+		// busy machine. The answer does not wait more than killWait.
+		if c.nsErr != nil && group == nil {
+			<-exited
+			break
+		}
+		select {
+		case <-exited:
+		case <-time.After(killWait):
+			go func() {
+				<-exited
+				cleanup()
+			}()
+			return nil, ctx.Err()
+		}
+	}
+	cleanup()
 	if err != nil && ctx.Err() == nil {
 		return cmd.ProcessState, err
 	}
 	return cmd.ProcessState, waitErr
+}
+
+// killWait bounds how long a cancelled contained run waits for the
+// kernel to finish killing it before it answers.
+const killWait = 700 * time.Millisecond
+
+// guardedWriter passes writes on until it is closed, and drops them
+// after.
+type guardedWriter struct {
+	mu     sync.Mutex
+	w      io.Writer
+	closed bool
+}
+
+func (g *guardedWriter) Write(p []byte) (int, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed || g.w == nil {
+		return len(p), nil
+	}
+	return g.w.Write(p)
+}
+
+func (g *guardedWriter) close() {
+	g.mu.Lock()
+	g.closed = true
+	g.mu.Unlock()
 }
 
 // Check reports whether this kernel has what Run needs that can be

@@ -1,25 +1,37 @@
-// Package sandbox runs an untrusted program confined by the kernel's
-// unprivileged mechanisms, so it works as a non-root user in a pod with
-// no added privileges and the RuntimeDefault seccomp profile:
+// Package sandbox runs an untrusted program confined by the kernel, as
+// root or as a non-root user in a pod with no added privileges:
 //
 //   - Landlock (ABI 6 or later) limits the filesystem to the paths a Spec
 //     names, forbids signalling or ptracing anything outside the sandbox,
 //     and (where the ABI has it) TCP bind/connect;
 //   - a seccomp filter refuses socket(2) and io_uring, so there is no
-//     network of any kind (Landlock does not cover UDP before ABI 10);
+//     network of any kind (Landlock does not cover UDP before ABI 10), and
+//     namespace creation (unshare, setns, clone with CLONE_NEW*, clone3)
+//     and every mount call;
 //   - no_new_privs, and rlimits on CPU, address space, file size, open
 //     files and core dumps (not RLIMIT_NPROC: it counts every process of
 //     the user, the server's own threads included, so it cannot bound one
-//     run; the pod's pids limit and the supervisor's kill do);
-//   - a supervisor process that is a child subreaper: every descendant,
-//     setsid or double-forked ones included, is re-parented to it, and it
-//     kills and reaps them all before it exits.
+//     run; the run's cgroup does);
+//   - the whole process tree of a run is held, with what the kernel
+//     offers (detected once; Containment says what applied):
+//     its own PID namespace, whose init is the run's supervisor, so the
+//     supervisor's exit kills every process of the run, setsid and
+//     double-forked ones included (as root directly; otherwise inside a
+//     user namespace mapping only the server's uid, where unprivileged
+//     user namespaces are allowed); its own mount namespace, where
+//     Spec.Binds are mounted; and its own cgroup, a child of the server's,
+//     with a pids limit, a memory limit and a CPU weight (v2 where the
+//     server's group can delegate pids and memory, else v1 pids, memory,
+//     freezer and cpu), which is frozen, killed as a whole and removed at
+//     the end. The supervisor enters the cgroup before it starts the
+//     program (it waits for the server's go-ahead on a pipe).
+//     Where neither exists (RuntimeDefault seccomp profiles refuse
+//     CLONE_NEWUSER to unprivileged containers, and pods rarely get a
+//     writable cgroup), the supervisor is a child subreaper that kills and
+//     reaps every descendant before it exits, as far as it can within 5 s.
 //
-// Why a subreaper and not a PID namespace or a cgroup: a new PID
-// namespace needs CLONE_NEWUSER, which RuntimeDefault seccomp profiles
-// refuse to unprivileged containers, and pods rarely get a writable
-// cgroup. PR_SET_CHILD_SUBREAPER needs neither. Landlock's signal scope
-// keeps the script from killing its supervisor to escape it.
+// Landlock's signal scope keeps the script from killing its supervisor to
+// escape it; in a PID namespace its init ignores signals from inside too.
 //
 // Landlock has to be applied by the process that will become the script,
 // before it executes the interpreter, and Go cannot run code between fork

@@ -26,8 +26,8 @@ func Namespaces() error { return errors.New("PID and mount namespaces need Linux
 // Containment says that nothing holds a run here.
 func Containment() string { return "none: the script sandbox needs Linux" }
 
-// ContainedTree is false: nothing holds a run here.
-func ContainedTree() bool { return false }
+// Cgroup always answers an error: cgroups are Linux's.
+func Cgroup() error { return errors.New("cgroups need Linux") }
 
 func supervise() int { return confineFailed }
 

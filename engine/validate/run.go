@@ -144,9 +144,36 @@ type OutputProduct struct {
 	Dir string `json:"dir,omitempty"`
 }
 
+// TreeLimits bound the whole process tree of each run, where the kernel
+// gives runs a cgroup (sandbox.Containment says whether it does).
+type TreeLimits struct {
+	MaxProcesses int   // processes and threads alive at once; default 1024
+	MemoryBytes  int64 // memory of the whole tree; default 4 GiB
+	CPUWeight    int   // share of CPU under contention, 1-10000 (100: a peer); default 50
+}
+
+// DefaultTreeLimits are the tree limits of a runner that sets none.
+var DefaultTreeLimits = TreeLimits{MaxProcesses: 1024, MemoryBytes: 4 << 30, CPUWeight: 50}
+
+func (l TreeLimits) withDefaults() TreeLimits {
+	if l.MaxProcesses <= 0 {
+		l.MaxProcesses = DefaultTreeLimits.MaxProcesses
+	}
+	if l.MemoryBytes <= 0 {
+		l.MemoryBytes = DefaultTreeLimits.MemoryBytes
+	}
+	if l.CPUWeight <= 0 {
+		l.CPUWeight = DefaultTreeLimits.CPUWeight
+	}
+	l.CPUWeight = min(l.CPUWeight, 10000)
+	return l
+}
+
 // Runner runs step scripts with python3, at most N at a time.
 type Runner struct {
 	sem chan struct{}
+	// tree bounds each run's process tree.
+	tree TreeLimits
 	// configured names the interpreter UseInterpreter chose.
 	configured string
 
@@ -173,10 +200,14 @@ func NewRunner(maxConcurrent int) *Runner {
 	if maxConcurrent < 1 {
 		maxConcurrent = 1
 	}
-	r := &Runner{sem: make(chan struct{}, maxConcurrent), LookPath: exec.LookPath}
+	r := &Runner{sem: make(chan struct{}, maxConcurrent), LookPath: exec.LookPath, tree: DefaultTreeLimits}
 	r.ProbeSandbox = r.probeSandbox
 	return r
 }
+
+// LimitTrees sets the limits of each run's whole process tree (zero
+// fields keep their defaults).
+func (r *Runner) LimitTrees(l TreeLimits) { r.tree = l.withDefaults() }
 
 // UseInterpreter makes the runner find python by name (or path) instead of
 // python3 on PATH.
@@ -209,13 +240,13 @@ var (
 			"no network: socket(2) and io_uring are refused by a seccomp filter, TCP bind/connect also by Landlock",
 			"no signals or ptrace to any process outside the sandbox (Landlock scope), no_new_privs",
 			"the environment is rebuilt from scratch: only PATH, HOME, TMPDIR, locale, the contract's variables and the caller's overrides",
-			"the script and everything it starts (setsid and double-forked processes included) are killed when it exits or at the deadline: a subreaper supervisor reaps the whole tree",
+			treeLine,
 			"rlimits: CPU time (the time limit), address space, file size, open files, no core dumps",
 			"contract container paths (/opt/ml/...) are mapped to directories inside the sandbox",
 			"a concurrency cap bounds how many scripts run at once",
 		},
 		"not_isolated": {
-			"the script runs as the server's user (no user namespace); the number of processes is bounded by the pod, not per run",
+			"the script runs as the server's user (its user namespace, if any, maps only that user)",
 			"reads of the interpreter's directories (standard library, site-packages, system libraries) are allowed",
 		},
 	}
@@ -235,12 +266,30 @@ var (
 	}
 )
 
+// treeLine stands for the line on process trees, which says what this
+// kernel offers.
+const treeLine = "(process tree)"
+
 // Isolation describes what a run is and is not protected from here.
 func (r *Runner) Isolation() map[string][]string {
 	if r.Available() == nil && r.sandboxErr != nil {
 		return unisolated
 	}
-	return sandboxed
+	out := map[string][]string{}
+	for k, lines := range sandboxed {
+		out[k] = append([]string(nil), lines...)
+	}
+	for i, l := range out["isolated"] {
+		if l == treeLine {
+			out["isolated"][i] = "the script and everything it starts (setsid and double-forked processes included) are killed when it exits or at the deadline: " + sandboxpkg.Containment()
+		}
+	}
+	if sandboxpkg.Cgroup() == nil {
+		out["isolated"] = append(out["isolated"], fmt.Sprintf("its own cgroup: at most %d processes and threads, %d bytes of memory for the whole tree, CPU weight %d", r.tree.MaxProcesses, r.tree.MemoryBytes, r.tree.CPUWeight))
+	} else {
+		out["not_isolated"] = append(out["not_isolated"], "the number of processes and the memory of the whole tree are bounded by the pod, not per run")
+	}
+	return out
 }
 
 func (r *Runner) interpreter() (string, error) {
@@ -349,7 +398,8 @@ func (r *Runner) sandboxSpec(sandboxDir, cwd string, argv, env []string, lim Lim
 	return sandboxpkg.Spec{Path: argv[0], Args: argv, Env: env, Dir: cwd,
 		ReadDirs: r.pyDirs, ReadFiles: append(r.pyFiles, "/dev/urandom", "/dev/zero"),
 		WriteDirs: []string{sandboxDir}, WriteFiles: []string{"/dev/null"},
-		Limits: sandboxpkg.Limits{CPUSeconds: cpu, AddressSpace: uint64(lim.MaxMemoryBytes), FileSize: uint64(lim.MaxFileBytes), OpenFiles: 1024}}
+		Limits: sandboxpkg.Limits{CPUSeconds: cpu, AddressSpace: uint64(lim.MaxMemoryBytes), FileSize: uint64(lim.MaxFileBytes), OpenFiles: 1024,
+			Processes: uint64(r.tree.MaxProcesses), MemoryBytes: uint64(r.tree.MemoryBytes), CPUWeight: uint64(r.tree.CPUWeight)}}
 }
 
 // Available reports whether scripts can be run: python3 works and the

@@ -9,8 +9,9 @@
 # job_args) when the script defines it, or runs it as __main__ otherwise.
 #
 # The security boundary is the OS sandbox this runs in (engine/sandbox:
-# Landlock, seccomp, rlimits, a subreaper). The audit hooks only give a
-# script a clear message for naive escapes, and are all there is when the
+# Landlock, seccomp, rlimits, a PID namespace and a cgroup per run where the
+# kernel allows). The audit hooks only give a script a clear message for
+# naive escapes, and are all there is when the
 # operator allowed unisolated runs: C extensions writing through their own
 # file handles are not seen, and a determined script can defeat them.
 import argparse

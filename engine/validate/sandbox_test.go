@@ -143,6 +143,8 @@ def main(input_paths, output_paths, environ_vars, job_args):
     attempt("unix_connect", unix)
     attempt("ctypes_socket", native_socket)
     attempt("signal_server", kill_server)
+    attempt("unshare_user", lambda: native(libc.unshare(0x10000000)))
+    attempt("unshare_net", lambda: native(libc.unshare(0x40000000)))
     open(os.path.join(output_paths["processed_data"], "done.txt"), "w").write("ran")
 `
 
@@ -151,7 +153,7 @@ def main(input_paths, output_paths, environ_vars, job_args):
 var hostileAttempts = []string{"own_environ", "proc_ancestor_environ", "proc_server_environ_native", "proc_walk",
 	"tokens_file", "read_outside", "list_outside", "write_outside", "ctypes_write_outside",
 	"ctypes_symlink_in_workspace", "symlink_in_workspace", "tcp_connect", "udp_send", "unix_connect",
-	"ctypes_socket", "signal_server"}
+	"ctypes_socket", "signal_server", "unshare_user", "unshare_net"}
 
 // TestSandboxRefusesEveryEscape runs hostileScript through the real
 // runner with credentials in the server's environment, a tokens file and
@@ -296,9 +298,11 @@ func TestSandboxKillsSetsidSurvivors(t *testing.T) {
 			if mode == "timeout" {
 				timeout = deadline
 			}
+			mark := "survivor-" + strconv.FormatInt(time.Now().UnixNano(), 36)
 			res, err := r.Run(context.Background(), RunRequest{Interface: mustInterface(t, prepInterface),
 				Script: writeScript(t, survivorScript), KeepSandbox: true, Limits: Limits{Timeout: timeout},
-				Env: map[string]string{"LABEL_FIELD": "y", "SURVIVOR_MODE": mode, "SURVIVOR_SLEEP": strconv.Itoa(int(sleep.Seconds()))}})
+				Env: map[string]string{"LABEL_FIELD": "y", "SURVIVOR_MODE": mode, "SURVIVOR_SLEEP": strconv.Itoa(int(sleep.Seconds())),
+					"SURVIVOR_MARK": mark}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -307,13 +311,13 @@ func TestSandboxKillsSetsidSurvivors(t *testing.T) {
 				t.Fatalf("want a timeout, got %+v", res)
 			}
 			out := res.Outputs[0].Dir
-			pidText, err := os.ReadFile(filepath.Join(out, "survivor.pid"))
-			if err != nil {
+			if _, err := os.ReadFile(filepath.Join(out, "survivor.pid")); err != nil {
 				t.Fatalf("the survivor never started (the test proves nothing): %v\n%s", err, res.Stderr)
 			}
-			pid, _ := strconv.Atoi(strings.TrimSpace(string(pidText)))
-			if _, err := os.Stat("/proc/" + strconv.Itoa(pid)); err == nil {
-				t.Errorf("pid %d (the setsid grandchild) is still there after the call returned", pid)
+			// Its pid is the one in the run's PID namespace: find it by
+			// the marker in its environment instead.
+			if n := processesWithEnv("SURVIVOR_MARK=" + mark); n > 0 {
+				t.Errorf("%d processes of the run (the setsid grandchild) are still there after the call returned", n)
 			}
 			if left := processesUnder(res.Sandbox); len(left) > 0 {
 				t.Errorf("processes left running under the sandbox: %v", left)
@@ -326,6 +330,23 @@ func TestSandboxKillsSetsidSurvivors(t *testing.T) {
 			}
 		})
 	}
+}
+
+// processesWithEnv counts the live processes whose environment holds
+// the entry kv ("NAME=value").
+func processesWithEnv(kv string) int {
+	n := 0
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		env, err := os.ReadFile("/proc/" + e.Name() + "/environ")
+		if err == nil && strings.Contains("\x00"+string(env), "\x00"+kv+"\x00") {
+			n++
+		}
+	}
+	return n
 }
 
 // processesUnder lists the pids whose command line names dir.

@@ -1,0 +1,112 @@
+package validate
+
+import (
+	"context"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cursus-dev/cursus/engine/sandbox"
+)
+
+// bombScript forks through libc (past the runner's audit hook): BOMB_BITS
+// times over, each process then sleeping (BOMB_BITS > 0), or without end,
+// every process forking again and waiting a little when a fork fails
+// (BOMB_BITS = 0).
+const bombScript = `import ctypes, time
+
+libc = ctypes.CDLL(None, use_errno=True)
+
+
+def main(input_paths, output_paths, environ_vars, job_args):
+    bits = int(environ_vars["BOMB_BITS"])
+    if bits:
+        for _ in range(bits):
+            libc.fork()
+        time.sleep(3600)
+    failed = False
+    while True:
+        if libc.fork() < 0:
+            if not failed:
+                print("fork failed", ctypes.get_errno(), flush=True)
+                failed = True
+            time.sleep(0.01)
+`
+
+// TestRunContainsForkBombs: through validate.run_scripts' runner, with
+// timeout_seconds 5, a fork bomb (pids limit 64; 4096 with
+// CURSUS_SANDBOX_LONG=1) and 2^n sleepers (2^9; 2^12 long) are answered
+// within the timeout plus 1 s, and 1 s later no process of the run is
+// alive.
+func TestRunContainsForkBombs(t *testing.T) {
+	r := needSandbox(t)
+	if sandbox.Namespaces() != nil && sandbox.Cgroup() != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("CI machines contain every run: %s", sandbox.Containment())
+		}
+		t.Skipf("runs are not contained here: %s", sandbox.Containment())
+	}
+	long := os.Getenv("CURSUS_SANDBOX_LONG") != "" && !testing.Short()
+	bits, sleepersLimit, bombLimit := 9, 1024, 64
+	if long {
+		bits, sleepersLimit, bombLimit = 12, 8192, 4096
+	}
+	for _, tc := range []struct {
+		name  string
+		bits  int
+		limit int
+		want  int // processes the run must be seen with, or the test proves nothing
+	}{{"bomb", 0, bombLimit, 8}, {"sleepers", bits, sleepersLimit, 1 << (bits - 1)}} {
+		t.Run(tc.name, func(t *testing.T) {
+			r.LimitTrees(TreeLimits{MaxProcesses: tc.limit})
+			defer r.LimitTrees(TreeLimits{})
+			mark := "BOMB_MARK=" + tc.name + strconv.FormatInt(time.Now().UnixNano(), 36)
+			stop := make(chan struct{})
+			peak := make(chan int, 1)
+			go func() {
+				most := 0
+				for {
+					most = max(most, processesWithEnv(mark))
+					select {
+					case <-stop:
+						peak <- most
+						return
+					case <-time.After(50 * time.Millisecond):
+					}
+				}
+			}()
+			const timeout = 5 * time.Second
+			start := time.Now()
+			res, err := r.Run(context.Background(), RunRequest{Interface: mustInterface(t, prepInterface),
+				Script: writeScript(t, bombScript), Limits: Limits{Timeout: timeout},
+				Env: map[string]string{"LABEL_FIELD": "y", "BOMB_BITS": strconv.Itoa(tc.bits), "BOMB_MARK": mark[len("BOMB_MARK="):]}})
+			took := time.Since(start)
+			close(stop)
+			most := <-peak
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !res.TimedOut {
+				t.Errorf("want a timeout, got %+v", res)
+			}
+			if took > timeout+time.Second {
+				t.Errorf("the answer came after %s, more than 1s past the %s timeout", took.Round(time.Millisecond), timeout)
+			}
+			time.Sleep(time.Second)
+			if n := processesWithEnv(mark); n > 0 {
+				t.Errorf("%d processes of the run are alive 1s after the answer", n)
+			}
+			if most < tc.want {
+				t.Errorf("at most %d processes seen at once (want ≥ %d): the script did not fork as meant\n%s\n%s", most, tc.want, res.Stdout, res.Stderr)
+			}
+			// A bomb starves the /proc walk above: that it reached the
+			// limit shows in its output.
+			if tc.bits == 0 && !strings.Contains(res.Stdout, "fork failed 11") {
+				t.Errorf("the bomb never reached the pids limit (no fork failed with EAGAIN):\n%s", res.Stdout)
+			}
+			t.Logf("answer after %s, peak %d processes", took.Round(time.Millisecond), most)
+		})
+	}
+}
