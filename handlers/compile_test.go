@@ -130,11 +130,19 @@ func TestCompileErrors(t *testing.T) {
 	if v["is_valid"] != false {
 		t.Fatalf("validate: %v", v)
 	}
-	// Upsert refuses missing scripts before any AWS call.
+	// A script the project lacks is served by the built-in code of its
+	// step type, and the compile says so.
 	if err := os.Remove(filepath.Join(dir, "examples/xgboost-tabular/scripts/payload.py")); err != nil {
 		t.Fatal(err)
 	}
-	mustFail(t, call(t, reg, "compile.dag", `{`+exampleArgs+`, "upsert": true}`), registry.CodeUpsertFailed)
+	res = call(t, reg, "compile.with_report", `{`+exampleArgs+`}`)
+	rep := mustOK(t, res)
+	if _, ok := rep["manifest"].(map[string]any)["builtin:payload/payload.py"]; !ok {
+		t.Errorf("manifest has no built-in payload script: %v", rep["manifest"])
+	}
+	if !strings.Contains(string(res.Encode()), "examples/xgboost-tabular/scripts/payload.py is not in the call's files or the workspace: the built-in code of Payload is used") {
+		t.Errorf("no warning that the built-in payload script stands in: %s", res.Encode())
+	}
 }
 
 func TestCompileNameAndSingleNode(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/cursus-dev/cursus/engine/stepcode"
 	"github.com/cursus-dev/cursus/engine/workflows"
 	"github.com/cursus-dev/cursus/internal/verbatim"
 	"github.com/cursus-dev/cursus/registry"
@@ -31,6 +32,18 @@ func Resources(d *Deps) []registry.Resource {
 			Read: func(ctx context.Context, name string, _ func(string) bool) (string, error) {
 				_, _, text, err := d.catalogs().stepSource(name)
 				return string(text), err
+			},
+		},
+		{
+			URI: "cursus://steps/{step_type}/code", Name: "step-code", MIMEType: "application/json", Tool: "steps.code",
+			Description: "The built-in code of a step type (each file's path and text, the entry point), as steps.code returns it.",
+			Values:      func(context.Context) []string { return d.codedStepTypes() },
+			Read: func(ctx context.Context, name string, _ func(string) bool) (string, error) {
+				out, err := d.catalogs().stepCode(name)
+				if err != nil {
+					return "", err
+				}
+				return encodeResource(out)
 			},
 		},
 		{
@@ -89,6 +102,17 @@ func (d *Deps) sourcedStepTypes() []string {
 	var names []string
 	for _, name := range cv.Steps.Names() {
 		if _, _, _, err := cv.stepSource(name); err == nil {
+			names = append(names, name)
+		}
+	}
+	return names
+}
+
+// codedStepTypes are the shared step types that have built-in code.
+func (d *Deps) codedStepTypes() []string {
+	var names []string
+	for _, name := range d.catalogs().Steps.Names() {
+		if _, ok := stepcode.Dir(name); ok {
 			names = append(names, name)
 		}
 	}

@@ -7,7 +7,9 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"github.com/cursus-dev/cursus/engine/compiler"
 	"github.com/cursus-dev/cursus/engine/config"
+	"github.com/cursus-dev/cursus/engine/stepcode"
 	"github.com/cursus-dev/cursus/engine/steps"
 	"github.com/cursus-dev/cursus/engine/strategies"
 	"github.com/cursus-dev/cursus/registry"
@@ -19,7 +21,7 @@ func stepsNamespace(d *Deps) (registry.Namespace, error) {
 	}
 	return registry.Namespace{
 		Name:        "steps",
-		Description: "Container-level view of one step: paths, channels, property references and construction patterns; its .step.yaml text, and the JSON Schemas of the .step.yaml and config.json formats.",
+		Description: "Container-level view of one step: paths, channels, property references and construction patterns; its .step.yaml text and built-in code, and the JSON Schemas of the .step.yaml and config.json formats.",
 		Tools: []registry.ToolDef{
 			registry.Define(registry.ToolDef{
 				Name: "steps.io",
@@ -51,6 +53,16 @@ func stepsNamespace(d *Deps) (registry.Namespace, error) {
 				},
 				Tags: []string{registry.PhasePlanner},
 			}, d.stepsSource),
+			registry.Define(registry.ToolDef{
+				Name:        "steps.code",
+				Description: "The built-in code of a step type: each file of its folder (path, text) and the entry point. A compile without your script ships it; send your version in files to replace it.",
+				When:        "To read or adapt a step's script.",
+				Examples: []string{
+					`steps.code {"step_type": "TabularPreprocessing"}`,
+					`steps.code {"step_type": "XGBoostTraining"}  # script, helper module, serving handler`,
+				},
+				Tags: []string{registry.PhasePlanner},
+			}, d.stepsCode),
 			registry.Define(registry.ToolDef{
 				Name: "steps.format",
 				Description: "The JSON Schema (draft 2020-12) of a format callers write: step_yaml is a .step.yaml step interface " +
@@ -129,6 +141,56 @@ func (v *catalogView) stepSource(name string) (*steps.Interface, steps.Resolutio
 		return nil, r, nil, registry.Errorf(registry.CodeNotFound, "step '%s' has no interface file text", iface.StepType)
 	}
 	return iface, r, text, nil
+}
+
+type stepsCodeIn struct {
+	StepType stepTypeName `json:"step_type" jsonschema:"Built-in step type (XGBoostTraining) or DAG node name (TabularPreprocessing_training)."`
+}
+
+type stepsCodeOut struct {
+	StepType string `json:"step_type"`
+	// Folder is the code's manifest name in a compile: builtin:<folder>.
+	Folder     string          `json:"folder"`
+	EntryPoint string          `json:"entry_point"`
+	Files      []stepcode.File `json:"files"`
+	// Override says how a caller's version replaces it.
+	Override string `json:"override"`
+}
+
+func (d *Deps) stepsCode(ctx context.Context, in stepsCodeIn) (stepsCodeOut, error) {
+	out, err := d.catalogs().stepCode(string(in.StepType))
+	if err != nil {
+		return stepsCodeOut{}, err
+	}
+	registry.Meta(ctx, "file_count", len(out.Files))
+	registry.Next(ctx, registry.NextStep{Tool: "steps.io", When: "You adapt the script.", Why: "The container paths, channels and outputs it must honour.",
+		ArgsHint: map[string]any{"step_name": out.StepType}})
+	return out, nil
+}
+
+// stepCode is the built-in code of the step type name resolves to, as
+// steps.code and the cursus://steps/{step_type}/code resource serve it.
+func (v *catalogView) stepCode(name string) (stepsCodeOut, error) {
+	iface, _, _, err := v.lookupStep(name, "")
+	if err != nil {
+		return stepsCodeOut{}, err
+	}
+	dir, ok := stepcode.Dir(iface.StepType)
+	if !ok {
+		if iface.Contract.EntryPoint == "" {
+			return stepsCodeOut{}, registry.Errorf(registry.CodeNotFound, "%s has no built-in code: its %s step runs no script of its own",
+				iface.StepType, iface.Registry.SageMakerStepType)
+		}
+		return stepsCodeOut{}, registry.Errorf(registry.CodeNotFound, "%s has no built-in code: send %s in files when you compile it",
+			iface.StepType, iface.Contract.EntryPoint).Suggest("Start from a built-in step's code.", "steps.code")
+	}
+	files, err := stepcode.Files(dir)
+	if err != nil {
+		return stepsCodeOut{}, err
+	}
+	return stepsCodeOut{StepType: iface.StepType, Folder: compiler.BuiltinPrefix + dir, EntryPoint: iface.Contract.EntryPoint, Files: files,
+		Override: "Send your version in files under the step's source_dir (at " + iface.Contract.EntryPoint +
+			" when it has none); the compile then ships yours for this step and the built-in code for the others."}, nil
 }
 
 // The formats steps.format describes.

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -187,4 +188,75 @@ func TestNewStepTypeInlineOnTheDefaultServer(t *testing.T) {
 		t.Errorf("compile.with_report without step_types: %v, want a failure naming %s", again, clipNode)
 	}
 	sagemakertest.MustValidate(t, def)
+}
+
+// TestNewStepTypeWithoutItsScriptIsAFinding: the same new step type sent
+// without its script is, on every compile tool over MCP, a finding that
+// names the node, the file it lacks and how to supply it — never a
+// definition naming code that does not exist. Sent with the script, the
+// same calls pass.
+func TestNewStepTypeWithoutItsScriptIsAFinding(t *testing.T) {
+	stepYAML, err := os.ReadFile(filepath.Join("testdata", "outlier_clipping", "outlier_clipping.step.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stepTypes := []string{string(stepYAML)}
+	// compile.dag upserts when asked: the finding must stop it first.
+	env := newTestEnv(t, map[string]string{"CURSUS_MCP_ENABLE_DESTRUCTIVE": "1"})
+	ag := newAgent(t, env)
+
+	var shared struct {
+		Nodes []string    `json:"nodes"`
+		Edges [][2]string `json:"edges"`
+	}
+	ag.decode(ag.data("pipeline_catalog__load_dag", map[string]any{"dag_id": "xgboost_simple_training"}), &shared)
+	nodes, edges := insertBetween(t, shared.Nodes, shared.Edges, "TabularPreprocessing_training", clipNode, "XGBoostTraining")
+	dag := map[string]any{"nodes": nodes, "edges": edges}
+	var reqs struct {
+		Template struct {
+			Base    map[string]any            `json:"base"`
+			PerNode map[string]map[string]any `json:"per_node"`
+		} `json:"template"`
+	}
+	ag.decode(ag.data("config__requirements", map[string]any{"dag": dag, "step_types": stepTypes}), &reqs)
+	fillTemplate(t, reqs.Template.Base, reqs.Template.PerNode)
+	config := ag.data("config__merge_save", map[string]any{"dag": dag, "base": reqs.Template.Base, "per_node": reqs.Template.PerNode,
+		"created_at": "2026-01-01T00:00:00Z", "step_types": stepTypes})["document"]
+	args := map[string]any{"config": config, "dag": dag, "step_types": stepTypes}
+
+	const script = "outlier_clipping.py"
+	says := func(text string) bool {
+		return strings.Contains(text, clipNode) && strings.Contains(text, script) && strings.Contains(text, "files")
+	}
+	v := ag.data("compile__validate", args)
+	if v["is_valid"] != false || !says(fmt.Sprint(v["config_errors"])) {
+		t.Errorf("compile.validate: valid %v, errors %v", v["is_valid"], v["config_errors"])
+	}
+	if p := ag.data("compile__preview", args); !says(fmt.Sprint(p["recommendations"])) {
+		t.Errorf("compile.preview recommends %v", p["recommendations"])
+	}
+	for _, tool := range []string{"compile__with_report", "compile__dag"} {
+		call := maps.Clone(args)
+		if tool == "compile__dag" {
+			call["upsert"] = true
+		}
+		envl := ag.call(tool, call)
+		if envl["ok"] != false || envl["code"] != "validation_failed" || !says(fmt.Sprint(envl["error"])) ||
+			!strings.Contains(fmt.Sprint(envl), "steps.code") {
+			t.Errorf("%s: %v, want validation_failed naming %s, %s and steps.code", tool, envl, clipNode, script)
+		}
+		if strings.Contains(fmt.Sprint(envl), "/code/missing/") {
+			t.Errorf("%s answers with a code/missing placeholder", tool)
+		}
+	}
+
+	args["files"] = map[string]string{script: "print('clip')\n"}
+	if v := ag.data("compile__validate", args); v["is_valid"] != true {
+		t.Errorf("compile.validate with the script: %v", v)
+	}
+	report := ag.data("compile__with_report", args)
+	manifest, _ := report["manifest"].(map[string]any)
+	if _, ok := manifest[script]; !ok {
+		t.Errorf("the manifest lacks the sent script: %v", manifest)
+	}
 }

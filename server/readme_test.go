@@ -327,6 +327,29 @@ func TestReadmeFirstPipelineReplays(t *testing.T) {
 		t.Fatal(err)
 	}
 	sagemakertest.MustValidate(t, def)
+	// The definition has real code: the built-in code of every step, each
+	// content-addressed and named by the definition; nothing is missing.
+	manifest, _ := last["data"].(map[string]any)["manifest"].(map[string]any)
+	if len(manifest) == 0 {
+		t.Fatal("the compile has no code artifacts")
+	}
+	for local, uri := range manifest {
+		if !strings.HasPrefix(local, "builtin:") && !strings.HasPrefix(local, "generated:") {
+			t.Errorf("manifest entry %s is not built-in code", local)
+		}
+		if u, _ := uri.(string); !bytes.Contains(def, []byte(u)) {
+			t.Errorf("the definition does not name %s (%v)", local, uri)
+		}
+	}
+	if bytes.Contains(def, []byte("/code/missing/")) {
+		t.Error("the definition names a code/missing placeholder")
+	}
+	warnings, _ := last["warnings"].([]any)
+	for _, w := range warnings {
+		if ws := fmt.Sprint(w); strings.Contains(ws, "not found") || strings.Contains(ws, "built-in code") {
+			t.Errorf("warning about code: %s", ws)
+		}
+	}
 	// The shared DAG names the pipeline (load_dag's metadata.name).
 	if name, _ := last["data"].(map[string]any)["pipeline_name"].(string); !strings.Contains(name, "xgboost-simple-training") {
 		t.Errorf("pipeline name %q does not name the shared DAG", name)

@@ -66,7 +66,7 @@ func TestResourcesServeWhatTheirToolsReturn(t *testing.T) {
 		templateURIs = append(templateURIs, tpl.URITemplate)
 	}
 	slices.Sort(templateURIs)
-	if want := []string{"cursus://dags/{dag_id}", "cursus://steps/{step_type}", "cursus://workflows/{name}"}; !slices.Equal(templateURIs, want) {
+	if want := []string{"cursus://dags/{dag_id}", "cursus://steps/{step_type}", "cursus://steps/{step_type}/code", "cursus://workflows/{name}"}; !slices.Equal(templateURIs, want) {
 		t.Fatalf("resources/templates/list = %v, want %v", templateURIs, want)
 	}
 
@@ -79,7 +79,7 @@ func TestResourcesServeWhatTheirToolsReturn(t *testing.T) {
 		listed[r.URI] = r.MIMEType
 	}
 	for _, uri := range []string{"cursus://steps", "cursus://schemas/step_yaml", "cursus://schemas/config_json",
-		"cursus://steps/XGBoostTraining", "cursus://dags/xgboost_complete_e2e", "cursus://workflows/cursus-author-step"} {
+		"cursus://steps/XGBoostTraining", "cursus://steps/XGBoostTraining/code", "cursus://dags/xgboost_complete_e2e", "cursus://workflows/cursus-author-step"} {
 		if _, ok := listed[uri]; !ok {
 			t.Errorf("resources/list lacks %s", uri)
 		}
@@ -113,6 +113,14 @@ func TestResourcesServeWhatTheirToolsReturn(t *testing.T) {
 		if yaml != want["yaml"] || mime != "application/yaml" || s.Source != want["source"] {
 			t.Errorf("%s (%s, source %s) differs from steps.source (source %v)", s.URI, mime, s.Source, want["source"])
 		}
+	}
+
+	text, mime = readText(t, ctx, cs, "cursus://steps/TabularPreprocessing/code")
+	if got, want := decodeJSON(t, text), any(restData(t, ts.URL, "steps.code", `{"step_type": "TabularPreprocessing"}`)); !reflect.DeepEqual(got, want) || mime != "application/json" {
+		t.Errorf("cursus://steps/TabularPreprocessing/code (%s) differs from steps.code", mime)
+	}
+	if _, ok := listed["cursus://steps/BatchTransform/code"]; ok {
+		t.Error("resources/list names code for BatchTransform, which has none")
 	}
 
 	text, mime = readText(t, ctx, cs, "cursus://dags/xgboost_complete_e2e")
@@ -215,10 +223,17 @@ func TestResourcesFollowTheCaller(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	code := 0
 	for _, r := range list.Resources {
-		if strings.HasPrefix(r.URI, "cursus://steps") {
+		switch {
+		case strings.HasPrefix(r.URI, "cursus://steps/") && strings.HasSuffix(r.URI, "/code"):
+			code++ // steps.code, which is open
+		case strings.HasPrefix(r.URI, "cursus://steps"):
 			t.Errorf("resources/list shows %s although steps.source is denied", r.URI)
 		}
+	}
+	if code == 0 {
+		t.Error("resources/list hides the built-in code, whose tool steps.code is open")
 	}
 	if len(list.Resources) == 0 {
 		t.Fatal("resources/list is empty; the DAGs, schemas and workflows should stay")
@@ -228,7 +243,7 @@ func TestResourcesFollowTheCaller(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tpl := range templates.ResourceTemplates {
-		if strings.HasPrefix(tpl.URITemplate, "cursus://steps") {
+		if strings.HasPrefix(tpl.URITemplate, "cursus://steps") && tpl.URITemplate != "cursus://steps/{step_type}/code" {
 			t.Errorf("resources/templates/list shows %s although steps.source is denied", tpl.URITemplate)
 		}
 	}

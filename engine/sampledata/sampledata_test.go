@@ -73,8 +73,8 @@ func TestTabularReturnsACopy(t *testing.T) {
 // plain logistic regression on a held-out split reaches AUC > 0.8.
 func TestTabularLearnable(t *testing.T) {
 	const py = "/usr/bin/python3"
-	if err := exec.Command(py, "-c", "import pandas, sklearn").Run(); err != nil {
-		t.Skipf("%s lacks pandas/sklearn (scripts/test.sh installs them): %v", py, err)
+	if err := exec.Command(py, "-c", "import pandas, sklearn").Run(); err != nil && os.Getenv("CI") == "" {
+		t.Skipf("%s lacks pandas/sklearn (scripts/test.sh installs them; set CI to make this a failure): %v", py, err)
 	}
 	dir := t.TempDir()
 	data := filepath.Join(dir, "tabular.csv")

@@ -271,8 +271,16 @@ func (c *chain) packageAndServe() {
 	c.main("payload", map[string]string{"model_input": "model", "custom_payload_input": "none"}, map[string]string{"payload_sample": "payload"},
 		map[string]string{"CONTENT_TYPES": "text/csv,application/json", "DEFAULT_NUMERIC_VALUE": "0.5",
 			"DEFAULT_TEXT_VALUE": "DEFAULT_TEXT", "SPECIAL_FIELD_VALUES": ""}, "")
+	// A transform's records as the preprocessing wrote them: a header line,
+	// then rows with the id dropped by an input filter $[1:].
+	data, _ := os.ReadFile(c.path("raw/tabular.csv"))
+	var rows []string
+	for _, line := range strings.SplitN(string(data), "\n", 4)[:3] {
+		rows = append(rows, line[strings.Index(line, ",")+1:])
+	}
 	c.add("serve", map[string]any{"kind": "serve", "archive": c.path("package/model.tar.gz"),
-		"payload": c.path("payload/payload.tar.gz"), "responses": c.path("responses.json")})
+		"payload": c.path("payload/payload.tar.gz"), "responses": c.path("responses.json"),
+		"requests": []map[string]string{{"file": "transform_batch", "content_type": "text/csv", "body": strings.Join(rows, "\n") + "\n"}}})
 }
 
 // checkServed checks the package's files and its answers to the payload.
@@ -294,6 +302,11 @@ func (c *chain) checkServed(modelFile string) {
 		c.t.Errorf("payload input fields = %s, want the sample data's features %s", got, want)
 	}
 	responses := c.readJSON("responses.json")
+	batch, _ := responses["transform_batch"].(string)
+	if lines := strings.Split(strings.TrimSpace(batch), "\n"); len(lines) != 3 || lines[0] != "prob_class_1" {
+		c.t.Errorf("a header line and two records answered %q, want the score column's name, then two scores", batch)
+	}
+	delete(responses, "transform_batch")
 	if len(responses) != 2 {
 		c.t.Errorf("served %d payload samples, want one per content type: %v", len(responses), responses)
 	}

@@ -355,8 +355,11 @@ print(json.dumps({"dirs": sorted(dirs), "files": files}))
 `
 
 // systemLibDirs hold the C libraries the interpreter and its extensions
-// load.
-var systemLibDirs = []string{"/lib", "/lib32", "/lib64", "/usr/lib", "/usr/lib32", "/usr/lib64", "/usr/local/lib"}
+// load, and the public system data libraries read: time zones (Debian's
+// pandas imports pytz, which reads the system's) and the CPU topology
+// numerical libraries size their thread pools by.
+var systemLibDirs = []string{"/lib", "/lib32", "/lib64", "/usr/lib", "/usr/lib32", "/usr/lib64", "/usr/local/lib",
+	"/usr/share/zoneinfo", "/sys/devices/system/cpu"}
 
 // probeSandbox starts the interpreter in the sandbox once, so a kernel or
 // runtime that cannot confine it is found before any script runs.

@@ -5,8 +5,9 @@ argv[1] is a JSON list of steps, each with "name", "log" (file receiving the ste
   {"kind": "main", "dir", "module", "inputs", "outputs", "env", "args"}: main(...) as validate.run_scripts calls it
   {"kind": "script", "script", "argv", "env"}: the script run as __main__ (script mode), env added to os.environ
   {"kind": "pack", "dir", "archive"}: dir's files as a model.tar.gz, as SageMaker packs /opt/ml/model
-  {"kind": "serve", "archive", "payload", "responses"}: the archive loaded as a framework serving container
-      does (code/inference.py inside it) answering every sample of payload.tar.gz; responses -> JSON file
+  {"kind": "serve", "archive", "payload", "requests", "responses"}: the archive loaded as a framework serving
+      container does (code/inference.py inside it) answering every sample of payload.tar.gz and each of
+      requests ({"file", "content_type", "body"}); responses -> JSON file of file -> response body
 Exits 1 naming the failed step, with its log, at the first failure.
 """
 import argparse
@@ -73,6 +74,9 @@ def run(step):
                 body = tar.extractfile(sample["file"]).read()
                 data = inference.input_fn(body, sample["content_type"])
                 responses[sample["file"]] = inference.output_fn(inference.predict_fn(data, model), sample["content_type"])
+        for req in step.get("requests", []):
+            data = inference.input_fn(req["body"].encode(), req["content_type"])
+            responses[req["file"]] = inference.output_fn(inference.predict_fn(data, model), req["content_type"])
         with open(step["responses"], "w") as f:
             json.dump(responses, f)
     else:

@@ -22,9 +22,7 @@ import tarfile
 import numpy as np
 import pandas as pd
 
-DATA_SUFFIXES = (".csv", ".csv.gz", ".tsv", ".tsv.gz", ".parquet", ".jsonl", ".json", ".out")
-LAYOUT_KEYS = ("id_name", "label_name", "full_field_list", "tab_field_list", "cat_field_list",
-               "multiclass_categories", "is_binary", "num_classes", "class_weights")
+DATA_SUFFIXES = (".csv", ".csv.gz", ".tsv", ".tsv.gz", ".parquet", ".jsonl")
 
 
 # ---- data files ----
@@ -39,19 +37,17 @@ def read_table(path, prefer=None):
     files = [path] if os.path.isfile(path) else sorted(
         os.path.join(root, name) for root, _, names in os.walk(path) for name in names
         if name.lower().endswith(DATA_SUFFIXES) and not name.startswith((".", "_")))
-    frames = [_read_file(f) for f in files]
-    frames = [f for f in frames if f is not None]
-    if not frames:
+    if not files:
         raise FileNotFoundError("no data files (%s) under %s" % (", ".join(DATA_SUFFIXES), path))
-    return pd.concat(frames, ignore_index=True)
+    return pd.concat([_read_file(f) for f in files], ignore_index=True)
 
 
 def _read_file(name):
     low = name.lower()
     if low.endswith(".parquet"):
         return pd.read_parquet(name)
-    if low.endswith((".jsonl", ".json")):
-        return pd.read_json(name, lines=low.endswith(".jsonl"))
+    if low.endswith(".jsonl"):
+        return pd.read_json(name, lines=True)
     sep = "\t" if low.endswith((".tsv", ".tsv.gz")) else ","
     return pd.read_csv(name, sep=sep)
 
@@ -312,10 +308,12 @@ class ModelBundle:
 
     def frame(self, data):
         """Name the columns of a request: rows carry the input fields in order, or every field of the
-        training data (optionally without its first one or two, as a transform input filter drops them)."""
+        training data (optionally without its first one or two, as a transform input filter drops them).
+        Named records (JSON objects) may leave fields out: they are missing values.
+        Returns the records and whether a first row naming the fields (a header) was taken off."""
         inputs = self.hp["input_field_list"]
-        if all(isinstance(c, str) for c in data.columns) and set(inputs) <= set(data.columns):
-            return data
+        if all(isinstance(c, str) for c in data.columns) and set(inputs) & set(data.columns):
+            return data.reindex(columns=list(data.columns) + [c for c in inputs if c not in data.columns]), False
         full = self.hp["full_field_list"]
         layouts = [inputs, full, [c for c in full if c not in (self.hp.get("id_name"), self.hp["label_name"])],
                    full[1:], full[2:]]
@@ -323,12 +321,20 @@ class ModelBundle:
             if len(names) == data.shape[1]:
                 data = data.set_axis(names, axis=1)
                 if len(data) and set(inputs) <= {str(v) for v in data.iloc[0]}:
-                    data = data.iloc[1:]  # a header line
-                return data
+                    return data.iloc[1:], True
+                return data, False
         raise ValueError("expected %d values per record (%s), got %d" % (len(inputs), ", ".join(inputs), data.shape[1]))
 
     def matrix(self, data):
-        return self.prep.transform(self.frame(data))
+        return self.prep.transform(self.frame(data)[0])
+
+    def serve(self, data, score):
+        """predict_fn's work: calibrated class probabilities of the records (score(records, self) gives the
+        raw ones). A header row is answered with a row of NaN, which format_response writes as the score
+        columns' names: a transform's output keeps one line per input line, and a header."""
+        records, header = self.frame(data)
+        probs = self.calibrate(score(records, self)) if len(records) else np.zeros((0, len(self.classes)))
+        return np.vstack([np.full((1, probs.shape[1]), np.nan), probs]) if header else probs
 
     def calibrate(self, probs):
         """Apply calibration/calibration.json: per class, a piecewise-linear map of the score."""
@@ -369,8 +375,12 @@ def parse_request(body, content_type):
 
 def format_response(probs, accept):
     """The response body: text/csv (the default) has one score per line for a binary model (class 1),
-    else comma-joined class probabilities; application/json has {"predictions": [...]} of the same."""
-    rows = probs[:, 1] if probs.shape[1] == 2 else probs
+    else comma-joined class probabilities; application/json has {"predictions": [...]} of the same. A row
+    of NaN (a request's header) is the score columns' names in CSV, null in JSON."""
+    binary = probs.shape[1] == 2
+    rows = probs[:, 1:] if binary else probs
     if "json" in (accept or ""):
-        return json.dumps({"predictions": rows.tolist()})
-    return "".join(",".join("%.8g" % v for v in np.atleast_1d(r)) + "\n" for r in rows)
+        return json.dumps({"predictions": [None if np.isnan(r).all() else (float(r[0]) if binary else r.tolist())
+                                           for r in rows]})
+    names = ["prob_class_%d" % i for i in range(probs.shape[1])][-rows.shape[1]:]
+    return "".join(",".join(names if np.isnan(r).all() else ["%.8g" % v for v in r]) + "\n" for r in rows)

@@ -2,10 +2,11 @@
 
 model_fn reads what lightgbm_training writes to the model directory: the booster `lightgbm-model.txt`,
 preprocessing.json, hyperparameters.json (field lists and classes) and, once Package has added it,
-calibration/calibration.json. input_fn takes text/csv rows without a header (the model's
-input_field_list in order, or every field of the training data) or application/json; predict_fn
-returns class probabilities, calibrated when the package carries a calibration; output_fn writes one
-score per line for a binary model (comma-joined probabilities for more classes), or JSON.
+calibration/calibration.json. input_fn takes text/csv rows (the model's
+input_field_list in order, or every field of the training data; a first row naming the fields is
+answered with the score columns' names) or application/json; predict_fn returns class probabilities,
+calibrated when the package carries a calibration; output_fn writes one score per line for a binary
+model (comma-joined probabilities for more classes), or JSON.
 lightgbm is not in the serving image: requirements.txt next to this file declares it.
 """
 import os
@@ -33,7 +34,7 @@ def predict_proba(data, model):
 
 
 def predict_fn(data, model):
-    return model.calibrate(predict_proba(data, model))
+    return model.serve(data, predict_proba)
 
 
 def output_fn(prediction, accept):

@@ -89,8 +89,9 @@ if __name__ == "__main__":
     env.update({k: v for k, v in os.environ.items() if k.startswith("SM_CHANNEL_")})
     env["SM_HYPERPARAMETERS_FILE"] = os.path.join(os.environ.get("SM_INPUT_CONFIG_DIR", "/opt/ml/input/config"),
                                                   "hyperparameters.json")
+    channel = os.environ.get("SM_CHANNEL_HYPERPARAMETERS_S3_URI")  # when passed as a channel instead
     main({"input_path": os.environ.get("SM_INPUT_DIR", "/opt/ml/input") + "/data",
-          "hyperparameters_s3_uri": os.path.join(HERE, "hyperparams", "hyperparameters.json")},
+          "hyperparameters_s3_uri": os.path.join(channel or os.path.join(HERE, "hyperparams"), "hyperparameters.json")},
          {"model_output": os.environ.get("SM_MODEL_DIR", "/opt/ml/model"),
           "evaluation_output": os.environ.get("SM_OUTPUT_DATA_DIR", "/opt/ml/output/data")},
          env, argparse.Namespace(**tf.parse_flags(sys.argv[1:])))

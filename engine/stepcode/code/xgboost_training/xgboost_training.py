@@ -47,6 +47,7 @@ def main(input_paths, output_paths, environ_vars, job_args):
     train = data["train"]
     fields = tf.resolve_fields(train, hp)
     classes = tf.resolve_classes(train[fields["label_name"]], hp)
+    train = data["train"] = train[tf.encode_labels(train[fields["label_name"]], classes) >= 0]
     prep = tf.Preprocessor.fit(train, fields["tab_field_list"], fields["cat_field_list"])
     matrices = {s: xgb.DMatrix(prep.transform(d), label=tf.encode_labels(d[fields["label_name"]], classes).clip(0))
                 for s, d in data.items()}
@@ -87,8 +88,9 @@ if __name__ == "__main__":
     env["SM_HYPERPARAMETERS_FILE"] = os.path.join(os.environ.get("SM_INPUT_CONFIG_DIR", "/opt/ml/input/config"),
                                                   "hyperparameters.json")
     flags = tf.parse_flags(sys.argv[1:])
+    channel = os.environ.get("SM_CHANNEL_HYPERPARAMETERS_S3_URI")  # when passed as a channel instead
     main({"input_path": os.environ.get("SM_INPUT_DIR", "/opt/ml/input") + "/data",
-          "hyperparameters_s3_uri": os.path.join(HERE, "hyperparams", "hyperparameters.json")},
+          "hyperparameters_s3_uri": os.path.join(channel or os.path.join(HERE, "hyperparams"), "hyperparameters.json")},
          {"model_output": os.environ.get("SM_MODEL_DIR", "/opt/ml/model"),
           "evaluation_output": os.environ.get("SM_OUTPUT_DATA_DIR", "/opt/ml/output/data")},
          env, argparse.Namespace(**flags))
