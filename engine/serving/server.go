@@ -183,7 +183,7 @@ func (r *Runtime) probe() {
 	if py == "" {
 		py = "/usr/bin/python3"
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, py, "-c", pyFilesQuery)
 	cmd.Env = baseEnv(os.TempDir())
@@ -495,12 +495,12 @@ func (s *Server) await(ctx context.Context, timeout time.Duration, doing string)
 			if log == "" {
 				log = s.log.String()
 			}
-			return rep, &Error{Kind: Kind(h.Kind), Field: h.Field, Message: h.Message, Log: log}
+			return rep, &Error{Kind: Kind(h.Kind), Field: h.Field, Message: s.clean(h.Message), Log: s.clean(log)}
 		}
 		return rep, nil
 	case <-timer.C:
 		s.kill()
-		return reply{}, &Error{Kind: KindTimeout, Message: fmt.Sprintf("%s took longer than %s; the serving process was stopped", doing, timeout), Log: s.log.String()}
+		return reply{}, &Error{Kind: KindTimeout, Message: fmt.Sprintf("%s took longer than %s; the serving process was stopped", doing, timeout), Log: s.Log()}
 	case <-ctx.Done():
 		s.kill()
 		return reply{}, ctx.Err()
@@ -512,7 +512,7 @@ func (s *Server) await(ctx context.Context, timeout time.Duration, doing string)
 func (s *Server) workerError(err error, doing string) error {
 	if errors.Is(err, errTooLarge) {
 		s.kill()
-		return &Error{Kind: KindLimit, Message: fmt.Sprintf("the answer while %s exceeded the %d-byte limit", doing, s.lim.MaxResponseBytes), Log: s.log.String()}
+		return &Error{Kind: KindLimit, Message: fmt.Sprintf("the answer while %s exceeded the %d-byte limit", doing, s.lim.MaxResponseBytes), Log: s.Log()}
 	}
 	<-s.exited
 	msg := fmt.Sprintf("the serving process ended while %s", doing)
@@ -520,7 +520,7 @@ func (s *Server) workerError(err error, doing string) error {
 	if errors.As(err, &ee) {
 		msg += " (" + describeExit(ee.ProcessState) + ")"
 	}
-	return &Error{Kind: KindWorker, Message: msg, Log: s.log.String()}
+	return &Error{Kind: KindWorker, Message: msg, Log: s.Log()}
 }
 
 func describeExit(st *os.ProcessState) string {
@@ -571,7 +571,16 @@ func (s *Server) Invoke(ctx context.Context, body []byte, contentType, accept st
 }
 
 // Log is the tail of what the serving process printed.
-func (s *Server) Log() string { return s.log.String() }
+func (s *Server) Log() string { return s.clean(s.log.String()) }
+
+// clean rewrites the server's paths in text from the process: the
+// unpacked container tree reads as the container's own paths
+// (/opt/ml/model/...), anything else of the serving directory as
+// <serving>.
+func (s *Server) clean(text string) string {
+	text = strings.ReplaceAll(text, filepath.Join(s.dir, "container")+"/", "/")
+	return strings.ReplaceAll(text, s.dir, "<serving>")
+}
 
 // Close stops the serving process and removes its files.
 func (s *Server) Close() error {

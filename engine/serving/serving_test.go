@@ -29,7 +29,7 @@ const (
 	skImage    = "246618743249.dkr.ecr.us-west-2.amazonaws.com/sagemaker-scikit-learn:1.2-1-cpu-py3"
 )
 
-func needModules(t *testing.T, modules ...string) {
+func needModules(t testing.TB, modules ...string) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("runs python; skipped in -short")
@@ -39,7 +39,7 @@ func needModules(t *testing.T, modules ...string) {
 	}
 }
 
-func newRuntime(t *testing.T, lim Limits) *Runtime {
+func newRuntime(t testing.TB, lim Limits) *Runtime {
 	t.Helper()
 	r := &Runtime{Python: testPython, Limits: lim}
 	if err := r.Available(); err != nil {
@@ -50,7 +50,7 @@ func newRuntime(t *testing.T, lim Limits) *Runtime {
 
 // runPy runs a Python script in a fresh directory and returns the files
 // it wrote there.
-func runPy(t *testing.T, script string) map[string][]byte {
+func runPy(t testing.TB, script string) map[string][]byte {
 	t.Helper()
 	dir := t.TempDir()
 	cmd := exec.Command(testPython, "-c", script)
@@ -73,7 +73,7 @@ func runPy(t *testing.T, script string) map[string][]byte {
 
 // tarGz packs files as SageMaker's model.tar.gz (paths relative, no
 // leading directory).
-func tarGz(t *testing.T, files map[string][]byte) []byte {
+func tarGz(t testing.TB, files map[string][]byte) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	zw := gzip.NewWriter(&buf)
@@ -97,7 +97,7 @@ func tarGz(t *testing.T, files map[string][]byte) []byte {
 // trainXGB trains a tiny binary booster on 3 features and returns it in
 // the binary format (xgboost-model), as JSON (model.json), and its
 // predictions for testRows.
-func trainXGB(t *testing.T) (files map[string][]byte, want []float64) {
+func trainXGB(t testing.TB) (files map[string][]byte, want []float64) {
 	t.Helper()
 	needModules(t, "numpy", "xgboost")
 	files = runPy(t, `
@@ -277,6 +277,10 @@ func TestXGBoostScriptMode(t *testing.T) {
 	m.Environment = map[string]string{"SAGEMAKER_PROGRAM": "serve.py", "SAGEMAKER_SUBMIT_DIRECTORY": "s3://b/src/sourcedir.tar.gz"}
 	_, err = r.Load(ctx, m)
 	wantKind(t, err, KindMissingCode, "Environment.SAGEMAKER_PROGRAM", "serve.py", "inference.py")
+	// No submit directory: /opt/ml/code is empty.
+	m.Environment = map[string]string{"SAGEMAKER_PROGRAM": "inference.py"}
+	_, err = r.Load(ctx, m)
+	wantKind(t, err, KindMissingCode, "Environment.SAGEMAKER_SUBMIT_DIRECTORY", "unset", "holds: nothing")
 	// A submit directory inside the repacked model archive.
 	m.Environment = map[string]string{"SAGEMAKER_PROGRAM": "inference.py", "SAGEMAKER_SUBMIT_DIRECTORY": "/opt/ml/model/code"}
 	m.ModelData = tarGz(t, map[string][]byte{"model.json": files["model.json"], "code/inference.py": []byte(xgbUserModule)})
@@ -300,6 +304,7 @@ import json, torch
 torch.manual_seed(0)
 net = torch.nn.Sequential(torch.nn.Linear(3, 1), torch.nn.Sigmoid())
 torch.save(net.state_dict(), "model.pth")
+torch.jit.script(net).save("model.pt")
 x = torch.tensor([[1.0, 0.5, -1.0], [-2.0, -1.0, 0.3], [0.2, 0.1, 0.0]])
 with torch.no_grad():
     json.dump(net(x).squeeze(1).tolist(), open("want.json", "w"))
@@ -358,6 +363,32 @@ func TestPyTorchCodeInsideTheArchive(t *testing.T) {
 	if e.Log == "" {
 		t.Error("no log")
 	}
+	// No model file the default handler knows.
+	_, err = r.Load(ctx, Model{Image: torchImage, ModelData: tarGz(t, map[string][]byte{"weights.bin": files["model.pth"]})})
+	wantKind(t, err, KindMissingCode, "ModelDataUrl", "code/inference.py", "Exactly one .pth or .pt file is required")
+
+	// A TorchScript model.pt is what the default handler serves: JSON in,
+	// JSON out (the toolkit's default accept), through its default
+	// input_fn, predict_fn and output_fn.
+	s2, err := r.Load(ctx, Model{Image: torchImage, ModelData: tarGz(t, map[string][]byte{"model.pt": files["model.pt"]})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	if s2.Mode != "default" {
+		t.Errorf("mode %q", s2.Mode)
+	}
+	resp, err = s2.Invoke(ctx, []byte("[[1.0,0.5,-1.0],[-2.0,-1.0,0.3],[0.2,0.1,0.0]]"), "application/json", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows [][]float64
+	if err := json.Unmarshal(resp.Body, &rows); err != nil || len(rows) != 3 || resp.ContentType != "application/json" {
+		t.Fatalf("answer %s (%s): %v", resp.Body, resp.ContentType, err)
+	}
+	sameFloats(t, []float64{rows[0][0], rows[1][0], rows[2][0]}, want)
+	_, err = s2.Invoke(ctx, []byte("x"), "application/x-unknown", "")
+	wantKind(t, err, KindContentType, "", "application/x-unknown")
 }
 
 // TestTransformJoinsIDAndLabel: a CSV with id and label columns; the
@@ -406,7 +437,7 @@ func TestTransformJoinsIDAndLabel(t *testing.T) {
 	// DataProcessing dropped: id and label reach the model as features.
 	tj.DataProcessing = DataProcessing{}
 	_, err = r.Transform(ctx, model, tj)
-	wantKind(t, err, KindPayload, "", "part-0.csv")
+	wantKind(t, err, KindPayload, "DataProcessing.InputFilter", "part-0.csv", "records 1..1", "Number of columns does not match", "no InputFilter")
 
 	// A filter past the record's columns.
 	tj.DataProcessing = DataProcessing{InputFilter: "$[2:]", JoinSource: "Input", OutputFilter: "$[0,9]"}
@@ -423,7 +454,7 @@ def model_fn(model_dir):
 
 def input_fn(body, content_type):
     if body.startswith("sleep"):
-        time.sleep(60)
+        time.sleep(600)
     return body
 
 def predict_fn(data, model):
@@ -438,7 +469,8 @@ def output_fn(prediction, accept):
 // timeout and breaks the server.
 func TestHandlerErrorsAndTimeout(t *testing.T) {
 	needModules(t, "numpy", "xgboost")
-	r := newRuntime(t, Limits{InvokeTimeout: 3 * time.Second})
+	// Generous against a loaded machine; the hang is far longer.
+	r := newRuntime(t, Limits{InvokeTimeout: 15 * time.Second})
 	ctx := context.Background()
 	s, err := r.Load(ctx, Model{Image: xgbImage, ModelData: tarGz(t, map[string][]byte{"code/inference.py": []byte(failingModule)}),
 		Environment: map[string]string{"SAGEMAKER_PROGRAM": "inference.py", "SAGEMAKER_SUBMIT_DIRECTORY": "/opt/ml/model/code"}})
@@ -449,14 +481,15 @@ func TestHandlerErrorsAndTimeout(t *testing.T) {
 	for i := 0; i < 2; i++ {
 		_, err = s.Invoke(ctx, []byte("1,2"), "text/csv", "text/csv")
 		e := wantKind(t, err, KindHandler, "", "ValueError", "predict_fn refuses 1,2")
-		if !strings.Contains(e.Log, "Traceback") {
+		// The traceback names the container's paths, not the server's.
+		if !strings.Contains(e.Log, "Traceback") || !strings.Contains(e.Log, `"/opt/ml/code/inference.py"`) || strings.Contains(e.Log, "cursus-serve-") {
 			t.Errorf("log %q", e.Log)
 		}
 	}
 	start := time.Now()
 	_, err = s.Invoke(ctx, []byte("sleep"), "text/csv", "text/csv")
 	wantKind(t, err, KindTimeout, "")
-	if d := time.Since(start); d > 30*time.Second {
+	if d := time.Since(start); d > 300*time.Second {
 		t.Errorf("timeout took %s", d)
 	}
 	_, err = s.Invoke(ctx, []byte("1,2"), "text/csv", "text/csv")
@@ -552,4 +585,128 @@ func TestRequirementsNotInstalled(t *testing.T) {
 	_, err = r.Load(context.Background(), Model{Image: torchImage, ModelData: tarGz(t, map[string][]byte{
 		"code/inference.py": []byte("import lightgbm\n")})})
 	wantKind(t, err, KindRuntimeUnavailable, "", "lightgbm")
+}
+
+// BenchmarkXGBoostLoad is what one serving process costs to start (the
+// interpreter, numpy and xgboost imports, the booster load): what a
+// process per request would pay every time.
+func BenchmarkXGBoostLoad(b *testing.B) {
+	files, _ := trainXGB(b)
+	r := newRuntime(b, Limits{})
+	model := Model{Image: xgbImage, ModelData: tarGz(b, map[string][]byte{"xgboost-model": files["xgboost-model"]})}
+	for b.Loop() {
+		s, err := r.Load(context.Background(), model)
+		if err != nil {
+			b.Fatal(err)
+		}
+		s.Close()
+	}
+}
+
+// BenchmarkXGBoostInvoke is one request of three CSV rows to a loaded
+// model.
+func BenchmarkXGBoostInvoke(b *testing.B) {
+	files, _ := trainXGB(b)
+	r := newRuntime(b, Limits{})
+	s, err := r.Load(context.Background(), Model{Image: xgbImage, ModelData: tarGz(b, map[string][]byte{"xgboost-model": files["xgboost-model"]})})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	for b.Loop() {
+		if _, err := s.Invoke(context.Background(), []byte(testRows), "text/csv", "text/csv"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+const sklearnModule = `
+import os
+import joblib
+
+def model_fn(model_dir):
+    # A container path written out, as scripts often do: it reaches the
+    # unpacked archive.
+    with open("/opt/ml/model/model.joblib", "rb") as f:
+        return joblib.load(f)
+`
+
+// TestSKLearnScriptMode: the scikit-learn image imports the program from
+// the submit directory; its default input_fn reads CSV as float32 and
+// predict_fn calls model.predict; JSON answers by default.
+func TestSKLearnScriptMode(t *testing.T) {
+	needModules(t, "numpy", "sklearn", "joblib")
+	files := runPy(t, `
+import json, joblib, numpy as np
+from sklearn.linear_model import LogisticRegression
+rng = np.random.default_rng(0)
+X = rng.normal(size=(200, 3)); y = (X[:, 0] > 0).astype(int)
+m = LogisticRegression().fit(X, y)
+joblib.dump(m, "model.joblib")
+json.dump(m.predict(np.array([[1.0, 0.5, -1.0], [-2.0, -1.0, 0.3], [0.2, 0.1, 0.0]], dtype=np.float32)).tolist(), open("want.json", "w"))
+`)
+	var want []float64
+	if err := json.Unmarshal(files["want.json"], &want); err != nil {
+		t.Fatal(err)
+	}
+	r := newRuntime(t, Limits{})
+	s, err := r.Load(context.Background(), Model{Image: skImage, ModelData: tarGz(t, map[string][]byte{"model.joblib": files["model.joblib"]}),
+		Environment: map[string]string{"SAGEMAKER_PROGRAM": "serve.py", "SAGEMAKER_SUBMIT_DIRECTORY": "s3://b/sk.tar.gz"},
+		Fetch: func(context.Context, string) ([]byte, error) {
+			return tarGz(t, map[string][]byte{"serve.py": []byte(sklearnModule)}), nil
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	resp, err := s.Invoke(context.Background(), []byte(testRows), "text/csv", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []float64
+	if err := json.Unmarshal(resp.Body, &got); err != nil || resp.ContentType != "application/json" {
+		t.Fatalf("answer %s (%s): %v", resp.Body, resp.ContentType, err)
+	}
+	sameFloats(t, got, want)
+}
+
+const boundedModule = `
+def model_fn(model_dir):
+    return None
+
+def transform_fn(model, body, content_type, accept):
+    if body == "alloc":
+        block = bytearray(6 << 30)
+        return "allocated %d" % len(block)
+    return "x" * int(body)
+`
+
+// TestLimitsBoundTheModel: memory past the address-space limit fails the
+// request (the server goes on), an answer past the response limit stops
+// the server, a request past the request limit is refused before it is
+// sent.
+func TestLimitsBoundTheModel(t *testing.T) {
+	needModules(t, "numpy", "xgboost")
+	r := newRuntime(t, Limits{MaxMemoryBytes: 4 << 30, MaxResponseBytes: 1 << 20, MaxRequestBytes: 1 << 10})
+	if r.sandboxErr != nil {
+		t.Skipf("no sandbox here (rlimits come with it): %v", r.sandboxErr)
+	}
+	ctx := context.Background()
+	s, err := r.Load(ctx, Model{Image: xgbImage, ModelData: tarGz(t, map[string][]byte{"code/inference.py": []byte(boundedModule)}),
+		Environment: map[string]string{"SAGEMAKER_PROGRAM": "inference.py", "SAGEMAKER_SUBMIT_DIRECTORY": "/opt/ml/model/code"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	_, err = s.Invoke(ctx, []byte("alloc"), "text/csv", "text/csv")
+	wantKind(t, err, KindHandler, "", "MemoryError")
+	if resp, err := s.Invoke(ctx, []byte("10"), "text/csv", "text/csv"); err != nil || string(resp.Body) != "xxxxxxxxxx" {
+		t.Fatalf("after the memory error: %v", err)
+	}
+	_, err = s.Invoke(ctx, bytes.Repeat([]byte("1"), 2<<10), "text/csv", "text/csv")
+	wantKind(t, err, KindLimit, "", "request body")
+	_, err = s.Invoke(ctx, []byte(strconv.Itoa(2<<20)), "text/csv", "text/csv")
+	wantKind(t, err, KindLimit, "", "exceeded the 1048576-byte limit")
+	_, err = s.Invoke(ctx, []byte("10"), "text/csv", "text/csv")
+	wantKind(t, err, KindLimit, "")
 }

@@ -246,7 +246,13 @@ func (j *job) run(ctx context.Context, s *Server, in Object, res *TransformResul
 		resp, err := s.Invoke(ctx, payload, j.ContentType, j.Accept)
 		if err != nil {
 			if e, ok := err.(*Error); ok {
-				e.Message = fmt.Sprintf("%s (input %s, records %d..%d): %s", "the model failed a request", in.Key, res.Records+1, res.Records+n, e.Message)
+				e.Message = fmt.Sprintf("the model failed a request (input %s, records %d..%d): %s", in.Key, res.Records+1, res.Records+n, e.Message)
+				if e.Kind == KindPayload && j.inFilter.IsRoot() && e.Field == "" {
+					// The usual cause: columns the model was not trained
+					// on (an id, the label, a header) reach it whole.
+					e.Field = "DataProcessing.InputFilter"
+					e.Message += " (no InputFilter: every column of each record reached the model)"
+				}
 			}
 			return nil, err
 		}

@@ -68,8 +68,10 @@ def _map(p):
 
 
 def _wrap(fn):
-    def wrapper(path, *args, **kwargs):
-        return fn(_map(path), *args, **kwargs)
+    def wrapper(*args, **kwargs):
+        if args:
+            args = (_map(args[0]),) + args[1:]
+        return fn(*args, **kwargs)
 
     wrapper.__name__ = getattr(fn, "__name__", "wrapped")
     return wrapper
@@ -408,7 +410,7 @@ class ScriptModel:
         except Fail:
             raise
         except Exception as e:
-            raise Fail("model_load", "model_fn failed: %s: %s" % (type(e).__name__, e))
+            raise Fail("model_load", "model_fn failed: %s: %s" % (type(e).__name__, short(e)))
 
     def invoke(self, body, content_type, accept):
         if not accept or accept == "*/*":
@@ -489,7 +491,7 @@ class XGBAlgorithm:
             raise
         except Exception as e:
             raise Fail("payload", "Loading %s data failed with Exception, please ensure data is in %s format: %s: %s"
-                       % (media, media, type(e).__name__, e))
+                       % (media, media, type(e).__name__, short(e)))
         preds = []
         for booster, fmt in self.boosters:
             if fmt == "pkl":
@@ -509,7 +511,7 @@ class XGBAlgorithm:
                 else:
                     preds.append(booster.predict(dtest, validate_features=False))
             except Exception as e:
-                raise Fail("payload", "Unable to evaluate payload provided: %s" % e)
+                raise Fail("payload", "Unable to evaluate payload provided: %s" % short(e))
         if len(preds) == 1:
             pred = preds[0]
         elif self.objective in ("multi:softmax", "binary:hinge"):
@@ -551,7 +553,9 @@ def load():
             raise Fail("missing_code", "SAGEMAKER_PROGRAM is %r but the code unpacked from SAGEMAKER_SUBMIT_DIRECTORY "
                                        "(%s) has no module %s (it holds: %s)"
                        % (program, env.get("SAGEMAKER_SUBMIT_DIRECTORY", "unset: /opt/ml/code"), name,
-                          listing(CODE_DIR)), field="Environment.SAGEMAKER_PROGRAM")
+                          listing(CODE_DIR)),
+                       field="Environment.SAGEMAKER_PROGRAM" if env.get("SAGEMAKER_SUBMIT_DIRECTORY")
+                       else "Environment.SAGEMAKER_SUBMIT_DIRECTORY")
         if fw == "xgboost":
             require("xgboost")
         module = import_user_module(name, program, needed)
@@ -584,10 +588,15 @@ def load():
     raise Fail("image", "unknown framework %s" % fw)
 
 
+def short(e):
+    """An exception's text without the native stack trace xgboost appends."""
+    return str(e).split("\nStack trace:")[0].strip()[:2000]
+
+
 def failure(e):
     if isinstance(e, Fail):
         return {"ok": False, "kind": e.kind, "field": e.field, "message": e.message}
-    return {"ok": False, "kind": "handler", "message": "%s: %s" % (type(e).__name__, e),
+    return {"ok": False, "kind": "handler", "message": "%s: %s" % (type(e).__name__, short(e)),
             "traceback": traceback.format_exc()[-4000:]}
 
 
