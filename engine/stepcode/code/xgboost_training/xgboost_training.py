@@ -52,11 +52,11 @@ def main(input_paths, output_paths, environ_vars, job_args):
     matrices = {s: xgb.DMatrix(prep.transform(d), label=tf.encode_labels(d[fields["label_name"]], classes).clip(0))
                 for s, d in data.items()}
     evals = [(matrices["train"], "train")] + ([(matrices["val"], "validation")] if "val" in matrices else [])
+    stop = int(hp.get("early_stopping_rounds") or 0) if len(evals) > 1 else 0
     booster = xgb.train(booster_params(hp, len(classes)), matrices["train"], int(hp.get("num_round", 100)), evals=evals,
-                        early_stopping_rounds=hp.get("early_stopping_rounds") if len(evals) > 1 else None,
-                        verbose_eval=10)
-    if getattr(booster, "best_iteration", None) is not None and hp.get("early_stopping_rounds"):
-        booster = booster[: booster.best_iteration + 1]
+                        early_stopping_rounds=stop or None, verbose_eval=10)
+    if stop and hp.get("booster", "gbtree") != "gblinear":
+        booster = booster[: booster.best_iteration + 1]  # keep the best rounds only (what is saved and served)
 
     model_dir = output_paths["model_output"]
     os.makedirs(model_dir, exist_ok=True)
