@@ -161,11 +161,12 @@ func runPipelineError(err error, rep ...*localrun.Report) error {
 }
 
 // newLocalRunner makes the local pipeline runner with the configured
-// interpreter.
+// interpreter and the script runs' process-tree bounds.
 func newLocalRunner(opts Options) *localrun.Runner {
 	s := opts.LocalRun
 	if s.Python == "" {
 		s.Python = opts.Python
 	}
+	s.Processes, s.TreeMemoryBytes, s.CPUWeight = uint64(max(opts.ScriptMaxProcesses, 0)), uint64(max(opts.ScriptMemoryBytes, 0)), uint64(max(opts.ScriptCPUWeight, 0))
 	return localrun.NewRunner(s)
 }

@@ -178,7 +178,7 @@ func (ru *run) exec(ctx context.Context, j *job) (*execResult, error) {
 		WriteDirs: []string{j.dir}, WriteFiles: []string{"/dev/null"},
 		Binds: []sandbox.Bind{{Source: filepath.Join(j.dir, "ml"), Target: mlRoot}},
 		Limits: sandbox.Limits{CPUSeconds: uint64(lim.StepTimeout.Seconds())*2 + 1, AddressSpace: uint64(lim.MaxMemoryBytes),
-			FileSize: uint64(lim.MaxStorageBytes), OpenFiles: 4096}}
+			FileSize: uint64(lim.MaxStorageBytes), OpenFiles: 4096, Processes: lim.Processes, MemoryBytes: lim.TreeMemoryBytes, CPUWeight: lim.CPUWeight}}
 	jctx, cancel := context.WithTimeout(ctx, lim.StepTimeout)
 	defer cancel()
 	// A watcher stops a job that writes past the run's storage budget.

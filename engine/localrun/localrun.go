@@ -53,6 +53,9 @@ type Settings struct {
 	LogTailBytes int
 	// TempDir holds the run's directories (default os.TempDir()).
 	TempDir string
+	// Processes, TreeMemoryBytes and CPUWeight bound each job's whole
+	// process tree where the sandbox gives runs a cgroup (0: unset).
+	Processes, TreeMemoryBytes, CPUWeight uint64
 }
 
 // MaxTrialsCap is the most tuning trials a request may ask for.
