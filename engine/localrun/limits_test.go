@@ -149,3 +149,24 @@ func TestCancelStopsTheRun(t *testing.T) {
 	}
 	leftovers(t, tmp)
 }
+
+// A source tarball that unpacks past the storage limit stops the run
+// before anything runs from it.
+func TestASourceTarballBombIsAStorageError(t *testing.T) {
+	needRuntime(t)
+	def, code := tinyPipeline(t)
+	train, _ := os.ReadFile("testdata/tiny/train.py")
+	bomb := tarGzOf(t, map[string][]byte{"train.py": train, "zeros.bin": make([]byte, 48<<20)})
+	uri := codeURIOf(bomb, "sourcedir.tar.gz")
+	code[1] = Code{URI: uri, Data: bomb}
+	args(def, "Train")["HyperParameters"].(map[string]any)["sagemaker_submit_directory"] = `"` + uri + `"`
+	tmp := t.TempDir()
+	r := testRunner(t, Settings{MaxStorageBytes: 32 << 20, TempDir: tmp})
+	b, _ := json.Marshal(def)
+	_, err := r.Run(context.Background(), Request{Definition: b, Code: code, SampleData: map[string][]byte{"s.csv": tinySample()}})
+	var se *StorageError
+	if !errors.As(err, &se) || se.Step != "Train" {
+		t.Fatalf("got %v; want a StorageError at Train", err)
+	}
+	leftovers(t, tmp)
+}

@@ -442,7 +442,7 @@ func (r *Runner) Run(ctx context.Context, req Request) (*Report, error) {
 			sr.Status = StatusSucceeded
 			status[s.Name] = StatusSucceeded
 			ru.scope.props[s.Name] = res.props
-			sr.Properties = summary(s.Type, res.props)
+			sr.Properties = summary(res.props)
 		}
 		if req.Progress != nil {
 			req.Progress(n+1, total, fmt.Sprintf("%s %s", s.Name, sr.Status))
@@ -484,7 +484,7 @@ func newObjects(before, after map[string]int64) []Object {
 }
 
 // summary is the part of a step's properties the report shows.
-func summary(typ string, props map[string]any) map[string]any {
+func summary(props map[string]any) map[string]any {
 	keep := []string{"ProcessingJobName", "TrainingJobName", "ModelArtifacts", "HyperParameterTuningJobName", "BestTrainingJob",
 		"ModelName", "TransformJobName", "TransformOutput", "ModelPackageArn", "FinalMetricDataList", "ProcessingOutputConfig"}
 	out := map[string]any{}

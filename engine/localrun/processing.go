@@ -144,6 +144,11 @@ func (ru *run) processing(ctx context.Context, s rawStep, args map[string]any) (
 	return out, nil
 }
 
+// room is what the run may still write.
+func (ru *run) room() int64 {
+	return ru.r.set.MaxStorageBytes - ru.store.usedBytes() - dirSize(ru.work)
+}
+
 // resultOf starts a step's result from its job's end.
 func resultOf(res *execResult, ru *run) *stepResult {
 	if res == nil {
@@ -326,10 +331,14 @@ func (ru *run) runproc(ctx context.Context, j *job, script string, args []string
 		return nil, fail("Arguments.ProcessingInputs", "Add the 'code' input with the step's sourcedir.tar.gz at "+dir+".",
 			"%s has no %s to unpack", dir, tarball)
 	}
-	err = untar(f, hostDir)
+	err = untar(f, hostDir, ru.room())
 	f.Close()
 	if err != nil {
-		return nil, ru.fatal(j.step, fail("Arguments.ProcessingInputs", "Repack the source directory (compile.with_report does).", "unpack %s: %v", tarball, err))
+		var se *StorageError
+		if errors.As(err, &se) {
+			return nil, ru.fatal(j.step, err)
+		}
+		return nil, fail("Arguments.ProcessingInputs", "Repack the source directory (compile.with_report does).", "unpack %s: %v", tarball, err)
 	}
 	if err := ru.requirements(ctx, j.step, filepath.Join(hostDir, "requirements.txt")); err != nil {
 		return nil, err
@@ -407,8 +416,8 @@ func moduleOf(dist string) string {
 }
 
 // untar unpacks a gzipped tarball into dir: regular files and directories
-// only, every path inside dir.
-func untar(r io.Reader, dir string) error {
+// only, every path inside dir, at most limit bytes in all.
+func untar(r io.Reader, dir string, limit int64) error {
 	gz, err := gzip.NewReader(r)
 	if err != nil {
 		return err
@@ -444,12 +453,15 @@ func untar(r io.Reader, dir string) error {
 			if err != nil {
 				return storageErr(err)
 			}
-			_, err = io.Copy(out, tr)
+			n, err := io.Copy(out, io.LimitReader(tr, limit+1))
 			if cerr := out.Close(); err == nil {
 				err = cerr
 			}
 			if err != nil {
 				return storageErr(err)
+			}
+			if limit -= n; limit < 0 {
+				return &StorageError{What: "the unpacked source directory", Err: errors.New("it unpacks to more than the run may write")}
 			}
 		default:
 			// links and devices are not unpacked

@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -157,8 +158,12 @@ func (ru *run) trainingJob(ctx context.Context, step, name, field string, a trai
 		return nil, fail(hpField+".sagemaker_submit_directory", "Point sagemaker_submit_directory at the code artifact the manifest lists.", "the source tarball %s: %v", submit, err)
 	}
 	code := filepath.Join(j.dir, "ml", "code")
-	if err := untar(strings.NewReader(string(tgz)), code); err != nil {
-		return nil, ru.fatal(step, fail(hpField+".sagemaker_submit_directory", "Repack the source directory (compile.with_report does).", "unpack %s: %v", submit, err))
+	if err := untar(strings.NewReader(string(tgz)), code, ru.room()); err != nil {
+		var se *StorageError
+		if errors.As(err, &se) {
+			return nil, ru.fatal(step, err)
+		}
+		return nil, fail(hpField+".sagemaker_submit_directory", "Repack the source directory (compile.with_report does).", "unpack %s: %v", submit, err)
 	}
 	if _, err := os.Stat(filepath.Join(code, filepath.FromSlash(program))); err != nil || !fs.ValidPath(program) {
 		return nil, fail(hpField+".sagemaker_program", fmt.Sprintf("Set %s.sagemaker_program to a script at the top of the source directory (it has: %s).", hpField, listPy(code)),
