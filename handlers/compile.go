@@ -111,7 +111,8 @@ func compileNamespace(d *Deps) (registry.Namespace, error) {
 			registry.Define(registry.ToolDef{
 				Name: "compile.preview",
 				Description: "Show how each DAG node resolves to a config (class, method, confidence, reasons) and which builder " +
-					"builds it, with renaming recommendations for weak matches. Builds nothing.",
+					"builds it, with renaming recommendations for weak matches, and (when every node resolves) the findings compile.validate " +
+					"reports: settings SageMaker would reject or that would misbehave at run time. Deploys nothing.",
 				When:     "Before compiling: node → config → builder.",
 				Examples: []string{`compile.preview {"config_file": "examples/xgboost-tabular/config.json", "dag_file": "examples/xgboost-tabular/dag.json"}`},
 				Tags:     []string{registry.PhasePlanner, registry.PhaseValidator},

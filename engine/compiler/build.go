@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/cursus-dev/cursus/engine/config"
@@ -21,6 +23,15 @@ type builder struct {
 	arts     *artifactSet
 	prefix   sagemaker.Get
 	pipeline string
+	// root starts every generated output path (outputRoot).
+	root []any
+	// producers maps a node's dependency to the node that feeds it;
+	// children lists each node's children in DAG order.
+	producers map[string]map[string]*node
+	children  map[string][]*node
+	// added collects steps the node being built needs before it (a model
+	// repack); assemble takes them after each build.
+	added []sagemaker.Step
 	// missing collects the steps with no code (see code).
 	missing []MissingCode
 }
@@ -64,7 +75,10 @@ func (b *builder) build(n *node, in map[string]any, parents []string) (sagemaker
 	case HandlerModel:
 		// CreateModel steps take no cache config.
 		step.Type = sagemaker.TypeModel
-		step.Arguments, warns, err = b.model(n, inputs)
+		step.Arguments, warns, err = b.model(n, inputs, parents)
+		if len(b.added) > 0 {
+			step.DependsOn = append(slices.Clone(parents), b.added[0].Name)
+		}
 	case HandlerTransform:
 		step.Type = sagemaker.TypeTransform
 		if cache.Enabled { // the SDK writes a transform's cache config only when caching is on
@@ -73,7 +87,10 @@ func (b *builder) build(n *node, in map[string]any, parents []string) (sagemaker
 		step.Arguments, err = b.transform(n, inputs)
 	case HandlerRegisterModel:
 		step.Type = sagemaker.TypeRegisterModel
-		step.Arguments, warns, err = b.register(n, inputs)
+		step.Arguments, warns, err = b.register(n, inputs, parents)
+		if len(b.added) > 0 {
+			step.DependsOn = append(slices.Clone(parents), b.added[0].Name)
+		}
 	default:
 		err = fmt.Errorf("no handler %q", n.handler)
 	}
@@ -82,6 +99,7 @@ func (b *builder) build(n *node, in map[string]any, parents []string) (sagemaker
 		return sagemaker.Step{}, report, nil, err
 	}
 	warns = append(append(inputWarns, trainerConflicts(n)...), warns...)
+	report.UnusedFields = unusedFields(n)
 	for i, w := range warns {
 		warns[i] = fmt.Sprintf("node %q: %s", n.name, w)
 	}
@@ -218,7 +236,7 @@ func (b *builder) configInput(n *node, field, value string) (uri, absent string,
 // outputPath is where a step output goes: <prefix>/<token>[/<job_type>]/<output>
 // (steps.Interface.OutputSegments).
 func (b *builder) outputPath(n *node, output string) sagemaker.Join {
-	parts := []any{b.prefix}
+	parts := slices.Clone(b.root)
 	for _, seg := range n.iface.OutputSegments(n.cfg.JobType) {
 		parts = append(parts, seg)
 	}
@@ -363,6 +381,8 @@ func codeFor(n *node) codeLocation {
 		field = "processing_entry_point"
 	case HandlerModel:
 		field = "entry_point"
+	case HandlerRegisterModel:
+		field = "inference_entry_point"
 	}
 	entry := entryPoint(n, field)
 	dir := sourceDir(n.cfg, "effective_source_dir", "source_dir")
@@ -468,6 +488,9 @@ func (b *builder) processing(n *node, inputs []boundInput) (sagemaker.Processing
 		return sagemaker.ProcessingArgs{}, nil, err
 	}
 	env, jobArgs, warns := ContainerFor(n.iface, n.cfg).definitionParts()
+	for _, a := range getStrings(n.cfg, "processing_script_arguments") {
+		jobArgs = append(jobArgs, a) // after the contract's arguments, as Cursus passes them
+	}
 	args := sagemaker.ProcessingArgs{
 		ProcessingResources: sagemaker.ProcessingResources{ClusterConfig: sagemaker.ClusterConfig{
 			InstanceType: instanceType, InstanceCount: getInt(n.cfg, "processing_instance_count", 1),
@@ -476,6 +499,7 @@ func (b *builder) processing(n *node, inputs []boundInput) (sagemaker.Processing
 		AppSpecification: sagemaker.AppSpecification{ImageURI: image, ContainerArguments: jobArgs},
 		RoleArn:          getString(n.cfg, "role"),
 		Environment:      env,
+		Tags:             configTags(n.cfg),
 	}
 	// Cursus leaves max_runtime_seconds unwired; a user who sets it expects
 	// the job to be bounded by it.
@@ -573,6 +597,7 @@ func channels(inputs []boundInput) ([]sagemaker.Channel, error) {
 }
 
 type trainingParts struct {
+	env       map[string]any
 	image     string
 	channels  []sagemaker.Channel
 	static    map[string]any
@@ -592,16 +617,13 @@ func (b *builder) trainingParts(n *node, inputs []boundInput) (trainingParts, er
 	if p.channels, err = channels(inputs); err != nil {
 		return p, err
 	}
-	// The definition schema has no Environment for training jobs, so the
-	// contract's variables cannot be delivered; say so when one is required.
-	if req := n.iface.Contract.EnvVars.Required; len(req) > 0 {
-		p.warns = append(p.warns, fmt.Sprintf("training jobs take no environment in a pipeline definition; required variables %s are not set (read them from hyperparameters instead)",
-			strings.Join(req, ", ")))
-	}
+	var envWarns []string
+	p.env, envWarns = jobEnvironment(n)
+	p.warns = append(p.warns, envWarns...)
 	p.resources = sagemaker.ResourceConfig{InstanceCount: getInt(n.cfg, "training_instance_count", 1), InstanceType: instanceType,
 		VolumeSizeInGB: getInt(n.cfg, "training_volume_size", sagemaker.DefaultTrainingVolumeGB)}
 	p.stopping = sagemaker.StoppingCondition{MaxRuntimeInSeconds: getInt(n.cfg, "max_runtime_seconds", sagemaker.DefaultTrainingRuntime)}
-	p.output = trainingOutput(b.prefix, n)
+	p.output = trainingOutput(b.root, n)
 	c := n.iface.Compute
 	if c != nil && c.Kind == "byo_container" && len(c.ContainerEntrypoint) > 0 {
 		return p, nil // the image runs itself; no script mode
@@ -621,6 +643,9 @@ func (b *builder) trainingParts(n *node, inputs []boundInput) (trainingParts, er
 	}
 	p.warns = append(p.warns, codeWarns...)
 	loc := src.loc
+	if src.builtin == "" {
+		p.warns = append(p.warns, b.requirementsFinding(n, loc)...)
+	}
 	// Built-in code reads its defaults from the data when no
 	// hyperparameters reach it; a caller's script may need its own.
 	if extra == nil && src.fsys != nil && src.builtin == "" && !loc.scriptOnly {
@@ -644,11 +669,11 @@ func (b *builder) trainingParts(n *node, inputs []boundInput) (trainingParts, er
 // trainingOutput is the S3OutputPath of a training or tuning job: the
 // config's output_path when set, else <prefix>/<output path token>
 // (steps.Interface.OutputPathToken).
-func trainingOutput(prefix sagemaker.Get, n *node) any {
+func trainingOutput(root []any, n *node) any {
 	if s := getString(n.cfg, "output_path"); s != "" && n.cfg.Explicit["output_path"] {
 		return s
 	}
-	return sagemaker.JoinPath(prefix, n.iface.OutputPathToken())
+	return sagemaker.JoinPath(append(slices.Clone(root), n.iface.OutputPathToken())...)
 }
 
 func (b *builder) training(n *node, inputs []boundInput) (sagemaker.TrainingArgs, []string, error) {
@@ -664,6 +689,8 @@ func (b *builder) training(n *node, inputs []boundInput) (sagemaker.TrainingArgs
 		RoleArn:                getString(n.cfg, "role"),
 		InputDataConfig:        p.channels,
 		HyperParameters:        p.static,
+		Environment:            p.env,
+		Tags:                   configTags(n.cfg),
 	}
 	// The SDK's defaults: debugger hook and profiler on, both writing under
 	// the job's output path.
@@ -708,13 +735,26 @@ func (b *builder) tuning(n *node, inputs []boundInput) (sagemaker.TuningArgs, []
 			metrics = append(metrics, sagemaker.MetricDefinition{Name: name, Regex: regex})
 		}
 	}
+	strategy := orDefault(getString(n.cfg, "tuning_strategy"), "Bayesian")
+	earlyStopping := orDefault(getString(n.cfg, "early_stopping_type"), "Off")
+	if err := checkTuning(strategy, earlyStopping, metric, ranges, metrics); err != nil {
+		return sagemaker.TuningArgs{}, nil, err
+	}
+	limits := sagemaker.ResourceLimits{MaxNumberOfTrainingJobs: getInt(n.cfg, "max_jobs", 20), MaxParallelTrainingJobs: getInt(n.cfg, "max_parallel_jobs", 1)}
+	if strategy == "Grid" {
+		// Grid runs one trial per combination; the SDK leaves the limit out.
+		limits.MaxNumberOfTrainingJobs = 0
+		if n.cfg.Explicit["max_jobs"] {
+			p.warns = append(p.warns, "config field max_jobs is not sent with tuning_strategy Grid: Grid runs one training job per combination of the categorical values")
+		}
+	}
 	return sagemaker.TuningArgs{
 		HyperParameterTuningJobConfig: sagemaker.TuningJobConfig{
-			Strategy:                         orDefault(getString(n.cfg, "tuning_strategy"), "Bayesian"),
+			Strategy:                         strategy,
 			HyperParameterTuningJobObjective: sagemaker.TuningObjective{Type: orDefault(getString(n.cfg, "objective_type"), "Maximize"), MetricName: metric},
-			ResourceLimits:                   sagemaker.ResourceLimits{MaxNumberOfTrainingJobs: getInt(n.cfg, "max_jobs", 20), MaxParallelTrainingJobs: getInt(n.cfg, "max_parallel_jobs", 1)},
+			ResourceLimits:                   limits,
 			ParameterRanges:                  ranges,
-			TrainingJobEarlyStoppingType:     orDefault(getString(n.cfg, "early_stopping_type"), "Off"),
+			TrainingJobEarlyStoppingType:     earlyStopping,
 		},
 		TrainingJobDefinition: sagemaker.TrainingJobDefinition{
 			StaticHyperParameters:  static,
@@ -724,7 +764,9 @@ func (b *builder) tuning(n *node, inputs []boundInput) (sagemaker.TuningArgs, []
 			ResourceConfig:         p.resources,
 			AlgorithmSpecification: sagemaker.AlgorithmSpecification{TrainingImage: p.image, TrainingInputMode: "File", MetricDefinitions: metrics},
 			InputDataConfig:        p.channels,
+			Environment:            p.env,
 		},
+		Tags: configTags(n.cfg),
 	}, p.warns, nil
 }
 
@@ -789,20 +831,14 @@ func parameterRanges(ss map[string]any) (sagemaker.ParameterRanges, error) {
 
 // ---- Model ----
 
-func (b *builder) model(n *node, inputs []boundInput) (sagemaker.ModelArgs, []string, error) {
-	var modelData any
-	for _, bi := range inputs {
-		if bi.spec.Type == steps.TypeModelArtifacts || modelData == nil {
-			modelData = bi.value
-			if bi.spec.Type == steps.TypeModelArtifacts {
-				break
-			}
-		}
+func (b *builder) model(n *node, inputs []boundInput, parents []string) (sagemaker.ModelArgs, []string, error) {
+	dep, ok := modelDependency(inputs)
+	if !ok {
+		return sagemaker.ModelArgs{}, nil, errNoModelData
 	}
-	if modelData == nil {
-		return sagemaker.ModelArgs{}, nil, errors.New("required input model_data not provided: wire a training step's model artifacts")
-	}
-	image, err := b.image(n, sagemaker.ScopeInference, getString(n.cfg, "instance_type"))
+	modelData := dep.value
+	instanceType, warns := b.runtimeInstanceType(n)
+	image, err := b.image(n, sagemaker.ScopeInference, instanceType)
 	if err != nil {
 		return sagemaker.ModelArgs{}, nil, err
 	}
@@ -812,22 +848,39 @@ func (b *builder) model(n *node, inputs []boundInput) (sagemaker.ModelArgs, []st
 			env[k] = s
 		}
 	}
-	src, warns, err := b.code(n)
+	src, codeWarns, err := b.code(n)
 	if err != nil {
 		return sagemaker.ModelArgs{}, nil, err
 	}
+	warns = append(warns, codeWarns...)
 	loc := src.loc
 	tarURI, err := b.sourceDirArtifact(n, src, nil)
 	if err != nil {
 		return sagemaker.ModelArgs{}, nil, err
 	}
-	env["SAGEMAKER_PROGRAM"] = path.Base(loc.entry)
-	env["SAGEMAKER_SUBMIT_DIRECTORY"] = tarURI
-	env["SAGEMAKER_CONTAINER_LOG_LEVEL"] = "20"
-	env["SAGEMAKER_REGION"] = getString(n.cfg, "aws_region")
+	region := getString(n.cfg, "aws_region")
+	switch {
+	case imageFramework(n.iface.Compute) != "pytorch" || getString(n.cfg, "image_uri") != "":
+		// The XGBoost and scikit-learn images fetch the code from S3.
+		env["SAGEMAKER_PROGRAM"] = path.Base(loc.entry)
+		env["SAGEMAKER_SUBMIT_DIRECTORY"] = tarURI
+		env["SAGEMAKER_CONTAINER_LOG_LEVEL"] = "20"
+		env["SAGEMAKER_REGION"] = region
+	default:
+		// The PyTorch serving container loads handlers only from code/
+		// inside the model archive: repack the trained model with the code,
+		// as the SDK does, unless a Package step already did.
+		if b.needsRepack(n, dep.dep) {
+			if modelData, err = b.repack(n, modelData, loc, tarURI, parents); err != nil {
+				return sagemaker.ModelArgs{}, nil, err
+			}
+		}
+		maps.Copy(env, servingEnvironment(loc.entry, region))
+	}
 	return sagemaker.ModelArgs{
 		ExecutionRoleArn: getString(n.cfg, "role"),
 		PrimaryContainer: sagemaker.ContainerDefinition{Image: image, Environment: env, ModelDataURL: modelData},
+		Tags:             configTags(n.cfg),
 	}, warns, nil
 }
 
@@ -856,6 +909,10 @@ func (b *builder) transform(n *node, inputs []boundInput) (sagemaker.TransformAr
 	if keys := n.iface.Spec.Outputs.Keys(); len(keys) > 0 {
 		out = keys[0]
 	}
+	instanceType := orDefault(getString(n.cfg, "transform_instance_type"), "ml.m5.large")
+	if err := checkTransformInstance("transform_instance_type", instanceType); err != nil {
+		return sagemaker.TransformArgs{}, err
+	}
 	return sagemaker.TransformArgs{
 		ModelName: modelName,
 		TransformInput: sagemaker.TransformInput{
@@ -865,22 +922,30 @@ func (b *builder) transform(n *node, inputs []boundInput) (sagemaker.TransformAr
 		TransformOutput: sagemaker.TransformOutput{S3OutputPath: b.outputPath(n, out),
 			Accept: getString(n.cfg, "accept"), AssembleWith: getString(n.cfg, "assemble_with")},
 		TransformResources: sagemaker.TransformResources{InstanceCount: getInt(n.cfg, "transform_instance_count", 1),
-			InstanceType: orDefault(getString(n.cfg, "transform_instance_type"), "ml.m5.large")},
+			InstanceType: instanceType},
+		DataProcessing: dataProcessing(n.cfg),
+		Tags:           configTags(n.cfg),
 	}, nil
 }
 
 // ---- RegisterModel ----
 
-func (b *builder) register(n *node, inputs []boundInput) (sagemaker.RegisterModelArgs, []string, error) {
+func (b *builder) register(n *node, inputs []boundInput, parents []string) (sagemaker.RegisterModelArgs, []string, error) {
 	var modelData, payload any
+	var metrics *sagemaker.ModelMetrics
+	modelDep := ""
 	for _, bi := range inputs {
 		switch {
 		case bi.spec.Type == steps.TypePayloadSamples || strings.Contains(strings.ToLower(bi.dep), "payload"):
 			if payload == nil {
 				payload = bi.value
 			}
+		case bi.dep == "model_metrics":
+			// The evaluation writes metrics.json into its metrics output.
+			metrics = &sagemaker.ModelMetrics{ModelQuality: sagemaker.MetricsReports{Statistics: sagemaker.MetricsSource{
+				ContentType: "application/json", S3URI: sagemaker.JoinPath(bi.value, "metrics.json")}}}
 		case modelData == nil:
-			modelData = bi.value
+			modelData, modelDep = bi.value, bi.dep
 		}
 	}
 	if modelData == nil {
@@ -899,11 +964,40 @@ func (b *builder) register(n *node, inputs []boundInput) (sagemaker.RegisterMode
 	if err != nil {
 		return sagemaker.RegisterModelArgs{}, nil, err
 	}
+	for _, it := range getStrings(n.cfg, "transform_instance_types") {
+		if err := checkTransformInstance("transform_instance_types", it); err != nil {
+			return sagemaker.RegisterModelArgs{}, nil, err
+		}
+	}
+	// The container serves the code inside the archive: a Package step's
+	// archive has code/; a model straight from a training or tuning job is
+	// repacked with the inference code first, as the SDK does.
+	loc := codeFor(n)
+	if b.needsRepack(n, modelDep) {
+		src, err := b.inferenceCode(n)
+		if err != nil {
+			return sagemaker.RegisterModelArgs{}, nil, err
+		}
+		codeURI, err := b.sourceDirArtifact(n, src, nil)
+		if err != nil {
+			return sagemaker.RegisterModelArgs{}, nil, err
+		}
+		if modelData, err = b.repack(n, modelData, src.loc, codeURI, parents); err != nil {
+			return sagemaker.RegisterModelArgs{}, nil, err
+		}
+	}
+	env := ContainerFor(n.iface, n.cfg).Environment
+	container := servingEnvironment(loc.entry, getString(n.cfg, "aws_region"))
+	for k, v := range env {
+		if _, set := container[k]; !set {
+			container[k] = v
+		}
+	}
 	return sagemaker.RegisterModelArgs{
 		ModelPackageGroupName:   group,
-		ModelPackageDescription: getString(descriptionConfig(n), "pipeline_description"),
+		ModelPackageDescription: orDefault(getString(n.cfg, "model_description"), getString(descriptionConfig(n), "pipeline_description")),
 		InferenceSpecification: sagemaker.InferenceSpecification{
-			Containers:                              []sagemaker.PackageContainer{{Image: image, ModelDataURL: modelData}},
+			Containers:                              []sagemaker.PackageContainer{{Image: image, Environment: container, ModelDataURL: modelData}},
 			SupportedContentTypes:                   getStrings(n.cfg, "content_types"),
 			SupportedResponseMIMETypes:              getStrings(n.cfg, "response_types"),
 			SupportedRealtimeInferenceInstanceTypes: instances,
@@ -912,6 +1006,8 @@ func (b *builder) register(n *node, inputs []boundInput) (sagemaker.RegisterMode
 		ModelApprovalStatus: orDefault(getString(n.cfg, "model_approval_status"), "PendingManualApproval"),
 		SamplePayloadURL:    payload,
 		SkipModelValidation: "None",
+		ModelMetrics:        metrics,
+		Tags:                configTags(n.cfg),
 	}, warns, nil
 }
 

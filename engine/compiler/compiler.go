@@ -127,6 +127,13 @@ type StepReport struct {
 	Reasons       []string          `json:"reasons"`
 	Inputs        map[string]string `json:"inputs"`
 	DependsOn     []string          `json:"depends_on,omitempty"`
+	// AddedSteps are steps the compiler added for this node, as the SDK
+	// would: a model repack (a Training step named <step>-RepackModel)
+	// that puts the inference code into model.tar.gz.
+	AddedSteps []string `json:"added_steps,omitempty"`
+	// UnusedFields are the node's config fields no SageMaker request reads,
+	// as "<field>: <reason>" (UnusedConfigFields).
+	UnusedFields []string `json:"unused_fields,omitempty"`
 }
 
 // Result is a compiled pipeline.
@@ -143,6 +150,9 @@ type Result struct {
 	Region   string   `json:"region"`
 	Bucket   string   `json:"bucket"`
 	Warnings []string `json:"warnings,omitempty"`
+	// Tags are the config's tags; Upsert attaches them to the pipeline
+	// (each step's request carries its own config's tags).
+	Tags []sagemaker.Tag `json:"tags,omitempty"`
 }
 
 // Manifest maps each local file or directory to its S3 URI; the files of
@@ -355,7 +365,7 @@ func bind(ctx context.Context, in Input) (map[string]*node, []NodeError, []error
 			warnings = append(warnings, fmt.Sprintf("node %q: %s", name, w))
 		}
 		n := &node{name: name, res: res, cfg: cfg, iface: iface, smType: iface.Registry.SageMakerStepType,
-			stepName: steps.PipelineStepName(cfg.StepType, cfg.JobType)}
+			stepName: sagemaker.BoundName(steps.PipelineStepName(cfg.StepType, cfg.JobType), sagemaker.MaxStepNameLength)}
 		n.handler, err = route(name, iface)
 		if err != nil {
 			routeErrs = append(routeErrs, err)
@@ -515,19 +525,24 @@ func Compile(ctx context.Context, in Input, opts ...Option) (*Result, error) {
 	if len(plan.Unresolved) > 0 {
 		return nil, &UnresolvedError{Unresolved: plan.Unresolved}
 	}
+	root := outputRoot(executionScoped(namingConfig(nodes, plan.Order)))
 	inputs := map[string]map[string]any{}
+	producers := map[string]map[string]*node{}
 	for name, bs := range plan.Bindings {
 		m := map[string]any{}
+		from := map[string]*node{}
 		for _, b := range bs {
-			v, err := bindingValue(b, nodes[name], nodes[b.FromNode])
+			v, err := bindingValue(b, nodes[name], nodes[b.FromNode], root)
 			if err != nil {
 				return nil, &BuildError{Node: name, StepName: nodes[name].stepName, Err: err}
 			}
 			m[b.Dependency] = v
+			from[b.Dependency] = nodes[b.FromNode]
 		}
 		inputs[name] = m
+		producers[name] = from
 	}
-	return assemble(ctx, in, nodes, plan.Order, inputs, plan, true, warnings, o)
+	return assemble(ctx, in, nodes, plan.Order, inputs, producers, plan, true, warnings, o)
 }
 
 // bindingValue is what a consumer reads for a binding: the producer's
@@ -540,7 +555,7 @@ func Compile(ctx context.Context, in Input, opts ...Option) (*Result, error) {
 // the producer's contract says it writes there
 // (contract.outputs.<name>.object), since those APIs want the object and
 // not the output prefix.
-func bindingValue(b deps.Binding, consumer, producer *node) (any, error) {
+func bindingValue(b deps.Binding, consumer, producer *node, root []any) (any, error) {
 	if known, ok, nearest := steps.CheckPropertyPath(producer.smType, b.Property); known && !ok {
 		return nil, fmt.Errorf("input %s reads %s, which is not a property of a %s step (%s); nearest valid paths: %s",
 			b.Dependency, b.Reference, producer.smType, strings.Join(steps.PropertyOperations(producer.smType), " + "), strings.Join(nearest, ", "))
@@ -548,7 +563,7 @@ func bindingValue(b deps.Binding, consumer, producer *node) (any, error) {
 	ref := sagemaker.Get{Path: b.Reference}
 	out, _ := producer.iface.Spec.Outputs.Get(b.FromOutput)
 	if out.JobArtifact != "" {
-		prefix := trainingOutput(sagemaker.Param(PrefixParameter), producer)
+		prefix := trainingOutput(root, producer)
 		if s, ok := prefix.(string); ok {
 			prefix = strings.TrimSuffix(s, "/")
 		}
@@ -611,7 +626,7 @@ func collisions(order []string, nodes map[string]*node) []string {
 
 // assemble builds every step in order.
 func assemble(ctx context.Context, in Input, nodes map[string]*node, order []string, inputs map[string]map[string]any,
-	plan *deps.Plan, dependsOn bool, warnings []string, o options) (*Result, error) {
+	producers map[string]map[string]*node, plan *deps.Plan, dependsOn bool, warnings []string, o options) (*Result, error) {
 	parentsOf := in.DAG.ParentsByNode()
 	if err := linkTrainers(ctx, parentsOf, nodes); err != nil {
 		return nil, err
@@ -624,13 +639,18 @@ func assemble(ctx context.Context, in Input, nodes map[string]*node, order []str
 	if !sagemaker.ValidPipelineName(name) {
 		return nil, fmt.Errorf("pipeline name %q is not valid: use 1-255 letters, digits and single hyphens, starting and ending with a letter or digit", name)
 	}
+	if len(name) > sagemaker.MaxExperimentNameLength {
+		return nil, fmt.Errorf("pipeline name %q has %d characters: the definition's PipelineExperimentConfig names the execution's experiment after the pipeline, and SageMaker experiment names allow %d; "+
+			"shorten pipeline_name_override (or the pipeline name given) to at most %d characters", name, len(name), sagemaker.MaxExperimentNameLength, sagemaker.MaxExperimentNameLength)
+	}
 	def := sagemaker.NewDefinition()
 	def.Parameters = append(def.Parameters, sagemaker.Parameter{Name: PrefixParameter, Type: sagemaker.ParamString,
 		DefaultValue: getString(first, "pipeline_s3_loc")})
 	res := &Result{PipelineName: name, Definition: def, Plan: plan, Warnings: warnings,
-		Role: getString(first, "role"), Region: getString(first, "aws_region"), Bucket: getString(first, "bucket")}
+		Role: getString(first, "role"), Region: getString(first, "aws_region"), Bucket: getString(first, "bucket"), Tags: configTags(first)}
 	arts := newArtifactSet(getString(first, "bucket"), name)
-	b := &builder{ctx: ctx, sources: in.Sources, arts: arts, prefix: sagemaker.Param(PrefixParameter), pipeline: name}
+	b := &builder{ctx: ctx, sources: in.Sources, arts: arts, prefix: sagemaker.Param(PrefixParameter), pipeline: name,
+		root: outputRoot(executionScoped(first)), producers: producers, children: childrenOf(in.DAG.Nodes, parentsOf, nodes)}
 	for i, nodeName := range order {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -647,6 +667,12 @@ func assemble(ctx context.Context, in Input, nodes map[string]*node, order []str
 			return nil, &BuildError{Node: nodeName, StepName: n.stepName, Err: err}
 		}
 		res.Warnings = append(res.Warnings, warns...)
+		// Steps the builder added for the node (a model repack) run before it.
+		for _, added := range b.added {
+			def.Steps = append(def.Steps, added)
+			report.AddedSteps = append(report.AddedSteps, added.Name)
+		}
+		b.added = nil
 		def.Steps = append(def.Steps, step)
 		res.Steps = append(res.Steps, report)
 		o.progress(i+1, len(order), "built "+n.stepName)

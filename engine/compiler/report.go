@@ -152,6 +152,10 @@ type Preview struct {
 	NodeResolution       map[string]NodeResolution `json:"node_resolution"`
 	AmbiguousResolutions []string                  `json:"ambiguous_resolutions"`
 	Recommendations      []string                  `json:"recommendations"`
+	// Findings are what building the steps reports once every node
+	// resolves (compile.validate's errors and warnings): a configuration
+	// SageMaker would reject or that would misbehave at run time.
+	Findings []string `json:"findings"`
 }
 
 // PreviewResolution resolves every node without building anything, and
@@ -159,7 +163,7 @@ type Preview struct {
 // error when ctx ends.
 func PreviewResolution(ctx context.Context, in Input) (Preview, error) {
 	p := Preview{NodeConfigMap: map[string]string{}, ConfigBuilderMap: map[string]string{}, ResolutionConfidence: map[string]float64{},
-		NodeResolution: map[string]NodeResolution{}, AmbiguousResolutions: []string{}, Recommendations: []string{}}
+		NodeResolution: map[string]NodeResolution{}, AmbiguousResolutions: []string{}, Recommendations: []string{}, Findings: []string{}}
 	if in.DAG == nil {
 		return p, nil
 	}
@@ -211,7 +215,28 @@ func PreviewResolution(ctx context.Context, in Input) (Preview, error) {
 	for _, m := range missing {
 		p.Recommendations = append(p.Recommendations, m.String())
 	}
-	return p, nil
+	if len(internal) == 0 && len(nodes) == len(in.DAG.Nodes) {
+		p.Findings = buildFindings(Validate(ctx, in))
+	}
+	return p, ctx.Err()
+}
+
+// buildFindings flattens a validation into one line per finding: errors
+// by node (sorted), dependency issues, then warnings.
+func buildFindings(v ValidationResult) []string {
+	out := []string{}
+	for _, node := range slices.Sorted(maps.Keys(v.ConfigErrors)) {
+		for _, e := range v.ConfigErrors[node] {
+			out = append(out, fmt.Sprintf("error: node %q: %s", node, e))
+		}
+	}
+	for _, d := range v.DependencyIssues {
+		out = append(out, "error: "+d)
+	}
+	for _, w := range v.Warnings {
+		out = append(out, "warning: "+w)
+	}
+	return out
 }
 
 var manualInputRe = regexp.MustCompile(`^s3://[a-z0-9][a-z0-9\-\.]{1,61}[a-z0-9]/.+$`)
@@ -264,7 +289,7 @@ func CompileSingleNode(ctx context.Context, in Input, target string, manual map[
 		inputs[k] = manual[k]
 	}
 	plan := &deps.Plan{Order: []string{target}}
-	return assemble(ctx, sub, nodes, []string{target}, map[string]map[string]any{target: inputs}, plan, false, warnings, collect(opts))
+	return assemble(ctx, sub, nodes, []string{target}, map[string]map[string]any{target: inputs}, nil, plan, false, warnings, collect(opts))
 }
 
 // StepNames lists the pipeline step names the compiler gives the nodes of

@@ -5,7 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -79,6 +81,12 @@ func checkReferences(t *testing.T, in Input, res *Result) {
 			m[sagemaker.TrimPropertiesPrefix(o.PropertyPath)] = true
 		}
 		paths[s.StepName] = m
+		// A model repack the compiler added is a Training step whose
+		// repacked archive its node reads.
+		for _, added := range s.AddedSteps {
+			smTypes[added] = steps.SMTraining
+			paths[added] = map[string]bool{"ModelArtifacts.S3ModelArtifacts": true}
+		}
 	}
 	stepRefs := 0
 	for _, r := range refs {
@@ -117,9 +125,11 @@ func checkReferences(t *testing.T, in Input, res *Result) {
 	}
 }
 
-// The best trial's model feeds CreateModel and RegisterModel as the SDK's
-// get_top_model_s3_uri addresses it: <tuning output path>/<best job
-// name>/output/model.tar.gz.
+// The best trial's model is addressed as the SDK's get_top_model_s3_uri
+// does (<tuning output path>/<best job name>/output/model.tar.gz) and
+// repacked with the inference code before the PyTorch model and the
+// registration use it: the PyTorch serving container loads handlers only
+// from code/ inside the archive. Both containers point at code/.
 func TestTunedModelFeedsCreateModelAndRegistration(t *testing.T) {
 	cat, _, err := pipelines.Load()
 	if err != nil {
@@ -137,37 +147,81 @@ func TestTunedModelFeedsCreateModelAndRegistration(t *testing.T) {
 	var def struct {
 		Steps []struct {
 			Name, Type string
+			DependsOn  []string
 			Arguments  map[string]any
 		}
 	}
 	if err := json.Unmarshal(res.JSON, &def); err != nil {
 		t.Fatal(err)
 	}
-	want := `{"Std:Join":{"On":"/","Values":[{"Get":"Parameters.EXECUTION_S3_PREFIX"},"pytorch_tuning",` +
+	best := `{"Std:Join":{"On":"/","Values":[{"Get":"Parameters.EXECUTION_S3_PREFIX"},{"Get":"Execution.PipelineExecutionId"},"pytorch_tuning",` +
 		`{"Get":"Steps.PyTorchTuning.TrainingJobSummaries[0].TrainingJobName"},"output/model.tar.gz"]}}`
-	got := map[string]string{}
-	for _, s := range def.Steps {
-		var v any
-		switch s.Type {
-		case "Model":
-			v = s.Arguments["PrimaryContainer"].(map[string]any)["ModelDataUrl"]
-		case "RegisterModel":
-			v = s.Arguments["InferenceSpecification"].(map[string]any)["Containers"].([]any)[0].(map[string]any)["ModelDataUrl"]
-		case "Transform":
-			v = s.Arguments["ModelName"]
-		default:
-			continue
+	js := func(v any) string { b, _ := json.Marshal(v); return string(b) }
+	repacks := map[string]map[string]any{}
+	seen := map[string]int{}
+	var model, register map[string]any
+	for i, s := range def.Steps {
+		seen[s.Name] = i
+		switch {
+		case strings.HasSuffix(s.Name, "-RepackModel"):
+			repacks[s.Name] = s.Arguments
+			if s.Type != "Training" {
+				t.Errorf("%s is a %s step", s.Name, s.Type)
+			}
+		case s.Type == "Model":
+			model = s.Arguments["PrimaryContainer"].(map[string]any)
+			if !slices.Contains(s.DependsOn, "PyTorchModel-RepackModel") {
+				t.Errorf("PyTorchModel DependsOn %v lacks its repack", s.DependsOn)
+			}
+		case s.Type == "RegisterModel":
+			register = s.Arguments["InferenceSpecification"].(map[string]any)["Containers"].([]any)[0].(map[string]any)
+		case s.Type == "Transform":
+			if got := js(s.Arguments["ModelName"]); got != `{"Get":"Steps.PyTorchModel.ModelName"}` {
+				t.Errorf("Transform ModelName = %s", got)
+			}
 		}
-		b, _ := json.Marshal(v)
-		got[s.Type] = string(b)
 	}
-	for _, typ := range []string{"Model", "RegisterModel"} {
-		if got[typ] != want {
-			t.Errorf("%s ModelDataUrl = %s, want %s", typ, got[typ], want)
+	for _, name := range []string{"PyTorchModel-RepackModel", "Registration-RepackModel"} {
+		args, ok := repacks[name]
+		if !ok {
+			t.Fatalf("no %s step among %v", name, slices.Collect(maps.Keys(seen)))
+		}
+		channels := args["InputDataConfig"].([]any)
+		training := channels[0].(map[string]any)
+		if training["ChannelName"] != "training" || js(training["DataSource"].(map[string]any)["S3DataSource"].(map[string]any)["S3Uri"]) != best {
+			t.Errorf("%s training channel = %s, want the best trial's model %s", name, js(training), best)
+		}
+		if code := channels[1].(map[string]any); code["ChannelName"] != "code" {
+			t.Errorf("%s has no code channel: %s", name, js(channels))
+		}
+		hp := args["HyperParameters"].(map[string]any)
+		if hp["sagemaker_program"] != `"_repack_model.py"` || hp["inference_script"] != `"inference.py"` {
+			t.Errorf("%s hyperparameters %s", name, js(hp))
+		}
+		image := args["AlgorithmSpecification"].(map[string]any)["TrainingImage"]
+		if image != "683313688378.dkr.ecr.us-east-1.amazonaws.com/sagemaker-scikit-learn:1.2-1-cpu-py3" {
+			t.Errorf("%s image %v, want the SDK's repack image (sklearn 1.2-1)", name, image)
 		}
 	}
-	if got["Transform"] != `{"Get":"Steps.PyTorchModel.ModelName"}` {
-		t.Errorf("Transform ModelName = %s", got["Transform"])
+	for typ, c := range map[string]map[string]any{"Model": model, "RegisterModel": register} {
+		if c == nil {
+			t.Fatalf("no %s step", typ)
+		}
+		repack := "PyTorchModel-RepackModel"
+		if typ == "RegisterModel" {
+			repack = "Registration-RepackModel"
+		}
+		if got, want := js(c["ModelDataUrl"]), `{"Get":"Steps.`+repack+`.ModelArtifacts.S3ModelArtifacts"}`; got != want {
+			t.Errorf("%s ModelDataUrl = %s, want %s", typ, got, want)
+		}
+		env, _ := c["Environment"].(map[string]any)
+		if env["SAGEMAKER_SUBMIT_DIRECTORY"] != "/opt/ml/model/code" || env["SAGEMAKER_PROGRAM"] != "inference.py" ||
+			env["SAGEMAKER_CONTAINER_LOG_LEVEL"] != "20" || env["SAGEMAKER_REGION"] != "us-east-1" {
+			t.Errorf("%s Environment = %s", typ, js(env))
+		}
+	}
+	if seen["PyTorchModel-RepackModel"] > seen["PyTorchModel"] || seen["Registration-RepackModel"] > seen["Registration"] {
+		t.Error("a repack step comes after the step that reads it")
 	}
 }
 
@@ -238,7 +292,7 @@ func TestEveryTuningStepFeedsItsBestModel(t *testing.T) {
 			}
 			sagemakertest.MustValidate(t, res.JSON)
 			checkReferences(t, in, res)
-			want := `{"Std:Join":{"On":"/","Values":[{"Get":"Parameters.EXECUTION_S3_PREFIX"},"` + steps.CanonicalToSnake(tuning) + `",` +
+			want := `{"Std:Join":{"On":"/","Values":[{"Get":"Parameters.EXECUTION_S3_PREFIX"},{"Get":"Execution.PipelineExecutionId"},"` + steps.CanonicalToSnake(tuning) + `",` +
 				`{"Get":"Steps.` + tuning + `.TrainingJobSummaries[0].TrainingJobName"},"output/model.tar.gz"]}}`
 			if n := strings.Count(string(res.JSON), want); n != len(nodes)-3 {
 				t.Errorf("%d consumers read the best model as %s, want %d:\n%s", n, want, len(nodes)-3, res.JSON)

@@ -55,7 +55,7 @@ func Upsert(ctx context.Context, d Deployer, res *Result, role string, opts ...O
 		o.progress(i+1, total, "uploaded "+a.S3URI)
 	}
 	req := sagemaker.PipelineRequest{Name: res.PipelineName, Definition: res.JSON, RoleARN: role,
-		Description: fmt.Sprintf("Compiled by cursus (%d steps)", len(res.Steps))}
+		Description: fmt.Sprintf("Compiled by cursus (%d steps)", len(res.Steps)), Tags: res.Tags}
 	if len(res.JSON) > MaxInlineDefinition {
 		bucket := res.Bucket
 		if bucket == "" {

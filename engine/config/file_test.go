@@ -77,7 +77,9 @@ func TestSharedSpecificSplit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var wantShared []string
+	// execution_scoped_outputs is a field Cursus files lack: its default
+	// is in every config, so it is shared.
+	wantShared := []string{"execution_scoped_outputs"}
 	for k := range fixture.Configuration.Shared {
 		if k != "aws_region" && k != "pipeline_name" && k != "pipeline_s3_loc" {
 			wantShared = append(wantShared, k)

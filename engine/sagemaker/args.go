@@ -26,6 +26,13 @@ type ProcessingArgs struct {
 	Environment            map[string]any          `json:"Environment,omitempty"`
 	NetworkConfig          *NetworkConfig          `json:"NetworkConfig,omitempty"`
 	StoppingCondition      *StoppingCondition      `json:"StoppingCondition,omitempty"`
+	Tags                   []Tag                   `json:"Tags,omitempty"`
+}
+
+// Tag is one resource tag of a job, model or model package request.
+type Tag struct {
+	Key   string `json:"Key"`
+	Value string `json:"Value"`
 }
 
 // ProcessingResources wraps the cluster config.
@@ -139,6 +146,8 @@ type TrainingArgs struct {
 	HyperParameters        map[string]any         `json:"HyperParameters,omitempty"`
 	DebugHookConfig        *DebugHookConfig       `json:"DebugHookConfig,omitempty"`
 	ProfilerConfig         *ProfilerConfig        `json:"ProfilerConfig,omitempty"`
+	Environment            map[string]any         `json:"Environment,omitempty"`
+	Tags                   []Tag                  `json:"Tags,omitempty"`
 }
 
 // DebugHookConfig is where SageMaker Debugger writes tensors. The SDK
@@ -152,7 +161,7 @@ type DebugHookConfig struct {
 // ProfilerConfig is where SageMaker Profiler writes system metrics; the
 // SDK's default is the job's output path with the profiler enabled.
 type ProfilerConfig struct {
-	S3OutputPath    any  `json:"S3OutputPath"`
+	S3OutputPath    any  `json:"S3OutputPath,omitempty"`
 	DisableProfiler bool `json:"DisableProfiler"`
 }
 
@@ -212,6 +221,7 @@ func NewChannel(name string, s3URI any) Channel {
 type ModelArgs struct {
 	ExecutionRoleArn any                 `json:"ExecutionRoleArn"`
 	PrimaryContainer ContainerDefinition `json:"PrimaryContainer"`
+	Tags             []Tag               `json:"Tags,omitempty"`
 }
 
 // ContainerDefinition is a model container. Environment is always written,
@@ -230,6 +240,18 @@ type TransformArgs struct {
 	TransformInput     TransformInput     `json:"TransformInput"`
 	TransformOutput    TransformOutput    `json:"TransformOutput"`
 	TransformResources TransformResources `json:"TransformResources"`
+	DataProcessing     *DataProcessing    `json:"DataProcessing,omitempty"`
+	Tags               []Tag              `json:"Tags,omitempty"`
+}
+
+// DataProcessing is a transform job's record filtering and joining:
+// InputFilter selects what the model sees of each record, JoinSource
+// "Input" joins each prediction to its input record, OutputFilter selects
+// what of the joined record is written.
+type DataProcessing struct {
+	InputFilter  string `json:"InputFilter,omitempty"`
+	JoinSource   string `json:"JoinSource,omitempty"`
+	OutputFilter string `json:"OutputFilter,omitempty"`
 }
 
 // TransformInput is the data a batch transform reads.
@@ -270,6 +292,7 @@ type TransformResources struct {
 type TuningArgs struct {
 	HyperParameterTuningJobConfig TuningJobConfig       `json:"HyperParameterTuningJobConfig"`
 	TrainingJobDefinition         TrainingJobDefinition `json:"TrainingJobDefinition"`
+	Tags                          []Tag                 `json:"Tags,omitempty"`
 }
 
 // TuningJobConfig is the search itself.
@@ -289,7 +312,7 @@ type TuningObjective struct {
 
 // ResourceLimits bounds the search.
 type ResourceLimits struct {
-	MaxNumberOfTrainingJobs int `json:"MaxNumberOfTrainingJobs"`
+	MaxNumberOfTrainingJobs int `json:"MaxNumberOfTrainingJobs,omitempty"`
 	MaxParallelTrainingJobs int `json:"MaxParallelTrainingJobs"`
 }
 
@@ -323,6 +346,7 @@ type TrainingJobDefinition struct {
 	ResourceConfig         ResourceConfig         `json:"ResourceConfig"`
 	AlgorithmSpecification AlgorithmSpecification `json:"AlgorithmSpecification"`
 	InputDataConfig        []Channel              `json:"InputDataConfig"`
+	Environment            map[string]any         `json:"Environment,omitempty"`
 }
 
 // ---- RegisterModel (CreateModelPackage) ----
@@ -337,6 +361,25 @@ type RegisterModelArgs struct {
 	SamplePayloadURL           any                    `json:"SamplePayloadUrl,omitempty"`
 	CustomerMetadataProperties map[string]string      `json:"CustomerMetadataProperties,omitempty"`
 	SkipModelValidation        string                 `json:"SkipModelValidation"`
+	ModelMetrics               *ModelMetrics          `json:"ModelMetrics,omitempty"`
+	Tags                       []Tag                  `json:"Tags,omitempty"`
+}
+
+// ModelMetrics attaches evaluation reports to a model package; the SDK's
+// ModelMetrics(model_statistics=MetricsSource(...)) gives ModelQuality.
+type ModelMetrics struct {
+	ModelQuality MetricsReports `json:"ModelQuality"`
+}
+
+// MetricsReports holds the statistics report of one metrics kind.
+type MetricsReports struct {
+	Statistics MetricsSource `json:"Statistics"`
+}
+
+// MetricsSource is one report object.
+type MetricsSource struct {
+	ContentType string `json:"ContentType"`
+	S3URI       any    `json:"S3Uri"`
 }
 
 // InferenceSpecification says how the registered model is served.
@@ -350,6 +393,7 @@ type InferenceSpecification struct {
 
 // PackageContainer is one container of a model package.
 type PackageContainer struct {
-	Image        any `json:"Image"`
-	ModelDataURL any `json:"ModelDataUrl,omitempty"`
+	Image        any            `json:"Image"`
+	Environment  map[string]any `json:"Environment,omitempty"`
+	ModelDataURL any            `json:"ModelDataUrl,omitempty"`
 }

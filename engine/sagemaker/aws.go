@@ -151,6 +151,9 @@ type PipelineRequest struct {
 	// DefinitionS3 (bucket and key), when set, is sent instead of the
 	// definition body: SageMaker caps inline definitions at 100 KB.
 	DefinitionS3Bucket, DefinitionS3Key string
+	// Tags are attached when the pipeline is created (UpdatePipeline takes
+	// none).
+	Tags []Tag
 }
 
 // UpsertResult tells what happened.
@@ -181,7 +184,7 @@ func (c *Client) UpsertPipeline(ctx context.Context, r PipelineRequest) (UpsertR
 		out, err := c.sm.CreatePipeline(ctx, &sm.CreatePipelineInput{
 			PipelineName: aws.String(r.Name), PipelineDefinition: body, PipelineDefinitionS3Location: s3loc,
 			RoleArn: aws.String(r.RoleARN), PipelineDescription: desc,
-			ClientRequestToken: aws.String(requestToken(r)),
+			ClientRequestToken: aws.String(requestToken(r)), Tags: awsTags(r.Tags),
 		})
 		if err != nil {
 			return UpsertResult{}, wrapAWS("SageMaker CreatePipeline", err)
@@ -207,4 +210,12 @@ func requestToken(r PipelineRequest) string {
 	h.Write(r.Definition)
 	h.Write([]byte(r.DefinitionS3Key))
 	return hex.EncodeToString(h.Sum(nil))
+}
+
+func awsTags(tags []Tag) []smtypes.Tag {
+	var out []smtypes.Tag
+	for _, t := range tags {
+		out = append(out, smtypes.Tag{Key: aws.String(t.Key), Value: aws.String(t.Value)})
+	}
+	return out
 }

@@ -1,6 +1,8 @@
 package sagemaker
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"regexp"
 	"strings"
 )
@@ -10,6 +12,29 @@ const MaxPipelineNameLength = 255
 
 // MaxStepNameLength is the limit the definition schema puts on step names.
 const MaxStepNameLength = 64
+
+// MaxExperimentNameLength is SageMaker's limit on experiment and trial
+// names (ExperimentEntityName). A definition's PipelineExperimentConfig
+// names the experiment after the pipeline, so a pipeline whose name is
+// longer cannot start an execution.
+const MaxExperimentNameLength = 120
+
+// MaxJobNameLength is SageMaker's limit on processing, training, transform
+// job, model and model package group names.
+const MaxJobNameLength = 63
+
+// BoundName returns name when it has at most max characters, else a
+// prefix of it joined with "-" to 8 hex digits of its SHA-256: the same
+// long name always gives the same bounded one, and two long names that
+// share the prefix still differ. max must be at least 10.
+func BoundName(name string, max int) string {
+	if len(name) <= max {
+		return name
+	}
+	sum := sha256.Sum256([]byte(name))
+	prefix := strings.TrimRight(name[:max-9], "-_")
+	return prefix + "-" + hex.EncodeToString(sum[:])[:8]
+}
 
 var (
 	pipelineNameRe = regexp.MustCompile(`^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,254}$`)
@@ -39,14 +64,11 @@ func SanitizePipelineName(name string) string {
 		s = "p" + s
 	}
 	s = collapseDashes(s)
-	if len(s) > MaxPipelineNameLength {
-		s = s[:MaxPipelineNameLength]
-	}
 	s = strings.TrimRight(s, "-")
 	if s == "" {
 		return "pipeline"
 	}
-	return s
+	return BoundName(s, MaxPipelineNameLength)
 }
 
 func collapseDashes(s string) string {
@@ -67,9 +89,11 @@ func collapseDashes(s string) string {
 }
 
 // GeneratePipelineName is the Cursus default name: the sanitised
-// "<base>-<version>-pipeline".
+// "<base>-<version>-pipeline", bounded to MaxExperimentNameLength (with a
+// hash suffix, see BoundName) so that the experiment the definition names
+// after the pipeline can be created.
 func GeneratePipelineName(base, version string) string {
-	return SanitizePipelineName(base + "-" + version + "-pipeline")
+	return BoundName(SanitizePipelineName(base+"-"+version+"-pipeline"), MaxExperimentNameLength)
 }
 
 // DAGPipelineName is the default name of one DAG's pipeline: the

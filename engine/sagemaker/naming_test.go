@@ -64,3 +64,23 @@ func TestDAGPipelineName(t *testing.T) {
 		t.Errorf("no DAG: got %s", got)
 	}
 }
+
+func TestBoundName(t *testing.T) {
+	long := strings.Repeat("abcdefghij", 13) // 130
+	got := BoundName(long, MaxExperimentNameLength)
+	if len(got) != MaxExperimentNameLength || !strings.HasPrefix(got, long[:100]) || !ValidPipelineName(got) {
+		t.Fatalf("BoundName = %q (%d)", got, len(got))
+	}
+	if BoundName(long, MaxExperimentNameLength) != got {
+		t.Fatal("not deterministic")
+	}
+	if other := BoundName(long+"x", MaxExperimentNameLength); other == got {
+		t.Fatal("two long names bound to the same name")
+	}
+	if BoundName("short", 10) != "short" {
+		t.Fatal("a short name changed")
+	}
+	if g := GeneratePipelineName(strings.Repeat("a", 118), "1.0"); len(g) > MaxExperimentNameLength {
+		t.Fatalf("generated name %d characters", len(g))
+	}
+}

@@ -72,6 +72,10 @@ func load() {
 	// its keywords are draft-07.
 	if m, ok := doc.(map[string]any); ok {
 		delete(m, "$schema")
+		if err := applyPatches(m); err != nil {
+			loadErr = fmt.Errorf("%s: %w", path, err)
+			return
+		}
 	}
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft7)
