@@ -62,3 +62,23 @@ func mustJSON(t *testing.T, v any) string {
 	}
 	return string(b)
 }
+
+// TestScriptTreeLimitsReachTheRunner: the workspace.script_* settings,
+// passed as Options, are the limits the runner applies and reports.
+func TestScriptTreeLimitsReachTheRunner(t *testing.T) {
+	needPython3(t)
+	if err := sandbox.Check(); err != nil {
+		t.Skipf("no sandbox here: %v", err)
+	}
+	if err := sandbox.Cgroup(); err != nil {
+		t.Skipf("runs get no cgroup here: %v", err)
+	}
+	deps, err := NewDeps(Options{WorkspaceRoot: t.TempDir(), ScriptMaxProcesses: 77, ScriptMemoryBytes: 1 << 30, ScriptCPUWeight: 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(deps.Scripts.Isolation())
+	if want := "at most 77 processes and threads, 1073741824 bytes of memory for the whole tree, CPU weight 20"; !strings.Contains(string(b), want) {
+		t.Errorf("isolation = %s, want it to say %q", b, want)
+	}
+}

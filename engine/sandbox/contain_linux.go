@@ -88,8 +88,7 @@ func probeNamespaces(flags uintptr) error {
 	cmd.Stderr = &stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: flags, Pdeathsig: syscall.SIGKILL}
 	if flags&unix.CLONE_NEWUSER != 0 {
-		cmd.SysProcAttr.UidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getuid(), HostID: os.Getuid(), Size: 1}}
-		cmd.SysProcAttr.GidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getgid(), HostID: os.Getgid(), Size: 1}}
+		cmd.SysProcAttr.UidMappings, cmd.SysProcAttr.GidMappings = userNSMaps()
 	}
 	err := cmd.Run()
 	if msg := strings.TrimSpace(stderr.String()); err != nil && msg != "" {
@@ -128,4 +127,13 @@ func privateMounts() error {
 		return fmt.Errorf("mount /proc: %w", err)
 	}
 	return nil
+}
+
+// userNSMaps map the server's user and group, and nothing else, to root
+// in a run's user namespace: the supervisor keeps its capabilities there
+// across exec to set up the mounts, and the confined program drops them
+// all before it starts.
+func userNSMaps() (uids, gids []syscall.SysProcIDMap) {
+	return []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}},
+		[]syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}}
 }

@@ -32,17 +32,42 @@ const python = "/usr/bin/python3"
 // not held by a PID namespace and a cgroup.
 func needContainment(t *testing.T) {
 	t.Helper()
+	needNamespaces(t)
+	needCgroup(t)
+}
+
+// needPython skips where the kernel cannot sandbox or there is no python.
+func needPython(t *testing.T) {
+	t.Helper()
 	if err := Check(); err != nil {
 		t.Skipf("no sandbox on this kernel: %v", err)
 	}
 	if _, err := os.Stat(python); err != nil {
 		t.Skipf("no %s: %v", python, err)
 	}
-	if Namespaces() != nil || detect().cgroups == nil {
+}
+
+// needNamespaces skips (fails in CI) where runs get no PID namespace.
+func needNamespaces(t *testing.T) {
+	t.Helper()
+	needPython(t)
+	if err := Namespaces(); err != nil {
 		if os.Getenv("CI") != "" {
-			t.Fatalf("CI machines give every run a PID namespace and a cgroup; here: %s", Containment())
+			t.Fatalf("CI machines give every run a PID namespace: %v", err)
 		}
-		t.Skipf("runs are not contained here: %s", Containment())
+		t.Skipf("no PID namespace per run here: %v", err)
+	}
+}
+
+// needCgroup skips (fails in CI) where runs get no cgroup.
+func needCgroup(t *testing.T) {
+	t.Helper()
+	needPython(t)
+	if err := Cgroup(); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("CI machines give every run a cgroup: %v", err)
+		}
+		t.Skipf("no cgroup per run here: %v", err)
 	}
 }
 
@@ -147,7 +172,7 @@ time.sleep(3600)
 // CURSUS_SANDBOX_LONG=1) are all gone 1 s after a 5 s timeout answers, which comes
 // within 1 s of it.
 func TestSleepersDieWithTheirRun(t *testing.T) {
-	needContainment(t)
+	needNamespaces(t)
 	n, procs := 9, uint64(1024)
 	if long() {
 		n, procs = 12, 8192
@@ -177,7 +202,7 @@ while True:
 // TestForkBombDiesWithItsRun: a fork bomb under a pids limit answers
 // within timeout + 1 s and leaves nothing alive; the limit held.
 func TestForkBombDiesWithItsRun(t *testing.T) {
-	needContainment(t)
+	needCgroup(t)
 	limit := uint64(64)
 	if long() {
 		limit = 4096
@@ -187,7 +212,7 @@ func TestForkBombDiesWithItsRun(t *testing.T) {
 	most, _, out := runBounded(t, spec, mark, 5*time.Second)
 	// A bomb starves runBounded's /proc walk: that it reached the limit
 	// shows in its output.
-	if most < 8 || !strings.Contains(out, "fork failed EAGAIN") {
+	if !strings.Contains(out, "fork failed EAGAIN") {
 		t.Errorf("the bomb did not go off up to the limit of %d (peak %d seen): %q", limit, most, lastBytes(out, 200))
 	}
 	// The supervisor is a process of the run's group but not marked.
@@ -199,7 +224,7 @@ func TestForkBombDiesWithItsRun(t *testing.T) {
 // TestPidsLimitStopsForks: with a pids limit of 40, a script that forks
 // 2^7 sleepers sees forks fail and never has more than 40 processes.
 func TestPidsLimitStopsForks(t *testing.T) {
-	needContainment(t)
+	needCgroup(t)
 	spec, mark := marked(t, python, "-c", sleepersScript, "7")
 	spec.Limits.Processes = 40
 	most, _, out := runBounded(t, spec, mark, 4*time.Second)
@@ -229,7 +254,7 @@ if sys.argv[1] == "timeout":
 // TestSetsidSurvivorDiesWithItsRun: a setsid, double-forked grandchild
 // is gone with its run, whether the script exits or times out.
 func TestSetsidSurvivorDiesWithItsRun(t *testing.T) {
-	needContainment(t)
+	needNamespaces(t)
 	for _, mode := range []string{"exit", "timeout"} {
 		t.Run(mode, func(t *testing.T) {
 			spec, mark := marked(t, python, "-c", survivorScript, mode)
@@ -248,7 +273,7 @@ func TestSetsidSurvivorDiesWithItsRun(t *testing.T) {
 // TestMemoryLimitKillsAHog: a script allocating 1 GiB under a 64 MiB
 // limit (no address-space rlimit) is killed by the kernel.
 func TestMemoryLimitKillsAHog(t *testing.T) {
-	needContainment(t)
+	needCgroup(t)
 	spec, mark := marked(t, python, "-c", `import sys
 chunks = []
 for i in range(1024):
@@ -296,12 +321,7 @@ attempt("fork", 0 if os.waitpid(os.fork() or os._exit(0), 0) else -1)
 // CLONE_NEW* flag and mount are refused with EPERM, clone3 with ENOSYS
 // (libc falls back to clone), and a plain fork still works.
 func TestScriptsCannotCreateNamespaces(t *testing.T) {
-	if err := Check(); err != nil {
-		t.Skipf("no sandbox on this kernel: %v", err)
-	}
-	if _, err := os.Stat(python); err != nil {
-		t.Skipf("no %s: %v", python, err)
-	}
+	needPython(t)
 	spec, _ := marked(t, python, "-c", namespaceScript)
 	var stdout, stderr bytes.Buffer
 	if _, err := Run(context.Background(), spec, &stdout, &stderr); err != nil {
@@ -330,7 +350,7 @@ func TestScriptsCannotCreateNamespaces(t *testing.T) {
 // Landlock allows it though no other rule names it, and outside the run
 // the Target is an empty directory.
 func TestBindsAppearInTheRunOnly(t *testing.T) {
-	needContainment(t)
+	needNamespaces(t)
 	src, roSrc, base := t.TempDir(), t.TempDir(), t.TempDir()
 	if err := os.WriteFile(filepath.Join(roSrc, "in.txt"), []byte("input\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -371,7 +391,7 @@ func TestBindsNeedAbsolutePaths(t *testing.T) {
 // namespace, whose /proc shows the run's processes only (the supervisor
 // as PID 1), and finish on their own; none kills another's processes.
 func TestConcurrentRunsAreSeparate(t *testing.T) {
-	needContainment(t)
+	needNamespaces(t)
 	var wg sync.WaitGroup
 	outs := make([]string, 3)
 	for i := range outs {
@@ -415,7 +435,7 @@ func withContainment(t *testing.T, change func(c *containment)) {
 // survivor are still all gone 1 s after the answer, which comes within
 // the timeout plus 1 s; Containment says what applied.
 func TestDegradedContainment(t *testing.T) {
-	needContainment(t)
+	needPython(t)
 	for _, tc := range []struct {
 		name     string
 		change   func(c *containment)
@@ -427,6 +447,9 @@ func TestDegradedContainment(t *testing.T) {
 		}, "no cgroup (test: no cgroup); a subreaper supervisor"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			if tc.name == "cgroup only" {
+				needCgroup(t)
+			}
 			withContainment(t, tc.change)
 			if got := Containment(); !strings.Contains(got, tc.contains) {
 				t.Errorf("Containment() = %q, want it to say %q", got, tc.contains)
@@ -463,13 +486,18 @@ func TestContainmentIsReported(t *testing.T) {
 // is killed and removed when the next server looks for cgroups; one of a
 // live server is left alone.
 func TestLeftoverGroupsAreSwept(t *testing.T) {
-	needContainment(t)
-	gone := exec.Command("/bin/true")
-	if err := gone.Run(); err != nil {
+	needCgroup(t)
+	// No process has a pid above pid_max: that server is surely gone.
+	b, err := os.ReadFile("/proc/sys/kernel/pid_max")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pidMax, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
 		t.Fatal(err)
 	}
 	setup := detect().cgroups
-	dead := setup.group(fmt.Sprintf("cursus-run-%d-1", gone.Process.Pid))
+	dead := setup.group(fmt.Sprintf("cursus-run-%d-1", pidMax+1))
 	live := setup.group(fmt.Sprintf("cursus-run-%d-999999", os.Getpid()))
 	for _, g := range []*runCgroup{dead, live} {
 		for _, d := range g.dirs {
@@ -503,6 +531,74 @@ func TestLeftoverGroupsAreSwept(t *testing.T) {
 	for _, d := range live.dirs {
 		if _, err := os.Stat(d); err != nil {
 			t.Errorf("a live server's group was swept: %v", err)
+		}
+	}
+}
+
+// TestProgramHoldsNoCapabilities: whether the server runs as root or the
+// program is root of its user namespace, it holds no capability, and
+// cannot regain one by executing something.
+func TestProgramHoldsNoCapabilities(t *testing.T) {
+	if err := Check(); err != nil {
+		t.Skipf("no sandbox on this kernel: %v", err)
+	}
+	spec, _ := marked(t, "/bin/sh", "-c", "grep ^Cap /proc/self/status")
+	spec.ReadDirs = append(spec.ReadDirs, "/proc")
+	var stdout, stderr bytes.Buffer
+	if _, err := Run(context.Background(), spec, &stdout, &stderr); err != nil {
+		t.Fatalf("%v: %s", err, stderr.String())
+	}
+	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
+	if len(lines) < 5 {
+		t.Fatalf("no capability sets read: %q", stdout.String())
+	}
+	for _, line := range lines {
+		name, v, _ := strings.Cut(line, ":")
+		if strings.Trim(strings.TrimSpace(v), "0") != "" {
+			t.Errorf("%s = %s, want none", name, strings.TrimSpace(v))
+		}
+	}
+}
+
+// TestGroupLimitsAreWritten: a run group carries the Limits' pids limit,
+// memory limit and CPU weight (cpu.shares 512 for weight 50 on v1), and
+// is gone once removed.
+func TestGroupLimitsAreWritten(t *testing.T) {
+	needCgroup(t)
+	setup := detect().cgroups
+	g, err := setup.create(Limits{Processes: 7, MemoryBytes: 64 << 20, CPUWeight: 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"pids.max": "7", "memory.limit_in_bytes": "67108864", "cpu.shares": "512"}
+	if setup.v2 {
+		want = map[string]string{"pids.max": "7", "memory.max": "67108864"}
+		if setup.cpu {
+			want["cpu.weight"] = "50"
+		}
+	} else if !setup.cpu {
+		delete(want, "cpu.shares")
+	}
+	for file, v := range want {
+		found := false
+		for _, d := range g.dirs {
+			if b, err := os.ReadFile(filepath.Join(d, file)); err == nil {
+				found = true
+				if got := strings.TrimSpace(string(b)); got != v {
+					t.Errorf("%s = %s, want %s", file, got, v)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("no %s in %v", file, g.dirs)
+		}
+	}
+	if err := g.remove(time.Now().Add(5 * time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range g.dirs {
+		if _, err := os.Stat(d); err == nil {
+			t.Errorf("%s is still there", d)
 		}
 	}
 }

@@ -35,18 +35,22 @@ const minLandlockABI = 6
 // its own cgroup with spec.Limits' Processes, MemoryBytes and CPUWeight;
 // at the end or on cancellation the cgroup is frozen and killed and the
 // supervisor SIGKILLed, which kills every process left in the namespace.
+// A cancelled run so contained answers (nil state, ctx's error) at most
+// killWait after the cancellation even if the kernel is still tearing
+// its killed processes down; nothing is written to stdout or stderr
+// after Run returns.
 func Run(ctx context.Context, spec Spec, stdout, stderr io.Writer) (*os.ProcessState, error) {
 	if err := Check(); err != nil {
 		return nil, err
-	}
-	c := detect()
-	if len(spec.Binds) > 0 && c.nsErr != nil {
-		return nil, fmt.Errorf("sandbox: binds need a mount namespace: %w", c.nsErr)
 	}
 	for _, b := range spec.Binds {
 		if !filepath.IsAbs(b.Source) || !filepath.IsAbs(b.Target) {
 			return nil, fmt.Errorf("sandbox: bind %q on %q: both must be absolute", b.Source, b.Target)
 		}
+	}
+	c := detect()
+	if len(spec.Binds) > 0 && c.nsErr != nil {
+		return nil, fmt.Errorf("sandbox: binds need a mount namespace: %w", c.nsErr)
 	}
 	specFile, err := specMemfd(spec)
 	if err != nil {
@@ -85,8 +89,7 @@ func Run(ctx context.Context, spec Spec, stdout, stderr io.Writer) (*os.ProcessS
 		cmd.Args = append(cmd.Args, nsMode)
 		attr.Cloneflags, attr.Pdeathsig = c.cloneflags, syscall.SIGKILL
 		if c.cloneflags&unix.CLONE_NEWUSER != 0 {
-			attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getuid(), HostID: os.Getuid(), Size: 1}}
-			attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getgid(), HostID: os.Getgid(), Size: 1}}
+			attr.UidMappings, attr.GidMappings = userNSMaps()
 		}
 	}
 	if c.nsErr == nil || group != nil {
@@ -461,6 +464,9 @@ func confine() int {
 	if err := setLimits(spec.Limits); err != nil {
 		return helperFail("rlimit: %v", err)
 	}
+	if err := dropCapabilities(); err != nil {
+		return helperFail("capabilities: %v", err)
+	}
 	if err := os.Chdir(spec.Dir); err != nil {
 		return helperFail("chdir: %v", err)
 	}
@@ -489,4 +495,22 @@ func setLimits(l Limits) error {
 		}
 	}
 	return nil
+}
+
+// dropCapabilities empties the capability bounding set, so the program
+// holds no capability once it is executed, even as uid 0 (a server
+// running as root, or the user namespace's root). Without CAP_SETPCAP
+// there is nothing to drop: the program gets none anyway.
+func dropCapabilities() error {
+	for c := 0; ; c++ {
+		err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0)
+		switch {
+		case errors.Is(err, unix.EINVAL):
+			return nil // past the last capability this kernel knows
+		case errors.Is(err, unix.EPERM) && c == 0:
+			return nil
+		case err != nil:
+			return fmt.Errorf("drop %d: %w", c, err)
+		}
+	}
 }

@@ -8,8 +8,9 @@
 //     network of any kind (Landlock does not cover UDP before ABI 10), and
 //     namespace creation (unshare, setns, clone with CLONE_NEW*, clone3)
 //     and every mount call;
-//   - no_new_privs, and rlimits on CPU, address space, file size, open
-//     files and core dumps (not RLIMIT_NPROC: it counts every process of
+//   - no capabilities (the bounding set is emptied before the program is
+//     executed, so even uid 0 holds none), no_new_privs, and rlimits on
+//     CPU, address space, file size, open files and core dumps (not RLIMIT_NPROC: it counts every process of
 //     the user, the server's own threads included, so it cannot bound one
 //     run; the run's cgroup does);
 //   - the whole process tree of a run is held, with what the kernel
@@ -88,7 +89,8 @@ type Limits struct {
 	AddressSpace uint64 `json:"address_space"`
 	FileSize     uint64 `json:"file_size"`
 	OpenFiles    uint64 `json:"open_files"`
-	// Processes caps the tasks (processes and threads) alive at once.
+	// Processes caps the tasks (processes and threads, the supervisor's
+	// few included) alive at once.
 	Processes uint64 `json:"processes"`
 	// MemoryBytes caps the memory the tree uses (swap included); over it,
 	// the kernel kills a process of the run.

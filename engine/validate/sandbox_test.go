@@ -373,6 +373,13 @@ func TestSandboxIsolationIsReported(t *testing.T) {
 	if !strings.Contains(string(b), "Landlock") || strings.Contains(string(b), "UNISOLATED") {
 		t.Errorf("isolation = %s", b)
 	}
+	// It says which containment of the process tree applied here.
+	if !strings.Contains(string(b), sandbox.Containment()) {
+		t.Errorf("isolation does not say %q: %s", sandbox.Containment(), b)
+	}
+	if sandbox.Cgroup() == nil && !strings.Contains(string(b), "at most 1024 processes and threads") {
+		t.Errorf("isolation does not give the tree limits: %s", b)
+	}
 }
 
 // TestRunWithoutASandboxIsRuntimeUnavailable: where the kernel lacks what
