@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cursus-dev/cursus/engine/localrun"
 	"github.com/cursus-dev/cursus/engine/pipelines"
 	"github.com/cursus-dev/cursus/engine/validate"
 	"github.com/cursus-dev/cursus/engine/workflows"
@@ -33,6 +34,8 @@ type Deps struct {
 	// Scripts runs step scripts for validate.run_scripts; its concurrency
 	// cap is shared by all calls.
 	Scripts *validate.Runner
+	// LocalRun runs compiled definitions for validate.run_pipeline.
+	LocalRun *localrun.Runner
 	// Runs signs and opens workflow run tokens.
 	Runs *workflows.Signer
 	// DevelopmentWorkflowKey is true when no workflow key was configured:
@@ -45,7 +48,9 @@ type Options struct {
 	WorkspaceRoot string   // default: the working directory
 	StepDirs      []string // extra step-interface directories
 	PipelineDirs  []string // extra shared-DAG directories
-	Python        string   // interpreter for validate.run_scripts (default: python3 on PATH)
+	Python        string   // interpreter for validate.run_scripts and validate.run_pipeline (default: python3 on PATH)
+	// LocalRun bounds validate.run_pipeline (its Python is Python).
+	LocalRun localrun.Settings
 	// AllowUnisolatedScripts runs scripts without the OS sandbox where the
 	// kernel cannot provide one (unsafe; see validate.Runner.AllowUnisolated).
 	AllowUnisolatedScripts bool
@@ -100,7 +105,7 @@ func NewDeps(opts Options) (*Deps, error) {
 		return nil, fmt.Errorf("workflow.key: %w", err)
 	}
 	return &Deps{Root: root, Opts: opts, live: live,
-		Pipelines: dags, PipelineProblems: dagProblems, Scripts: newScriptRunner(opts), Runs: runs, DevelopmentWorkflowKey: devKey}, nil
+		Pipelines: dags, PipelineProblems: dagProblems, Scripts: newScriptRunner(opts), LocalRun: newLocalRunner(opts), Runs: runs, DevelopmentWorkflowKey: devKey}, nil
 }
 
 // LoadProblem is a file of an operator's step or pipeline directory that

@@ -169,6 +169,7 @@ func validateNamespace(d *Deps) (registry.Namespace, error) {
 			Alternative: &registry.Alternative{Tool: "validate.alignment", How: "it checks each script against its contract statically, running nothing."},
 		}, d.validateRunScripts),
 	}
+	tools = append(tools, validateRunPipelineTool(d))
 	tools = append(tools, validateDepsTools(d)...)
 	return registry.Namespace{
 		Name:        "validate",

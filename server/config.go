@@ -124,6 +124,13 @@ type WorkspaceConfig struct {
 	ScriptMaxProcesses int   `yaml:"script_max_processes"`
 	ScriptMemoryBytes  int64 `yaml:"script_memory_bytes"`
 	ScriptCPUWeight    int   `yaml:"script_cpu_weight"`
+	// RunPipeline* bound validate.run_pipeline: each job's wall clock,
+	// the training jobs of a tuning step, the sample data a call sends,
+	// and what one run writes (objects and job files together).
+	RunPipelineStepTimeout     time.Duration `yaml:"run_pipeline_step_timeout"`
+	RunPipelineMaxTrials       int           `yaml:"run_pipeline_max_trials"`
+	RunPipelineMaxSampleBytes  int64         `yaml:"run_pipeline_max_sample_bytes"`
+	RunPipelineMaxStorageBytes int64         `yaml:"run_pipeline_max_storage_bytes"`
 }
 
 // AuthConfig configures bearer-token and OIDC authentication. With
@@ -261,7 +268,8 @@ func DefaultConfig() Config {
 			AllowedOrigins: []string{"http://localhost", "http://127.0.0.1", "https://localhost", "https://127.0.0.1"},
 		},
 		Workspace: WorkspaceConfig{Root: ".", Python: "python3", StepReloadInterval: 2 * time.Second,
-			ScriptMaxProcesses: 1024, ScriptMemoryBytes: 4 << 30, ScriptCPUWeight: 50},
+			ScriptMaxProcesses: 1024, ScriptMemoryBytes: 4 << 30, ScriptCPUWeight: 50,
+			RunPipelineStepTimeout: 10 * time.Minute, RunPipelineMaxTrials: 2, RunPipelineMaxSampleBytes: 16 << 20, RunPipelineMaxStorageBytes: 4 << 30},
 		Auth: AuthConfig{OIDC: OIDCConfig{JWKSRefresh: 15 * time.Minute}},
 		Limits: LimitsConfig{
 			MaxBodyBytes: 1 << 20, MaxArgBytes: 512 << 10, MaxArgDepth: 32, ToolTimeout: 120 * time.Second,
@@ -654,6 +662,10 @@ func (c Config) Validate() error {
 		{"workspace.script_max_processes", int64(c.Workspace.ScriptMaxProcesses)},
 		{"workspace.script_memory_bytes", c.Workspace.ScriptMemoryBytes},
 		{"workspace.script_cpu_weight", int64(c.Workspace.ScriptCPUWeight)},
+		{"workspace.run_pipeline_step_timeout", int64(c.Workspace.RunPipelineStepTimeout)},
+		{"workspace.run_pipeline_max_trials", int64(c.Workspace.RunPipelineMaxTrials)},
+		{"workspace.run_pipeline_max_sample_bytes", c.Workspace.RunPipelineMaxSampleBytes},
+		{"workspace.run_pipeline_max_storage_bytes", c.Workspace.RunPipelineMaxStorageBytes},
 	}
 	for _, p := range positive {
 		if p.v < 1 {

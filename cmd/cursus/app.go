@@ -10,6 +10,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/cursus-dev/cursus/engine/localrun"
 	"github.com/cursus-dev/cursus/handlers"
 	"github.com/cursus-dev/cursus/registry"
 	"github.com/cursus-dev/cursus/server"
@@ -97,12 +98,14 @@ func newApp(cfg server.Config, stderr io.Writer) (*app, error) {
 		ScriptMaxProcesses:     cfg.Workspace.ScriptMaxProcesses,
 		ScriptMemoryBytes:      cfg.Workspace.ScriptMemoryBytes,
 		ScriptCPUWeight:        cfg.Workspace.ScriptCPUWeight,
-		AWSS3Endpoint:          cfg.AWS.S3(),
-		AWSSageMakerEndpoint:   cfg.AWS.SageMaker(),
-		AWSRegion:              cfg.AWS.Region,
-		MaxFileBytes:           cfg.Limits.MaxFileBytes,
-		MaxStepTypes:           cfg.Limits.MaxStepTypes,
-		MaxStepTypeBytes:       cfg.Limits.MaxStepTypeBytes,
+		LocalRun: localrun.Settings{StepTimeout: cfg.Workspace.RunPipelineStepTimeout, MaxTrials: cfg.Workspace.RunPipelineMaxTrials,
+			MaxSampleBytes: cfg.Workspace.RunPipelineMaxSampleBytes, MaxStorageBytes: cfg.Workspace.RunPipelineMaxStorageBytes},
+		AWSS3Endpoint:        cfg.AWS.S3(),
+		AWSSageMakerEndpoint: cfg.AWS.SageMaker(),
+		AWSRegion:            cfg.AWS.Region,
+		MaxFileBytes:         cfg.Limits.MaxFileBytes,
+		MaxStepTypes:         cfg.Limits.MaxStepTypes,
+		MaxStepTypeBytes:     cfg.Limits.MaxStepTypeBytes,
 		Inline: handlers.InlineLimits{MaxBytes: cfg.Limits.MaxInlineBytes, MaxFiles: cfg.Limits.MaxInlineFiles,
 			MaxFileBytes: cfg.Limits.MaxInlineFileBytes},
 		WorkflowKey: workflowKey,

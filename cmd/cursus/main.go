@@ -24,12 +24,15 @@ Usage:
   cursus mcp list-tools [--namespace NS] [--format text|json]
   cursus call TOOL [JSON | @FILE | -]                       run one tool in-process and print its envelope
   cursus workflow run NAME --input DIR [--arg NAME=VALUE]   run a workflow's gates over a local project
+  cursus run-pipeline --dag-file F --config-file F | --definition F [--manifest F] [--sample FILE] [--max-trials N] [--format text|json]
+                                                            run a pipeline locally, step by step (validate.run_pipeline)
   cursus config print [--config FILE]                       print the effective configuration
   cursus version
 
 'cursus call' runs in-process as the trusted local user: the gates that keep remote
 callers read-only do not apply to it. Exit status: 0 when the envelope is ok, 1 when not,
-2 for usage errors. 'cursus workflow run' exits 1 at the first gate that does not pass.
+2 for usage errors. 'cursus workflow run' exits 1 at the first gate that does not pass;
+'cursus run-pipeline' exits 1 when a step did not succeed.
 `
 
 func main() {
@@ -53,7 +56,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	var err error
 	var code int
 	switch args[0] {
-	case "serve", "mcp", "call", "config", "workflow":
+	case "serve", "mcp", "call", "config", "workflow", "run-pipeline":
 		err = server.CheckEnv(environ)
 	}
 	switch {
@@ -66,6 +69,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		code, err = cmdCall(ctx, args[1:], stdin, stdout, stderr, env)
 	case args[0] == "workflow":
 		code, err = cmdWorkflow(ctx, args[1:], stdout, stderr, env)
+	case args[0] == "run-pipeline":
+		code, err = cmdRunPipeline(ctx, args[1:], stdout, stderr, env)
 	case args[0] == "config":
 		err = cmdConfig(args[1:], stdout, env)
 	case args[0] == "version":

@@ -4,6 +4,9 @@ import shutil
 import tarfile
 import tempfile
 
+# Python 3.11.4+ (and 3.8.17+) can refuse unsafe archive members; older ones cannot.
+SAFE_EXTRACT = {"filter": "data"} if hasattr(tarfile, "data_filter") else {}
+
 MODEL_INPUT = "/opt/ml/processing/input/model"
 SCRIPT_INPUT = "/opt/ml/processing/input/script"
 CALIBRATION_INPUT = "/opt/ml/processing/input/calibration"
@@ -21,7 +24,7 @@ def main(input_paths, output_paths, environ_vars, job_args):
         archive = os.path.join(model_dir, "model.tar.gz")
         if os.path.exists(archive):
             with tarfile.open(archive) as tar:
-                tar.extractall(work, filter="data")
+                tar.extractall(work, **SAFE_EXTRACT)
         else:
             copy_tree(model_dir, work)
         copy_tree(input_paths.get("inference_scripts_input"), os.path.join(work, "code"))

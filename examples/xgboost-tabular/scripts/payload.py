@@ -4,6 +4,9 @@ import json
 import os
 import tarfile
 
+# Python 3.11.4+ (and 3.8.17+) can refuse unsafe archive members; older ones cannot.
+SAFE_EXTRACT = {"filter": "data"} if hasattr(tarfile, "data_filter") else {}
+
 MODEL_INPUT = "/opt/ml/processing/input/model"
 OUTPUT = "/opt/ml/processing/output"
 
@@ -13,7 +16,7 @@ def main(input_paths, output_paths, environ_vars, job_args):
     archive = os.path.join(model_dir, "model.tar.gz")
     if os.path.exists(archive):
         with tarfile.open(archive) as tar:
-            tar.extractall(model_dir, filter="data")
+            tar.extractall(model_dir, **SAFE_EXTRACT)
     with open(os.path.join(model_dir, "model.json")) as f:
         features = json.load(f)["features"]
     special = dict(p.split("=", 1) for p in environ_vars.get("SPECIAL_FIELD_VALUES", "").split(",") if "=" in p)

@@ -7,6 +7,9 @@ import tarfile
 
 from model_common import auc, predict, read_csv_dir
 
+# Python 3.11.4+ (and 3.8.17+) can refuse unsafe archive members; older ones cannot.
+SAFE_EXTRACT = {"filter": "data"} if hasattr(tarfile, "data_filter") else {}
+
 MODEL_INPUT = "/opt/ml/processing/input/model"
 EVAL_DATA = "/opt/ml/processing/input/eval_data"
 EVAL_OUTPUT = "/opt/ml/processing/output/eval"
@@ -17,7 +20,7 @@ def load_model(directory):
     archive = os.path.join(directory, "model.tar.gz")
     if os.path.exists(archive):
         with tarfile.open(archive) as tar:
-            tar.extractall(directory, filter="data")
+            tar.extractall(directory, **SAFE_EXTRACT)
     with open(os.path.join(directory, "model.json")) as f:
         return json.load(f)
 

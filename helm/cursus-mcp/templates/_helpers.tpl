@@ -137,7 +137,7 @@ so the chart refuses to render instead of shipping a crash-looping pod.
 {{- with .Values.aws.endpoint }}{{ $_ := set $aws "endpoint" . }}{{ end }}
 {{- with .Values.aws.s3Endpoint }}{{ $_ := set $aws "s3_endpoint" . }}{{ end }}
 {{- with .Values.aws.sagemakerEndpoint }}{{ $_ := set $aws "sagemaker_endpoint" . }}{{ end }}
-{{- $workspace := dict "root" "/workspace" "python" $c.workspace.python "allow_unisolated_scripts" (default false $c.workspace.allowUnisolatedScripts) "step_reload_interval" (default "2s" $c.workspace.stepReloadInterval) "script_max_processes" (default 1024 $c.workspace.scriptMaxProcesses) "script_memory_bytes" (default 4294967296 $c.workspace.scriptMemoryBytes) "script_cpu_weight" (default 50 $c.workspace.scriptCPUWeight) }}
+{{- $workspace := dict "root" "/workspace" "python" $c.workspace.python "allow_unisolated_scripts" (default false $c.workspace.allowUnisolatedScripts) "step_reload_interval" (default "2s" $c.workspace.stepReloadInterval) "script_max_processes" (default 1024 $c.workspace.scriptMaxProcesses) "script_memory_bytes" (default 4294967296 $c.workspace.scriptMemoryBytes) "script_cpu_weight" (default 50 $c.workspace.scriptCPUWeight) "run_pipeline_step_timeout" (default "10m" $c.workspace.runPipelineStepTimeout) "run_pipeline_max_trials" (default 2 $c.workspace.runPipelineMaxTrials) "run_pipeline_max_sample_bytes" (default 16777216 $c.workspace.runPipelineMaxSampleBytes) "run_pipeline_max_storage_bytes" (default 4294967296 $c.workspace.runPipelineMaxStorageBytes) }}
 {{- with $stepDirs }}{{ $_ := set $workspace "step_dirs" . }}{{ end }}
 {{- with $pipelineDirs }}{{ $_ := set $workspace "pipeline_dirs" . }}{{ end }}
 {{- $cfg := dict
