@@ -71,6 +71,10 @@ type ListenConfig struct {
 	// address with gated tools enabled and no authentication.
 	AllowUnauthenticatedRemote bool          `yaml:"allow_unauthenticated_remote"`
 	ShutdownTimeout            time.Duration `yaml:"shutdown_timeout"`
+	// TrustedProxies are the networks (CIDRs or addresses) of reverse
+	// proxies whose X-Forwarded-For / Forwarded headers name the caller.
+	// A request from anywhere else is its peer address, whatever it sends.
+	TrustedProxies []string `yaml:"trusted_proxies"`
 }
 
 // MCPConfig configures the MCP transports.
@@ -604,6 +608,9 @@ func setScalar(f reflect.Value, raw string) error {
 func (c Config) Validate() error {
 	if _, _, err := net.SplitHostPort(c.Listen.Addr); err != nil {
 		return fmt.Errorf("listen.addr %q: %w", c.Listen.Addr, err)
+	}
+	if _, err := parseTrustedProxies(c.Listen.TrustedProxies); err != nil {
+		return err
 	}
 	if c.MCP.ToolList != toolListLean && c.MCP.ToolList != toolListFull {
 		return fmt.Errorf("mcp.tool_list must be %s or %s, got %q", toolListLean, toolListFull, c.MCP.ToolList)

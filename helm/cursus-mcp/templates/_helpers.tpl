@@ -69,6 +69,15 @@ app.kubernetes.io/part-of: cursus
 {{- if or .Values.workflow.existingSecret .Values.workflow.key }}true{{ end }}
 {{- end }}
 
+{{/* listen.trusted_proxies: the values', else the private ranges an in-cluster Ingress controller runs in when the Ingress is on. */}}
+{{- define "cursus-mcp.trustedProxies" -}}
+{{- $p := .Values.config.listen.trustedProxies }}
+{{- if and (not $p) .Values.ingress.enabled }}
+{{- $p = list "10.0.0.0/8" "172.16.0.0/12" "192.168.0.0/16" "fc00::/7" }}
+{{- end }}
+{{- toYaml (default list $p) }}
+{{- end }}
+
 {{/* Public base URL when the ingress is on ("" otherwise). */}}
 {{- define "cursus-mcp.publicURL" -}}
 {{- if .Values.ingress.enabled }}
@@ -144,7 +153,8 @@ so the chart refuses to render instead of shipping a crash-looping pod.
   "listen" (dict
     "addr" "0.0.0.0:8080"
     "allow_unauthenticated_remote" $c.listen.allowUnauthenticatedRemote
-    "shutdown_timeout" $c.listen.shutdownTimeout)
+    "shutdown_timeout" $c.listen.shutdownTimeout
+    "trusted_proxies" (include "cursus-mcp.trustedProxies" . | fromYamlArray))
   "mcp" $mcp
   "gates" (dict
     "enable_destructive" $c.gates.enableDestructive
