@@ -71,6 +71,10 @@ type ListenConfig struct {
 	// address with gated tools enabled and no authentication.
 	AllowUnauthenticatedRemote bool          `yaml:"allow_unauthenticated_remote"`
 	ShutdownTimeout            time.Duration `yaml:"shutdown_timeout"`
+	// DrainDelay is how long the server keeps serving new requests after
+	// SIGTERM, with /readyz failing, so load balancers stop sending to it
+	// before it stops accepting; ShutdownTimeout counts from its end.
+	DrainDelay time.Duration `yaml:"drain_delay"`
 	// TrustedProxies are the networks (CIDRs or addresses) of reverse
 	// proxies whose X-Forwarded-For / Forwarded headers name the caller.
 	// A request from anywhere else is its peer address, whatever it sends.
@@ -235,7 +239,7 @@ func (a AWSConfig) SageMaker() string { return cmp.Or(a.SageMakerEndpoint, a.End
 // DefaultConfig is the embedded default: loopback only, read-only tools.
 func DefaultConfig() Config {
 	return Config{
-		Listen: ListenConfig{Addr: "127.0.0.1:8080", ShutdownTimeout: 20 * time.Second},
+		Listen: ListenConfig{Addr: "127.0.0.1:8080", ShutdownTimeout: 20 * time.Second, DrainDelay: 5 * time.Second},
 		MCP: MCPConfig{
 			SessionIdleTTL: 10 * time.Minute, LegacySSE: true, HeartbeatPeriod: 25 * time.Second, ToolList: toolListLean,
 			AllowedOrigins: []string{"http://localhost", "http://127.0.0.1", "https://localhost", "https://127.0.0.1"},
@@ -649,6 +653,7 @@ func (c Config) Validate() error {
 		{"limits.max_sessions", int64(c.Limits.MaxSessions)},
 		{"limits.max_sessions_per_principal", int64(c.Limits.MaxSessionsPerPrincipal)},
 		{"listen.shutdown_timeout", int64(c.Listen.ShutdownTimeout)},
+		{"listen.drain_delay", int64(c.Listen.DrainDelay)},
 		{"telemetry.log_arg_bytes", int64(c.Telemetry.LogArgBytes)},
 		{"workspace.step_reload_interval", int64(c.Workspace.StepReloadInterval)},
 		{"auth.oidc.jwks_refresh", int64(c.Auth.OIDC.JWKSRefresh)},

@@ -138,7 +138,8 @@ func (s *Server) httpServer() *http.Server {
 }
 
 // ListenAndServe serves on cfg.Listen.Addr until ctx is cancelled, then
-// drains in-flight requests for up to the shutdown timeout. ready, if not
+// fails /readyz, goes on serving for listen.drain_delay, and drains
+// in-flight requests for up to the shutdown timeout. ready, if not
 // nil, receives the bound address once the listener is open.
 func (s *Server) ListenAndServe(ctx context.Context, ready chan<- net.Addr) error {
 	cfg := s.deps.Config
@@ -158,7 +159,19 @@ func (s *Server) ListenAndServe(ctx context.Context, ready chan<- net.Addr) erro
 		return err
 	case <-ctx.Done():
 	}
+	// /readyz fails from now on; until the endpoint is gone from every
+	// load balancer, requests keep arriving and are served as usual.
 	s.ready.Store(false)
+	if d := cfg.Listen.DrainDelay; d > 0 {
+		s.deps.Logger.Info().Dur("drain_delay", d).Msg("shutting down: not ready; still serving for listen.drain_delay")
+		delay := time.NewTimer(d)
+		select {
+		case <-delay.C:
+		case err := <-errc:
+			delay.Stop()
+			return err
+		}
+	}
 	s.deps.Logger.Info().Msg("shutting down: draining in-flight requests")
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), cfg.Listen.ShutdownTimeout)
 	defer cancel()

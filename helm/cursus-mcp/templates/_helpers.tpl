@@ -154,6 +154,7 @@ so the chart refuses to render instead of shipping a crash-looping pod.
     "addr" "0.0.0.0:8080"
     "allow_unauthenticated_remote" $c.listen.allowUnauthenticatedRemote
     "shutdown_timeout" $c.listen.shutdownTimeout
+    "drain_delay" $c.listen.drainDelay
     "trusted_proxies" (include "cursus-mcp.trustedProxies" . | fromYamlArray))
   "mcp" $mcp
   "gates" (dict
