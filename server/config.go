@@ -40,10 +40,40 @@ type Config struct {
 // a run needs the same key: set key, or key_file (a mounted Kubernetes
 // Secret). With neither, a random key is made at start (with a warning):
 // its runs die with the process and no other replica accepts them.
+//
+// To rotate the key without losing runs in flight: first roll out the new
+// key with the old one in previous_keys (or previous_keys_file), then,
+// once every replica has both and token_ttl has passed, drop the old one.
+// A token signed with a key no longer held is unknown_run_key.
 type WorkflowConfig struct {
-	Key      string        `yaml:"key"`
-	KeyFile  string        `yaml:"key_file"`
-	TokenTTL time.Duration `yaml:"token_ttl"`
+	Key     string `yaml:"key"`
+	KeyFile string `yaml:"key_file"`
+	// PreviousKeys still open run tokens they signed; new tokens are
+	// signed with key. PreviousKeysFile holds more, one per line.
+	PreviousKeys     []string      `yaml:"previous_keys"`
+	PreviousKeysFile string        `yaml:"previous_keys_file"`
+	TokenTTL         time.Duration `yaml:"token_ttl"`
+}
+
+// VerifyKeys are the previous keys still accepted: previous_keys, then
+// each non-blank line of previous_keys_file that is not a # comment.
+func (w WorkflowConfig) VerifyKeys() ([][]byte, error) {
+	var keys [][]byte
+	for _, k := range w.PreviousKeys {
+		keys = append(keys, []byte(k))
+	}
+	if w.PreviousKeysFile != "" {
+		data, err := os.ReadFile(w.PreviousKeysFile)
+		if err != nil {
+			return nil, fmt.Errorf("workflow.previous_keys_file: %w", err)
+		}
+		for _, line := range strings.Split(string(data), "\n") {
+			if line = strings.TrimSpace(line); line != "" && !strings.HasPrefix(line, "#") {
+				keys = append(keys, []byte(line))
+			}
+		}
+	}
+	return keys, nil
 }
 
 // SigningKey is the configured key: key, else key_file's contents
@@ -738,6 +768,13 @@ const redactedValue = "<redacted>"
 func (c Config) Redacted() Config {
 	if c.Workflow.Key != "" {
 		c.Workflow.Key = redactedValue
+	}
+	if len(c.Workflow.PreviousKeys) > 0 {
+		keys := make([]string, len(c.Workflow.PreviousKeys))
+		for i := range keys {
+			keys[i] = redactedValue
+		}
+		c.Workflow.PreviousKeys = keys
 	}
 	if len(c.Telemetry.OTLPHeaders) > 0 {
 		h := make(map[string]string, len(c.Telemetry.OTLPHeaders))
