@@ -37,6 +37,8 @@ type Deps struct {
 	// DevelopmentWorkflowKey is true when no workflow key was configured:
 	// run tokens then die with the process (the server logs a warning).
 	DevelopmentWorkflowKey bool
+	// digest caches CatalogDigest.
+	digest catalogDigest
 }
 
 // Options are the operator's settings the engine needs.

@@ -30,6 +30,8 @@ type Deps struct {
 	// Tracing provides the spans of HTTP requests and tool calls; nil
 	// means the global OpenTelemetry provider (a no-op unless set).
 	Tracing trace.TracerProvider
+	// PodState labels cursus_build_info (nil: empty labels).
+	PodState func() PodState
 }
 
 // Server is the HTTP handler plus the pieces that need shutting down.

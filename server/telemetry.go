@@ -69,7 +69,7 @@ func newTelemetry(deps Deps) *telemetry {
 	proxies, _ := parseTrustedProxies(deps.Config.Listen.TrustedProxies) // Validate has checked them
 	return &telemetry{
 		proxies:   proxies,
-		metrics:   newMetrics(),
+		metrics:   newMetrics(deps.PodState),
 		tracer:    tp.Tracer("github.com/cursus-dev/cursus/server"),
 		log:       deps.Logger,
 		ownTracer: deps.Tracing != nil,
