@@ -113,12 +113,15 @@ type ListenConfig struct {
 
 // MCPConfig configures the MCP transports.
 type MCPConfig struct {
-	Stateful        bool          `yaml:"stateful"`
-	SessionIdleTTL  time.Duration `yaml:"session_idle_ttl"`
-	LegacySSE       bool          `yaml:"legacy_sse"`
-	AllowedOrigins  []string      `yaml:"allowed_origins"`
-	BaseURL         string        `yaml:"base_url"`
-	HeartbeatPeriod time.Duration `yaml:"heartbeat_period"`
+	Stateful       bool          `yaml:"stateful"`
+	SessionIdleTTL time.Duration `yaml:"session_idle_ttl"`
+	// SessionUnusedTTL ends a stateful session that has seen no request
+	// since initialize sooner than SessionIdleTTL (0: no sooner).
+	SessionUnusedTTL time.Duration `yaml:"session_unused_ttl"`
+	LegacySSE        bool          `yaml:"legacy_sse"`
+	AllowedOrigins   []string      `yaml:"allowed_origins"`
+	BaseURL          string        `yaml:"base_url"`
+	HeartbeatPeriod  time.Duration `yaml:"heartbeat_period"`
 	// ToolList is how tools/list shows each tool: "lean" (a summary and
 	// the shape of a call; tools.describe_tool has the rest) or "full"
 	// (description with examples, whole input schema, outputSchema).
@@ -271,7 +274,7 @@ func DefaultConfig() Config {
 	return Config{
 		Listen: ListenConfig{Addr: "127.0.0.1:8080", ShutdownTimeout: 20 * time.Second, DrainDelay: 5 * time.Second},
 		MCP: MCPConfig{
-			SessionIdleTTL: 10 * time.Minute, LegacySSE: true, HeartbeatPeriod: 25 * time.Second, ToolList: toolListLean,
+			SessionIdleTTL: 10 * time.Minute, SessionUnusedTTL: time.Minute, LegacySSE: true, HeartbeatPeriod: 25 * time.Second, ToolList: toolListLean,
 			AllowedOrigins: []string{"http://localhost", "http://127.0.0.1", "https://localhost", "https://127.0.0.1"},
 		},
 		Workspace: WorkspaceConfig{Root: ".", Python: "python3", StepReloadInterval: 2 * time.Second},
@@ -684,6 +687,7 @@ func (c Config) Validate() error {
 		{"limits.max_sessions_per_principal", int64(c.Limits.MaxSessionsPerPrincipal)},
 		{"listen.shutdown_timeout", int64(c.Listen.ShutdownTimeout)},
 		{"listen.drain_delay", int64(c.Listen.DrainDelay)},
+		{"mcp.session_unused_ttl", int64(c.MCP.SessionUnusedTTL)},
 		{"telemetry.log_arg_bytes", int64(c.Telemetry.LogArgBytes)},
 		{"workspace.step_reload_interval", int64(c.Workspace.StepReloadInterval)},
 		{"auth.oidc.jwks_refresh", int64(c.Auth.OIDC.JWKSRefresh)},

@@ -156,6 +156,7 @@ so the chart refuses to render instead of shipping a crash-looping pod.
 {{- $mcp := dict
   "stateful" $c.mcp.stateful
   "session_idle_ttl" $c.mcp.sessionIdleTTL
+  "session_unused_ttl" $c.mcp.sessionUnusedTTL
   "legacy_sse" $c.mcp.legacySSE
   "heartbeat_period" $c.mcp.heartbeatPeriod
   "tool_list" (default "lean" $c.mcp.toolList)
