@@ -205,3 +205,55 @@ func TestSessionsBehindTrustedProxyStayTheirOwners(t *testing.T) {
 		t.Errorf("A's POST into its own SSE stream: %d, want 202", s)
 	}
 }
+
+// TestTokenCallersBehindTrustedProxy: two principals reaching the server
+// from one address through the proxy keep their own rate budgets and
+// sessions: Bob cannot use, delete or post into Alice's.
+func TestTokenCallersBehindTrustedProxy(t *testing.T) {
+	p := newProxied(t, map[string]string{"CURSUS_AUTH_TOKENS_FILE": writeTokens(t), "CURSUS_MCP_STATEFUL": "1", "CURSUS_LIMITS_RATE_PER_MINUTE": "3"})
+	c := from(t, "127.0.0.2")
+	alice, bob := bearer(readToken), bearer(writeToken)
+	initialize := send(t, c, http.MethodPost, p.proxy+"/mcp", initializeBody, mcpHeaders(readToken, ""))
+	id := initialize.Header.Get("Mcp-Session-Id")
+	if initialize.StatusCode != http.StatusOK || id == "" {
+		t.Fatalf("Alice's initialize: %d", initialize.StatusCode)
+	}
+	for i := range 2 {
+		if s := send(t, c, http.MethodPost, p.proxy+"/call/tools.help", "{}", alice).StatusCode; s != http.StatusOK {
+			t.Fatalf("Alice's call %d: %d", i, s)
+		}
+	}
+	if s := send(t, c, http.MethodPost, p.proxy+"/call/tools.help", "{}", alice).StatusCode; s != http.StatusTooManyRequests {
+		t.Fatalf("Alice's fourth charged request: %d, want 429", s)
+	}
+	if s := send(t, c, http.MethodPost, p.proxy+"/call/tools.help", "{}", bob).StatusCode; s != http.StatusOK {
+		t.Fatalf("Bob, same address: %d, want his own budget", s)
+	}
+	list := `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`
+	if s := send(t, c, http.MethodPost, p.proxy+"/mcp", list, mcpHeaders(writeToken, id)).StatusCode; s != http.StatusNotFound {
+		t.Errorf("Bob's POST on Alice's session: %d, want 404", s)
+	}
+	if s := send(t, c, http.MethodDelete, p.proxy+"/mcp", "", mcpHeaders(writeToken, id)).StatusCode; s != http.StatusNotFound {
+		t.Errorf("Bob's DELETE of Alice's session: %d, want 404", s)
+	}
+	if s := send(t, c, http.MethodPost, p.proxy+"/mcp", list, mcpHeaders(readToken, id)).StatusCode; s != http.StatusOK {
+		t.Errorf("Alice's session after Bob's tries: %d, want 200", s)
+	}
+	stream := send(t, c, http.MethodGet, p.proxy+"/sse", "", map[string]string{"Accept": "text/event-stream", "Authorization": "Bearer " + readToken})
+	lines := bufio.NewScanner(stream.Body)
+	endpoint := ""
+	for endpoint == "" && lines.Scan() {
+		if data, ok := strings.CutPrefix(lines.Text(), "data: "); ok {
+			endpoint = data
+		}
+	}
+	if !strings.Contains(endpoint, "sessionId=") {
+		t.Fatalf("no endpoint event on Alice's SSE stream: %q", endpoint)
+	}
+	if !strings.HasPrefix(endpoint, "http") {
+		endpoint = p.proxy + endpoint
+	}
+	if s := send(t, c, http.MethodPost, endpoint, list, bob).StatusCode; s != http.StatusNotFound {
+		t.Errorf("Bob's POST into Alice's SSE stream: %d, want 404", s)
+	}
+}
