@@ -11,6 +11,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -26,11 +28,14 @@ import (
 
 // countedReplica serves the production namespaces with workflow key key,
 // as one replica of a deployment, and counts the requests it receives.
-func countedReplica(t *testing.T, key string) (string, *atomic.Int64) {
+func countedReplica(t testing.TB, key string, tune ...func(*Config)) (string, *atomic.Int64) {
 	t.Helper()
 	cfg := DefaultConfig()
 	cfg.Workspace.Root = t.TempDir()
 	cfg.Listen.TrustedProxies = []string{"127.0.0.1/32"}
+	for _, f := range tune {
+		f(&cfg)
+	}
 	deps, err := handlers.NewDeps(handlers.Options{WorkspaceRoot: cfg.Workspace.Root, WorkflowKey: []byte(key)})
 	if err != nil {
 		t.Fatal(err)
@@ -52,7 +57,7 @@ func countedReplica(t *testing.T, key string) (string, *atomic.Int64) {
 
 // nginxInFront runs Debian's nginx as a round-robin reverse proxy to
 // upstreams on a free loopback port, as the test user, and returns its URL.
-func nginxInFront(t *testing.T, upstreams []string) string {
+func nginxInFront(t testing.TB, upstreams []string) string {
 	t.Helper()
 	bin, err := exec.LookPath("nginx")
 	if err != nil {
@@ -295,4 +300,62 @@ func proxiedCall(t *testing.T, base, tool string, args map[string]any) map[strin
 		t.Fatalf("%s: %d %.500s", tool, resp.StatusCode, raw)
 	}
 	return env.Data
+}
+
+// BenchmarkReplicasBehindNginx measures REST tool calls from 64 concurrent
+// clients through nginx to one and to three replicas (rate limit off):
+// latency percentiles and throughput, reported per sub-benchmark.
+//
+//	go test ./server -run '^$' -bench ReplicasBehindNginx -benchtime 5000x
+func BenchmarkReplicasBehindNginx(b *testing.B) {
+	for _, n := range []int{1, 3} {
+		b.Run(fmt.Sprintf("replicas=%d", n), func(b *testing.B) {
+			var upstreams []string
+			for range n {
+				u, _ := countedReplica(b, "bench-replicas-share-this-key", func(c *Config) { c.Limits.RatePerMinute = 0 })
+				upstreams = append(upstreams, u)
+			}
+			base := nginxInFront(b, upstreams)
+			client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+			b.Cleanup(client.CloseIdleConnections)
+			var mu sync.Mutex
+			latencies := make([]time.Duration, 0, b.N)
+			var failed atomic.Int64
+			b.SetParallelism(max(1, 64/runtime.GOMAXPROCS(0)))
+			b.ResetTimer()
+			start := time.Now()
+			b.RunParallel(func(pb *testing.PB) {
+				var mine []time.Duration
+				for pb.Next() {
+					t0 := time.Now()
+					resp, err := client.Post(base+"/call/tools.help", "application/json", strings.NewReader(`{}`))
+					if err != nil {
+						failed.Add(1)
+						continue
+					}
+					_, _ = io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+					if resp.StatusCode != http.StatusOK {
+						failed.Add(1)
+					}
+					mine = append(mine, time.Since(t0))
+				}
+				mu.Lock()
+				latencies = append(latencies, mine...)
+				mu.Unlock()
+			})
+			elapsed := time.Since(start)
+			b.StopTimer()
+			if f := failed.Load(); f > 0 {
+				b.Fatalf("%d of %d requests failed", f, b.N)
+			}
+			slices.Sort(latencies)
+			pct := func(p float64) float64 {
+				return float64(latencies[int(p*float64(len(latencies)-1))].Microseconds()) / 1000
+			}
+			b.ReportMetric(pct(0.50), "p50_ms")
+			b.ReportMetric(pct(0.99), "p99_ms")
+			b.ReportMetric(float64(b.N)/elapsed.Seconds(), "req/s")
+		})
+	}
 }
