@@ -36,7 +36,7 @@ var chartValueSets = []struct {
 	files []string
 	kinds []string // kinds the render must contain, exactly
 }{
-	{"default", nil, []string{"ConfigMap", "Deployment", "Service", "ServiceAccount"}},
+	{"default", nil, []string{"ConfigMap", "Deployment", "Secret", "Service", "ServiceAccount"}},
 	{"everything-on", []string{everythingOnFile}, []string{
 		"ConfigMap", "Deployment", "HorizontalPodAutoscaler", "Ingress", "NetworkPolicy",
 		"PodDisruptionBudget", "Secret", "Service", "ServiceAccount", "ServiceMonitor",
@@ -147,8 +147,19 @@ func newTyped(apiVersion, kind string) (any, bool) {
 
 // rendered is a chart render decoded strictly, by kind.
 type rendered struct {
-	objects map[string]any // kind → typed object (the chart renders one of each)
+	objects map[string]any // kind → typed object (the chart renders one of each; Secrets are Secret/<name>)
 	kinds   []string
+}
+
+// secrets are the rendered Secrets.
+func (r rendered) secrets() []*corev1.Secret {
+	var out []*corev1.Secret
+	for key, o := range r.objects {
+		if strings.HasPrefix(key, "Secret/") {
+			out = append(out, o.(*corev1.Secret))
+		}
+	}
+	return out
 }
 
 // decodeStrict decodes every object into its Kubernetes type, failing on
@@ -170,8 +181,17 @@ func decodeRender(t *testing.T, out []byte) (rendered, []error) {
 	for _, o := range splitRender(t, out) {
 		var meta metav1.TypeMeta
 		_ = yaml.Unmarshal(o.Doc, &meta)
-		if _, dup := r.objects[o.Kind]; dup {
-			errs = append(errs, fmt.Errorf("%s: second %s in one render", o.Source, o.Kind))
+		key := o.Kind
+		if o.Kind == "Secret" {
+			// The tokens file and the workflow key are two Secrets.
+			var named struct {
+				Metadata struct{ Name string } `json:"metadata"`
+			}
+			_ = yaml.Unmarshal(o.Doc, &named)
+			key = "Secret/" + named.Metadata.Name
+		}
+		if _, dup := r.objects[key]; dup {
+			errs = append(errs, fmt.Errorf("%s: second %s in one render", o.Source, key))
 		}
 		r.kinds = append(r.kinds, o.Kind)
 		if meta.APIVersion == "monitoring.coreos.com/v1" && o.Kind == "ServiceMonitor" {
@@ -192,7 +212,7 @@ func decodeRender(t *testing.T, out []byte) (rendered, []error) {
 			errs = append(errs, fmt.Errorf("%s: strict decode into %T: %v", o.Source, obj, err))
 			continue
 		}
-		r.objects[o.Kind] = obj
+		r.objects[key] = obj
 	}
 	slices.Sort(r.kinds)
 	return r, errs
@@ -339,9 +359,9 @@ func checkWiring(t *testing.T, r rendered) {
 	if cm, ok := r.objects["ConfigMap"].(*corev1.ConfigMap); !ok || volumes["config"].ConfigMap == nil || volumes["config"].ConfigMap.Name != cm.Name {
 		t.Error("config volume does not use the rendered ConfigMap")
 	}
-	// The one Secret a render creates is either the tokens file or the
-	// workflow signing key; a volume must use it.
-	if sec, ok := r.objects["Secret"].(*corev1.Secret); ok {
+	// A Secret a render creates is the tokens file or the workflow signing
+	// key; a volume must use it.
+	for _, sec := range r.secrets() {
 		used := false
 		for _, name := range []string{"tokens", "workflow-key"} {
 			if v := volumes[name].Secret; v != nil && v.SecretName == sec.Name {
@@ -490,7 +510,7 @@ func TestChartEverythingOnRender(t *testing.T) {
 		}
 	}
 	// The tokens file the chart puts in the Secret is one the server accepts.
-	sec := r.objects["Secret"].(*corev1.Secret)
+	sec := r.objects["Secret/cursus-cursus-mcp-tokens"].(*corev1.Secret)
 	tokens := filepath.Join(t.TempDir(), "tokens")
 	if err := os.WriteFile(tokens, sec.Data["tokens"], 0o600); err != nil {
 		t.Fatal(err)
@@ -572,8 +592,8 @@ func TestChartGatesNeedAuth(t *testing.T) {
 		if cfg := renderedConfig(t, r); !cfg.Gates.EnableDestructive {
 			t.Errorf("%v: destructive gate not rendered on", sets)
 		}
-		if _, made := r.objects["Secret"]; made {
-			t.Errorf("%v: chart created a Secret although none was asked for", sets)
+		if _, made := r.objects["Secret/cursus-cursus-mcp-tokens"]; made {
+			t.Errorf("%v: chart created a tokens Secret although none was asked for", sets)
 		}
 	}
 	if _, err := renderChart(t, nil, "auth.oidc.issuer=https://login.example.com"); err == nil || !strings.Contains(err.Error(), "audience") {
@@ -645,6 +665,7 @@ var chartFixedKeys = map[string]string{
 	"aws.s3_endpoint":        "rendered only when aws.s3Endpoint is set",
 	"aws.sagemaker_endpoint": "rendered only when aws.sagemakerEndpoint is set",
 	"workflow.key":           "never rendered: the key comes from a Secret through workflow.key_file",
+	"workflow.previous_keys": "never rendered: previous keys come from the Secret through workflow.previous_keys_file",
 }
 
 // TestChartCoversEveryConfigKey fails when the server grows a config key
@@ -697,18 +718,19 @@ func workflowMount(t *testing.T, r rendered) (*corev1.VolumeMount, *corev1.Volum
 }
 
 // TestChartWorkflowKey: replicas share the run-token signing key through a
-// Secret mounted read-only and named by workflow.key_file, and the chart
-// refuses more than one replica without it.
+// Secret mounted read-only and named by workflow.key_file: the operator's,
+// or the chart's own (workflow.key, else a generated key), so any replica
+// count works without one given; previous keys ride along for a rotation.
 func TestChartWorkflowKey(t *testing.T) {
 	t.Run("existingSecret", func(t *testing.T) {
-		out, err := renderChart(t, nil, "replicaCount=3", "workflow.existingSecret=team-workflow-key", "workflow.secretKey=hmac")
+		out, err := renderChart(t, nil, "replicaCount=3", "config.mcp.legacySSE=false", "workflow.existingSecret=team-workflow-key", "workflow.secretKey=hmac")
 		if err != nil {
 			t.Fatal(err)
 		}
 		r := decodeStrict(t, out)
 		checkWiring(t, r)
-		if _, made := r.objects["Secret"]; made {
-			t.Error("chart created a Secret although workflow.existingSecret names one")
+		if secs := r.secrets(); len(secs) != 0 {
+			t.Errorf("chart created Secret %s although workflow.existingSecret names one", secs[0].Name)
 		}
 		mount, vol := workflowMount(t, r)
 		if mount == nil || !mount.ReadOnly || mount.MountPath != "/etc/cursus/workflow" {
@@ -719,64 +741,101 @@ func TestChartWorkflowKey(t *testing.T) {
 			t.Errorf("workflow-key volume %+v, want Secret team-workflow-key item hmac", vol)
 		}
 		cfg := renderedConfig(t, r)
-		if cfg.Workflow.KeyFile != "/etc/cursus/workflow/hmac" || cfg.Workflow.Key != "" {
-			t.Errorf("workflow %+v, want key_file /etc/cursus/workflow/hmac and no inline key", cfg.Workflow)
+		if cfg.Workflow.KeyFile != "/etc/cursus/workflow/hmac" || cfg.Workflow.Key != "" || cfg.Workflow.PreviousKeysFile != "" {
+			t.Errorf("workflow %+v, want key_file /etc/cursus/workflow/hmac, no inline key, no previous keys", cfg.Workflow)
 		}
 		if cfg.Workflow.TokenTTL != 24*time.Hour {
 			t.Errorf("token_ttl %v, want the 24h default", cfg.Workflow.TokenTTL)
 		}
+		out, err = renderChart(t, nil, "workflow.existingSecret=team-workflow-key", "workflow.previousSecretKey=retired")
+		if err != nil {
+			t.Fatal(err)
+		}
+		r = decodeStrict(t, out)
+		if _, vol := workflowMount(t, r); vol == nil || len(vol.Secret.Items) != 2 || vol.Secret.Items[1].Key != "retired" {
+			t.Errorf("previous keys of the existing Secret not mounted: %+v", vol)
+		}
+		if f := renderedConfig(t, r).Workflow.PreviousKeysFile; f != "/etc/cursus/workflow/retired" {
+			t.Errorf("previous_keys_file %q, want /etc/cursus/workflow/retired", f)
+		}
 	})
-	t.Run("key content", func(t *testing.T) {
-		const key = "a-shared-run-token-key"
-		out, err := renderChart(t, nil, "replicaCount=2", "workflow.key="+key, "workflow.tokenTTL=2h")
+	// secretKeys renders sets and reads back, as the server would from the
+	// mounted files, the signing key and the previous keys.
+	secretKeys := func(t *testing.T, sets ...string) (string, []string, rendered) {
+		t.Helper()
+		out, err := renderChart(t, nil, sets...)
 		if err != nil {
 			t.Fatal(err)
 		}
 		r := decodeStrict(t, out)
 		checkWiring(t, r)
-		sec, ok := r.objects["Secret"].(*corev1.Secret)
-		if !ok || sec.Name != "cursus-cursus-mcp-workflow" {
+		sec, ok := r.objects["Secret/cursus-cursus-mcp-workflow"].(*corev1.Secret)
+		if !ok {
 			t.Fatalf("no Secret cursus-cursus-mcp-workflow rendered (kinds %v)", r.kinds)
 		}
-		if cm := r.objects["ConfigMap"].(*corev1.ConfigMap); strings.Contains(cm.Data["cursus.yaml"], key) {
-			t.Error("the signing key is in the ConfigMap")
-		}
-		// The key file the pod sees is one the server reads back as the key.
 		cfg := renderedConfig(t, r)
-		if cfg.Workflow.TokenTTL != 2*time.Hour {
-			t.Errorf("token_ttl %v, want 2h", cfg.Workflow.TokenTTL)
+		dir := t.TempDir()
+		for name, data := range sec.Data {
+			if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
+				t.Fatal(err)
+			}
 		}
-		file := filepath.Join(t.TempDir(), filepath.Base(cfg.Workflow.KeyFile))
-		if err := os.WriteFile(file, sec.Data["key"], 0o600); err != nil {
-			t.Fatal(err)
+		wc := server.WorkflowConfig{KeyFile: filepath.Join(dir, filepath.Base(cfg.Workflow.KeyFile))}
+		if cfg.Workflow.PreviousKeysFile != "" {
+			wc.PreviousKeysFile = filepath.Join(dir, filepath.Base(cfg.Workflow.PreviousKeysFile))
 		}
-		got, err := server.WorkflowConfig{KeyFile: file}.SigningKey()
-		if err != nil || string(got) != key {
-			t.Errorf("SigningKey from the Secret = %q, %v; want %q", got, err, key)
-		}
-		if cfg.Workflow.KeyFile != "/etc/cursus/workflow/key" {
-			t.Errorf("key_file %q, want /etc/cursus/workflow/key", cfg.Workflow.KeyFile)
-		}
-	})
-	t.Run("one replica without a key", func(t *testing.T) {
-		out, err := renderChart(t, nil)
+		key, err := wc.SigningKey()
 		if err != nil {
 			t.Fatal(err)
 		}
-		r := decodeStrict(t, out)
-		if mount, vol := workflowMount(t, r); mount != nil || vol != nil {
-			t.Errorf("workflow-key mounted without a key configured: %+v %+v", mount, vol)
+		previous, err := wc.VerifyKeys()
+		if err != nil {
+			t.Fatal(err)
 		}
-		if cfg := renderedConfig(t, r); cfg.Workflow.KeyFile != "" {
-			t.Errorf("key_file %q rendered without a key configured", cfg.Workflow.KeyFile)
+		var prev []string
+		for _, p := range previous {
+			prev = append(prev, string(p))
+		}
+		if cm := r.objects["ConfigMap"].(*corev1.ConfigMap); strings.Contains(cm.Data["cursus.yaml"], string(key)) {
+			t.Error("the signing key is in the ConfigMap")
+		}
+		return string(key), prev, r
+	}
+	t.Run("key content and previous keys", func(t *testing.T) {
+		const key = "a-shared-run-token-key"
+		got, prev, r := secretKeys(t, "replicaCount=2", "config.mcp.legacySSE=false", "workflow.key="+key, "workflow.tokenTTL=2h",
+			"workflow.previousKeys={retired-key-0123456789,older-key-0123456789}")
+		if got != key || !slices.Equal(prev, []string{"retired-key-0123456789", "older-key-0123456789"}) {
+			t.Errorf("keys from the Secret: %q, previous %q", got, prev)
+		}
+		cfg := renderedConfig(t, r)
+		if cfg.Workflow.TokenTTL != 2*time.Hour || cfg.Workflow.KeyFile != "/etc/cursus/workflow/key" || cfg.Workflow.PreviousKeysFile != "/etc/cursus/workflow/previous" {
+			t.Errorf("workflow %+v", cfg.Workflow)
 		}
 	})
-	for _, sets := range [][]string{{"replicaCount=2"}, {"autoscaling.enabled=true"}} {
-		t.Run(strings.Join(sets, ",")+" without a key", func(t *testing.T) {
-			_, err := renderChart(t, nil, sets...)
-			if err == nil || !strings.Contains(err.Error(), "cannot move between replicas") {
-				t.Errorf("rendered without a shared workflow key (err %v)", err)
+	t.Run("generated when not given", func(t *testing.T) {
+		for _, sets := range [][]string{nil, {"replicaCount=2", "config.mcp.legacySSE=false"}, {"autoscaling.enabled=true", "config.mcp.legacySSE=false"}} {
+			key, prev, r := secretKeys(t, sets...)
+			if len(key) < 32 || prev != nil {
+				t.Errorf("%v: generated key %d bytes, previous %q; want a random key of 32+ bytes", sets, len(key), prev)
 			}
-		})
-	}
+			if mount, _ := workflowMount(t, r); mount == nil {
+				t.Errorf("%v: workflow key not mounted", sets)
+			}
+		}
+		one, _, _ := secretKeys(t)
+		two, _, _ := secretKeys(t)
+		if one == two {
+			t.Error("two installs generated the same key")
+		}
+	})
+	t.Run("rolls the pods when the key values change", func(t *testing.T) {
+		annotation := func(sets ...string) string {
+			_, _, r := secretKeys(t, sets...)
+			return r.objects["Deployment"].(*appsv1.Deployment).Spec.Template.Annotations["checksum/workflow-key"]
+		}
+		if a, b := annotation("workflow.key=a-shared-run-token-key"), annotation("workflow.key=a-shared-run-token-key", "workflow.previousKeys={retired-key-0123456789}"); a == "" || a == b {
+			t.Errorf("checksum/workflow-key %q and %q: want a change when previous keys are added", a, b)
+		}
+	})
 }

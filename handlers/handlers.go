@@ -41,6 +41,8 @@ type Deps struct {
 	// DevelopmentWorkflowKey is true when no workflow key was configured:
 	// run tokens then die with the process (the server logs a warning).
 	DevelopmentWorkflowKey bool
+	// digest caches CatalogDigest.
+	digest catalogDigest
 }
 
 // Options are the operator's settings the engine needs.
@@ -78,6 +80,10 @@ type Options struct {
 	// WorkflowKey signs workflow run tokens (workflow.key); every replica
 	// that continues a run needs the same one. Empty: a random key.
 	WorkflowKey []byte
+	// WorkflowPreviousKeys still open run tokens they signed
+	// (workflow.previous_keys) while a key rotation rolls out; new tokens
+	// are signed with WorkflowKey.
+	WorkflowPreviousKeys [][]byte
 	// WorkflowTTL is how long a run token lives (0: 24h).
 	WorkflowTTL time.Duration
 }
@@ -100,7 +106,7 @@ func NewDeps(opts Options) (*Deps, error) {
 	if devKey {
 		key = workflows.DevelopmentKey()
 	}
-	runs, err := workflows.NewSigner(key, opts.WorkflowTTL, nil)
+	runs, err := workflows.NewSigner(key, opts.WorkflowTTL, nil, opts.WorkflowPreviousKeys...)
 	if err != nil {
 		return nil, fmt.Errorf("workflow.key: %w", err)
 	}

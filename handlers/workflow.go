@@ -276,6 +276,9 @@ func (d *Deps) openRun(token runToken) (workflows.State, error) {
 	case errors.Is(err, workflows.ErrExpired):
 		return st, registry.Errorf(registry.CodeInvalidInput, "'run': %v", err).WithDetails(map[string]any{"argument": "run", "reason": "expired"}).
 			Suggest("Start a new run with workflow.start.", "workflow.start")
+	case errors.Is(err, workflows.ErrUnknownKey):
+		return st, registry.Errorf(registry.CodeUnknownRunKey, "'run': %v", err).WithDetails(map[string]any{"argument": "run", "reason": "unknown_key"}).
+			Suggest("This run cannot go on: the key that signed its token was retired (workflow.previous_keys keeps one accepted during a rotation). Start a new run with workflow.start and submit its stages again.", "workflow.start")
 	case err != nil:
 		return st, registry.Errorf(registry.CodeInvalidInput, "'run': %v", err).WithDetails(map[string]any{"argument": "run", "reason": "tampered"}).
 			Suggest("Send the token the last workflow call returned, unchanged, to a server that shares the workflow key.", "workflow.start")

@@ -8,6 +8,7 @@ import (
 	"path"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -229,8 +230,11 @@ func TestWorkflowTamperedTokenIsRefused(t *testing.T) {
 	reg, _ := newTestRegistry(t)
 	c := exampleContent(t, examplePath+"/scripts")
 	r := startRun(t, reg, "cursus-configure-pipeline", nil)
-	body, sig, _ := strings.Cut(r.run, ".")
-	raw, err := base64URL.DecodeString(body)
+	parts := strings.Split(r.run, ".")
+	if len(parts) != 3 {
+		t.Fatalf("run token %q is not <key id>.<state>.<signature>", r.run)
+	}
+	raw, err := base64URL.DecodeString(parts[1])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -239,15 +243,43 @@ func TestWorkflowTamperedTokenIsRefused(t *testing.T) {
 	if forged == string(raw) {
 		t.Fatalf("token body has no stage field: %s", raw)
 	}
-	r.run = base64URL.EncodeToString([]byte(forged)) + "." + sig
+	r.run = parts[0] + "." + base64URL.EncodeToString([]byte(forged)) + "." + parts[2]
 	res := r.raw("DagCheck", c)
 	mustFail(t, res, registry.CodeInvalidInput)
 	if res.Meta["details"].(map[string]any)["reason"] != "tampered" {
 		t.Fatalf("details %v", res.Meta["details"])
 	}
-	// A token of a server with another key is refused alike.
+}
+
+// TestWorkflowKeyRotation: a rollout adds a key (the old one becomes a
+// previous key), then retires the old key. A run started before the
+// rollout goes on through both steps as long as it moved once in between;
+// a token only the retired key signed is unknown_run_key with a remedy to
+// start again, not invalid_input.
+func TestWorkflowKeyRotation(t *testing.T) {
+	oldKey, newKey := []byte("old-workflow-key-0123456789"), []byte("new-workflow-key-0123456789")
+	_, before := newDepsRegistry(t, Options{WorkflowKey: oldKey})
+	_, during := newDepsRegistry(t, Options{WorkflowKey: newKey, WorkflowPreviousKeys: [][]byte{oldKey}})
+	_, after := newDepsRegistry(t, Options{WorkflowKey: newKey})
+	c := exampleContent(t, examplePath+"/scripts")
+
+	moving := startRun(t, before, "cursus-configure-pipeline", nil)
+	stuck := startRun(t, before, "cursus-configure-pipeline", nil)
+	moving.reg = during
+	moving.submit("Constrain", pick(c, "dag"))
+	moving.reg = after
+	moving.submit("Validate", pick(c, "dag", "config"))
+	wantStatus(t, moving.submit("DagCheck", c), "green")
+
+	res := call(t, after, "workflow.status", `{"run": "`+stuck.run+`"}`)
+	mustFail(t, res, registry.CodeUnknownRunKey)
+	if res.Meta["details"].(map[string]any)["reason"] != "unknown_key" || res.Remedy == nil ||
+		!slices.Contains(res.Remedy.SuggestedTools, "workflow.start") || !strings.Contains(res.Remedy.FixAction, "Start a new run") {
+		t.Fatalf("retired key: details %v remedy %+v", res.Meta["details"], res.Remedy)
+	}
+	// A server that never held the key says the same.
 	other, _ := newTestRegistry(t)
-	mustFail(t, call(t, other, "workflow.status", `{"run": "`+startRun(t, reg, "cursus-configure-pipeline", nil).run+`"}`), registry.CodeInvalidInput)
+	mustFail(t, call(t, other, "workflow.status", `{"run": "`+startRun(t, after, "cursus-configure-pipeline", nil).run+`"}`), registry.CodeUnknownRunKey)
 }
 
 func TestWorkflowExpiredTokenIsRefused(t *testing.T) {

@@ -31,6 +31,7 @@ const (
 	CodeUnauthenticated     = "unauthenticated" // missing or invalid credentials (HTTP 401)
 	CodeRateLimited         = "rate_limited"    // over the caller's rate or concurrency budget (HTTP 429)
 	CodeStorageError        = "storage_error"   // the workspace refused a write: full, read-only or not writable (HTTP 507)
+	CodeUnknownRunKey       = "unknown_run_key" // a workflow run token signed with a key this server no longer holds: start a new run
 )
 
 // Codes lists every error code, for documentation and tests.
@@ -39,7 +40,7 @@ var Codes = []string{
 	CodeInternal, CodeToolError, CodeTimeout, CodeValidationFailed, CodeNotConstructible,
 	CodeConfigInvalid, CodeScriptAnalysisError, CodeScriptCheckFailed, CodeAlreadyExists,
 	CodeUnsupported, CodeUpsertFailed, CodeRuntimeUnavailable, CodeUnauthenticated, CodeRateLimited,
-	CodeStorageError,
+	CodeStorageError, CodeUnknownRunKey,
 }
 
 // NextStep suggests the tool an agent should call after a success.

@@ -40,10 +40,40 @@ type Config struct {
 // a run needs the same key: set key, or key_file (a mounted Kubernetes
 // Secret). With neither, a random key is made at start (with a warning):
 // its runs die with the process and no other replica accepts them.
+//
+// To rotate the key without losing runs in flight: first roll out the new
+// key with the old one in previous_keys (or previous_keys_file), then,
+// once every replica has both and token_ttl has passed, drop the old one.
+// A token signed with a key no longer held is unknown_run_key.
 type WorkflowConfig struct {
-	Key      string        `yaml:"key"`
-	KeyFile  string        `yaml:"key_file"`
-	TokenTTL time.Duration `yaml:"token_ttl"`
+	Key     string `yaml:"key"`
+	KeyFile string `yaml:"key_file"`
+	// PreviousKeys still open run tokens they signed; new tokens are
+	// signed with key. PreviousKeysFile holds more, one per line.
+	PreviousKeys     []string      `yaml:"previous_keys"`
+	PreviousKeysFile string        `yaml:"previous_keys_file"`
+	TokenTTL         time.Duration `yaml:"token_ttl"`
+}
+
+// VerifyKeys are the previous keys still accepted: previous_keys, then
+// each non-blank line of previous_keys_file that is not a # comment.
+func (w WorkflowConfig) VerifyKeys() ([][]byte, error) {
+	var keys [][]byte
+	for _, k := range w.PreviousKeys {
+		keys = append(keys, []byte(k))
+	}
+	if w.PreviousKeysFile != "" {
+		data, err := os.ReadFile(w.PreviousKeysFile)
+		if err != nil {
+			return nil, fmt.Errorf("workflow.previous_keys_file: %w", err)
+		}
+		for _, line := range strings.Split(string(data), "\n") {
+			if line = strings.TrimSpace(line); line != "" && !strings.HasPrefix(line, "#") {
+				keys = append(keys, []byte(line))
+			}
+		}
+	}
+	return keys, nil
 }
 
 // SigningKey is the configured key: key, else key_file's contents
@@ -71,16 +101,27 @@ type ListenConfig struct {
 	// address with gated tools enabled and no authentication.
 	AllowUnauthenticatedRemote bool          `yaml:"allow_unauthenticated_remote"`
 	ShutdownTimeout            time.Duration `yaml:"shutdown_timeout"`
+	// DrainDelay is how long the server keeps serving new requests after
+	// SIGTERM, with /readyz failing, so load balancers stop sending to it
+	// before it stops accepting; ShutdownTimeout counts from its end.
+	DrainDelay time.Duration `yaml:"drain_delay"`
+	// TrustedProxies are the networks (CIDRs or addresses) of reverse
+	// proxies whose X-Forwarded-For / Forwarded headers name the caller.
+	// A request from anywhere else is its peer address, whatever it sends.
+	TrustedProxies []string `yaml:"trusted_proxies"`
 }
 
 // MCPConfig configures the MCP transports.
 type MCPConfig struct {
-	Stateful        bool          `yaml:"stateful"`
-	SessionIdleTTL  time.Duration `yaml:"session_idle_ttl"`
-	LegacySSE       bool          `yaml:"legacy_sse"`
-	AllowedOrigins  []string      `yaml:"allowed_origins"`
-	BaseURL         string        `yaml:"base_url"`
-	HeartbeatPeriod time.Duration `yaml:"heartbeat_period"`
+	Stateful       bool          `yaml:"stateful"`
+	SessionIdleTTL time.Duration `yaml:"session_idle_ttl"`
+	// SessionUnusedTTL ends a stateful session that has seen no request
+	// since initialize sooner than SessionIdleTTL (0: no sooner).
+	SessionUnusedTTL time.Duration `yaml:"session_unused_ttl"`
+	LegacySSE        bool          `yaml:"legacy_sse"`
+	AllowedOrigins   []string      `yaml:"allowed_origins"`
+	BaseURL          string        `yaml:"base_url"`
+	HeartbeatPeriod  time.Duration `yaml:"heartbeat_period"`
 	// ToolList is how tools/list shows each tool: "lean" (a summary and
 	// the shape of a call; tools.describe_tool has the rest) or "full"
 	// (description with examples, whole input schema, outputSchema).
@@ -262,9 +303,9 @@ func (a AWSConfig) SageMaker() string { return cmp.Or(a.SageMakerEndpoint, a.End
 // DefaultConfig is the embedded default: loopback only, read-only tools.
 func DefaultConfig() Config {
 	return Config{
-		Listen: ListenConfig{Addr: "127.0.0.1:8080", ShutdownTimeout: 20 * time.Second},
+		Listen: ListenConfig{Addr: "127.0.0.1:8080", ShutdownTimeout: 20 * time.Second, DrainDelay: 5 * time.Second},
 		MCP: MCPConfig{
-			SessionIdleTTL: 10 * time.Minute, LegacySSE: true, HeartbeatPeriod: 25 * time.Second, ToolList: toolListLean,
+			SessionIdleTTL: 10 * time.Minute, SessionUnusedTTL: time.Minute, LegacySSE: true, HeartbeatPeriod: 25 * time.Second, ToolList: toolListLean,
 			AllowedOrigins: []string{"http://localhost", "http://127.0.0.1", "https://localhost", "https://127.0.0.1"},
 		},
 		Workspace: WorkspaceConfig{Root: ".", Python: "python3", StepReloadInterval: 2 * time.Second,
@@ -642,6 +683,9 @@ func (c Config) Validate() error {
 	if _, _, err := net.SplitHostPort(c.Listen.Addr); err != nil {
 		return fmt.Errorf("listen.addr %q: %w", c.Listen.Addr, err)
 	}
+	if _, err := parseTrustedProxies(c.Listen.TrustedProxies); err != nil {
+		return err
+	}
 	if c.MCP.ToolList != toolListLean && c.MCP.ToolList != toolListFull {
 		return fmt.Errorf("mcp.tool_list must be %s or %s, got %q", toolListLean, toolListFull, c.MCP.ToolList)
 	}
@@ -692,6 +736,8 @@ func (c Config) Validate() error {
 		{"limits.max_sessions", int64(c.Limits.MaxSessions)},
 		{"limits.max_sessions_per_principal", int64(c.Limits.MaxSessionsPerPrincipal)},
 		{"listen.shutdown_timeout", int64(c.Listen.ShutdownTimeout)},
+		{"listen.drain_delay", int64(c.Listen.DrainDelay)},
+		{"mcp.session_unused_ttl", int64(c.MCP.SessionUnusedTTL)},
 		{"telemetry.log_arg_bytes", int64(c.Telemetry.LogArgBytes)},
 		{"workspace.step_reload_interval", int64(c.Workspace.StepReloadInterval)},
 		{"auth.oidc.jwks_refresh", int64(c.Auth.OIDC.JWKSRefresh)},
@@ -779,6 +825,13 @@ const redactedValue = "<redacted>"
 func (c Config) Redacted() Config {
 	if c.Workflow.Key != "" {
 		c.Workflow.Key = redactedValue
+	}
+	if len(c.Workflow.PreviousKeys) > 0 {
+		keys := make([]string, len(c.Workflow.PreviousKeys))
+		for i := range keys {
+			keys[i] = redactedValue
+		}
+		c.Workflow.PreviousKeys = keys
 	}
 	if len(c.Telemetry.OTLPHeaders) > 0 {
 		h := make(map[string]string, len(c.Telemetry.OTLPHeaders))

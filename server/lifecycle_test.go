@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -64,6 +65,7 @@ func TestStatefulModeKeepsSessions(t *testing.T) {
 func TestGracefulShutdownDrainsInFlight(t *testing.T) {
 	env := newTestEnv(t, nil)
 	env.srv.deps.Config.Listen.Addr = "127.0.0.1:0"
+	env.srv.deps.Config.Listen.DrainDelay = 0
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan net.Addr, 1)
 	served := make(chan error, 1)
@@ -107,5 +109,66 @@ func TestGracefulShutdownDrainsInFlight(t *testing.T) {
 	}
 	if _, err := http.Get("http://" + addr + "/healthz"); err == nil {
 		t.Fatal("server still accepting after shutdown")
+	}
+}
+
+// TestDrainDelayKeepsServing: once shutdown starts /readyz fails at once,
+// yet a call that arrives during listen.drain_delay is served; one still
+// running when the delay ends finishes before ListenAndServe returns.
+func TestDrainDelayKeepsServing(t *testing.T) {
+	const drainDelay = 3 * time.Second
+	env := newTestEnv(t, nil)
+	env.srv.deps.Config.Listen.Addr = "127.0.0.1:0"
+	env.srv.deps.Config.Listen.DrainDelay = drainDelay
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ready := make(chan net.Addr, 1)
+	served := make(chan error, 1)
+	go func() { served <- env.srv.ListenAndServe(ctx, ready) }()
+	base := "http://" + (<-ready).String()
+	readyz := func() int {
+		resp, err := http.Get(base + "/readyz")
+		if err != nil {
+			t.Fatalf("/readyz during the drain delay: %v", err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if s := readyz(); s != http.StatusOK {
+		t.Fatalf("/readyz before shutdown: %d", s)
+	}
+	start := time.Now()
+	cancel()
+	for readyz() != http.StatusServiceUnavailable {
+		if time.Since(start) > drainDelay/2 {
+			t.Fatal("/readyz did not fail at the start of shutdown")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	// A new call, on a new connection, that runs past the delay's end.
+	sleepMS := (drainDelay + time.Second).Milliseconds()
+	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	resp, err := client.Post(base+"/call/testonly__sleep", "application/json", strings.NewReader(fmt.Sprintf(`{"ms": %d}`, sleepMS)))
+	if err != nil {
+		t.Fatalf("a call made during the drain delay: %v", err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), fmt.Sprintf(`"slept_ms":%d`, sleepMS)) {
+		t.Fatalf("a call made during the drain delay: %d %s", resp.StatusCode, body)
+	}
+	select {
+	case err := <-served:
+		if err != nil {
+			t.Fatalf("ListenAndServe: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("ListenAndServe did not return")
+	}
+	if took := time.Since(start); took < drainDelay {
+		t.Errorf("shutdown took %s, less than listen.drain_delay %s", took, drainDelay)
+	}
+	if _, err := client.Get(base + "/healthz"); err == nil {
+		t.Error("server still accepting after shutdown")
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"net"
 	"net/http"
 	"strconv"
 	"sync"
@@ -96,16 +95,14 @@ type bodyReader struct{ bytes.Reader }
 func (*bodyReader) Close() error { return nil }
 
 // rateKey is whom a request is charged to: the authenticated principal, or
-// the client address when authentication is off.
+// the client address when authentication is off (the caller behind a
+// trusted proxy, listen.trusted_proxies, not the proxy).
 func rateKey(r *http.Request) string {
-	if p := stateFrom(r.Context()).getIdentity().principal; p != "" {
+	st := stateFrom(r.Context())
+	if p := st.getIdentity().principal; p != "" {
 		return "principal:" + p
 	}
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		host = r.RemoteAddr
-	}
-	return "address:" + host
+	return "address:" + st.client
 }
 
 // rateLimit charges tool calls to their principal's bucket. On MCP only

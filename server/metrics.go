@@ -100,7 +100,7 @@ func (m *metrics) watchAbandoned(reg *registry.Registry) {
 	)
 }
 
-func newMetrics() *metrics {
+func newMetrics(state func() PodState) *metrics {
 	m := &metrics{
 		registry: prometheus.NewRegistry(),
 		toolCalls: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -142,11 +142,9 @@ func newMetrics() *metrics {
 			Help: "Requests refused with 401, by reason (missing, invalid).",
 		}, []string{"reason"}),
 	}
-	buildInfo := prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Name: "cursus_build_info",
-		Help: "Always 1; the labels carry the build version and Go version.",
-	}, []string{"version", "goversion"})
-	buildInfo.WithLabelValues(cursus.Version, runtime.Version()).Set(1)
+	buildInfo := buildInfo{state: state, desc: prometheus.NewDesc("cursus_build_info",
+		"Always 1; the labels carry the build version, Go version, the digest of the catalogs this pod answers from and the id of the key it signs workflow run tokens with, so replicas that differ show.",
+		[]string{"version", "goversion", "catalog_digest", "workflow_key_id"}, nil)}
 	m.registry.MustRegister(
 		m.toolCalls, m.toolDuration, m.toolInFlight, m.gateRejections,
 		m.httpRequests, m.httpDuration, m.mcpSessions, m.rateLimited, m.authFailures, buildInfo,
@@ -219,4 +217,29 @@ func standardMethod(m string) bool {
 		return true
 	}
 	return false
+}
+
+// PodState is what one replica serves that others must agree on.
+type PodState struct {
+	// CatalogDigest changes with the step types and shared DAGs loaded.
+	CatalogDigest string
+	// WorkflowKeyID names the key run tokens are signed with.
+	WorkflowKeyID string
+}
+
+// buildInfo is cursus_build_info, its labels read at each scrape: a step
+// directory reload changes the catalog digest without a restart.
+type buildInfo struct {
+	state func() PodState // nil: empty labels
+	desc  *prometheus.Desc
+}
+
+func (b buildInfo) Describe(ch chan<- *prometheus.Desc) { ch <- b.desc }
+
+func (b buildInfo) Collect(ch chan<- prometheus.Metric) {
+	var st PodState
+	if b.state != nil {
+		st = b.state()
+	}
+	ch <- prometheus.MustNewConstMetric(b.desc, prometheus.GaugeValue, 1, cursus.Version, runtime.Version(), st.CatalogDigest, st.WorkflowKeyID)
 }

@@ -2,8 +2,10 @@ package server
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -13,6 +15,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/prometheus/client_golang/prometheus/testutil/promlint"
+	"github.com/rs/zerolog"
+
+	"github.com/cursus-dev/cursus/handlers"
+	"github.com/cursus-dev/cursus/registry"
 )
 
 // TestMetricsAfterScriptedCalls runs a fixed mix of calls over REST and
@@ -73,7 +79,7 @@ cursus_tool_calls_in_flight{tool="tools.help",transport="rest"} 0
 		`cursus_http_requests_total{method="POST",route="/call/{tool}",status="200"} 2`,
 		`cursus_http_requests_total{method="POST",route="/call/{tool}",status="403"} 1`,
 		`cursus_tool_call_duration_seconds_count{tool="tools.help",transport="rest"} 2`,
-		`cursus_build_info{goversion=`,
+		`cursus_build_info{catalog_digest=`,
 	} {
 		if !strings.Contains(text, line) {
 			t.Errorf("/metrics lacks %s", line)
@@ -93,7 +99,7 @@ cursus_tool_calls_in_flight{tool="tools.help",transport="rest"} 0
 
 // TestMetricsLint lints every collector, populated, with CollectAndLint.
 func TestMetricsLint(t *testing.T) {
-	m := newMetrics()
+	m := newMetrics(nil)
 	m.callStarted("tools.help", "rest")
 	m.callFinished("tools.help", "rest", "", 3*time.Millisecond, true)
 	m.callFinished("x.y", "mcp", "forbidden", time.Millisecond, false)
@@ -161,4 +167,55 @@ func scrapeValue(t *testing.T, o *opsEnv, name string) string {
 	}
 	t.Fatalf("%s not on /metrics", name)
 	return ""
+}
+
+// TestBuildInfoCarriesPodState: cursus_build_info carries the catalog
+// digest and workflow key id the server reports, read at each scrape, and
+// passes the linter.
+func TestBuildInfoCarriesPodState(t *testing.T) {
+	cfg, deps := testConfig(t, nil)
+	reg, err := registry.New(registry.Options{Policy: cfg.Policy()}, handlers.Namespaces(deps)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var digest atomic.Value
+	digest.Store("digest-one")
+	srv := NewServer(Deps{Config: cfg, Registry: reg, Logger: zerolog.New(io.Discard), PodState: func() PodState {
+		return PodState{CatalogDigest: digest.Load().(string), WorkflowKeyID: "key-7"}
+	}})
+	ts := startHTTP(t, srv)
+	scrape := func() string {
+		resp, err := http.Get(ts.URL + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return string(body)
+	}
+	text := scrape()
+	if !strings.Contains(text, `catalog_digest="digest-one"`) || !strings.Contains(text, `workflow_key_id="key-7"`) {
+		t.Fatalf("cursus_build_info lacks the pod state:\n%s", grepLines(text, "cursus_build_info"))
+	}
+	problems, err := promlint.New(strings.NewReader(text)).Lint()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		t.Errorf("lint: %s: %s", p.Metric, p.Text)
+	}
+	digest.Store("digest-two")
+	if text := scrape(); !strings.Contains(text, `catalog_digest="digest-two"`) || strings.Contains(text, "digest-one") {
+		t.Errorf("a changed catalog is not in the next scrape:\n%s", grepLines(text, "cursus_build_info"))
+	}
+}
+
+func grepLines(text, prefix string) string {
+	var out []string
+	for _, l := range strings.Split(text, "\n") {
+		if strings.HasPrefix(l, prefix) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
 }

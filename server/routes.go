@@ -22,7 +22,7 @@ func (s *Server) routes() http.Handler {
 	s.share = g.share
 
 	if cfg.MCP.Stateful {
-		s.sessions = newSessions(cfg.MCP.SessionIdleTTL, cfg.Limits, tel.metrics.mcpSessions.Add)
+		s.sessions = newSessions(cfg.MCP.SessionIdleTTL, cfg.MCP.SessionUnusedTTL, cfg.Limits, tel.metrics.mcpSessions.Add)
 	}
 	// NewMCPServer always installs hooks; these count legacy SSE sessions
 	// (streamable HTTP ones are counted by s.sessions) and give the HTTP

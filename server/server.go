@@ -30,6 +30,8 @@ type Deps struct {
 	// Tracing provides the spans of HTTP requests and tool calls; nil
 	// means the global OpenTelemetry provider (a no-op unless set).
 	Tracing trace.TracerProvider
+	// PodState labels cursus_build_info (nil: empty labels).
+	PodState func() PodState
 }
 
 // Server is the HTTP handler plus the pieces that need shutting down.
@@ -140,7 +142,8 @@ func (s *Server) httpServer() *http.Server {
 }
 
 // ListenAndServe serves on cfg.Listen.Addr until ctx is cancelled, then
-// drains in-flight requests for up to the shutdown timeout. ready, if not
+// fails /readyz, goes on serving for listen.drain_delay, and drains
+// in-flight requests for up to the shutdown timeout. ready, if not
 // nil, receives the bound address once the listener is open.
 func (s *Server) ListenAndServe(ctx context.Context, ready chan<- net.Addr) error {
 	cfg := s.deps.Config
@@ -160,7 +163,19 @@ func (s *Server) ListenAndServe(ctx context.Context, ready chan<- net.Addr) erro
 		return err
 	case <-ctx.Done():
 	}
+	// /readyz fails from now on; until the endpoint is gone from every
+	// load balancer, requests keep arriving and are served as usual.
 	s.ready.Store(false)
+	if d := cfg.Listen.DrainDelay; d > 0 {
+		s.deps.Logger.Info().Dur("drain_delay", d).Msg("shutting down: not ready; still serving for listen.drain_delay")
+		delay := time.NewTimer(d)
+		select {
+		case <-delay.C:
+		case err := <-errc:
+			delay.Stop()
+			return err
+		}
+	}
 	s.deps.Logger.Info().Msg("shutting down: draining in-flight requests")
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), cfg.Listen.ShutdownTimeout)
 	defer cancel()

@@ -29,8 +29,12 @@ import (
 // session.
 type sessions struct {
 	idleTTL time.Duration
-	open    *quota
-	now     func() time.Time
+	// unusedTTL ends sooner a session that has seen no request since its
+	// initialize (a client that went away, or whose next request went to
+	// another replica), so such leaks do not hold the caps for idleTTL.
+	unusedTTL time.Duration
+	open      *quota
+	now       func() time.Time
 	// changed reports sessions opened (+1) and ended (-1), for the gauge.
 	changed func(delta float64)
 
@@ -42,6 +46,8 @@ type sessions struct {
 type session struct {
 	owner    string
 	lastUsed time.Time
+	// used is set by the first request after initialize.
+	used bool
 	// streams is the number of open GET streams; a session with one is in
 	// use however long it has been since a request.
 	streams int
@@ -52,11 +58,14 @@ type session struct {
 
 const sessionIDPrefix = "mcp-session-"
 
-func newSessions(idleTTL time.Duration, limits LimitsConfig, changed func(float64)) *sessions {
+func newSessions(idleTTL, unusedTTL time.Duration, limits LimitsConfig, changed func(float64)) *sessions {
 	if idleTTL <= 0 {
 		idleTTL = 10 * time.Minute
 	}
-	return &sessions{idleTTL: idleTTL, now: time.Now, changed: changed, live: map[string]*session{},
+	if unusedTTL <= 0 || unusedTTL > idleTTL {
+		unusedTTL = idleTTL
+	}
+	return &sessions{idleTTL: idleTTL, unusedTTL: unusedTTL, now: time.Now, changed: changed, live: map[string]*session{},
 		open: newQuota("open MCP sessions", limits.MaxSessions, "limits.max_sessions",
 			limits.MaxSessionsPerPrincipal, "limits.max_sessions_per_principal")}
 }
@@ -91,6 +100,7 @@ func (t *sessions) lookup(id, owner string) *session {
 		return nil
 	}
 	s.lastUsed = now
+	s.used = true
 	return s
 }
 
@@ -144,15 +154,20 @@ func (t *sessions) remove(id string) {
 	t.changed(-1)
 }
 
-// sweep ends sessions idle for idleTTL, at most every idleTTL/2, so the
-// cost is spread over requests and no goroutine is needed. Holds mu.
+// sweep ends sessions idle for idleTTL, or unusedTTL when they have seen
+// no request since initialize, at most every unusedTTL/2, so the cost is
+// spread over requests and no goroutine is needed. Holds mu.
 func (t *sessions) sweep(now time.Time) {
-	if now.Sub(t.lastSweep) < t.idleTTL/2 {
+	if now.Sub(t.lastSweep) < t.unusedTTL/2 {
 		return
 	}
 	t.lastSweep = now
 	for id, s := range t.live {
-		if s.streams == 0 && now.Sub(s.lastUsed) >= t.idleTTL {
+		ttl := t.idleTTL
+		if !s.used {
+			ttl = t.unusedTTL
+		}
+		if s.streams == 0 && now.Sub(s.lastUsed) >= ttl {
 			t.remove(id)
 		}
 	}

@@ -9,7 +9,7 @@ import (
 
 func TestSessionsBelongToTheirOpener(t *testing.T) {
 	var gauge float64
-	tab := newSessions(time.Minute, LimitsConfig{}, func(d float64) { gauge += d })
+	tab := newSessions(time.Minute, 0, LimitsConfig{}, func(d float64) { gauge += d })
 	id := mustStart(t, tab, "principal:alice")
 	if !strings.HasPrefix(id, sessionIDPrefix) || len(id) != len(sessionIDPrefix)+32 {
 		t.Fatalf("session id %q", id)
@@ -36,7 +36,7 @@ func TestSessionsBelongToTheirOpener(t *testing.T) {
 
 func TestSessionsExpireWhenIdle(t *testing.T) {
 	clock := time.Unix(1_700_000_000, 0)
-	tab := newSessions(time.Minute, LimitsConfig{}, func(float64) {})
+	tab := newSessions(time.Minute, 0, LimitsConfig{}, func(float64) {})
 	tab.now = func() time.Time { return clock }
 	idle := mustStart(t, tab, "a")
 	streaming := mustStart(t, tab, "a")
@@ -70,7 +70,7 @@ func TestSessionsExpireWhenIdle(t *testing.T) {
 }
 
 func TestSessionIDsAreUnique(t *testing.T) {
-	tab := newSessions(time.Minute, LimitsConfig{}, func(float64) {})
+	tab := newSessions(time.Minute, 0, LimitsConfig{}, func(float64) {})
 	seen := map[string]bool{}
 	for range 1000 {
 		id := mustStart(t, tab, "a")
@@ -96,4 +96,33 @@ func mustStart(t *testing.T, tab *sessions, owner string) string {
 		t.Fatal(refusal.Error)
 	}
 	return id
+}
+
+// TestUnusedSessionsExpireSooner: a session that saw no request after
+// initialize ends after the unused TTL and gives its place back; one that
+// was used lives to the idle TTL.
+func TestUnusedSessionsExpireSooner(t *testing.T) {
+	clock := time.Unix(1_700_000_000, 0)
+	var gauge float64
+	tab := newSessions(10*time.Minute, time.Minute, LimitsConfig{MaxSessionsPerPrincipal: 2}, func(d float64) { gauge += d })
+	tab.now = func() time.Time { return clock }
+	unused := mustStart(t, tab, "a")
+	used := mustStart(t, tab, "a")
+	if !tab.use(used, "a") {
+		t.Fatal("use")
+	}
+	if _, refusal := tab.start("a"); refusal == nil {
+		t.Fatal("a third session within a cap of 2")
+	}
+	clock = clock.Add(61 * time.Second)
+	third := mustStart(t, tab, "a") // the sweep ended the unused one
+	if tab.use(unused, "a") {
+		t.Error("a session unused for over the unused TTL is still live")
+	}
+	if !tab.use(used, "a") || !tab.use(third, "a") {
+		t.Error("a used session ended at the unused TTL")
+	}
+	if gauge != 2 {
+		t.Errorf("gauge %v, want 2", gauge)
+	}
 }

@@ -33,6 +33,7 @@ func TestShutdownClosesStreams(t *testing.T) {
 	env := newTestEnv(t, map[string]string{"CURSUS_MCP_STATEFUL": "1"})
 	env.srv.deps.Config.Listen.Addr = "127.0.0.1:0"
 	env.srv.deps.Config.Listen.ShutdownTimeout = shutdownTimeout
+	env.srv.deps.Config.Listen.DrainDelay = 0
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	ready := make(chan net.Addr, 1)

@@ -32,6 +32,8 @@ type telemetry struct {
 	// the global provider's, which records nothing until a program
 	// installs one.
 	ownTracer bool
+	// proxies are listen.trusted_proxies: who may name the client.
+	proxies trustedProxies
 }
 
 // defaultTracerProvider is the global provider before anyone installs one:
@@ -62,8 +64,10 @@ func newTelemetry(deps Deps) *telemetry {
 	if tp == nil {
 		tp = otel.GetTracerProvider()
 	}
+	proxies, _ := parseTrustedProxies(deps.Config.Listen.TrustedProxies) // Validate has checked them
 	return &telemetry{
-		metrics:   newMetrics(),
+		proxies:   proxies,
+		metrics:   newMetrics(deps.PodState),
 		tracer:    tp.Tracer("github.com/cursus-dev/cursus/server"),
 		log:       deps.Logger,
 		ownTracer: deps.Tracing != nil,
@@ -83,6 +87,8 @@ type requestState struct {
 	// callerKey is whom the request's tool calls are charged to
 	// (rateKey), set by remoteCaller.
 	callerKey string
+	// client is the caller's address (listen.trusted_proxies).
+	client string
 	// traced is set when the request carried trace context: with tracing
 	// off, a tool call's log line has a trace id only then.
 	traced bool
@@ -393,7 +399,7 @@ func principalOf(c registry.Caller) string {
 func (t *telemetry) observeHTTP(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		st := &requestState{tel: t, requestID: requestID(r)}
+		st := &requestState{tel: t, requestID: requestID(r), client: t.proxies.clientAddr(r)}
 		// Header names in canonical form: Get would otherwise allocate
 		// the canonical form on every request.
 		switch r.URL.Path {

@@ -105,7 +105,7 @@ func newTestEnv(t *testing.T, env map[string]string, extra ...registry.Namespace
 
 // startHTTP serves srv on a loopback test listener with the http.Server
 // settings of `cursus serve` (its read timeouts).
-func startHTTP(t *testing.T, srv *Server) *httptest.Server {
+func startHTTP(t testing.TB, srv *Server) *httptest.Server {
 	t.Helper()
 	ts := httptest.NewUnstartedServer(srv)
 	ts.Config = srv.httpServer()

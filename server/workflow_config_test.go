@@ -44,3 +44,33 @@ func TestWorkflowKeyFromEnvFileOrNone(t *testing.T) {
 		t.Fatalf("config print shows the key: %q", got)
 	}
 }
+
+// TestWorkflowPreviousKeys: previous keys come from the list and from the
+// file (one per line, comments and blanks skipped); config print redacts
+// them; a missing file is an error naming the key.
+func TestWorkflowPreviousKeys(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "previous")
+	if err := os.WriteFile(file, []byte("# retired in March\nfile-key-one-0123456789\n\n  file-key-two-0123456789  \n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"CURSUS_WORKFLOW_PREVIOUS_KEYS": "list-key-0123456789", "CURSUS_WORKFLOW_PREVIOUS_KEYS_FILE": file}
+	cfg, err := LoadConfig("", func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, err := cfg.Workflow.VerifyKeys()
+	var got []string
+	for _, k := range keys {
+		got = append(got, string(k))
+	}
+	if err != nil || strings.Join(got, " ") != "list-key-0123456789 file-key-one-0123456789 file-key-two-0123456789" {
+		t.Fatalf("previous keys %q, %v", got, err)
+	}
+	if red := cfg.Redacted().Workflow.PreviousKeys; len(red) != 1 || red[0] != redactedValue {
+		t.Errorf("config print shows previous keys: %q", red)
+	}
+	cfg.Workflow.PreviousKeysFile = filepath.Join(t.TempDir(), "absent")
+	if _, err := cfg.Workflow.VerifyKeys(); err == nil || !strings.Contains(err.Error(), "workflow.previous_keys_file") {
+		t.Errorf("missing file: %v", err)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -107,9 +108,10 @@ func TestWorkflowResumesAcrossTransportsAndReplicas(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	refused, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if resp.StatusCode != http.StatusBadRequest {
-		t.Fatalf("a server with another key answered %d", resp.StatusCode)
+	if resp.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(string(refused), `"code":"unknown_run_key"`) {
+		t.Fatalf("a server with another key answered %d %s, want 422 unknown_run_key", resp.StatusCode, refused)
 	}
 
 	status := restWorkflowCall(t, two, "workflow.status", map[string]any{"run": passed["run"]})

@@ -88,6 +88,10 @@ func newApp(cfg server.Config, stderr io.Writer) (*app, error) {
 	if err != nil {
 		return nil, err
 	}
+	previousKeys, err := cfg.Workflow.VerifyKeys()
+	if err != nil {
+		return nil, err
+	}
 	deps, err := handlers.NewDeps(handlers.Options{
 		WorkspaceRoot:          cfg.Workspace.Root,
 		StepDirs:               cfg.Workspace.StepDirs,
@@ -108,8 +112,9 @@ func newApp(cfg server.Config, stderr io.Writer) (*app, error) {
 		MaxStepTypeBytes:     cfg.Limits.MaxStepTypeBytes,
 		Inline: handlers.InlineLimits{MaxBytes: cfg.Limits.MaxInlineBytes, MaxFiles: cfg.Limits.MaxInlineFiles,
 			MaxFileBytes: cfg.Limits.MaxInlineFileBytes},
-		WorkflowKey: workflowKey,
-		WorkflowTTL: cfg.Workflow.TokenTTL,
+		WorkflowKey:          workflowKey,
+		WorkflowPreviousKeys: previousKeys,
+		WorkflowTTL:          cfg.Workflow.TokenTTL,
 	})
 	if err != nil {
 		return nil, err

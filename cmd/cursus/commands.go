@@ -65,7 +65,10 @@ func cmdServe(ctx context.Context, args []string, stderr io.Writer, env func(str
 		a.logger.Warn().Msg("no workflow.key or workflow.key_file: workflow run tokens are signed with a random development key; they die with this process and no other replica accepts them")
 	}
 	deps := server.Deps{Config: cfg, Registry: a.registry, Prompts: handlers.Prompts(a.handlers),
-		Resources: handlers.Resources(a.handlers), Logger: a.logger}
+		Resources: handlers.Resources(a.handlers), Logger: a.logger,
+		PodState: func() server.PodState {
+			return server.PodState{CatalogDigest: a.handlers.CatalogDigest(), WorkflowKeyID: a.handlers.WorkflowKeyID()}
+		}}
 	server.LogOTelErrors(a.logger)
 	tp, shutdownTracing, err := server.SetupTracing(ctx, cfg.Telemetry, env)
 	if err != nil {
@@ -113,7 +116,10 @@ func cmdMCPServe(ctx context.Context, args []string, stdin io.Reader, stdout, st
 		return err
 	}
 	deps := server.Deps{Config: cfg, Registry: a.registry, Prompts: handlers.Prompts(a.handlers),
-		Resources: handlers.Resources(a.handlers), Logger: a.logger}
+		Resources: handlers.Resources(a.handlers), Logger: a.logger,
+		PodState: func() server.PodState {
+			return server.PodState{CatalogDigest: a.handlers.CatalogDigest(), WorkflowKeyID: a.handlers.WorkflowKeyID()}
+		}}
 	return server.ServeStdio(ctx, deps, stdin, stdout, newStdLogger(stderr))
 }
 

@@ -47,7 +47,7 @@ func TestOTLPExportErrorsAreJSONLogLines(t *testing.T) {
 	done := make(chan int, 1)
 	go func() {
 		done <- run(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--workspace-root", t.TempDir()}, strings.NewReader(""), &bytes.Buffer{}, &stderr, []string{
-			"CURSUS_TELEMETRY_OTLP_ENDPOINT=" + endpoint, "OTEL_BSP_SCHEDULE_DELAY=20", "OTEL_EXPORTER_OTLP_TIMEOUT=2000",
+			"CURSUS_TELEMETRY_OTLP_ENDPOINT=" + endpoint, "CURSUS_LISTEN_DRAIN_DELAY=0s", "OTEL_BSP_SCHEDULE_DELAY=20", "OTEL_EXPORTER_OTLP_TIMEOUT=2000",
 		})
 	}()
 	addr := waitForListening(t, &stderr, done)

@@ -123,7 +123,7 @@ func TestWorkflowRunGivesTheServersVerdicts(t *testing.T) {
 			var serveErr lockedBuffer
 			done := make(chan int, 1)
 			go func() {
-				done <- run(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--workspace-root", t.TempDir()}, strings.NewReader(""), &bytes.Buffer{}, &serveErr, nil)
+				done <- run(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--workspace-root", t.TempDir()}, strings.NewReader(""), &bytes.Buffer{}, &serveErr, []string{"CURSUS_LISTEN_DRAIN_DELAY=0s"})
 			}()
 			addr := waitForListening(t, &serveErr, done)
 			served := restVerdicts(t, "http://"+addr, "cursus-configure-pipeline", nil, content)

@@ -64,9 +64,61 @@ app.kubernetes.io/part-of: cursus
 {{- default (printf "%s-workflow" (include "cursus-mcp.fullname" .)) .Values.workflow.existingSecret }}
 {{- end }}
 
-{{/* "true" when a shared workflow signing key is mounted from a Secret. */}}
-{{- define "cursus-mcp.workflowKeyEnabled" -}}
-{{- if or .Values.workflow.existingSecret .Values.workflow.key }}true{{ end }}
+{{/* The key in the workflow Secret holding previous keys ("" when none are configured). */}}
+{{- define "cursus-mcp.workflowPreviousKey" -}}
+{{- if .Values.workflow.existingSecret }}{{ .Values.workflow.previousSecretKey }}
+{{- else if .Values.workflow.previousKeys }}{{ .Values.workflow.previousSecretKey | default "previous" }}
+{{- end }}
+{{- end }}
+
+{{/* The most pods that can run at once: replicaCount, or autoscaling.maxReplicas. */}}
+{{- define "cursus-mcp.maxPods" -}}
+{{- if .Values.autoscaling.enabled }}{{ int .Values.autoscaling.maxReplicas }}{{ else }}{{ int .Values.replicaCount }}{{ end }}
+{{- end }}
+
+{{/* The fewest pods that run: replicaCount, or autoscaling.minReplicas. */}}
+{{- define "cursus-mcp.minPods" -}}
+{{- if .Values.autoscaling.enabled }}{{ int .Values.autoscaling.minReplicas }}{{ else }}{{ int .Values.replicaCount }}{{ end }}
+{{- end }}
+
+{{/*
+Refuses the combinations that break with more than one replica, naming the
+values to set: per-pod transports without session affinity, and a
+writable workspace that is not one volume shared by every pod.
+*/}}
+{{- define "cursus-mcp.checkReplicas" -}}
+{{- $c := .Values.config }}
+{{- $pods := int (include "cursus-mcp.maxPods" .) }}
+{{- if gt $pods 1 }}
+{{- $perPod := list }}
+{{- if $c.mcp.legacySSE }}{{ $perPod = append $perPod "config.mcp.legacySSE (on by default)" }}{{ end }}
+{{- if $c.mcp.stateful }}{{ $perPod = append $perPod "config.mcp.stateful" }}{{ end }}
+{{- if and $perPod (ne .Values.service.sessionAffinity "ClientIP") }}
+{{- fail (printf "%s keeps state in the pod that opened it (a legacy SSE stream, a stateful session), and up to %d replicas run (replicaCount or autoscaling.maxReplicas): a request round-robined to another pod finds nothing there. Set %s to false (clients then use the stateless streamable HTTP transport at /mcp), or set service.sessionAffinity=ClientIP (with the Ingress on, make the Ingress sticky as well), or run one replica" (join " and " $perPod) $pods (join " and " (list "config.mcp.legacySSE" "config.mcp.stateful"))) }}
+{{- end }}
+{{- if $c.gates.enableDestructive }}
+{{- $vol := .Values.workspace.volume }}
+{{- if or (not $vol) (hasKey $vol "emptyDir") (not .Values.workspace.readWriteMany) }}
+{{- fail (printf "config.gates.enableDestructive writes to /workspace, and up to %d replicas run (replicaCount or autoscaling.maxReplicas): with a volume of its own per pod, a file written through one replica is missing on the others. Set workspace.volume to a ReadWriteMany volume every replica mounts (e.g. a persistentVolumeClaim of an RWX storage class, NFS or EFS) and workspace.readWriteMany=true, or run one replica" $pods) }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/* limits.rate_per_minute for one pod: config.limits.ratePerMinute is the budget of a caller across all replicas, so each of the most pods that can run gets its share (at least 1; 0 stays off). */}}
+{{- define "cursus-mcp.ratePerPod" -}}
+{{- $rate := int .Values.config.limits.ratePerMinute }}
+{{- if gt $rate 0 }}{{ $rate = max 1 (div $rate (int (include "cursus-mcp.maxPods" .))) }}{{ end }}
+{{- $rate }}
+{{- end }}
+
+{{/* listen.trusted_proxies: the values', else the private ranges an in-cluster Ingress controller runs in when the Ingress is on. */}}
+{{- define "cursus-mcp.trustedProxies" -}}
+{{- $p := .Values.config.listen.trustedProxies }}
+{{- if and (not $p) .Values.ingress.enabled }}
+{{- $p = list "10.0.0.0/8" "172.16.0.0/12" "192.168.0.0/16" "fc00::/7" }}
+{{- end }}
+{{- toYaml (default list $p) }}
 {{- end }}
 
 {{/* Public base URL when the ingress is on ("" otherwise). */}}
@@ -91,9 +143,7 @@ so the chart refuses to render instead of shipping a crash-looping pod.
 {{- if and (include "cursus-mcp.gatesOpen" .) (not (include "cursus-mcp.authEnabled" .)) (not .Values.config.listen.allowUnauthenticatedRemote) }}
 {{- fail "config.gates.enableDestructive/allowScriptExec need authentication: set auth.tokens.enabled or auth.oidc.issuer (or, only behind an authenticating gateway, config.listen.allowUnauthenticatedRemote=true)" }}
 {{- end }}
-{{- if and (or .Values.autoscaling.enabled (gt (int .Values.replicaCount) 1)) (not (include "cursus-mcp.workflowKeyEnabled" .)) }}
-{{- fail "replicaCount > 1 or autoscaling needs a shared workflow key: set workflow.existingSecret (or workflow.key); without it each pod signs run tokens with its own random key and workflow runs cannot move between replicas" }}
-{{- end }}
+{{- include "cursus-mcp.checkReplicas" . }}
 {{- $c := .Values.config }}
 {{- $stepDirs := list }}
 {{- range .Values.catalogs.steps }}
@@ -106,6 +156,7 @@ so the chart refuses to render instead of shipping a crash-looping pod.
 {{- $mcp := dict
   "stateful" $c.mcp.stateful
   "session_idle_ttl" $c.mcp.sessionIdleTTL
+  "session_unused_ttl" $c.mcp.sessionUnusedTTL
   "legacy_sse" $c.mcp.legacySSE
   "heartbeat_period" $c.mcp.heartbeatPeriod
   "tool_list" (default "lean" $c.mcp.toolList)
@@ -144,7 +195,9 @@ so the chart refuses to render instead of shipping a crash-looping pod.
   "listen" (dict
     "addr" "0.0.0.0:8080"
     "allow_unauthenticated_remote" $c.listen.allowUnauthenticatedRemote
-    "shutdown_timeout" $c.listen.shutdownTimeout)
+    "shutdown_timeout" $c.listen.shutdownTimeout
+    "drain_delay" $c.listen.drainDelay
+    "trusted_proxies" (include "cursus-mcp.trustedProxies" . | fromYamlArray))
   "mcp" $mcp
   "gates" (dict
     "enable_destructive" $c.gates.enableDestructive
@@ -158,7 +211,7 @@ so the chart refuses to render instead of shipping a crash-looping pod.
     "max_arg_depth" $c.limits.maxArgDepth
     "tool_timeout" $c.limits.toolTimeout
     "tool_timeouts" $c.limits.toolTimeouts
-    "rate_per_minute" $c.limits.ratePerMinute
+    "rate_per_minute" (include "cursus-mcp.ratePerPod" . | int)
     "exec_concurrency" $c.limits.execConcurrency
     "exec_wait" $c.limits.execWait
     "max_calls_per_caller" $c.limits.maxCallsPerCaller
@@ -185,9 +238,9 @@ so the chart refuses to render instead of shipping a crash-looping pod.
     "otlp_headers" $c.telemetry.otlpHeaders
     "log_arg_bytes" $c.telemetry.logArgBytes)
 }}
-{{- $workflow := dict "token_ttl" .Values.workflow.tokenTTL }}
-{{- if include "cursus-mcp.workflowKeyEnabled" . }}
-{{- $_ := set $workflow "key_file" (printf "%s/%s" (include "cursus-mcp.workflowDir" .) .Values.workflow.secretKey) }}
+{{- $workflow := dict "token_ttl" .Values.workflow.tokenTTL "key_file" (printf "%s/%s" (include "cursus-mcp.workflowDir" .) .Values.workflow.secretKey) }}
+{{- with include "cursus-mcp.workflowPreviousKey" . }}
+{{- $_ := set $workflow "previous_keys_file" (printf "%s/%s" (include "cursus-mcp.workflowDir" $) .) }}
 {{- end }}
 {{- $_ := set $cfg "workflow" $workflow }}
 {{- with $c.telemetry.otlpEndpoint }}{{ $_ := set $cfg.telemetry "otlp_endpoint" . }}{{ end }}
