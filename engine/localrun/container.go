@@ -3,7 +3,6 @@ package localrun
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -54,40 +53,14 @@ func (r *Runner) findInterpreter() (*interpreter, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, p, "-c", pyFilesQuery)
-	cmd.Env = []string{"PATH=/usr/bin:/bin", "PYTHONNOUSERSITE=1"}
-	out, err := cmd.Output()
+	py, err := sandbox.FindPython(ctx, p, []string{"PATH=/usr/bin:/bin", "PYTHONNOUSERSITE=1"})
 	if err != nil {
-		return nil, &RuntimeUnavailableError{Reason: fmt.Sprintf("%s does not run: %v", p, err)}
+		return nil, &RuntimeUnavailableError{Reason: err.Error()}
 	}
-	var files struct {
-		Exe         string
-		Dirs, Files []string
-	}
-	if err := json.Unmarshal(out, &files); err != nil {
-		return nil, &RuntimeUnavailableError{Reason: fmt.Sprintf("%s: %v", p, err)}
-	}
-	return &interpreter{python: files.Exe, dirs: append(append([]string{}, systemDirs...), files.Dirs...),
-		files: append([]string{files.Exe, "/etc/ld.so.cache", "/dev/urandom", "/dev/zero", "/proc/cpuinfo", "/proc/meminfo"}, files.Files...), have: map[string]bool{}}, nil
+	// Numerical libraries size themselves by the machine's CPUs and memory.
+	return &interpreter{python: py.Exe, dirs: py.ReadDirs,
+		files: append(py.ReadFiles, "/proc/cpuinfo", "/proc/meminfo"), have: map[string]bool{}}, nil
 }
-
-// pyFilesQuery prints the interpreter's executable, directories and files.
-const pyFilesQuery = `import json, os, sys, sysconfig
-dirs = {p for p in sys.path if os.path.isabs(p) and os.path.isdir(p) and p != "/"}
-dirs.update(v for k, v in sysconfig.get_paths().items() if k in ("stdlib", "platstdlib", "purelib", "platlib") and os.path.isdir(v))
-libdir = sysconfig.get_config_var("LIBDIR")
-if libdir and os.path.isdir(libdir) and libdir != "/":
-    dirs.add(libdir)
-exe = os.path.realpath(sys.executable)
-bindir = os.path.dirname(sys.executable)
-files = [os.path.join(bindir, "pyvenv.cfg"), os.path.join(os.path.dirname(bindir), "pyvenv.cfg")]
-print(json.dumps({"exe": exe, "dirs": sorted(dirs), "files": files}))
-`
-
-// systemDirs hold the C libraries the interpreter and its extensions load
-// and what numerical libraries read about the machine.
-var systemDirs = []string{"/lib", "/lib32", "/lib64", "/usr/lib", "/usr/lib32", "/usr/lib64", "/usr/local/lib",
-	"/usr/share/zoneinfo", "/sys/devices/system/cpu"}
 
 // importable reports whether the interpreter can import module.
 func (py *interpreter) importable(ctx context.Context, module string) bool {

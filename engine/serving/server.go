@@ -185,41 +185,16 @@ func (r *Runtime) probe() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, py, "-c", pyFilesQuery)
-	cmd.Env = baseEnv(os.TempDir())
-	out, err := cmd.Output()
+	found, err := sandbox.FindPython(ctx, py, baseEnv(os.TempDir()))
 	if err != nil {
-		r.err = &Error{Kind: KindRuntimeUnavailable, Message: fmt.Sprintf("%s does not run: %v", py, err)}
+		r.err = &Error{Kind: KindRuntimeUnavailable, Message: err.Error()}
 		return
 	}
-	var files struct {
-		Exe   string
-		Dirs  []string
-		Files []string
-	}
-	if err := json.Unmarshal(out, &files); err != nil {
-		r.err = &Error{Kind: KindRuntimeUnavailable, Message: fmt.Sprintf("ask %s for its files: %v", py, err)}
-		return
-	}
-	r.python = files.Exe
-	r.pyDirs = append([]string{"/lib", "/lib32", "/lib64", "/usr/lib", "/usr/lib32", "/usr/lib64", "/usr/local/lib", "/usr/share"}, files.Dirs...)
-	r.pyFiles = append([]string{files.Exe, "/etc/ld.so.cache", "/dev/urandom", "/dev/zero"}, files.Files...)
+	r.python = found.Exe
+	r.pyDirs = found.ReadDirs
+	r.pyFiles = found.ReadFiles
 	r.sandboxErr = sandbox.Check()
 }
-
-// pyFilesQuery prints the interpreter's executable, directories and
-// files as JSON, so the sandbox lets it read them.
-const pyFilesQuery = `import json, os, sys, sysconfig
-dirs = {p for p in sys.path if os.path.isabs(p) and os.path.isdir(p) and p != "/"}
-dirs.update(v for k, v in sysconfig.get_paths().items() if k in ("stdlib", "platstdlib", "purelib", "platlib") and os.path.isdir(v))
-libdir = sysconfig.get_config_var("LIBDIR")
-if libdir and os.path.isdir(libdir) and libdir != "/":
-    dirs.add(libdir)
-exe = os.path.realpath(sys.executable)
-bindir = os.path.dirname(sys.executable)
-files = [os.path.join(bindir, "pyvenv.cfg"), os.path.join(os.path.dirname(bindir), "pyvenv.cfg")]
-print(json.dumps({"exe": exe, "dirs": sorted(dirs), "files": files}))
-`
 
 // baseEnv is what the serving process gets besides the container's
 // environment: nothing of the server's but PATH and the locale.

@@ -324,43 +324,17 @@ func (r *Runner) interpreter() (string, error) {
 }
 
 // interpreterFiles asks the interpreter, started as a script will be,
-// where its own files are: its executable, standard library,
-// site-packages and shared libraries.
+// where its own files are.
 func (r *Runner) interpreterFiles(ctx context.Context) error {
-	cmd := exec.CommandContext(ctx, r.python, "-c", pyFilesQuery)
-	cmd.Env = sandboxEnv(os.TempDir(), nil)
-	out, err := cmd.Output()
+	py, err := sandboxpkg.FindPython(ctx, r.python, sandboxEnv(os.TempDir(), nil))
 	if err != nil {
-		return fmt.Errorf("ask %s for its files: %w", filepath.Base(r.python), err)
+		return err
 	}
-	var files struct{ Dirs, Files []string }
-	if err := json.Unmarshal(out, &files); err != nil {
-		return fmt.Errorf("ask %s for its files: %w", filepath.Base(r.python), err)
-	}
-	r.pyDirs = append(systemLibDirs, files.Dirs...)
-	r.pyFiles = append([]string{r.python, "/etc/ld.so.cache"}, files.Files...)
+	// r.python, not py.Exe: a script is started by the name it resolved to.
+	r.pyDirs = py.ReadDirs
+	r.pyFiles = append([]string{r.python}, py.ReadFiles...)
 	return nil
 }
-
-// pyFilesQuery prints the interpreter's directories and files as JSON.
-const pyFilesQuery = `import json, os, sys, sysconfig
-dirs = {p for p in sys.path if os.path.isabs(p) and os.path.isdir(p) and p != "/"}
-dirs.update(v for k, v in sysconfig.get_paths().items() if k in ("stdlib", "platstdlib", "purelib", "platlib") and os.path.isdir(v))
-libdir = sysconfig.get_config_var("LIBDIR")
-if libdir and os.path.isdir(libdir) and libdir != "/":
-    dirs.add(libdir)
-exe = os.path.realpath(sys.executable)
-bindir = os.path.dirname(sys.executable)
-files = [exe, os.path.join(bindir, "pyvenv.cfg"), os.path.join(os.path.dirname(bindir), "pyvenv.cfg")]
-print(json.dumps({"dirs": sorted(dirs), "files": files}))
-`
-
-// systemLibDirs hold the C libraries the interpreter and its extensions
-// load, and the public system data libraries read: time zones (Debian's
-// pandas imports pytz, which reads the system's) and the CPU topology
-// numerical libraries size their thread pools by.
-var systemLibDirs = []string{"/lib", "/lib32", "/lib64", "/usr/lib", "/usr/lib32", "/usr/lib64", "/usr/local/lib",
-	"/usr/share/zoneinfo", "/sys/devices/system/cpu"}
 
 // probeSandbox starts the interpreter in the sandbox once, so a kernel or
 // runtime that cannot confine it is found before any script runs.
@@ -400,7 +374,7 @@ func firstNonEmpty(s ...string) string {
 func (r *Runner) sandboxSpec(sandboxDir, cwd string, argv, env []string, lim Limits) sandboxpkg.Spec {
 	cpu := uint64(lim.Timeout.Seconds()) + 1
 	return sandboxpkg.Spec{Path: argv[0], Args: argv, Env: env, Dir: cwd,
-		ReadDirs: r.pyDirs, ReadFiles: append(r.pyFiles, "/dev/urandom", "/dev/zero"),
+		ReadDirs: r.pyDirs, ReadFiles: r.pyFiles,
 		WriteDirs: []string{sandboxDir}, WriteFiles: []string{"/dev/null"},
 		Limits: sandboxpkg.Limits{CPUSeconds: cpu, AddressSpace: uint64(lim.MaxMemoryBytes), FileSize: uint64(lim.MaxFileBytes), OpenFiles: 1024,
 			Processes: uint64(r.tree.MaxProcesses), MemoryBytes: uint64(r.tree.MemoryBytes), CPUWeight: uint64(r.tree.CPUWeight)}}
