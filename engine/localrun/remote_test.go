@@ -63,7 +63,7 @@ func TestRemoteReadsInputsAndWritesOutputsThrough(t *testing.T) {
 	fake.PutObject("in", "data/a.csv", part(1, 21))
 	fake.PutObject("in", "data/b.csv", part(21, 41))
 	fake.PutObject("in", "data/c.csv", part(41, 61))
-	fake.PutObject("in", "data/sub/d.csv", part(1, 3)) // nested: laid out below the input
+	fake.PutObject("in", "data/sub/d.csv", part(1, 3))   // nested: laid out below the input
 	fake.PutObject("in", "data-other/x.csv", part(1, 3)) // shares the prefix "data", not under data/
 	def, code := remotePipeline(t)
 	objects := t.TempDir()
