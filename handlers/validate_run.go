@@ -63,8 +63,12 @@ func validateRunPipelineTool(d *Deps) registry.ToolDef {
 			`validate.run_pipeline {"dag_file": "examples/xgboost-tabular/dag.json", "config_file": "examples/xgboost-tabular/config.json"}`,
 			`validate.run_pipeline {"definition": {"Version": "2020-12-01", "Steps": []}, "manifest": {}}  # definition and manifest as compile.with_report returns them`,
 		},
-		Tags:        []string{registry.PhaseValidator},
-		ExecCode:    true,
+		Tags:     []string{registry.PhaseValidator},
+		ExecCode: true,
+		// With workspace.run_pipeline_s3 the run reads and writes the
+		// configured S3. Network is a flag, not a gate: the gate stays
+		// exec_code and the operator opts in with the setting.
+		Network:     d.Opts.RunPipelineS3,
 		Alternative: &registry.Alternative{Tool: "compile.validate", How: "it checks the definition statically, running nothing."},
 	}, d.validateRunPipeline)
 }
@@ -115,6 +119,14 @@ func (d *Deps) validateRunPipeline(ctx context.Context, in validateRunPipelineIn
 	}
 	req.MaxTrials = in.MaxTrials
 	req.Progress = progressTo(ctx)
+	if d.Opts.RunPipelineS3 {
+		client, err := d.awsClient(ctx, d.Opts.AWSRegion)
+		if err != nil {
+			return nil, registry.Errorf(registry.CodeRuntimeUnavailable, "the local run's S3 (workspace.run_pipeline_s3): AWS client: %v", err).
+				Suggest("Ask the operator to check the server's AWS configuration (aws.region, credentials).")
+		}
+		req.Remote = client
+	}
 	rep, err := d.LocalRun.Run(ctx, req)
 	if err != nil {
 		return nil, runPipelineError(err, rep)
