@@ -47,7 +47,8 @@ func (inlineSample) JSONSchema() *jsonschema.Schema {
 	return &jsonschema.Schema{Type: "object", MaxProperties: ptr(20), AdditionalProperties: &jsonschema.Schema{Type: "string"},
 		PropertyNames: &jsonschema.Schema{Type: "string", MinLength: ptr(1), MaxLength: ptr(256)},
 		Description: "Sample data files (name → CSV/JSON text) placed under every S3 input the pipeline reads from outside it. " +
-			"Default: the built-in tabular data set (id, label, num_1..num_6, cat_1..cat_3; 1,500 rows)."}
+			"Default: the built-in tabular data set (id, label, num_1..num_6, cat_1..cat_3; 1,500 rows), or none where the server " +
+			"reads the pipeline's inputs from S3 (workspace.run_pipeline_s3)."}
 }
 
 func validateRunPipelineTool(d *Deps) registry.ToolDef {
@@ -56,7 +57,7 @@ func validateRunPipelineTool(d *Deps) registry.ToolDef {
 		Description: "Run a compiled pipeline definition locally, emulating SageMaker's containers: each step's code in the script " +
 			"sandbox with /opt/ml laid out as the job would see it (processing inputs/outputs, training channels, hyperparameters.json, " +
 			"SM_* environment, model.tar.gz), tuning trials, models served as their image would, batch transform with DataProcessing, " +
-			"S3 as a local store, properties and Std:Join resolved. Reports each step's status, objects and log tail, and a remedy " +
+			"S3 as a local store (or the operator's S3, read from and written through), properties and Std:Join resolved. Reports each step's status, objects and log tail, and a remedy " +
 			"for the first failure.",
 		When: "The definition compiles and you want to see it run end to end before deploying.",
 		Examples: []string{

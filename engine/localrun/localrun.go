@@ -1,7 +1,8 @@
 // Package localrun runs a compiled SageMaker pipeline definition on this
 // machine: each step's code executes in the script sandbox
 // (engine/sandbox) with SageMaker's container layout bind-mounted at
-// /opt/ml, S3 is a directory, and property references, Std:Join,
+// /opt/ml, S3 is a directory (or the working copy of a real S3, a
+// Remote), and property references, Std:Join,
 // parameters and execution variables resolve from what each emulated job
 // produced. Model, Transform and RegisterModel steps go through
 // engine/serving. The result is a typed Report; nothing here knows HTTP,
