@@ -479,19 +479,21 @@ func (d *Deps) compileDAG(ctx context.Context, in compileDAGIn) (compileDAGOut, 
 	return out, nil
 }
 
+// awsClient is the S3 and SageMaker client the AWS options configure, in
+// region.
+func (d *Deps) awsClient(ctx context.Context, region string) (*sagemaker.Client, error) {
+	return sagemaker.NewClient(ctx, sagemaker.ClientOptions{Region: region,
+		S3Endpoint:        cmp.Or(d.Opts.AWSS3Endpoint, d.Opts.AWSEndpoint),
+		SageMakerEndpoint: cmp.Or(d.Opts.AWSSageMakerEndpoint, d.Opts.AWSEndpoint)})
+}
+
 // upsert deploys a compiled pipeline to SageMaker as role (default: the
 // configs' role).
 func (d *Deps) upsert(ctx context.Context, res *compiler.Result, role string) (*compiler.UpsertReport, error) {
 	if role == "" && res.Role == "" {
 		return nil, registry.Errorf(registry.CodeInvalidInput, "'role' is required to upsert a pipeline to SageMaker")
 	}
-	region := d.Opts.AWSRegion
-	if region == "" {
-		region = res.Region
-	}
-	client, err := sagemaker.NewClient(ctx, sagemaker.ClientOptions{Region: region,
-		S3Endpoint:        cmp.Or(d.Opts.AWSS3Endpoint, d.Opts.AWSEndpoint),
-		SageMakerEndpoint: cmp.Or(d.Opts.AWSSageMakerEndpoint, d.Opts.AWSEndpoint)})
+	client, err := d.awsClient(ctx, cmp.Or(d.Opts.AWSRegion, res.Region))
 	if err != nil {
 		return nil, registry.Errorf(registry.CodeUpsertFailed, "AWS client: %v", err)
 	}

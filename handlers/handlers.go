@@ -53,6 +53,10 @@ type Options struct {
 	Python        string   // interpreter for validate.run_scripts and validate.run_pipeline (default: python3 on PATH)
 	// LocalRun bounds validate.run_pipeline (its Python is Python).
 	LocalRun localrun.Settings
+	// RunPipelineS3 backs validate.run_pipeline's object store with the
+	// S3 the AWS* options configure: inputs the run did not produce are
+	// read from it and job outputs written through to it.
+	RunPipelineS3 bool
 	// AllowUnisolatedScripts runs scripts without the OS sandbox where the
 	// kernel cannot provide one (unsafe; see validate.Runner.AllowUnisolated).
 	AllowUnisolatedScripts bool

@@ -47,7 +47,8 @@ func (inlineSample) JSONSchema() *jsonschema.Schema {
 	return &jsonschema.Schema{Type: "object", MaxProperties: ptr(20), AdditionalProperties: &jsonschema.Schema{Type: "string"},
 		PropertyNames: &jsonschema.Schema{Type: "string", MinLength: ptr(1), MaxLength: ptr(256)},
 		Description: "Sample data files (name → CSV/JSON text) placed under every S3 input the pipeline reads from outside it. " +
-			"Default: the built-in tabular data set (id, label, num_1..num_6, cat_1..cat_3; 1,500 rows)."}
+			"Default: the built-in tabular data set (id, label, num_1..num_6, cat_1..cat_3; 1,500 rows), or none where the server " +
+			"reads the pipeline's inputs from S3 (workspace.run_pipeline_s3)."}
 }
 
 func validateRunPipelineTool(d *Deps) registry.ToolDef {
@@ -56,15 +57,19 @@ func validateRunPipelineTool(d *Deps) registry.ToolDef {
 		Description: "Run a compiled pipeline definition locally, emulating SageMaker's containers: each step's code in the script " +
 			"sandbox with /opt/ml laid out as the job would see it (processing inputs/outputs, training channels, hyperparameters.json, " +
 			"SM_* environment, model.tar.gz), tuning trials, models served as their image would, batch transform with DataProcessing, " +
-			"S3 as a local store, properties and Std:Join resolved. Reports each step's status, objects and log tail, and a remedy " +
+			"S3 as a local store (or the operator's S3, read from and written through), properties and Std:Join resolved. Reports each step's status, objects and log tail, and a remedy " +
 			"for the first failure.",
 		When: "The definition compiles and you want to see it run end to end before deploying.",
 		Examples: []string{
 			`validate.run_pipeline {"dag_file": "examples/xgboost-tabular/dag.json", "config_file": "examples/xgboost-tabular/config.json"}`,
 			`validate.run_pipeline {"definition": {"Version": "2020-12-01", "Steps": []}, "manifest": {}}  # definition and manifest as compile.with_report returns them`,
 		},
-		Tags:        []string{registry.PhaseValidator},
-		ExecCode:    true,
+		Tags:     []string{registry.PhaseValidator},
+		ExecCode: true,
+		// With workspace.run_pipeline_s3 the run reads and writes the
+		// configured S3. Network is a flag, not a gate: the gate stays
+		// exec_code and the operator opts in with the setting.
+		Network:     d.Opts.RunPipelineS3,
 		Alternative: &registry.Alternative{Tool: "compile.validate", How: "it checks the definition statically, running nothing."},
 	}, d.validateRunPipeline)
 }
@@ -115,6 +120,14 @@ func (d *Deps) validateRunPipeline(ctx context.Context, in validateRunPipelineIn
 	}
 	req.MaxTrials = in.MaxTrials
 	req.Progress = progressTo(ctx)
+	if d.Opts.RunPipelineS3 {
+		client, err := d.awsClient(ctx, d.Opts.AWSRegion)
+		if err != nil {
+			return nil, registry.Errorf(registry.CodeRuntimeUnavailable, "the local run's S3 (workspace.run_pipeline_s3): AWS client: %v", err).
+				Suggest("Ask the operator to check the server's AWS configuration (aws.region, credentials).")
+		}
+		req.Remote = client
+	}
 	rep, err := d.LocalRun.Run(ctx, req)
 	if err != nil {
 		return nil, runPipelineError(err, rep)

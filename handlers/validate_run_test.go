@@ -3,6 +3,7 @@ package handlers
 import (
 	"context"
 	"encoding/json"
+	"net"
 	"os"
 	"os/exec"
 	"strings"
@@ -105,5 +106,84 @@ func TestRunPipelineRunsTheExampleProject(t *testing.T) {
 	}
 	if rep["ok"] != true {
 		t.Errorf("report not ok: %v", rep["first_failure"])
+	}
+}
+
+// s3Registry serves the example project with the local run's object
+// store backed by the S3 at endpoint.
+func s3Registry(t *testing.T, endpoint string) *registry.Registry {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.CopyFS(dir+"/examples/xgboost-tabular", os.DirFS("../examples/xgboost-tabular")); err != nil {
+		t.Fatal(err)
+	}
+	deps, err := NewDeps(Options{WorkspaceRoot: dir, Python: "/usr/bin/python3", AWSEndpoint: endpoint, AWSRegion: "us-east-1", RunPipelineS3: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg, err := registry.New(registry.Options{}, Namespaces(deps)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return reg
+}
+
+// With workspace.run_pipeline_s3 the tool is flagged network (still gated
+// as exec_code), reads the caller's input from S3 (no built-in sample
+// stands in for it: a missing object fails the first step naming its
+// URI), and an unreachable S3 fails the step without naming the endpoint.
+func TestRunPipelineWithS3(t *testing.T) {
+	if err := sandbox.Namespaces(); err != nil {
+		t.Skipf("no mount namespaces: %v", err)
+	}
+	if err := exec.Command("/usr/bin/python3", "-c", "import pandas").Run(); err != nil {
+		t.Skip("no /usr/bin/python3 with pandas")
+	}
+	fake := fakeAWS(t)
+	reg := s3Registry(t, fake.URL())
+	def, _ := reg.Lookup("validate.run_pipeline")
+	if !def.Network || !def.ExecCode {
+		t.Errorf("flags with S3: %v", def.Flags())
+	}
+	plain, _ := exampleRegistry(t, "")
+	if def, _ := plain.Lookup("validate.run_pipeline"); def.Network {
+		t.Errorf("flags without S3: %v", def.Flags())
+	}
+
+	answer := func(reg *registry.Registry) (map[string]any, string) {
+		res := call(t, reg, "validate.run_pipeline", `{`+exampleArgs+`}`)
+		raw, _ := json.Marshal(res)
+		rep := mustOK(t, res)
+		f, _ := rep["first_failure"].(map[string]any)
+		if rep["ok"] != false || f == nil {
+			t.Fatalf("answer: %s", raw)
+		}
+		return f, string(raw)
+	}
+	f, raw := answer(reg)
+	uri, _ := f["reason"].(string)
+	if !strings.Contains(uri, "s3://") || !strings.Contains(f["remedy"].(string), "upload the input to s3://") {
+		t.Errorf("missing input: %v", f)
+	}
+	if fake.Count("ListObjectsV2") == 0 {
+		t.Error("the run never asked S3 for its input")
+	}
+	host := strings.TrimPrefix(fake.URL(), "http://")
+	if strings.Contains(raw, host) || strings.Contains(raw, "127.0.0.1") {
+		t.Errorf("the answer names the endpoint: %s", raw)
+	}
+
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := l.Addr().String()
+	l.Close()
+	f, raw = answer(s3Registry(t, "http://"+dead))
+	if !strings.Contains(f["reason"].(string), "could not reach S3") || !strings.Contains(f["remedy"].(string), "could not be reached") {
+		t.Errorf("unreachable: %v", f)
+	}
+	if strings.Contains(raw, dead) || strings.Contains(raw, "127.0.0.1") {
+		t.Errorf("the answer names the endpoint: %s", raw)
 	}
 }

@@ -172,6 +172,12 @@ type WorkspaceConfig struct {
 	RunPipelineMaxTrials       int           `yaml:"run_pipeline_max_trials"`
 	RunPipelineMaxSampleBytes  int64         `yaml:"run_pipeline_max_sample_bytes"`
 	RunPipelineMaxStorageBytes int64         `yaml:"run_pipeline_max_storage_bytes"`
+	// RunPipelineS3 backs the local run's object store with the S3 the
+	// aws section configures (region, s3_endpoint or endpoint, the SDK's
+	// credential chain): objects the run did not produce, such as the
+	// caller's input data, are read from it, and what each job produces
+	// is written through to it. Off: S3 is a local directory.
+	RunPipelineS3 bool `yaml:"run_pipeline_s3"`
 }
 
 // AuthConfig configures bearer-token and OIDC authentication. With

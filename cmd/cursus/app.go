@@ -104,6 +104,7 @@ func newApp(cfg server.Config, stderr io.Writer) (*app, error) {
 		ScriptCPUWeight:        cfg.Workspace.ScriptCPUWeight,
 		LocalRun: localrun.Settings{StepTimeout: cfg.Workspace.RunPipelineStepTimeout, MaxTrials: cfg.Workspace.RunPipelineMaxTrials,
 			MaxSampleBytes: cfg.Workspace.RunPipelineMaxSampleBytes, MaxStorageBytes: cfg.Workspace.RunPipelineMaxStorageBytes},
+		RunPipelineS3:        cfg.Workspace.RunPipelineS3,
 		AWSS3Endpoint:        cfg.AWS.S3(),
 		AWSSageMakerEndpoint: cfg.AWS.SageMaker(),
 		AWSRegion:            cfg.AWS.Region,

@@ -33,7 +33,7 @@ func cmdRunPipeline(ctx context.Context, args []string, stdout, stderr io.Writer
 		fs.StringVar(&configFile, "config-file", "", "the pipeline config.json (Cursus layout); --config is the server configuration")
 		fs.StringVar(&defFile, "definition", "", "a compiled definition: its JSON, or compile.with_report's output (then its manifest comes with it)")
 		fs.StringVar(&manifestFile, "manifest", "", "the definition's manifest JSON (local source → S3 URI)")
-		fs.Var(&samples, "sample", "a sample data file placed under the pipeline's S3 inputs (repeatable; default: the built-in tabular data)")
+		fs.Var(&samples, "sample", "a sample data file placed under the pipeline's S3 inputs (repeatable; default: the built-in tabular data, none with workspace.run_pipeline_s3)")
 		fs.IntVar(&maxTrials, "max-trials", 0, "training jobs per tuning step (default 2)")
 		fs.StringVar(&format, "format", "text", "text or json")
 	})

@@ -1,7 +1,8 @@
 // Package localrun runs a compiled SageMaker pipeline definition on this
 // machine: each step's code executes in the script sandbox
 // (engine/sandbox) with SageMaker's container layout bind-mounted at
-// /opt/ml, S3 is a directory, and property references, Std:Join,
+// /opt/ml, S3 is a directory (or the working copy of a real S3, a
+// Remote), and property references, Std:Join,
 // parameters and execution variables resolve from what each emulated job
 // produced. Model, Transform and RegisterModel steps go through
 // engine/serving. The result is a typed Report; nothing here knows HTTP,
@@ -20,6 +21,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/cursus-dev/cursus/engine/sagemaker"
 	"github.com/cursus-dev/cursus/engine/serving"
 )
 
@@ -107,6 +109,11 @@ type Request struct {
 	ObjectDir string
 	// Progress is told when each step starts and ends.
 	Progress func(done, total int, msg string)
+	// Remote, when set, is the real S3 behind the object store: objects
+	// the run did not produce are read from it, and what each job
+	// produces is written through to it. Code and sample data stay
+	// local, and SampleData nil then means no sample data.
+	Remote Remote
 }
 
 // Code is one code object: its S3 URI and bytes.
@@ -317,7 +324,7 @@ func (r *Runner) Run(ctx context.Context, req Request) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	if req.SampleData == nil {
+	if req.SampleData == nil && req.Remote == nil {
 		req.SampleData = DefaultSample()
 	}
 	var sampleBytes int64
@@ -348,7 +355,9 @@ func (r *Runner) Run(ctx context.Context, req Request) (*Report, error) {
 	if err := os.MkdirAll(objDir, 0o700); err != nil {
 		return nil, &StorageError{What: "the object store", Err: err}
 	}
-	ru := &run{r: r, req: req, def: def, store: newStore(objDir, r.set.MaxStorageBytes), work: filepath.Join(root, "jobs"),
+	st := newStore(objDir, r.set.MaxStorageBytes)
+	st.ctx, st.remote = ctx, req.Remote
+	ru := &run{r: r, req: req, def: def, store: st, work: filepath.Join(root, "jobs"),
 		sampled: map[string]bool{}, models: map[string]serving.Model{}}
 	if err := os.MkdirAll(ru.work, 0o700); err != nil {
 		return nil, &StorageError{What: "the run's directory", Err: err}
@@ -368,7 +377,7 @@ func (r *Runner) Run(ctx context.Context, req Request) (*Report, error) {
 		ru.scope.params[p.Name] = p.DefaultValue
 	}
 	for _, c := range req.Code {
-		if err := ru.store.put(c.URI, c.Data); err != nil {
+		if err := ru.store.putLocal(c.URI, c.Data); err != nil {
 			var se *StorageError
 			if errors.As(err, &se) {
 				return nil, err
@@ -386,6 +395,9 @@ func (r *Runner) Run(ctx context.Context, req Request) (*Report, error) {
 	rep := &Report{PipelineExecutionID: ru.execID, Steps: make([]StepReport, len(def.Steps)), Storage: "local object store (a temporary directory)"}
 	if req.ObjectDir != "" {
 		rep.Storage = "local object store at the caller's directory"
+	}
+	if req.Remote != nil {
+		rep.Storage = "S3 (the operator's configured endpoint), through a local working copy"
 	}
 	for i, s := range def.Steps {
 		rep.Steps[i] = StepReport{Name: s.Name, Type: s.Type, Status: StatusSkipped, Objects: []Object{}}
@@ -464,11 +476,25 @@ func asFailure(err error) *stepFailure {
 		return &stepFailure{field: re.Field, reason: re.Error(),
 			remedy: fmt.Sprintf("Fix %s: %s. Refer only to outputs the upstream step declares and writes (steps.io lists them).", re.Field, strings.TrimSpace(re.Ref+" "+re.Reason))}
 	}
+	var rme *RemoteError
+	if errors.As(err, &rme) {
+		return remoteFailure("", rme)
+	}
 	var se *StorageError
 	if errors.As(err, &se) {
 		return &stepFailure{reason: se.Error(), fatal: se, remedy: "Write less: the step's outputs and the run's objects together must stay within the local run's storage limit."}
 	}
 	return &stepFailure{reason: err.Error(), remedy: "See the step's error and log tail."}
+}
+
+// remoteFailure is a step that failed on a call to the configured S3.
+func remoteFailure(field string, e *RemoteError) *stepFailure {
+	remedy := fmt.Sprintf("The run could not %s %s on the configured S3: check that the object's bucket exists and the server's AWS "+
+		"credentials may %s it, or ask the operator to check the S3 endpoint (workspace.run_pipeline_s3); then run again.", e.Op, e.URI, e.Op)
+	if _, down := errors.AsType[*sagemaker.UnreachableError](e); down {
+		remedy = "The configured S3 could not be reached: ask the operator to check the S3 endpoint and network (aws.s3_endpoint, workspace.run_pipeline_s3), then run again."
+	}
+	return &stepFailure{field: field, reason: e.Error(), remedy: remedy}
 }
 
 // newObjects lists what was written between two snapshots of the store.

@@ -244,12 +244,17 @@ func sanitizeName(s string) string {
 // is for a SageMaker job.
 func (ru *run) download(ctx context.Context, step, field, name, uri, dst string) error {
 	objs, err := ru.store.list(uri)
+	if rme, ok := errors.AsType[*RemoteError](err); ok {
+		return remoteFailure(field, rme)
+	}
+	if se, ok := errors.AsType[*StorageError](err); ok {
+		return ru.fatal(step, se)
+	}
 	if err != nil {
 		return fail(field, "Give an s3://bucket/key URI.", "input %q: %v", name, err)
 	}
 	if len(objs) == 0 {
-		return &stepFailure{field: field, reason: fmt.Sprintf("input %q: %v", name, &NoObjectsError{URI: uri}),
-			remedy: fmt.Sprintf("Step %s reads %s, where nothing was written: make the producing step write that output (or point %s at an output it writes).", step, uri, field)}
+		return &stepFailure{field: field, reason: fmt.Sprintf("input %q: %v", name, &NoObjectsError{URI: uri}), remedy: ru.noObjectsRemedy(step, uri, field)}
 	}
 	for _, o := range objs {
 		if err := ctx.Err(); err != nil {
@@ -264,6 +269,15 @@ func (ru *run) download(ctx context.Context, step, field, name, uri, dst string)
 		}
 	}
 	return nil
+}
+
+// noObjectsRemedy says how to fix an input with nothing at uri.
+func (ru *run) noObjectsRemedy(step, uri, field string) string {
+	if ru.req.Remote != nil {
+		return fmt.Sprintf("Step %s reads %s, where neither the run nor the configured S3 holds an object: upload the input to %s "+
+			"(or make the producing step write that output, or point %s at an output it writes).", step, uri, uri, field)
+	}
+	return fmt.Sprintf("Step %s reads %s, where nothing was written: make the producing step write that output (or point %s at an output it writes).", step, uri, field)
 }
 
 // upload stores every file under src at uri/<path below src>.

@@ -64,13 +64,13 @@ func (ru *run) placeSample() error {
 			}
 			base := path.Base(strings.TrimSuffix(uri, "/"))
 			if !strings.HasSuffix(uri, "/") && path.Ext(base) != "" {
-				if err := ru.store.put(uri, ru.req.SampleData[names[0]]); err != nil {
+				if err := ru.store.putLocal(uri, ru.req.SampleData[names[0]]); err != nil {
 					return err
 				}
 				continue
 			}
 			for _, n := range names {
-				if err := ru.store.put(strings.TrimSuffix(uri, "/")+"/"+n, ru.req.SampleData[n]); err != nil {
+				if err := ru.store.putLocal(strings.TrimSuffix(uri, "/")+"/"+n, ru.req.SampleData[n]); err != nil {
 					return err
 				}
 			}

@@ -180,12 +180,18 @@ func (ru *run) transform(ctx context.Context, s rawStep, args map[string]any) (*
 	}
 	inField := "Arguments.TransformInput.DataSource.S3DataSource.S3Uri"
 	objs, err := ru.store.list(a.TransformInput.DataSource.S3DataSource.S3Uri)
+	if rme, ok := errors.AsType[*RemoteError](err); ok {
+		return nil, remoteFailure(inField, rme)
+	}
+	if se, ok := errors.AsType[*StorageError](err); ok {
+		return nil, ru.fatal(s.Name, se)
+	}
 	if err != nil {
 		return nil, fail(inField, "Give an s3://bucket/key URI.", "%v", err)
 	}
 	if len(objs) == 0 {
 		return nil, &stepFailure{field: inField, reason: (&NoObjectsError{URI: a.TransformInput.DataSource.S3DataSource.S3Uri}).Error(),
-			remedy: fmt.Sprintf("Step %s reads %s, where nothing was written: make the producing step write that output (or point %s at an output it writes).", s.Name, a.TransformInput.DataSource.S3DataSource.S3Uri, inField)}
+			remedy: ru.noObjectsRemedy(s.Name, a.TransformInput.DataSource.S3DataSource.S3Uri, inField)}
 	}
 	job := serving.TransformJob{ContentType: a.TransformInput.ContentType, CompressionType: a.TransformInput.CompressionType,
 		SplitType: a.TransformInput.SplitType, Accept: a.TransformOutput.Accept, AssembleWith: a.TransformOutput.AssembleWith,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io/fs"
 	"net"
 	"strings"
 	"testing"
@@ -124,5 +125,38 @@ func TestUnreachableEndpoint(t *testing.T) {
 		if err != nil && (strings.Contains(err.Error(), "http://") || strings.Contains(err.Error(), l.Addr().String())) {
 			t.Errorf("%s: the error names the endpoint: %v", service, err)
 		}
+	}
+}
+
+func TestGetListPut(t *testing.T) {
+	f := sagemakertest.NewFakeAWS(t)
+	c := fakeClient(t, f)
+	ctx := context.Background()
+	for _, k := range []string{"d/a", "d/b", "d/c/e", "dx/f"} {
+		if err := c.Put(ctx, "bk", k, []byte("data of "+k)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := c.Get(ctx, "bk", "d/c/e", 0)
+	if err != nil || string(got) != "data of d/c/e" {
+		t.Fatalf("Get = %q, %v", got, err)
+	}
+	if _, err := c.Get(ctx, "bk", "d/none", 0); !errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), "s3://bk/d/none") {
+		t.Fatalf("missing object: %v", err)
+	}
+	if _, err := c.Get(ctx, "bk", "d/a", 4); !errors.As(err, new(*ObjectTooLargeError)) {
+		t.Fatalf("over the limit: %v", err)
+	}
+	objs, err := c.List(ctx, "bk", "d/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, o := range objs {
+		keys = append(keys, o.Key)
+	}
+	// Three keys over the fake's two-key pages: the listing follows them.
+	if strings.Join(keys, ",") != "d/a,d/b,d/c/e" || objs[0].Size != int64(len("data of d/a")) || f.Count("ListObjectsV2") != 2 {
+		t.Fatalf("List = %+v (%d calls)", objs, f.Count("ListObjectsV2"))
 	}
 }

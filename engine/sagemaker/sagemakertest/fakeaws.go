@@ -4,10 +4,12 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"encoding/xml"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -66,6 +68,25 @@ func (f *FakeAWS) Object(bucket, key string) ([]byte, bool) {
 	defer f.mu.Unlock()
 	b, ok := f.objects[bucket+"/"+key]
 	return b, ok
+}
+
+// PutObject stores an object as if someone had uploaded it.
+func (f *FakeAWS) PutObject(bucket, key string, data []byte) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.objects[bucket+"/"+key] = data
+}
+
+// Keys lists the stored objects' "bucket/key" names in order.
+func (f *FakeAWS) Keys() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := make([]string, 0, len(f.objects))
+	for k := range f.objects {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // Pipeline returns a stored pipeline definition.
@@ -149,7 +170,10 @@ func (f *FakeAWS) record(c Call) (failCode string) {
 func (f *FakeAWS) serveS3(w http.ResponseWriter, r *http.Request, body []byte) {
 	target := strings.TrimPrefix(r.URL.Path, "/")
 	op := map[string]string{http.MethodHead: "HeadObject", http.MethodPut: "PutObject", http.MethodGet: "GetObject"}[r.Method]
-	if op == "" || !strings.Contains(target, "/") {
+	if r.Method == http.MethodGet && r.URL.Query().Get("list-type") == "2" && target != "" && !strings.Contains(strings.TrimSuffix(target, "/"), "/") {
+		op, target = "ListObjectsV2", strings.TrimSuffix(target, "/")
+	}
+	if op == "" || (op != "ListObjectsV2" && !strings.Contains(target, "/")) {
 		http.Error(w, "unsupported S3 request", http.StatusBadRequest)
 		return
 	}
@@ -162,9 +186,17 @@ func (f *FakeAWS) serveS3(w http.ResponseWriter, r *http.Request, body []byte) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	switch op {
+	case "ListObjectsV2":
+		f.listObjects(w, target, r.URL.Query().Get("prefix"), r.URL.Query().Get("continuation-token"))
 	case "HeadObject", "GetObject":
 		data, ok := f.objects[target]
 		if !ok {
+			if op == "GetObject" {
+				w.Header().Set("Content-Type", "application/xml")
+				w.WriteHeader(http.StatusNotFound)
+				fmt.Fprint(w, "<Error><Code>NoSuchKey</Code><Message>The specified key does not exist.</Message></Error>")
+				return
+			}
 			w.WriteHeader(http.StatusNotFound)
 			return
 		}
@@ -176,6 +208,45 @@ func (f *FakeAWS) serveS3(w http.ResponseWriter, r *http.Request, body []byte) {
 		f.objects[target] = body
 		w.Header().Set("ETag", `"etag"`)
 	}
+}
+
+// listPage is how many keys one ListObjectsV2 answer holds, small so
+// that callers' paging is exercised.
+const listPage = 2
+
+// listObjects answers ListObjectsV2 for bucket and prefix in key order,
+// listPage keys a page; the continuation token is the last key sent.
+// The caller holds f.mu.
+func (f *FakeAWS) listObjects(w http.ResponseWriter, bucket, prefix, after string) {
+	var keys []string
+	for k := range f.objects {
+		if key, ok := strings.CutPrefix(k, bucket+"/"); ok && strings.HasPrefix(key, prefix) && key > after {
+			keys = append(keys, key)
+		}
+	}
+	sort.Strings(keys)
+	truncated := len(keys) > listPage
+	if truncated {
+		keys = keys[:listPage]
+	}
+	var b strings.Builder
+	b.WriteString(`<?xml version="1.0" encoding="UTF-8"?><ListBucketResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/">`)
+	fmt.Fprintf(&b, "<Name>%s</Name><Prefix>%s</Prefix><KeyCount>%d</KeyCount><IsTruncated>%t</IsTruncated>", xmlText(bucket), xmlText(prefix), len(keys), truncated)
+	for _, k := range keys {
+		fmt.Fprintf(&b, "<Contents><Key>%s</Key><Size>%d</Size></Contents>", xmlText(k), len(f.objects[bucket+"/"+k]))
+	}
+	if truncated {
+		fmt.Fprintf(&b, "<NextContinuationToken>%s</NextContinuationToken>", xmlText(keys[len(keys)-1]))
+	}
+	b.WriteString("</ListBucketResult>")
+	w.Header().Set("Content-Type", "application/xml")
+	_, _ = io.WriteString(w, b.String())
+}
+
+func xmlText(s string) string {
+	var b bytes.Buffer
+	_ = xml.EscapeText(&b, []byte(s))
+	return b.String()
 }
 
 func (f *FakeAWS) serveSageMaker(w http.ResponseWriter, op string, body []byte) {
