@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -41,7 +42,20 @@ type sharedRate struct {
 	downUntil atomic.Int64 // unix nanoseconds before which the store is not tried
 }
 
+// redisLogger sends go-redis's own messages (its pool's dial failures)
+// to the server's log at debug level, rather than as plain text to
+// stderr; sharedRate logs the outage itself. go-redis's logger is
+// process-wide: the first server to use the store sets it.
+type redisLogger struct{ log zerolog.Logger }
+
+func (l redisLogger) Printf(_ context.Context, format string, v ...any) {
+	l.log.Debug().Str("component", "redis").Msgf(format, v...)
+}
+
+var setRedisLogger sync.Once
+
 func newSharedRate(cfg Config, local *rateLimiter, errors func(), log zerolog.Logger) *sharedRate {
+	setRedisLogger.Do(func() { redis.SetLogger(redisLogger{log}) })
 	rc := cfg.Redis
 	client := redis.NewClient(&redis.Options{
 		Addr:                rc.Address,
