@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -172,14 +173,44 @@ func TestChartRateLimitIsDividedByReplicas(t *testing.T) {
 		{[]string{"autoscaling.enabled=true", "autoscaling.maxReplicas=6", "workflow.key=a-shared-run-token-key", "config.mcp.legacySSE=false"}, 100},
 		{append(slices.Clone(manyReplicas), "config.limits.ratePerMinute=2"), 1},
 		{append(slices.Clone(manyReplicas), "config.limits.ratePerMinute=0"), 0},
+		// A shared store keeps one budget across pods: no division.
+		{append(slices.Clone(manyReplicas), "redis.address=redis.cache:6379"), 600},
 	}
 	for _, c := range cases {
 		out, err := renderChart(t, nil, c.sets...)
 		if err != nil {
 			t.Fatalf("%v: %v", c.sets, err)
 		}
-		if got := renderedConfig(t, decodeStrict(t, out)).Limits.RatePerMinute; got != c.want {
+		cfg := renderedConfig(t, decodeStrict(t, out))
+		if got := cfg.Limits.RatePerMinute; got != c.want {
 			t.Errorf("%v: limits.rate_per_minute %d, want %d", c.sets, got, c.want)
 		}
+		if shared := slices.Contains(c.sets, "redis.address=redis.cache:6379"); shared != (cfg.Limits.SharedStore == "redis") {
+			t.Errorf("%v: limits.shared_store %q", c.sets, cfg.Limits.SharedStore)
+		}
+	}
+}
+
+// TestChartSharedStore: redis.address renders limits.shared_store redis
+// with the redis section, and the password comes from the named Secret
+// as CURSUS_REDIS_PASSWORD, never from the ConfigMap.
+func TestChartSharedStore(t *testing.T) {
+	out, err := renderChart(t, nil, append(slices.Clone(manyReplicas), "redis.address=redis.cache:6379", "redis.existingSecret=redis-auth", "redis.db=2", "redis.timeout=100ms")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs := decodeStrict(t, out)
+	cfg := renderedConfig(t, objs)
+	if r := cfg.Redis; r.Address != "redis.cache:6379" || r.DB != 2 || r.Timeout != 100*time.Millisecond || r.KeyPrefix != "cursus:" || r.Password != "" {
+		t.Errorf("rendered redis section %+v", r)
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Errorf("rendered config does not validate: %v", err)
+	}
+	if !strings.Contains(string(out), "name: CURSUS_REDIS_PASSWORD") || !strings.Contains(string(out), "name: redis-auth") {
+		t.Error("the Redis password is not taken from the Secret redis-auth as CURSUS_REDIS_PASSWORD")
+	}
+	if _, err := renderChart(t, nil, "redis.address=no-port"); err == nil {
+		t.Error("redis.address without a port rendered")
 	}
 }

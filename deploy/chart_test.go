@@ -666,6 +666,8 @@ var chartFixedKeys = map[string]string{
 	"aws.sagemaker_endpoint": "rendered only when aws.sagemakerEndpoint is set",
 	"workflow.key":           "never rendered: the key comes from a Secret through workflow.key_file",
 	"workflow.previous_keys": "never rendered: previous keys come from the Secret through workflow.previous_keys_file",
+	"redis.password":         "never rendered: the password comes from redis.existingSecret as CURSUS_REDIS_PASSWORD",
+	"redis.password_file":    "never rendered: the password comes from redis.existingSecret as CURSUS_REDIS_PASSWORD",
 }
 
 // TestChartCoversEveryConfigKey fails when the server grows a config key

@@ -34,7 +34,26 @@ type Config struct {
 	Telemetry TelemetryConfig `yaml:"telemetry"`
 	AWS       AWSConfig       `yaml:"aws"`
 	Workflow  WorkflowConfig  `yaml:"workflow"`
+	Redis     RedisConfig     `yaml:"redis"`
 }
+
+// RedisConfig is the shared store's Redis server (limits.shared_store:
+// redis). The password is password, else password_file's contents (read
+// again for every new connection, so a rotated Secret takes effect
+// without a restart). Timeout bounds every command, DialTimeout every
+// connection attempt: an unreachable store costs a call at most these.
+type RedisConfig struct {
+	Address      string        `yaml:"address"`
+	Password     string        `yaml:"password"`
+	PasswordFile string        `yaml:"password_file"`
+	DB           int           `yaml:"db"`
+	KeyPrefix    string        `yaml:"key_prefix"`
+	DialTimeout  time.Duration `yaml:"dial_timeout"`
+	Timeout      time.Duration `yaml:"timeout"`
+}
+
+// sharedStoreRedis is the one shared store limits.shared_store names.
+const sharedStoreRedis = "redis"
 
 // WorkflowConfig signs workflow run tokens. Every replica that continues
 // a run needs the same key: set key, or key_file (a mounted Kubernetes
@@ -222,6 +241,10 @@ type LimitsConfig struct {
 	// RatePerMinute is each principal's tool-call budget (token bucket of
 	// that size refilling over a minute); 0 turns rate limiting off.
 	RatePerMinute int `yaml:"rate_per_minute"`
+	// SharedStore "redis" makes RatePerMinute one budget per caller across
+	// every replica, kept in the redis section's server; "" (the default)
+	// has each replica count alone.
+	SharedStore string `yaml:"shared_store"`
 	// AuthFailuresPerMinute is how many invalid bearer tokens one client
 	// address may send (token bucket of that size refilling over a
 	// minute); past it the address gets 429 before any token is checked.
@@ -329,6 +352,7 @@ func DefaultConfig() Config {
 		},
 		Telemetry: TelemetryConfig{LogLevel: "info", ServiceName: "cursus", LogArgBytes: 512},
 		Workflow:  WorkflowConfig{TokenTTL: 24 * time.Hour},
+		Redis:     RedisConfig{KeyPrefix: "cursus:", DialTimeout: time.Second, Timeout: 250 * time.Millisecond},
 	}
 }
 
@@ -692,6 +716,9 @@ func (c Config) Validate() error {
 	if _, err := parseTrustedProxies(c.Listen.TrustedProxies); err != nil {
 		return err
 	}
+	if err := c.validateSharedStore(); err != nil {
+		return err
+	}
 	if c.MCP.ToolList != toolListLean && c.MCP.ToolList != toolListFull {
 		return fmt.Errorf("mcp.tool_list must be %s or %s, got %q", toolListLean, toolListFull, c.MCP.ToolList)
 	}
@@ -839,6 +866,9 @@ func (c Config) Redacted() Config {
 		}
 		c.Workflow.PreviousKeys = keys
 	}
+	if c.Redis.Password != "" {
+		c.Redis.Password = redactedValue
+	}
 	if len(c.Telemetry.OTLPHeaders) > 0 {
 		h := make(map[string]string, len(c.Telemetry.OTLPHeaders))
 		for k := range c.Telemetry.OTLPHeaders {
@@ -853,4 +883,46 @@ func (c Config) Redacted() Config {
 		}
 	}
 	return c
+}
+
+// validateSharedStore checks limits.shared_store and, when it is redis,
+// the redis section.
+func (c Config) validateSharedStore() error {
+	switch c.Limits.SharedStore {
+	case "":
+		return nil
+	case sharedStoreRedis:
+	default:
+		return fmt.Errorf("limits.shared_store must be empty or %q, got %q", sharedStoreRedis, c.Limits.SharedStore)
+	}
+	r := c.Redis
+	if _, _, err := net.SplitHostPort(r.Address); err != nil {
+		return fmt.Errorf("limits.shared_store is redis: redis.address %q must be host:port: %w", r.Address, err)
+	}
+	if r.Password != "" && r.PasswordFile != "" {
+		return errors.New("set redis.password or redis.password_file, not both")
+	}
+	if r.PasswordFile != "" {
+		if _, err := os.ReadFile(r.PasswordFile); err != nil {
+			return fmt.Errorf("redis.password_file: %w", err)
+		}
+	}
+	if r.DB < 0 || r.DialTimeout <= 0 || r.Timeout <= 0 {
+		return errors.New("redis.db must be 0 or more, redis.dial_timeout and redis.timeout more than 0")
+	}
+	return nil
+}
+
+// password is the Redis password now: password, else password_file's
+// contents without surrounding blanks ("" when it cannot be read; the
+// server then refuses the connection and the store counts as down).
+func (r RedisConfig) password() string {
+	if r.PasswordFile == "" {
+		return r.Password
+	}
+	data, err := os.ReadFile(r.PasswordFile)
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(data))
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/rs/zerolog"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 	"golang.org/x/time/rate"
@@ -27,20 +28,26 @@ import (
 // registry: rate, argument size and depth, and the exec_code concurrency
 // cap. Timeouts are the registry's (Options.Timeout, PerToolTimeout).
 type guards struct {
-	reg     *registry.Registry
-	limits  LimitsConfig
-	argCap  int
-	rate    *rateLimiter
+	reg    *registry.Registry
+	limits LimitsConfig
+	argCap int
+	rate   *rateLimiter
+	// shared, when limits.shared_store is set, keeps the rate budget in
+	// the store for every replica; rate is then its fallback.
+	shared  *sharedRate
 	exec    *execLimiter
 	share   *fairShare
 	auth    *authenticator
 	metrics *metrics
 }
 
-func newGuards(reg *registry.Registry, cfg Config, auth *authenticator, m *metrics) *guards {
+func newGuards(reg *registry.Registry, cfg Config, auth *authenticator, m *metrics, log zerolog.Logger) *guards {
 	g := &guards{reg: reg, limits: cfg.Limits, argCap: cfg.Telemetry.LogArgBytes, auth: auth, metrics: m}
 	if cfg.Limits.RatePerMinute > 0 {
 		g.rate = newRateLimiter(cfg.Limits.RatePerMinute, time.Now)
+		if cfg.Limits.SharedStore == sharedStoreRedis {
+			g.shared = newSharedRate(cfg, g.rate, m.rateStoreErrors.Inc, log)
+		}
 	}
 	g.exec = &execLimiter{slots: make(chan struct{}, cfg.Limits.ExecConcurrency), wait: cfg.Limits.ExecWait}
 	g.share = newFairShare(cfg.Limits)
@@ -119,7 +126,13 @@ func (g *guards) rateLimit(transport string) func(http.Handler) http.Handler {
 				next.ServeHTTP(w, r)
 				return
 			}
-			ok, wait := g.rate.allow(rateKey(r))
+			var ok bool
+			var wait time.Duration
+			if g.shared != nil {
+				ok, wait = g.shared.allow(r.Context(), rateKey(r))
+			} else {
+				ok, wait = g.rate.allow(rateKey(r))
+			}
 			if ok {
 				next.ServeHTTP(w, r)
 				return

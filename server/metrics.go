@@ -28,6 +28,9 @@ type metrics struct {
 	mcpSessions    prometheus.Gauge
 	rateLimited    *prometheus.CounterVec
 	authFailures   *prometheus.CounterVec
+	// rateStoreErrors counts calls whose shared rate limit store
+	// (limits.shared_store) failed; they were limited per replica.
+	rateStoreErrors prometheus.Counter
 
 	// Children of the vectors above, resolved on first use per label set
 	// (so no series appears before it is observed) and then reused, so a
@@ -141,13 +144,17 @@ func newMetrics(state func() PodState) *metrics {
 			Name: "cursus_auth_failures_total",
 			Help: "Requests refused with 401, by reason (missing, invalid).",
 		}, []string{"reason"}),
+		rateStoreErrors: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "cursus_rate_store_errors_total",
+			Help: "Rate-limited calls whose shared store (limits.shared_store) could not be reached or failed; each was limited by this replica alone.",
+		}),
 	}
 	buildInfo := buildInfo{state: state, desc: prometheus.NewDesc("cursus_build_info",
 		"Always 1; the labels carry the build version, Go version, the digest of the catalogs this pod answers from and the id of the key it signs workflow run tokens with, so replicas that differ show.",
 		[]string{"version", "goversion", "catalog_digest", "workflow_key_id"}, nil)}
 	m.registry.MustRegister(
 		m.toolCalls, m.toolDuration, m.toolInFlight, m.gateRejections,
-		m.httpRequests, m.httpDuration, m.mcpSessions, m.rateLimited, m.authFailures, buildInfo,
+		m.httpRequests, m.httpDuration, m.mcpSessions, m.rateLimited, m.authFailures, m.rateStoreErrors, buildInfo,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)

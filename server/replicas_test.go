@@ -31,6 +31,12 @@ import (
 // with workflow key key, behind a proxy on 127.0.0.1.
 func replicaServer(t testing.TB, key string, tune ...func(*Config)) *Server {
 	t.Helper()
+	return loggedReplicaServer(t, key, zerolog.New(io.Discard), tune...)
+}
+
+// loggedReplicaServer is replicaServer logging to log.
+func loggedReplicaServer(t testing.TB, key string, log zerolog.Logger, tune ...func(*Config)) *Server {
+	t.Helper()
 	cfg := DefaultConfig()
 	cfg.Workspace.Root = t.TempDir()
 	cfg.Listen.TrustedProxies = []string{"127.0.0.1/32"}
@@ -45,7 +51,7 @@ func replicaServer(t testing.TB, key string, tune ...func(*Config)) *Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := NewServer(Deps{Config: cfg, Registry: reg, Prompts: handlers.Prompts(deps), Resources: handlers.Resources(deps), Logger: zerolog.New(io.Discard)})
+	srv := NewServer(Deps{Config: cfg, Registry: reg, Prompts: handlers.Prompts(deps), Resources: handlers.Resources(deps), Logger: log})
 	t.Cleanup(func() { _ = srv.stream.Shutdown(context.Background()) })
 	return srv
 }

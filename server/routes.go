@@ -18,7 +18,8 @@ func (s *Server) routes() http.Handler {
 	tel.metrics.watchAbandoned(s.deps.Registry)
 	auth := newAuthenticator(cfg, s.deps.Logger)
 	s.auth = auth
-	g := newGuards(s.deps.Registry, cfg, auth, tel.metrics)
+	g := newGuards(s.deps.Registry, cfg, auth, tel.metrics, s.deps.Logger)
+	s.rateStore = g.shared
 	s.share = g.share
 
 	if cfg.MCP.Stateful {

@@ -44,6 +44,9 @@ type Server struct {
 	auth    *authenticator // its JWKS refresh stops at shutdown
 	// share is the per-caller fair share of tool calls (see fairShare).
 	share *fairShare
+	// rateStore is the shared rate limit's store client (nil without
+	// limits.shared_store); closed at shutdown.
+	rateStore *sharedRate
 	// sessions is the stateful-mode session table (nil when stateless).
 	sessions *sessions
 	streams  *streams
@@ -185,6 +188,9 @@ func (s *Server) ListenAndServe(ctx context.Context, ready chan<- net.Addr) erro
 	_ = s.stream.Shutdown(shutdownCtx)
 	// After the drain: requests still in flight may need the JWKS.
 	defer s.auth.close()
+	if s.rateStore != nil {
+		defer s.rateStore.close()
+	}
 	if err := srv.Shutdown(shutdownCtx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}

@@ -105,10 +105,10 @@ writable workspace that is not one volume shared by every pod.
 {{- end }}
 {{- end }}
 
-{{/* limits.rate_per_minute for one pod: config.limits.ratePerMinute is the budget of a caller across all replicas, so each of the most pods that can run gets its share (at least 1; 0 stays off). */}}
+{{/* limits.rate_per_minute for one pod: config.limits.ratePerMinute is the budget of a caller across all replicas. With redis.address the pods share one budget in Redis and each gets the whole; otherwise each of the most pods that can run gets its share (at least 1; 0 stays off). */}}
 {{- define "cursus-mcp.ratePerPod" -}}
 {{- $rate := int .Values.config.limits.ratePerMinute }}
-{{- if gt $rate 0 }}{{ $rate = max 1 (div $rate (int (include "cursus-mcp.maxPods" .))) }}{{ end }}
+{{- if and (gt $rate 0) (not .Values.redis.address) }}{{ $rate = max 1 (div $rate (int (include "cursus-mcp.maxPods" .))) }}{{ end }}
 {{- $rate }}
 {{- end }}
 
@@ -246,6 +246,10 @@ so the chart refuses to render instead of shipping a crash-looping pod.
 {{- with $c.telemetry.otlpEndpoint }}{{ $_ := set $cfg.telemetry "otlp_endpoint" . }}{{ end }}
 {{- with $auth }}{{ $_ := set $cfg "auth" . }}{{ end }}
 {{- with $aws }}{{ $_ := set $cfg "aws" . }}{{ end }}
+{{- with .Values.redis.address }}
+{{- $_ := set $cfg.limits "shared_store" "redis" }}
+{{- $_ := set $cfg "redis" (dict "address" . "db" $.Values.redis.db "key_prefix" $.Values.redis.keyPrefix "dial_timeout" $.Values.redis.dialTimeout "timeout" $.Values.redis.timeout) }}
+{{- end }}
 {{- toYaml $cfg }}
 {{- end }}
 
