@@ -1,0 +1,107 @@
+package server
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/cursus-dev/cursus/registry"
+)
+
+// Answer budgets (issue 30): what an agent pays for the answers it needs
+// first. Each is measured in bytes of the whole HTTP response body, as a
+// remote caller of the default server receives it.
+const (
+	toolsHelpBudget    = 8 << 10
+	requirementsBudget = 12 << 10
+)
+
+// rawPost is the status and body of POST /call/<tool>.
+func rawPost(t *testing.T, base, tool, body string) (int, []byte) {
+	t.Helper()
+	resp, err := http.Post(base+"/call/"+tool, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, b
+}
+
+// TestToolsHelpFitsBudget: tools.help {} of the default server is at most
+// 8 KB and still names every tool the caller may call (but the
+// help tools) with its purpose and phase, the gates that close tools
+// with their alternatives, and how to get more; detail full keeps the
+// whole listing.
+func TestToolsHelpFitsBudget(t *testing.T) {
+	env, reg := productionEnv(t, nil)
+	status, body := rawPost(t, env.ts.URL, "tools.help", `{}`)
+	if status != http.StatusOK {
+		t.Fatalf("tools.help: %d %s", status, body)
+	}
+	if len(body) > toolsHelpBudget {
+		t.Errorf("tools.help {} is %d bytes, over the %d-byte budget", len(body), toolsHelpBudget)
+	}
+	var env1 struct {
+		Data struct {
+			Overview string `json:"overview"`
+			Detail   string `json:"detail"`
+			Phases   map[string]struct {
+				Tools map[string]string `json:"tools"`
+			} `json:"phases"`
+			Disabled []struct {
+				Gate         string   `json:"gate"`
+				EnableWith   string   `json:"enable_with"`
+				Alternatives []string `json:"alternatives"`
+			} `json:"disabled"`
+			Workflows []struct {
+				Run string `json:"run"`
+			} `json:"workflows"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(body, &env1); err != nil {
+		t.Fatal(err)
+	}
+	d := env1.Data
+	listed := map[string]bool{}
+	for _, p := range d.Phases {
+		for name, purpose := range p.Tools {
+			listed[name] = true
+			if purpose == "" {
+				t.Errorf("%s has no purpose", name)
+			}
+		}
+	}
+	for _, tool := range reg.Tools("") {
+		open := reg.Admit(registry.Caller{Remote: true, Transport: "rest"}, tool).Allowed
+		switch {
+		case strings.HasSuffix(tool.Name, ".help"):
+			if listed[tool.Name] {
+				t.Errorf("the summary lists %s", tool.Name)
+			}
+		case open != listed[tool.Name]:
+			t.Errorf("%s: open to the caller %v, listed %v", tool.Name, open, listed[tool.Name])
+		}
+	}
+	if len(d.Disabled) == 0 || d.Disabled[0].EnableWith == "" || len(d.Disabled[0].Alternatives) == 0 {
+		t.Errorf("closed gates: %+v", d.Disabled)
+	}
+	for _, more := range []string{`"detail": "full"`, "tools.describe_tool", ".help"} {
+		if !strings.Contains(d.Overview, more) {
+			t.Errorf("the overview does not say %s: %s", more, d.Overview)
+		}
+	}
+	if d.Detail != "summary" || len(d.Workflows) == 0 || !strings.Contains(d.Workflows[0].Run, "workflow.submit") {
+		t.Errorf("detail %q, workflows %+v", d.Detail, d.Workflows)
+	}
+
+	_, full := rawPost(t, env.ts.URL, "tools.help", `{"detail": "full"}`)
+	if len(full) < 4*len(body) || !strings.Contains(string(full), `"examples"`) || !strings.Contains(string(full), `"namespaces"`) {
+		t.Errorf("tools.help detail full is %d bytes (summary %d) and should hold every example", len(full), len(body))
+	}
+}
