@@ -24,9 +24,9 @@ const toolsSummaryOverview = "cursus serves its ML-pipeline engine as namespaced
 	"input schema), tools.help {\"detail\": \"full\"} (everything)."
 
 type helpIn struct {
-	Namespace     *string  `json:"namespace,omitempty" jsonschema:"Restrict to one namespace (e.g. catalog, compile)."`
-	Phase         phaseArg `json:"phase,omitempty" jsonschema:"Restrict to one lifecycle phase."`
-	IncludeSchema bool     `json:"include_schema,omitempty" jsonschema:"Attach each tool's JSON input schema (default false; implies detail full)."`
+	Namespace     *string   `json:"namespace,omitempty" jsonschema:"Restrict to one namespace (e.g. catalog, compile)."`
+	Phase         phaseArg  `json:"phase,omitempty" jsonschema:"Restrict to one lifecycle phase."`
+	IncludeSchema bool      `json:"include_schema,omitempty" jsonschema:"Attach each tool's JSON input schema (default false; implies detail full)."`
 	Detail        detailArg `json:"detail,omitempty" jsonschema:"summary (default): each phase's tools with a one-line purpose; full: every tool's description, when-cue, examples and flags, by namespace."`
 }
 
