@@ -105,3 +105,74 @@ func TestToolsHelpFitsBudget(t *testing.T) {
 		t.Errorf("tools.help detail full is %d bytes (summary %d) and should hold every example", len(full), len(body))
 	}
 }
+
+// restLeanBudget bounds GET /tools in its default (OpenAI) shape: the lean
+// MCP list's 30 KB plus the function wrapper and phase tags of each tool.
+const restLeanBudget = 32 << 10
+
+// rawGet is the status and body of a GET.
+func rawGet(t *testing.T, url string) (int, []byte) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, b
+}
+
+// TestRESTToolListLeanByDefault: GET /tools is lean by default, as the MCP
+// tools/list (every format within its budget, the same tools as the full
+// listing, each description the tool's summary), and ?detail=full gives
+// the whole descriptions and schemas; any other detail is refused.
+func TestRESTToolListLeanByDefault(t *testing.T) {
+	env, reg := productionEnv(t, nil)
+	names := func(body []byte, format string) []string {
+		var out []string
+		var list []map[string]any
+		if err := json.Unmarshal(body, &list); err != nil {
+			t.Fatalf("%s: %v", format, err)
+		}
+		for _, item := range list {
+			if f, ok := item["function"].(map[string]any); ok {
+				item = f
+			}
+			out = append(out, item["name"].(string))
+		}
+		return out
+	}
+	for format, budget := range map[string]int{"openai": restLeanBudget, "mcp": leanListBudget, "gemini": leanListBudget} {
+		status, lean := rawGet(t, env.ts.URL+"/tools?format="+format)
+		_, full := rawGet(t, env.ts.URL+"/tools?detail=full&format="+format)
+		if status != http.StatusOK || len(lean) > budget {
+			t.Errorf("GET /tools?format=%s: %d, %d bytes (budget %d)", format, status, len(lean), budget)
+		}
+		if len(full) < 3*len(lean) {
+			t.Errorf("format %s: full %d bytes, lean %d: the full listing should be whole", format, len(full), len(lean))
+		}
+		if l, f := names(lean, format), names(full, format); strings.Join(l, ",") != strings.Join(f, ",") || len(l) == 0 {
+			t.Errorf("format %s: lean lists %v, full %v", format, l, f)
+		}
+		if format == "mcp" && strings.Contains(string(lean), `"outputSchema"`) {
+			t.Error("the lean MCP shape carries output schemas")
+		}
+	}
+	var plain []registry.OpenAITool
+	_, body := rawGet(t, env.ts.URL+"/tools")
+	if err := json.Unmarshal(body, &plain); err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range plain {
+		def, _ := reg.Lookup(tool.Function.Name)
+		if tool.Function.Description != def.Summary() {
+			t.Errorf("%s: description %q, want its summary", tool.Function.Name, tool.Function.Description)
+		}
+	}
+	if status, _ := rawGet(t, env.ts.URL+"/tools?detail=everything"); status != http.StatusBadRequest {
+		t.Errorf("detail=everything: %d, want 400", status)
+	}
+}
