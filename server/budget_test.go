@@ -176,3 +176,84 @@ func TestRESTToolListLeanByDefault(t *testing.T) {
 		t.Errorf("detail=everything: %d, want 400", status)
 	}
 }
+
+// TestConfigRequirementsFitsBudget: for the 12-node LightGBM end-to-end
+// DAG (the shared lightgbm_complete_e2e with missing-value imputation on
+// both job types), config.requirements answers at most 12 KB by default,
+// and what it answers is enough to fill its template: every asked-for
+// field is described, every node's other fields have their defaults, and
+// detail full still lists every field of every node.
+func TestConfigRequirementsFitsBudget(t *testing.T) {
+	env, _ := productionEnv(t, nil)
+	status, loaded := rawPost(t, env.ts.URL, "pipeline_catalog.get_dag", `{"dag_id": "lightgbm_complete_e2e"}`)
+	var shared struct {
+		Data struct {
+			Nodes []string    `json:"nodes"`
+			Edges [][2]string `json:"edges"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(loaded, &shared); status != http.StatusOK || err != nil {
+		t.Fatalf("get_dag: %d %v", status, err)
+	}
+	nodes, edges := withImputation(shared.Data.Nodes, shared.Data.Edges)
+	if len(nodes) != 12 {
+		t.Fatalf("%d nodes", len(nodes))
+	}
+	dag, _ := json.Marshal(map[string]any{"nodes": nodes, "edges": edges})
+	status, body := rawPost(t, env.ts.URL, "config.requirements", `{"dag": `+string(dag)+`}`)
+	if status != http.StatusOK {
+		t.Fatalf("config.requirements: %d %s", status, body)
+	}
+	if len(body) > requirementsBudget {
+		t.Errorf("config.requirements of the 12-node DAG is %d bytes, over the %d-byte budget", len(body), requirementsBudget)
+	}
+	var out struct {
+		Data struct {
+			Required map[string]struct {
+				Type        string `json:"type"`
+				Description string `json:"description"`
+			} `json:"required"`
+			Optional struct {
+				Shared  map[string]any            `json:"shared"`
+				Common  map[string]any            `json:"common"`
+				PerNode map[string]map[string]any `json:"per_node"`
+			} `json:"optional"`
+			Template struct {
+				Base    map[string]any            `json:"base"`
+				PerNode map[string]map[string]any `json:"per_node"`
+			} `json:"template"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(body, &out); err != nil {
+		t.Fatal(err)
+	}
+	d := out.Data
+	asked := func(node, field string) {
+		f, ok := d.Required[node+"."+field]
+		if !ok {
+			f, ok = d.Required[field]
+		}
+		if !ok || f.Type == "" || f.Description == "" {
+			t.Errorf("the template asks for %s %s, which required does not describe: %+v", node, field, f)
+		}
+	}
+	for field := range d.Template.Base {
+		asked("", field)
+	}
+	for _, n := range nodes {
+		fields, ok := d.Template.PerNode[n]
+		if _, listed := d.Optional.PerNode[n]; !ok || !listed {
+			t.Errorf("%s: template %v, optional listed %v", n, ok, listed)
+		}
+		for field := range fields {
+			asked(n, field)
+		}
+	}
+	if _, ok := d.Optional.Common["processing_instance_type_large"]; !ok || len(d.Optional.Shared) == 0 {
+		t.Errorf("optional: shared %v, common %v", d.Optional.Shared, d.Optional.Common)
+	}
+	_, full := rawPost(t, env.ts.URL, "config.requirements", `{"detail": "full", "dag": `+string(dag)+`}`)
+	if len(full) < 4*len(body) || !strings.Contains(string(full), `"step_requirements"`) || !strings.Contains(string(full), `"essential"`) {
+		t.Errorf("detail full is %d bytes (summary %d) and should list every field", len(full), len(body))
+	}
+}
