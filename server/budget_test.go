@@ -2,8 +2,14 @@ package server
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
+	"math"
 	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -255,5 +261,57 @@ func TestConfigRequirementsFitsBudget(t *testing.T) {
 	_, full := rawPost(t, env.ts.URL, "config.requirements", `{"detail": "full", "dag": `+string(dag)+`}`)
 	if len(full) < 4*len(body) || !strings.Contains(string(full), `"step_requirements"`) || !strings.Contains(string(full), `"essential"`) {
 		t.Errorf("detail full is %d bytes (summary %d) and should list every field", len(full), len(body))
+	}
+}
+
+// toolSizesRow is a row of docs/TOOLS.md's first table: | name | tools |
+// bytes | KB | tokens |.
+func toolSizesRow(t *testing.T, doc, name string) []string {
+	t.Helper()
+	m := regexp.MustCompile(`(?m)^\| ` + regexp.QuoteMeta(name) + ` \| (\d+) \| (\d+) \| ([\d.]+) \| (\d+) \|$`).FindStringSubmatch(doc)
+	if m == nil {
+		t.Fatalf("docs/TOOLS.md has no %q row", name)
+	}
+	return m[1:]
+}
+
+// TestReadmeToolFiguresMatchDocs: README.md's tool-list figures are those
+// of docs/TOOLS.md (scripts/tool-sizes.sh writes both), and docs/TOOLS.md
+// is the live default tools/list: the same number of tools, and bytes
+// within 5% (descriptions change between regenerations; run
+// scripts/tool-sizes.sh when this fails).
+func TestReadmeToolFiguresMatchDocs(t *testing.T) {
+	docBytes, err := os.ReadFile(filepath.Join("..", "docs", "TOOLS.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme, err := os.ReadFile(filepath.Join("..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(docBytes)
+	lean, full := toolSizesRow(t, doc, "lean (default)"), toolSizesRow(t, doc, "full")
+	want := fmt.Sprintf("<!-- tool-sizes -->about %s KB (%s o200k tokens) for all %s tools instead of %s KB<!-- /tool-sizes -->", lean[2], lean[3], lean[0], full[2])
+	if !strings.Contains(string(readme), want) {
+		t.Errorf("README.md's tool-list figures are not docs/TOOLS.md's: want %s (run scripts/tool-sizes.sh)", want)
+	}
+
+	env, _ := productionEnv(t, nil)
+	status, body := rawToolsList(t, env.ts.URL+"/mcp", nil)
+	if status != http.StatusOK {
+		t.Fatalf("tools/list: %d", status)
+	}
+	var msg struct {
+		Result struct {
+			Tools []json.RawMessage `json:"tools"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal(body, &msg); err != nil {
+		t.Fatal(err)
+	}
+	docTools, _ := strconv.Atoi(lean[0])
+	docLean, _ := strconv.Atoi(lean[1])
+	if len(msg.Result.Tools) != docTools || math.Abs(float64(len(body)-docLean)) > 0.05*float64(docLean) {
+		t.Errorf("live tools/list: %d tools, %d bytes; docs/TOOLS.md says %d tools, %d bytes (run scripts/tool-sizes.sh)", len(msg.Result.Tools), len(body), docTools, docLean)
 	}
 }
