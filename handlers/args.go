@@ -51,6 +51,18 @@ func (phaseArg) JSONSchema() *jsonschema.Schema {
 	return &jsonschema.Schema{Type: "string", Enum: []any{registry.PhasePlanner, registry.PhaseValidator, registry.PhaseProgrammer}}
 }
 
+// detailArg picks an answer's size: "summary" (the default) or "full".
+type detailArg string
+
+const (
+	detailSummary = "summary"
+	detailFull    = "full"
+)
+
+func (detailArg) JSONSchema() *jsonschema.Schema {
+	return &jsonschema.Schema{Type: "string", Enum: []any{detailSummary, detailFull}}
+}
+
 func ptr[T any](v T) *T { return &v }
 
 // dagSource is the shared DAG input: exactly one of an inline DAG or a DAG

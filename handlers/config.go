@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"sort"
 	"time"
 
@@ -35,6 +36,7 @@ func (perNodeValues) JSONSchema() *jsonschema.Schema {
 type configRequirementsIn struct {
 	dagSource
 	stepTypesArg
+	Detail detailArg `json:"detail,omitempty" jsonschema:"summary (default): the template, each asked-for field described once and every other field's default; full: every field of every node with tier, type, description, pattern and range, and Cursus's keys."`
 }
 
 type configFieldInfoIn struct {
@@ -70,13 +72,15 @@ func configNamespace(d *Deps) (registry.Namespace, error) {
 		Tools: []registry.ToolDef{
 			registry.Define(registry.ToolDef{
 				Name: "config.requirements",
-				Description: "The config fields each DAG node still needs, by tier (essential = you must give it, " +
-					"system = has a default, derived = computed), with types, defaults, allowed values and descriptions. Fields every node " +
-					"shares are listed once under shared. Also returns a fill-in template in the config.json layout.",
+				Description: "The config fields each DAG node still needs: a fill-in template (config.merge_save's base and per_node, every value to give null), " +
+					"each asked-for field described once (type, description, allowed values), and the default of every other settable field, shared ones once. " +
+					"detail full lists every field of every node by tier (essential = you must give it, system = has a default, derived = computed) " +
+					"with types, defaults, allowed values, patterns, ranges and descriptions, and Cursus's keys.",
 				When: "You have a DAG to configure.",
 				Examples: []string{
 					`config.requirements {"dag": {"nodes": ["TabularPreprocessing_training", "XGBoostTraining"], "edges": [["TabularPreprocessing_training", "XGBoostTraining"]]}}  # inline`,
 					`config.requirements {"dag_file": "pipeline_config/dag.json"}  # from a file in the workspace`,
+					`config.requirements {"dag": {"nodes": ["XGBoostTraining"], "edges": []}, "detail": "full"}  # every field in full`,
 				},
 				Tags: []string{registry.PhasePlanner},
 			}, d.configRequirements),
@@ -170,15 +174,117 @@ func (d *Deps) loadDAGDocument(src *callSources, in dagSource, optional bool) (*
 	return doc, nil
 }
 
-// configRequirementsOut is the config.requirements payload.
+// configRequirementsOut is the config.requirements payload. The summary
+// (the default) has Required and Optional; the full form has Nodes,
+// Shared and Cursus's keys.
 type configRequirementsOut struct {
-	ConfigClassMap map[string]string         `json:"config_class_map"`
-	Nodes          []config.NodeRequirements `json:"nodes"`
-	RequiredCount  int                       `json:"required_count"`
-	Shared         config.FieldGroups        `json:"shared"`
-	Template       configTemplate            `json:"template"`
-	Unresolved     []config.UnresolvedNode   `json:"unresolved"`
-	cursusRequirements
+	Detail         string                     `json:"detail"`
+	ConfigClassMap map[string]string          `json:"config_class_map"`
+	Nodes          *[]config.NodeRequirements `json:"nodes,omitempty"`
+	RequiredCount  int                        `json:"required_count"`
+	// Required describes each field the template asks for, once
+	// (<node>.<field> when a node's differs from the first one's).
+	Required map[string]askedField `json:"required,omitempty"`
+	// Optional is the default of every other settable field.
+	Optional   *optionalFields         `json:"optional,omitempty"`
+	Shared     *config.FieldGroups     `json:"shared,omitempty"`
+	Template   configTemplate          `json:"template"`
+	Unresolved []config.UnresolvedNode `json:"unresolved"`
+	More       string                  `json:"more,omitempty"`
+	cursusKeys
+}
+
+// askedField is what filling one template value takes.
+type askedField struct {
+	Type        string `json:"type"`
+	Items       string `json:"items,omitempty"`
+	Description string `json:"description,omitempty"`
+	Allowed     []any  `json:"allowed,omitempty"`
+	Pattern     string `json:"pattern,omitempty"`
+}
+
+// optionalFields are the defaults of the fields the template leaves out
+// (null: none, the engine derives or leaves it unset): those every node
+// shares, then those several nodes have with one default (a value in
+// config.merge_save's base reaches every node that has the field), once
+// each; the rest per node.
+type optionalFields struct {
+	Shared  map[string]any            `json:"shared"`
+	Common  map[string]any            `json:"common"`
+	PerNode map[string]map[string]any `json:"per_node"`
+}
+
+// cursusKeys are cursusRequirements in the full form only.
+type cursusKeys struct {
+	BaseConfigRequirements           *[]cursusField            `json:"base_config_requirements,omitempty"`
+	BaseProcessingConfigRequirements *[]cursusField            `json:"base_processing_config_requirements,omitempty"`
+	NeedsProcessingConfig            *bool                     `json:"needs_processing_config,omitempty"`
+	StepRequirements                 *map[string][]cursusField `json:"step_requirements,omitempty"`
+	PendingSteps                     *[]string                 `json:"pending_steps,omitempty"`
+}
+
+func (c cursusRequirements) keys() cursusKeys {
+	return cursusKeys{BaseConfigRequirements: &c.BaseConfigRequirements, BaseProcessingConfigRequirements: &c.BaseProcessingConfigRequirements,
+		NeedsProcessingConfig: &c.NeedsProcessingConfig, StepRequirements: &c.StepRequirements, PendingSteps: &c.PendingSteps}
+}
+
+// summarizeRequirements fills out's summary: each asked-for field once
+// and every other settable field's default.
+func summarizeRequirements(out *configRequirementsOut, rep *config.RequirementsReport) {
+	out.Required = map[string]askedField{}
+	ask := func(node string, f *config.Field) {
+		a := askedField{Type: f.Type, Items: f.Items, Description: f.Description, Allowed: f.Allowed, Pattern: f.Pattern}
+		prev, seen := out.Required[f.Name]
+		switch {
+		case !seen:
+			out.Required[f.Name] = a
+		case !reflect.DeepEqual(prev, a):
+			out.Required[node+"."+f.Name] = a
+		}
+	}
+	opt := &optionalFields{Shared: map[string]any{}, PerNode: map[string]map[string]any{}}
+	settable := func(g config.FieldGroups, node string, into map[string]any) {
+		for _, f := range g.Essential {
+			if f.Required() {
+				ask(node, f)
+			} else {
+				into[f.Name] = f.Default
+			}
+		}
+		for _, f := range g.System {
+			into[f.Name] = f.Default
+		}
+	}
+	settable(rep.Shared, "", opt.Shared)
+	for _, n := range rep.Nodes {
+		own := map[string]any{}
+		settable(n.Fields, n.Node, own)
+		opt.PerNode[n.Node] = own
+	}
+	// A field several nodes have with one default is listed once.
+	carriers := map[string][]string{}
+	for node, own := range opt.PerNode {
+		for name := range own {
+			carriers[name] = append(carriers[name], node)
+		}
+	}
+	opt.Common = map[string]any{}
+	for name, nodes := range carriers {
+		first := opt.PerNode[nodes[0]][name]
+		same := len(nodes) > 1
+		for _, n := range nodes[1:] {
+			same = same && reflect.DeepEqual(opt.PerNode[n][name], first)
+		}
+		if !same {
+			continue
+		}
+		opt.Common[name] = first
+		for _, n := range nodes {
+			delete(opt.PerNode[n], name)
+		}
+	}
+	out.Optional = opt
+	out.More = `detail "full": every field of every node with tier, description, pattern and range (config.field_info {"config_class"}: one class)`
 }
 
 // cursusRequirements are the same requirements under the keys and in the
@@ -271,8 +377,13 @@ func (d *Deps) configRequirements(ctx context.Context, in configRequirementsIn) 
 	if err != nil {
 		return configRequirementsOut{}, registry.Errorf(registry.CodeInvalidInput, "%v", err)
 	}
-	out := configRequirementsOut{ConfigClassMap: map[string]string{}, Nodes: rep.Nodes, Shared: rep.Shared, Unresolved: nonNilList(rep.Unresolved),
-		Template: configTemplate{Base: map[string]any{}, PerNode: map[string]map[string]any{}}, cursusRequirements: cursusRequirementsOf(rep)}
+	out := configRequirementsOut{Detail: detailSummary, ConfigClassMap: map[string]string{}, Unresolved: nonNilList(rep.Unresolved),
+		Template: configTemplate{Base: map[string]any{}, PerNode: map[string]map[string]any{}}}
+	if in.Detail == detailFull {
+		out.Detail, out.Nodes, out.Shared, out.cursusKeys = detailFull, &rep.Nodes, &rep.Shared, cursusRequirementsOf(rep).keys()
+	} else {
+		summarizeRequirements(&out, rep)
+	}
 	for _, n := range rep.Nodes {
 		out.ConfigClassMap[n.Node] = n.ConfigClass
 		vals := map[string]any{}

@@ -104,6 +104,23 @@ func TestConfigRequirements(t *testing.T) {
 	if data["config_class_map"].(map[string]any)["XGBoostTraining"] != "XGBoostTrainingConfig" {
 		t.Errorf("class map = %v", data["config_class_map"])
 	}
+	// The summary describes each asked-for field once and gives every
+	// other settable field's default; the full form lists every field.
+	req := data["required"].(map[string]any)
+	if f, _ := req["label_field"].(map[string]any); f["type"] != "string" || f["description"] == "" || req["author"] == nil {
+		t.Errorf("required = %v", req)
+	}
+	opt := data["optional"].(map[string]any)
+	if _, ok := opt["shared"].(map[string]any)["source_dir"]; !ok || opt["per_node"].(map[string]any)["XGBoostTraining"] == nil {
+		t.Errorf("optional = %v", opt)
+	}
+	if _, ok := data["base_config_requirements"]; ok || data["nodes"] != nil || data["detail"] != "summary" {
+		t.Errorf("the summary carries the full form's keys")
+	}
+	data = cfgOK(t, call(t, reg, "config.requirements", `{"detail": "full", "dag":`+twoNodeDAG+`}`))
+	if data["detail"] != "full" || len(data["nodes"].([]any)) != 2 || data["required"] != nil {
+		t.Errorf("detail full: %v", data)
+	}
 	// Cursus's keys say the same: base fields include the template's,
 	// every node has its own list and is pending, and a processing node
 	// brings processing fields.

@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 
@@ -15,10 +16,18 @@ const toolsOverview = "cursus serves its ML-pipeline engine as small namespaced 
 	"<namespace>.help (e.g. compile.help) for one namespace, tools.describe_tool for a tool's full input " +
 	"schema, or tools.by_phase for the tools of the phase you are in."
 
+// toolsSummaryOverview opens the default (summary) answer of tools.help.
+const toolsSummaryOverview = "cursus serves its ML-pipeline engine as namespaced JSON-in/JSON-out tools, in three phases: " +
+	"planner (discover steps, assemble a DAG, configure it), validator (check before building) and programmer " +
+	"(compile to a SageMaker pipeline definition, execution documents). Below, each phase's tools with their purpose. " +
+	"More: <namespace>.help (when-cues and examples of one namespace), tools.describe_tool {\"name\"} (one tool's " +
+	"input schema), tools.help {\"detail\": \"full\"} (everything)."
+
 type helpIn struct {
-	Namespace     *string  `json:"namespace,omitempty" jsonschema:"Restrict to one namespace (e.g. catalog, compile)."`
-	Phase         phaseArg `json:"phase,omitempty" jsonschema:"Restrict to one lifecycle phase."`
-	IncludeSchema bool     `json:"include_schema,omitempty" jsonschema:"Attach each tool's JSON input schema (default false)."`
+	Namespace     *string   `json:"namespace,omitempty" jsonschema:"Restrict to one namespace (e.g. catalog, compile)."`
+	Phase         phaseArg  `json:"phase,omitempty" jsonschema:"Restrict to one lifecycle phase."`
+	IncludeSchema bool      `json:"include_schema,omitempty" jsonschema:"Attach each tool's JSON input schema (default false; implies detail full)."`
+	Detail        detailArg `json:"detail,omitempty" jsonschema:"summary (default): each phase's tools with a one-line purpose; full: every tool's description, when-cue, examples and flags, by namespace."`
 }
 
 type namespaceHelpIn struct {
@@ -41,11 +50,12 @@ func toolsNamespace(workflows []workflowInfo, stepDirs func(context.Context) ste
 		Tools: []registry.ToolDef{
 			registry.Define(registry.ToolDef{
 				Name:        "tools.help",
-				Description: "Overview of every tool this caller may use (grouped by namespace, with phase counts) and of the multi-stage workflows (served as MCP prompts). Tools closed to this caller are counted by the gate that closes them, with the setting that opens it (only the operator can) and the open tools that do their read-only part.",
+				Description: "Overview of every tool this caller may use (by default each phase's tools with a one-line purpose; detail full for descriptions, when-cues and examples by namespace) and of the multi-stage workflows (served as MCP prompts). Tools closed to this caller are counted by the gate that closes them, with the setting that opens it (only the operator can) and the open tools that do their read-only part.",
 				When:        "First, or when unsure which tool to call.",
 				Examples: []string{
-					`tools.help {}  # everything`,
-					`tools.help {"namespace": "compile"}  # one namespace with examples`,
+					`tools.help {}  # every tool's name and purpose, by phase`,
+					`tools.help {"detail": "full"}  # everything, by namespace`,
+					`tools.help {"namespace": "compile", "detail": "full"}  # one namespace with examples`,
 					`tools.help {"phase": "validator", "include_schema": true}  # validator tools with schemas`,
 				},
 				Tags: []string{registry.PhasePlanner},
@@ -86,7 +96,7 @@ func withHelp(ns registry.Namespace, workflows []workflowInfo, stepDirs func(con
 		},
 		Tags: []string{registry.PhasePlanner},
 	}, func(ctx context.Context, in namespaceHelpIn) (helpData, error) {
-		return toolsHelp(ctx, helpIn{Namespace: &name, Phase: in.Phase, IncludeSchema: in.IncludeSchema}, workflows, stepDirs)
+		return toolsHelp(ctx, helpIn{Namespace: &name, Phase: in.Phase, IncludeSchema: in.IncludeSchema, Detail: detailFull}, workflows, stepDirs)
 	}))
 	return ns
 }
@@ -116,13 +126,16 @@ func summarize(t *registry.ToolDef, withSchema bool) toolSummary {
 	return s
 }
 
-// helpData is the tools.help payload, in the reference's key order.
+// helpData is the tools.help payload, in the reference's key order. The
+// summary (the default) lists each phase's tools with their purpose and
+// leaves out namespaces; the full form lists the namespaces' tools whole.
 type helpData struct {
 	Overview          string               `json:"overview"`
+	Detail            string               `json:"detail"`
 	TotalTools        int                  `json:"total_tools"`
 	Shown             int                  `json:"shown"`
 	Phases            map[string]phaseInfo `json:"phases"`
-	Namespaces        []namespaceInfo      `json:"namespaces"`
+	Namespaces        []namespaceInfo      `json:"namespaces,omitempty"`
 	Disabled          []closedGate         `json:"disabled"`
 	Workflows         []workflowInfo       `json:"workflows"` // served as MCP prompts
 	StepCatalog       stepCatalogStatus    `json:"step_catalog"`
@@ -133,6 +146,10 @@ type helpData struct {
 type phaseInfo struct {
 	Description string `json:"description"`
 	Count       int    `json:"count"`
+	// Tools maps each of the phase's tools to the lead clause of its
+	// description (summary only; <ns>.help tools are left out, the
+	// namespaces they cover are the tools' prefixes).
+	Tools map[string]string `json:"tools,omitempty"`
 }
 
 type namespaceInfo struct {
@@ -191,11 +208,32 @@ func toolsHelp(ctx context.Context, in helpIn, workflows []workflowInfo, stepDir
 		registry.NextStep{Tool: "tools.by_phase", When: "You want just the tools for the phase you are in.",
 			Why: "Filters to planner, validator or programmer tools.", ArgsHint: map[string]any{"phase": registry.PhasePlanner}},
 	)
-	return helpData{
-		Overview: toolsOverview, TotalTools: len(reg.Tools("")), Shown: len(shown), Phases: phaseCounts(shown),
-		Namespaces: groupByNamespace(shown, nsDesc, in.IncludeSchema), Disabled: disabled, Workflows: runnable(workflows, reg, caller),
-		FilteredNamespace: in.Namespace, FilteredPhase: string(in.Phase), StepCatalog: stepDirs(ctx),
-	}, nil
+	out := helpData{
+		Overview: toolsOverview, Detail: detailFull, TotalTools: len(reg.Tools("")), Shown: len(shown), Phases: phaseCounts(shown),
+		Disabled: disabled, FilteredNamespace: in.Namespace, FilteredPhase: string(in.Phase), StepCatalog: stepDirs(ctx),
+	}
+	if in.Detail == detailFull || in.IncludeSchema {
+		out.Namespaces = groupByNamespace(shown, nsDesc, in.IncludeSchema)
+		out.Workflows = runnable(workflows, reg, caller, HowToRun)
+		return out, nil
+	}
+	out.Overview, out.Detail = toolsSummaryOverview, detailSummary
+	for name, p := range out.Phases {
+		p.Tools = map[string]string{}
+		for _, t := range shown {
+			if slices.Contains(t.Tags, name) && t.Name != t.Namespace()+".help" {
+				p.Tools[t.Name] = t.Purpose()
+			}
+		}
+		out.Phases[name] = p
+	}
+	out.Workflows = runnable(workflows, reg, caller, shortRun)
+	return out, nil
+}
+
+// shortRun is how to run a workflow, in the summary of tools.help.
+func shortRun(name string) string {
+	return fmt.Sprintf(`workflow.start {"workflow": %q}, then workflow.submit each stage's content until green (workflow.help: how)`, name)
 }
 
 func unknownNamespace(ns string, nsDesc map[string]string) error {
@@ -300,15 +338,15 @@ func toolsDescribe(ctx context.Context, in describeIn) (toolDescription, error) 
 	return toolDescription{toolSummary: summarize(t, true), OutputSchema: t.OutputSchema, DataSchema: t.DataSchema, Annotations: t.Annotations(), Enabled: true}, nil
 }
 
-// runnable is workflows with how to run each, for a caller that may call
-// workflow.start and workflow.submit.
-func runnable(workflows []workflowInfo, reg *registry.Registry, caller registry.Caller) []workflowInfo {
+// runnable is workflows with how to run each (run), for a caller that may
+// call workflow.start and workflow.submit.
+func runnable(workflows []workflowInfo, reg *registry.Registry, caller registry.Caller, run func(string) string) []workflowInfo {
 	if !reg.MayCall(caller, "workflow.start") || !reg.MayCall(caller, "workflow.submit") {
 		return workflows
 	}
 	out := make([]workflowInfo, len(workflows))
 	for i, w := range workflows {
-		w.Run = HowToRun(w.Name)
+		w.Run = run(w.Name)
 		out[i] = w
 	}
 	return out

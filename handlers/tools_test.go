@@ -25,7 +25,7 @@ func dataOf(t *testing.T, res *registry.Result) map[string]any {
 
 func TestToolsHelpListsEveryTool(t *testing.T) {
 	reg, _ := newTestRegistry(t)
-	data := dataOf(t, call(t, reg, "tools.help", `{}`))
+	data := dataOf(t, call(t, reg, "tools.help", `{"detail": "full"}`))
 	total := int(data["total_tools"].(float64))
 	if total != len(reg.Tools("")) || int(data["shown"].(float64)) != total {
 		t.Fatalf("total_tools=%v shown=%v, registry has %d", data["total_tools"], data["shown"], len(reg.Tools("")))
@@ -39,6 +39,30 @@ func TestToolsHelpListsEveryTool(t *testing.T) {
 	}
 	if wf := data["workflows"].([]any); len(wf) != len(Prompts(nil)) || len(wf) != 4 {
 		t.Fatalf("workflows = %v", wf)
+	}
+}
+
+// TestToolsHelpSummaryFitsBudget: for a local caller, who sees every
+// tool, tools.help {} stays within 8 KB and lists every tool but the help
+// ones under each of its phases, with the lead clause of its description.
+func TestToolsHelpSummaryFitsBudget(t *testing.T) {
+	reg, _ := newTestRegistry(t)
+	res := call(t, reg, "tools.help", `{}`)
+	if n := len(res.Encode()); n > 8<<10 {
+		t.Errorf("tools.help {} is %d bytes, over the 8 KB budget", n)
+	}
+	data := dataOf(t, res)
+	if _, ok := data["namespaces"]; ok || data["detail"] != "summary" {
+		t.Fatalf("the summary has namespaces or says detail %v", data["detail"])
+	}
+	phases := data["phases"].(map[string]any)
+	for _, tool := range reg.Tools("") {
+		for _, p := range tool.Tags {
+			purpose, listed := phases[p].(map[string]any)["tools"].(map[string]any)[tool.Name]
+			if listed == strings.HasSuffix(tool.Name, ".help") || (listed && purpose != tool.Purpose()) {
+				t.Errorf("%s under %s: %v", tool.Name, p, purpose)
+			}
+		}
 	}
 }
 

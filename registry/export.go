@@ -80,3 +80,48 @@ func ExportGemini(tools []*ToolDef) []GeminiFunction {
 	}
 	return out
 }
+
+// The lean exports are what GET /tools lists by default, as the default
+// MCP tools/list does (listing.go): the lead clause and when-cue of each
+// description, the input schema with only the keywords that shape a
+// valid call, and no output schema. A call is still validated against
+// the whole schema; tools.describe_tool serves the rest.
+
+// ExportOpenAILean is ExportOpenAI of the lean listing.
+func ExportOpenAILean(tools []*ToolDef, strict bool) []OpenAITool {
+	out := ExportOpenAI(tools, false)
+	for i, t := range tools {
+		f := &out[i].Function
+		f.Description, f.Parameters = t.Summary(), LeanSchema(t.Schema)
+		if strict {
+			f.Parameters, f.Strict = StrictSchema(f.Parameters), true
+		}
+	}
+	return out
+}
+
+// MCPLeanTool is the lean MCP tools/list shape.
+type MCPLeanTool struct {
+	Name        string         `json:"name"`
+	Description string         `json:"description"`
+	InputSchema map[string]any `json:"inputSchema"`
+	Annotations LeanHints      `json:"annotations"`
+}
+
+// ExportMCPLean is ExportMCP of the lean listing.
+func ExportMCPLean(tools []*ToolDef) []MCPLeanTool {
+	out := make([]MCPLeanTool, 0, len(tools))
+	for _, t := range tools {
+		out = append(out, MCPLeanTool{Name: t.WireName(), Description: t.Summary(), InputSchema: LeanSchema(t.Schema), Annotations: t.LeanAnnotations()})
+	}
+	return out
+}
+
+// ExportGeminiLean is ExportGemini of the lean listing.
+func ExportGeminiLean(tools []*ToolDef) []GeminiFunction {
+	out := make([]GeminiFunction, 0, len(tools))
+	for _, t := range tools {
+		out = append(out, GeminiFunction{Name: t.WireName(), Description: t.Summary(), Parameters: GeminiSchema(LeanSchema(t.Schema))})
+	}
+	return out
+}

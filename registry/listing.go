@@ -19,6 +19,12 @@ func (t *ToolDef) Summary() string {
 	return leadClause(t.Description) + "\nWhen: " + t.When
 }
 
+// Purpose is the lead clause of the description: what the tool is for,
+// in one line.
+func (t *ToolDef) Purpose() string {
+	return leadClause(t.Description)
+}
+
 // leadClause is the first sentence of s, cut before a colon, semicolon or
 // parenthesis that follows its first words (the rest of such a sentence
 // lists details). "e.g." and "i.e." do not end a sentence.

@@ -90,6 +90,8 @@ func TestRESTResponsesMatchOpenAPI(t *testing.T) {
 		{"GET", "/tools", ``, 200},
 		{"GET", "/tools?format=mcp", ``, 200},
 		{"GET", "/tools?format=bad", ``, 400},
+		{"GET", "/tools?detail=full&format=mcp", ``, 200},
+		{"GET", "/tools?detail=bad", ``, 400},
 		{"GET", "/healthz", ``, 200},
 		{"GET", "/readyz", ``, 200},
 		{"GET", "/openapi.yaml", ``, 200},

@@ -85,7 +85,8 @@ func (s *Server) handleCall() http.HandlerFunc {
 }
 
 // handleListTools serves GET /tools: the tools this caller may call, in
-// the OpenAI function shape, or the MCP shape with ?format=mcp.
+// the OpenAI function shape, or the MCP shape with ?format=mcp. Each is
+// lean, as the default MCP tools/list, unless ?detail=full.
 func (s *Server) handleListTools() http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		q := r.URL.Query()
@@ -96,17 +97,32 @@ func (s *Server) handleListTools() http.HandlerFunc {
 			writeJSON(w, http.StatusBadRequest, registry.Fail(registry.CodeInvalidInput, err.Error()).Encode())
 			return
 		}
+		full := false
+		switch q.Get("detail") {
+		case "", toolListLean:
+		case toolListFull:
+			full = true
+		default:
+			writeJSON(w, http.StatusBadRequest, registry.Fail(registry.CodeInvalidInput, "detail must be lean (the default) or full").Encode())
+			return
+		}
 		var out any
 		switch format := q.Get("format"); {
-		case format == "" || format == "openai":
+		case (format == "" || format == "openai") && full:
 			out = registry.ExportOpenAI(tools, strict)
+		case format == "" || format == "openai":
+			out = registry.ExportOpenAILean(tools, strict)
 		case strict:
 			writeJSON(w, http.StatusBadRequest, registry.Fail(registry.CodeInvalidInput, "strict=true applies to the openai format only (gemini has its own rules; the MCP inputSchema stays full JSON Schema)").Encode())
 			return
-		case format == "mcp":
+		case format == "mcp" && full:
 			out = registry.ExportMCP(tools)
-		case format == "gemini":
+		case format == "mcp":
+			out = registry.ExportMCPLean(tools)
+		case format == "gemini" && full:
 			out = registry.ExportGemini(tools)
+		case format == "gemini":
+			out = registry.ExportGeminiLean(tools)
 		default:
 			writeJSON(w, http.StatusBadRequest, registry.Fail(registry.CodeInvalidInput, "format must be openai, mcp or gemini").Encode())
 			return

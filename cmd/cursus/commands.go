@@ -143,7 +143,8 @@ func cmdMCPHelp(ctx context.Context, args []string, stdout, stderr io.Writer, en
 	if err != nil {
 		return 0, err
 	}
-	helpArgs := map[string]any{"include_schema": schema}
+	// The whole listing, by namespace: a terminal is not an agent's context.
+	helpArgs := map[string]any{"include_schema": schema, "detail": "full"}
 	if namespace != "" {
 		helpArgs["namespace"] = namespace
 	}

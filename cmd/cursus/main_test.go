@@ -85,7 +85,7 @@ func TestHelpJSONIsToolsHelpData(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &help); err != nil {
 		t.Fatal(err)
 	}
-	callOut, _, code := runCLI(t, nil, "call", "--workspace-root", root, "tools.help", "{}")
+	callOut, _, code := runCLI(t, nil, "call", "--workspace-root", root, "tools.help", `{"detail": "full"}`)
 	if code != 0 {
 		t.Fatalf("call exit %d", code)
 	}

@@ -1,13 +1,16 @@
 // Writes the tool-list size page (docs/TOOLS.md) from two MCP tools/list
 // responses: the full listing (mcp.tool_list=full, the default before
-// issue 22) and the lean default. Bytes are of compact JSON as the server
-// sends it; tokens are o200k_base (GPT-4o and later) counts.
+// issue 22) and the lean default; and from the answers directory, the
+// default and full answers of GET /tools, tools.help and
+// config.requirements. Bytes are of the body as the server sends it;
+// tokens are o200k_base (GPT-4o and later) counts. Rewrites the figures
+// of README.md between its tool-sizes markers.
 //
-// Usage: node measure.mjs full.json lean.json commit > docs/TOOLS.md
-import { readFileSync } from 'node:fs';
+// Usage: node measure.mjs full.json lean.json commit answers/ README.md > docs/TOOLS.md
+import { readFileSync, writeFileSync } from 'node:fs';
 import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
 
-const [fullPath, leanPath, commit] = process.argv.slice(2);
+const [fullPath, leanPath, commit, answersDir, readmePath] = process.argv.slice(2);
 const read = (path) => {
   const text = readFileSync(path, 'utf8').trim();
   return { text, tools: JSON.parse(text).result.tools };
@@ -54,4 +57,34 @@ out.push('|---|---:|---:|---:|---:|');
 for (const r of rows) {
   out.push(`| \`${r.name}\` | ${r.full.bytes} | ${r.full.tokens} | ${r.lean.bytes} | ${r.lean.tokens} |`);
 }
+
+// The answers an agent reads first, default and full.
+const answer = (name) => total({ text: readFileSync(`${answersDir}/${name}.json`, 'utf8').trim() });
+out.push('');
+out.push('## First answers');
+out.push('');
+out.push('The answers an agent reads before its first real call (issue 30), from the same server, as the');
+out.push('same caller: the default answer and the full one (`detail: "full"`, `?detail=full`), which is what');
+out.push('each answered by default before issue 30. `config.requirements` is asked for the 12-node LightGBM');
+out.push('end-to-end DAG (`lightgbm_complete_e2e` with `MissingValueImputation` after each');
+out.push('`TabularPreprocessing` node). Bytes are of the whole response body. `server/TestToolsHelpFitsBudget`,');
+out.push('`TestConfigRequirementsFitsBudget` and `TestRESTToolListLeanByDefault` fail past 8 KB, 12 KB and 32 KB.');
+out.push('');
+out.push('| answer | default bytes | default KB | default tokens | full bytes | full KB | full tokens |');
+out.push('|---|---:|---:|---:|---:|---:|---:|');
+for (const [label, name] of [['`GET /tools`', 'rest_tools'], ['`tools.help {}`', 'tools_help'], ['`config.requirements` (12 nodes)', 'config_requirements']]) {
+  const d = answer(`${name}.default`);
+  const f = answer(`${name}.full`);
+  out.push(`| ${label} | ${d.bytes} | ${kb(d.bytes)} | ${d.tokens} | ${f.bytes} | ${kb(f.bytes)} | ${f.tokens} |`);
+}
 console.log(out.join('\n'));
+
+// README.md's figures, between <!-- tool-sizes --> and <!-- /tool-sizes -->
+// (server/TestReadmeToolFiguresMatchDocs compares them with this page).
+const readme = readFileSync(readmePath, 'utf8');
+const figures = `about ${kb(lt.bytes)} KB (${lt.tokens} o200k tokens) for all ${lean.tools.length} tools instead of ${kb(ft.bytes)} KB`;
+const marked = /<!-- tool-sizes -->[\s\S]*?<!-- \/tool-sizes -->/;
+if (!marked.test(readme)) {
+  throw new Error(`${readmePath} has no <!-- tool-sizes --> markers`);
+}
+writeFileSync(readmePath, readme.replace(marked, `<!-- tool-sizes -->${figures}<!-- /tool-sizes -->`));
