@@ -368,7 +368,11 @@ func liveMetricFamilies(t *testing.T) map[string]string {
 		map[string]string{"tokens": token + " reader read\n"})
 
 	call := func(tool, auth string) int {
-		req, _ := http.NewRequest(http.MethodPost, base+"/call/"+tool, strings.NewReader("{}"))
+		args := "{}"
+		if tool == "project__init" { // a write only with target_dir
+			args = `{"name": "x", "framework": "xgboost", "target_dir": "projects"}`
+		}
+		req, _ := http.NewRequest(http.MethodPost, base+"/call/"+tool, strings.NewReader(args))
 		if auth != "" {
 			req.Header.Set("Authorization", "Bearer "+auth)
 		}

@@ -112,7 +112,7 @@ func authorNamespace(d *Deps) (registry.Namespace, error) {
 			Description: "The authoring procedure for a new step type (of a SageMaker step type), as ordered data: which tools to call, " +
 				"which exemplar step to copy shapes from, which files to write, and the gates to pass. The exemplar's .step.yaml is steps.source; " +
 				"the formats are steps.format (step_yaml, config_json); a new step type is usable at once when sent in step_types.",
-			When:     "You are starting to author a new step type.",
+			When:     "Before authoring a step type.",
 			Examples: []string{`author.checklist {"sagemaker_step_type": "Processing", "step_assembly": "code"}`},
 			Tags:     []string{registry.PhasePlanner},
 		}, d.authorChecklist),

@@ -154,7 +154,7 @@ func TestFullOrReadOnlyWorkspaceIsAStorageError(t *testing.T) {
 			for _, tc := range []struct{ tool, args, arg string }{
 				{"dag.serialize", `{"nodes": ["A"], "path": "pipeline_config/dag.json"}`, "path"},
 				{"config.merge_save", mergeSave, "output_file"},
-				{"project.init", `{"name": "fraud", "framework": "xgboost"}`, "target_dir"},
+				{"project.init", `{"name": "fraud", "framework": "xgboost", "target_dir": "projects"}`, "target_dir"},
 			} {
 				res := call(t, reg, tc.tool, tc.args)
 				if res.OK || res.Code != registry.CodeStorageError || !strings.Contains(res.Error, "'"+tc.arg+"'") || !strings.Contains(res.Error, c.errno.Error()) {
@@ -186,7 +186,7 @@ func TestProjectInitIgnoresWhatAKilledRunLeft(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(left, "dag.json"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	mustOK(t, call(t, reg, "project.init", `{"name": "fraud", "framework": "xgboost"}`))
+	mustOK(t, call(t, reg, "project.init", `{"name": "fraud", "framework": "xgboost", "target_dir": "projects"}`))
 	if _, err := os.Stat(filepath.Join(dir, "projects", "fraud_xgboost", "pipeline_config", "dag.json")); err != nil {
 		t.Fatal(err)
 	}

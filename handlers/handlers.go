@@ -38,6 +38,8 @@ type Deps struct {
 	LocalRun *localrun.Runner
 	// Runs signs and opens workflow run tokens.
 	Runs *workflows.Signer
+	// spent remembers the run tokens submissions have used up.
+	spent *workflows.Spent
 	// DevelopmentWorkflowKey is true when no workflow key was configured:
 	// run tokens then die with the process (the server logs a warning).
 	DevelopmentWorkflowKey bool
@@ -115,7 +117,7 @@ func NewDeps(opts Options) (*Deps, error) {
 		return nil, fmt.Errorf("workflow.key: %w", err)
 	}
 	return &Deps{Root: root, Opts: opts, live: live,
-		Pipelines: dags, PipelineProblems: dagProblems, Scripts: newScriptRunner(opts), LocalRun: newLocalRunner(opts), Runs: runs, DevelopmentWorkflowKey: devKey}, nil
+		Pipelines: dags, PipelineProblems: dagProblems, Scripts: newScriptRunner(opts), LocalRun: newLocalRunner(opts), Runs: runs, spent: workflows.NewSpent(0, nil), DevelopmentWorkflowKey: devKey}, nil
 }
 
 // LoadProblem is a file of an operator's step or pipeline directory that

@@ -152,7 +152,20 @@ func TestGoldenPathsGuideReadOnlyCallersToOpenTools(t *testing.T) {
 				succeeded++
 			}
 			steps += len(res.NextSteps)
-			if m := closed.Find(res.Encode()); m != nil {
+			guidance := res.Encode()
+			if tool.Name == "project.init" {
+				// The project's files (its README's checklist) are a
+				// document for whoever works on the project, the same
+				// whether returned or written: the envelope around them
+				// is what guides this caller.
+				var env map[string]any
+				_ = json.Unmarshal(guidance, &env)
+				if data, ok := env["data"].(map[string]any); ok {
+					delete(data, "files")
+				}
+				guidance, _ = json.Marshal(env)
+			}
+			if m := closed.Find(guidance); m != nil {
 				t.Errorf("%s %s names %q to a read-only caller:\n%.2000s", tool.Name, args, m, res.Encode())
 			}
 		}
@@ -193,14 +206,17 @@ func TestTextAndArgumentsBindAlike(t *testing.T) {
 		if calls == nil {
 			calls = exampleArgsOf(tool)
 		}
-		for _, text := range withRunToken(t, reg, calls) {
+		for i := range calls {
+			// A run token moves its run once: each binding gets its own.
+			text := withRunToken(t, reg, calls[i:i+1])[0]
 			args, bad := registry.DecodeArgs([]byte(text))
 			if bad != nil {
 				t.Fatalf("%s %s: %s", tool.Name, text, bad.Error)
 			}
-			fromArgs := envelopeSansTiming(t, reg.Call(context.Background(), tool.Name, args))
+			fromArgs := sansRunToken(envelopeSansTiming(t, reg.Call(context.Background(), tool.Name, args)))
+			text = withRunToken(t, reg, calls[i:i+1])[0]
 			args, _ = registry.DecodeArgs([]byte(text)) // a fresh copy: a handler may keep what it was given
-			fromText := envelopeSansTiming(t, reg.CallJSON(context.Background(), tool.Name, args, []byte(text)))
+			fromText := sansRunToken(envelopeSansTiming(t, reg.CallJSON(context.Background(), tool.Name, args, []byte(text))))
 			if !reflect.DeepEqual(fromArgs, fromText) {
 				t.Errorf("%s %s:\nfrom the arguments: %v\nfrom the text:      %v", tool.Name, text, fromArgs, fromText)
 			}
@@ -211,6 +227,22 @@ func TestTextAndArgumentsBindAlike(t *testing.T) {
 	if compared < 50 {
 		t.Fatalf("compared %d calls, want every read-only tool's golden path", compared)
 	}
+}
+
+// sansRunToken drops the run tokens a workflow answer holds: each is
+// unique (its nonce), so two equal answers differ there.
+func sansRunToken(env map[string]any) map[string]any {
+	if data, ok := env["data"].(map[string]any); ok {
+		delete(data, "run")
+	}
+	if steps, ok := env["next_steps"].([]any); ok {
+		for _, s := range steps {
+			if hint, ok := s.(map[string]any)["args_hint"].(map[string]any); ok {
+				delete(hint, "run")
+			}
+		}
+	}
+	return env
 }
 
 func envelopeSansTiming(t *testing.T, res *registry.Result) map[string]any {

@@ -77,7 +77,7 @@ func pipelineCatalogNamespace(d *Deps) (registry.Namespace, error) {
 				Description: "Rank shared DAGs for a request. Score = match × suitability: match is 0.5·features (incl. words of use_case) + " +
 					"0.25·framework + 0.15·task type + 0.1·complexity, suitability multiplies penalties (data type, labels, LLM, multi-task, " +
 					"incremental, GPU). Each result explains its score component by component.",
-				When: "You need the best starting DAG for a request.",
+				When: "To pick a starting DAG.",
 				Examples: []string{
 					`pipeline_catalog.recommend {"framework": "xgboost", "use_case": "xgboost training with calibration"}`,
 					`pipeline_catalog.recommend {"data_type": "tabular", "features": ["registration"]}`,

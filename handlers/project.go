@@ -33,8 +33,10 @@ type projectIn struct {
 }
 
 type projectInitIn struct {
-	projectIn
-	Overwrite bool `json:"overwrite,omitempty" jsonschema:"Replace files of an existing project (default false): they are replaced as one set, and the project's other files are kept."`
+	Name      string           `json:"name" jsonschema:"Project name: letters, digits, '_', '-', '.'; no path separators." schema:"minLength=1,maxLength=64"`
+	Framework projectFramework `json:"framework" jsonschema:"Model framework."`
+	TargetDir string           `json:"target_dir,omitempty" jsonschema:"Write the project under this workspace directory (else the files are returned)." schema:"minLength=1,maxLength=1024"`
+	Overwrite bool             `json:"overwrite,omitempty" jsonschema:"With target_dir: replace an existing project's files as one set."`
 	dagSource
 }
 
@@ -54,19 +56,16 @@ func projectNamespace(d *Deps) (registry.Namespace, error) {
 		Tools: []registry.ToolDef{
 			registry.Define(registry.ToolDef{
 				Name: "project.init",
-				Description: "Scaffold a project at <target_dir>/<name>_<framework> inside the workspace root: pipeline_config/dag.json " +
-					"(the given DAG or the framework's starter), pipeline_config/config.json (a config template: every null is a value to fill), " +
-					"a script stub in scripts/ for every script step (each already passes the script ↔ contract check), and a README " +
-					"whose checklist is the action-item ledger. Refuses paths outside the root and never overwrites unless asked.",
-				When: "You are starting a new pipeline project.",
+				Description: "Scaffold a project: returns its files, or writes them under target_dir. The folder <name>_<framework> holds dag.json, " +
+					"a config.json template (nulls to fill), a contract-aligned stub per script and a README checklist; a write never overwrites unless asked.",
+				When: "Starting a new project.",
 				Examples: []string{
-					`project.init {"name": "fraud", "framework": "xgboost"}  # starter DAG`,
-					`project.init {"name": "demo", "framework": "pytorch", "target_dir": "work", "dag": {"nodes": ["DummyDataLoading_training", "TabularPreprocessing_training"], "edges": [["DummyDataLoading_training", "TabularPreprocessing_training"]]}}`,
+					`project.init {"name": "fraud", "framework": "xgboost"}  # starter DAG, files returned`,
+					`project.init {"name": "demo", "framework": "pytorch", "target_dir": "work", "dag": {"nodes": ["DummyDataLoading_training", "TabularPreprocessing_training"], "edges": [["DummyDataLoading_training", "TabularPreprocessing_training"]]}}  # writes`,
 				},
 				Tags:        []string{registry.PhasePlanner},
-				Destructive: true,
-				Writes:      true,
-				Alternative: &registry.Alternative{Tool: "project.bring_up", How: "it checks the same arguments and returns the bring-up plan, writing nothing."},
+				WritesWith:  []string{"target_dir"},
+				Alternative: &registry.Alternative{Tool: "project.init", How: "leave out target_dir and it returns the project's files in data.files, writing nothing."},
 			}, d.projectInit),
 			registry.Define(registry.ToolDef{
 				Name: "project.bring_up",
@@ -100,6 +99,9 @@ func scaffoldError(err error) error {
 type projectInitOut struct {
 	scaffold.Result
 	ImportPrefix *string `json:"import_prefix"`
+	// Files are the project's files, path → text, when none were written
+	// (no target_dir).
+	Files map[string]string `json:"files,omitempty"`
 }
 
 func (d *Deps) projectInit(ctx context.Context, in projectInitIn) (projectInitOut, error) {
@@ -108,6 +110,26 @@ func (d *Deps) projectInit(ctx context.Context, in projectInitIn) (projectInitOu
 		return projectInitOut{}, err
 	}
 	cv := d.catalogs(ctx)
+	if in.TargetDir == "" {
+		if in.Overwrite {
+			return projectInitOut{}, registry.Errorf(registry.CodeInvalidInput, "'overwrite' applies to a write: give target_dir too, or leave overwrite out to get the files").
+				WithDetails(map[string]any{"argument": "overwrite"})
+		}
+		res, files, err := scaffold.Render(cv.Steps, cv.Config, scaffold.Options{Name: in.Name, Framework: string(in.Framework),
+			DAG: g, CreatedAt: time.Now().UTC().Format(time.RFC3339)})
+		if err != nil {
+			return projectInitOut{}, scaffoldError(err)
+		}
+		registry.Meta(ctx, "file_count", len(files))
+		registry.Warn(ctx, res.Notes...)
+		registry.Next(ctx,
+			registry.NextStep{Tool: "workflow.start", When: "to check the project", Why: "cursus-init-project's Verify gate takes these files and the DAG",
+				ArgsHint: map[string]any{"workflow": "cursus-init-project", "args": map[string]any{"name": in.Name, "framework": res.Framework}}},
+			registry.NextStep{Tool: "config.merge_save", When: "to fill the config template", Why: "returns the checked config.json document",
+				ArgsHint: map[string]any{"dag_file": res.DAGFile, "files": "<data.files>"}},
+		)
+		return projectInitOut{Result: *res, Files: files}, nil
+	}
 	res, err := scaffold.Init(d.Root, cv.Steps, cv.Config, scaffold.Options{Name: in.Name, Framework: string(in.Framework),
 		TargetDir: in.TargetDir, Overwrite: in.Overwrite, DAG: g, CreatedAt: time.Now().UTC().Format(time.RFC3339)})
 	if err != nil {
@@ -173,9 +195,6 @@ func (d *Deps) projectBringUp(ctx context.Context, in projectBringUpIn) (bringUp
 	note := "Nothing was written. Follow the stages in order (the MCP prompt '" + wf.Name + "' has the same plan); each stage's gate must pass before the next."
 	if reg := registry.RegistryFrom(ctx); reg != nil {
 		caller := registry.CallerFrom(ctx)
-		if !reg.MayCall(caller, "project.init") {
-			registry.Warn(ctx, "This server does not let you write files, so the Scaffold stage cannot run here; only the operator can enable it.")
-		}
 		wf = workflowFor(wf, func(tool string) bool { return reg.MayCall(caller, tool) })
 		if reg.MayCall(caller, "workflow.start") && reg.MayCall(caller, "workflow.submit") {
 			note += " " + HowToRun(wf.Name)
@@ -184,8 +203,8 @@ func (d *Deps) projectBringUp(ctx context.Context, in projectBringUpIn) (bringUp
 	registry.Next(ctx,
 		registry.NextStep{Tool: "workflow.start", When: "to run the plan with the server checking each gate", Why: "returns a run token and the first stage",
 			ArgsHint: map[string]any{"workflow": wf.Name, "args": map[string]any{"name": opts.Name, "framework": opts.Framework, "target_dir": opts.TargetDir}}},
-		registry.NextStep{Tool: "project.init", When: "to start the Scaffold stage", Why: "write the project files",
-			ArgsHint: map[string]any{"name": opts.Name, "framework": opts.Framework, "target_dir": opts.TargetDir}},
+		registry.NextStep{Tool: "project.init", When: "to start the Scaffold stage", Why: "returns the project files (add target_dir to write them)",
+			ArgsHint: map[string]any{"name": opts.Name, "framework": opts.Framework}},
 		registry.NextStep{Tool: "pipeline_catalog.recommend", When: "to pick the project's DAG (writes nothing)",
 			Why: "ranks the shared DAGs for the framework", ArgsHint: map[string]any{"framework": opts.Framework}})
 	return bringUpPlan{

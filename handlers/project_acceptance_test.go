@@ -34,7 +34,7 @@ func TestProjectInitThenPreflightAndCompile(t *testing.T) {
 	scaffolded := 0
 	for _, fw := range scaffold.Frameworks {
 		t.Run(fw, func(t *testing.T) {
-			res := call(t, reg, "project.init", fmt.Sprintf(`{"name": "acc", "framework": %q}`, fw))
+			res := call(t, reg, "project.init", fmt.Sprintf(`{"name": "acc", "framework": %q, "target_dir": "projects"}`, fw))
 			data := valOK(t, res)
 			tmpl, _ := data["config_template"].(string)
 			if tmpl == "" {

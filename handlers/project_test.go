@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -16,7 +17,7 @@ import (
 
 func TestProjectInitScaffoldsAndStubsPassPreflight(t *testing.T) {
 	reg, root := newTestRegistry(t)
-	res := call(t, reg, "project.init", `{"name": "fraud", "framework": "xgboost"}`)
+	res := call(t, reg, "project.init", `{"name": "fraud", "framework": "xgboost", "target_dir": "projects"}`)
 	data := jsonData(t, res)
 	if !res.OK || data["target_path"] != "projects/fraud_xgboost" || data["ready"] != true {
 		t.Fatalf("project.init: %s", res.Encode())
@@ -42,8 +43,8 @@ func TestProjectInitScaffoldsAndStubsPassPreflight(t *testing.T) {
 	}
 	valOK(t, call(t, reg, "validate.alignment", `{"target_scripts": ["TabularPreprocessing", "XGBoostTraining"], "source_dir": "projects/fraud_xgboost/scripts"}`))
 	// Again without overwrite: already_exists.
-	mustFail(t, call(t, reg, "project.init", `{"name": "fraud", "framework": "xgboost"}`), registry.CodeAlreadyExists)
-	valOK(t, call(t, reg, "project.init", `{"name": "fraud", "framework": "xgboost", "overwrite": true}`))
+	mustFail(t, call(t, reg, "project.init", `{"name": "fraud", "framework": "xgboost", "target_dir": "projects"}`), registry.CodeAlreadyExists)
+	valOK(t, call(t, reg, "project.init", `{"name": "fraud", "framework": "xgboost", "target_dir": "projects", "overwrite": true}`))
 }
 
 func TestProjectInitRefusals(t *testing.T) {
@@ -74,15 +75,30 @@ func TestProjectInitRefusals(t *testing.T) {
 		t.Errorf("a refused init wrote into the root: %v", entries)
 	}
 	// Writes are gated for remote callers.
-	mustFail(t, callRemote(t, reg, "project.init", `{"name": "x", "framework": "xgboost"}`), registry.CodeToolDisabled)
+	mustFail(t, callRemote(t, reg, "project.init", `{"name": "x", "framework": "xgboost", "target_dir": "projects"}`), registry.CodeToolDisabled)
 }
 
 func TestProjectBringUp(t *testing.T) {
 	reg, root := newTestRegistry(t)
 	res := call(t, reg, "project.bring_up", `{"name": "new_model", "framework": "pytorch", "dag_source": "manual"}`)
 	data := jsonData(t, res)
-	if data["workflow"] != "cursus-new-project" || len(data["stages"].([]any)) != 4 {
+	if data["workflow"] != "cursus-new-project" || len(data["stages"].([]any)) != 3 {
 		t.Errorf("bring_up: %s", res.Encode())
+	}
+	// The plan's stages are the ones workflow.submit checks, and a
+	// read-only remote caller can run every one (Scaffold on project.init's
+	// returned files).
+	remote := callRemote(t, reg, "project.bring_up", `{"name": "new_model", "framework": "pytorch"}`)
+	rd := jsonData(t, remote)
+	gates, _ := workflows.Stages(workflows.NewProject)
+	stages, _ := rd["stages"].([]any)
+	for i, g := range gates {
+		if i >= len(stages) || !slices.ContainsFunc(stages, func(s any) bool { return s.(map[string]any)["name"] == g.Name }) {
+			t.Errorf("gate stage %s is not in bring_up's plan %v", g.Name, stages)
+		}
+	}
+	if !remote.OK || len(remote.Warnings) != 0 || strings.Contains(string(remote.Encode()), "cannot") {
+		t.Errorf("bring_up for a read-only caller: %s", remote.Encode())
 	}
 	// Cursus's workflow_path names the workflow's guide resource.
 	if data["workflow_path"] != "cursus://workflows/cursus-new-project" {
@@ -136,7 +152,7 @@ func TestValidateRunScriptsOnScaffold(t *testing.T) {
 		mustFail(t, call(t, reg, "validate.run_scripts", `{"nodes": ["TabularPreprocessing_training"]}`), registry.CodeRuntimeUnavailable)
 		needPython3(t) // fails in CI, skips the rest elsewhere
 	}
-	valOK(t, call(t, reg, "project.init", `{"name": "run", "framework": "xgboost"}`))
+	valOK(t, call(t, reg, "project.init", `{"name": "run", "framework": "xgboost", "target_dir": "projects"}`))
 	writeWS(t, root, "data/sample.csv", "a,label\n1,0\n")
 	args := map[string]any{
 		"nodes":         []string{"DummyDataLoading_training", "TabularPreprocessing_training", "XGBoostTraining"},
@@ -283,4 +299,39 @@ func TestWorkflowForKeepsOnlyOpenTools(t *testing.T) {
 	if !reflect.DeepEqual(workflowFor(w, allOpen), w) || w.Stages[0].Tools[1] != "a.write" {
 		t.Errorf("an open caller's workflow changed, or the original was modified")
 	}
+}
+
+// TestProjectInitReturnsFilesWithoutTargetDir: without target_dir,
+// project.init produces the project's files as content and writes
+// nothing, so a read-only remote caller may call it; with target_dir it
+// is a write that caller is refused.
+func TestProjectInitReturnsFilesWithoutTargetDir(t *testing.T) {
+	reg, root := newTestRegistry(t)
+	res := callRemote(t, reg, "project.init", `{"name": "fraud", "framework": "xgboost"}`)
+	data := jsonData(t, res)
+	if !res.OK || data["ready"] != true {
+		t.Fatalf("project.init as content: %s", res.Encode())
+	}
+	files, _ := data["files"].(map[string]any)
+	for _, f := range []string{"README.md", "pipeline_config/dag.json", "pipeline_config/config.json", "scripts/xgboost_training.py"} {
+		if text, _ := files["projects/fraud_xgboost/"+f].(string); text == "" {
+			t.Errorf("no %s in data.files (%d files)", f, len(files))
+		}
+	}
+	if written, _ := data["files_written"].([]any); len(written) != 0 {
+		t.Errorf("files_written %v for a call that writes nothing", written)
+	}
+	if entries, _ := os.ReadDir(root); len(entries) != 0 {
+		t.Errorf("project.init without target_dir wrote %v", entries)
+	}
+	// The same bytes a write puts on disk (config.json carries its creation time).
+	valOK(t, call(t, reg, "project.init", `{"name": "fraud", "framework": "xgboost", "target_dir": "projects"}`))
+	for _, f := range []string{"README.md", "pipeline_config/dag.json", "scripts/xgboost_training.py"} {
+		b, err := os.ReadFile(filepath.Join(root, "projects/fraud_xgboost", f))
+		if err != nil || string(b) != files["projects/fraud_xgboost/"+f] {
+			t.Errorf("%s differs from what was returned: %v", f, err)
+		}
+	}
+	mustFail(t, callRemote(t, reg, "project.init", `{"name": "x", "framework": "xgboost", "target_dir": "projects"}`), registry.CodeToolDisabled)
+	mustFail(t, call(t, reg, "project.init", `{"name": "x", "framework": "xgboost", "overwrite": true}`), registry.CodeInvalidInput)
 }

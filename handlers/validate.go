@@ -120,7 +120,7 @@ func validateNamespace(d *Deps) (registry.Namespace, error) {
 		registry.Define(registry.ToolDef{
 			Name:        "validate.step",
 			Description: "All alignment checks for one step (optionally one job type), with its script found in the workspace or given by path.",
-			When:        "You want the full alignment report of a single step.",
+			When:        "For one step's full report.",
 			Examples:    []string{`validate.step {"step_name": "XGBoostTraining"}  # catalog-level checks`},
 			Tags:        []string{registry.PhaseValidator},
 		}, d.validateStep),

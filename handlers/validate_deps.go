@@ -86,7 +86,7 @@ func validateDepsTools(d *Deps) []registry.ToolDef {
 			Description: "Dependency resolution report. With a DAG (dag, dag_file, or nodes/edges) every node is wired to its " +
 				"parents exactly as compile does; with step_names every dependency is matched against the outputs of all the " +
 				"other named steps (could they be wired at all?). Per step: resolved dependencies with scores, unresolved ones, and a summary.",
-			When: "You want to check that steps can feed each other.",
+			When: "To check steps can feed each other.",
 			Examples: []string{
 				`validate.deps_resolve {"step_names": ["TabularPreprocessing_training", "XGBoostTraining", "XGBoostModelEval_calibration"]}  # a set of steps`,
 				`validate.deps_resolve {"nodes": ["XGBoostTraining", "Package"], "edges": [["XGBoostTraining", "Package"]]}  # a DAG`,

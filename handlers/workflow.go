@@ -112,6 +112,7 @@ type workflowRun struct {
 	Stage        string                       `json:"stage"`
 	Findings     []string                     `json:"findings,omitempty"`
 	Remedy       string                       `json:"remedy,omitempty"`
+	Warnings     []string                     `json:"warnings,omitempty"`
 	AttemptsLeft int                          `json:"attempts_left"`
 	Next         *workflows.GateStage         `json:"next,omitempty"`
 	Certified    map[string]map[string]string `json:"certified,omitempty"`
@@ -249,11 +250,25 @@ func (d *Deps) submitRun(ctx context.Context, token runToken, stage string, c wo
 	if err != nil {
 		return workflowRun{}, err
 	}
+	if d.spent.Was(string(token)) {
+		return workflowRun{}, spentError()
+	}
 	t, err := workflows.Submit(ctx, st, stage, c.engine(), d.workflowLoader)
 	if err != nil {
 		return workflowRun{}, runError(err)
 	}
+	// Two submissions racing with one token: the first to spend it wins.
+	if !d.spent.Spend(string(token), st.Expires) {
+		return workflowRun{}, spentError()
+	}
 	return d.sealed(t)
+}
+
+// spentError refuses a token a submission already used.
+func spentError() error {
+	return registry.Errorf(registry.CodeRunTokenSpent, "'run': this run token was already used for a submission; each token moves its run once").
+		WithDetails(map[string]any{"argument": "run", "reason": "spent"}).
+		Suggest("Send the token the last workflow.submit returned (workflow.status with it shows where the run is).", "workflow.status")
 }
 
 func (d *Deps) workflowStatus(_ context.Context, in workflowStatusIn) (workflowOut, error) {
@@ -292,7 +307,7 @@ func (d *Deps) sealed(t workflows.Transition) (workflowRun, error) {
 	if err != nil {
 		return workflowRun{}, err
 	}
-	return workflowRun{Run: token, Workflow: t.State.Workflow, Status: t.Status, Stage: t.Stage, Findings: t.Findings, Remedy: t.Remedy,
+	return workflowRun{Run: token, Workflow: t.State.Workflow, Status: t.Status, Stage: t.Stage, Findings: t.Findings, Remedy: t.Remedy, Warnings: t.Warnings,
 		AttemptsLeft: t.State.AttemptsLeft, Next: t.Next, Certified: t.Certified, Outcome: t.Outcome}, nil
 }
 

@@ -3,6 +3,7 @@ package handlers
 import (
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"io/fs"
 	"os"
 	"path"
@@ -132,11 +133,24 @@ func TestWorkflowConfigurePipelineRunsToGreen(t *testing.T) {
 	mustFail(t, r.raw("DagCheck", c), registry.CodeInvalidInput)
 }
 
+// projectContent is the example project sent as the project fraud_xgboost
+// of the new-project workflow: its scripts where project.init puts them and
+// where its config's source_dir names them.
+func projectContent(t *testing.T) map[string]any {
+	t.Helper()
+	c := exampleContent(t, examplePath+"/scripts")
+	files := c["files"].(map[string]any)
+	for p, text := range exampleContent(t, "projects/fraud_xgboost/scripts")["files"].(map[string]any) {
+		files[p] = text
+	}
+	return c
+}
+
 func TestWorkflowNewProjectIssuesTheCompiledDefinition(t *testing.T) {
 	reg, _ := newTestRegistry(t)
-	c := exampleContent(t, examplePath+"/scripts")
+	c := projectContent(t)
 	r := startRun(t, reg, "cursus-new-project", map[string]string{"name": "fraud", "framework": "xgboost"})
-	wantStatus(t, r.submit("Consult", nil), "passed")
+	wantStatus(t, r.submit("Scaffold", pick(c, "dag", "files")), "passed")
 	wantStatus(t, r.submit("GateDAG", pick(c, "dag")), "passed")
 	green := r.submit("Configure", c)
 	wantStatus(t, green, "green")
@@ -147,12 +161,25 @@ func TestWorkflowNewProjectIssuesTheCompiledDefinition(t *testing.T) {
 	}
 }
 
+// scaffoldContent is what project.init returns without target_dir, as a
+// workflow submission: the project's DAG and its files.
+func scaffoldContent(t *testing.T, reg *registry.Registry, args string) map[string]any {
+	t.Helper()
+	data := mustOK(t, call(t, reg, "project.init", args))
+	files := data["files"].(map[string]any)
+	var doc map[string]any
+	if err := json.Unmarshal([]byte(files[data["dag_file"].(string)].(string)), &doc); err != nil {
+		t.Fatal(err)
+	}
+	return map[string]any{"dag": doc, "files": files}
+}
+
 func TestWorkflowInitProjectVerifiesTheScripts(t *testing.T) {
 	reg, _ := newTestRegistry(t)
-	c := exampleContent(t, "projects/fraud/scripts")
+	c := scaffoldContent(t, reg, `{"name": "fraud", "framework": "xgboost"}`)
 	r := startRun(t, reg, "cursus-init-project", map[string]string{"name": "fraud", "framework": "xgboost"})
 	wantStatus(t, r.submit("Consult", nil), "passed")
-	wantStatus(t, r.submit("Verify", pick(c, "dag", "files")), "green")
+	wantStatus(t, r.submit("Verify", c), "green")
 
 	// A stub that breaks its contract fails the gate, with findings and
 	// the fix attempts left.
@@ -174,6 +201,39 @@ func TestWorkflowInitProjectVerifiesTheScripts(t *testing.T) {
 	if failed["attempts_left"] != float64(1) || len(failed["findings"].([]any)) == 0 {
 		t.Fatalf("failure: %v", failed)
 	}
+}
+
+// TestWorkflowVerifyFailsOnMissingScripts: "no critical issue" over no
+// scripts proves nothing, so Verify fails when a script step's script is
+// not in the files: none sent, or sent under another project's folder.
+func TestWorkflowVerifyFailsOnMissingScripts(t *testing.T) {
+	reg, _ := newTestRegistry(t)
+	c := scaffoldContent(t, reg, `{"name": "fraud", "framework": "xgboost"}`)
+	for name, content := range map[string]map[string]any{
+		"no files":      pick(c, "dag"),
+		"other project": pick(scaffoldContent(t, reg, `{"name": "other", "framework": "xgboost"}`), "dag", "files"),
+	} {
+		r := startRun(t, reg, "cursus-init-project", map[string]string{"name": "fraud", "framework": "xgboost"})
+		r.submit("Consult", nil)
+		failed := r.submit("Verify", content)
+		wantStatus(t, failed, "failed")
+		if f := fmt.Sprint(failed["findings"]); !strings.Contains(f, "no script projects/fraud_xgboost/scripts/xgboost_training.py") {
+			t.Errorf("%s: findings %s do not name the missing script", name, f)
+		}
+	}
+}
+
+// TestWorkflowNewProjectRunsOnScaffoldContent: the new-project workflow's
+// Scaffold stage takes what project.init returns to a read-only caller,
+// and refuses a DAG without the files.
+func TestWorkflowNewProjectRunsOnScaffoldContent(t *testing.T) {
+	reg, _ := newTestRegistry(t)
+	c := scaffoldContent(t, reg, `{"name": "fraud", "framework": "xgboost"}`)
+	r := startRun(t, reg, "cursus-new-project", map[string]string{"name": "fraud", "framework": "xgboost"})
+	wantStatus(t, r.submit("Scaffold", c), "passed")
+	wantStatus(t, r.submit("GateDAG", pick(c, "dag")), "passed")
+	r = startRun(t, reg, "cursus-new-project", map[string]string{"name": "fraud", "framework": "xgboost"})
+	mustFail(t, r.raw("Scaffold", pick(c, "dag")), registry.CodeInvalidInput) // files are required
 }
 
 func TestWorkflowInitProjectRefusesBadArguments(t *testing.T) {
@@ -335,10 +395,10 @@ func TestWorkflowRunContinuesOnAnotherServerWithTheKey(t *testing.T) {
 
 func TestWorkflowSubmissionsAreDeterministic(t *testing.T) {
 	reg, _ := newTestRegistry(t)
-	c := exampleContent(t, examplePath+"/scripts")
+	c := projectContent(t)
 	outcome := func() string {
 		r := startRun(t, reg, "cursus-new-project", map[string]string{"name": "fraud", "framework": "xgboost"})
-		r.submit("Consult", nil)
+		r.submit("Scaffold", pick(c, "dag", "files"))
 		r.submit("GateDAG", pick(c, "dag"))
 		green := r.submit("Configure", c)
 		delete(green, "run") // carries the expiry
@@ -415,5 +475,69 @@ func TestWorkflowGuidanceSaysHowToRunIt(t *testing.T) {
 	plan := mustOK(t, call(t, reg, "project.bring_up", `{"name": "demo", "framework": "xgboost"}`))
 	if !strings.Contains(plan["note"].(string), `workflow.start {"workflow": "cursus-new-project"`) {
 		t.Errorf("bring_up note: %v", plan["note"])
+	}
+}
+
+// TestWorkflowGreenPassesOnTheCompileWarnings: a gate that passes passes
+// its checks' warnings on; a script missing from the files, with built-in
+// code standing in, is named in the green outcome, not swallowed.
+func TestWorkflowGreenPassesOnTheCompileWarnings(t *testing.T) {
+	reg, _ := newTestRegistry(t)
+	c := exampleContent(t, examplePath+"/scripts")
+	delete(c["files"].(map[string]any), examplePath+"/scripts/tabular_preprocessing.py")
+	r := startRun(t, reg, "cursus-configure-pipeline", nil)
+	r.submit("Constrain", pick(c, "dag"))
+	r.submit("Validate", pick(c, "dag", "config"))
+	green := r.submit("DagCheck", c)
+	wantStatus(t, green, "green")
+	if w := fmt.Sprint(green["warnings"]); !strings.Contains(w, examplePath+"/scripts/tabular_preprocessing.py is not in the call's files") {
+		t.Fatalf("the green outcome does not name the missing script: warnings %s", w)
+	}
+	// With every script sent, nothing to warn of.
+	full := exampleContent(t, examplePath+"/scripts")
+	r = startRun(t, reg, "cursus-configure-pipeline", nil)
+	r.submit("Constrain", pick(full, "dag"))
+	r.submit("Validate", pick(full, "dag", "config"))
+	green = r.submit("DagCheck", full)
+	if w := fmt.Sprint(green["warnings"]); strings.Contains(w, "is not in the call's files") {
+		t.Fatalf("warnings with every script sent: %s", w)
+	}
+}
+
+// TestWorkflowReplayedTokenIsRefused: each token moves its run once. An
+// earlier token, replayed to submit a stage that passed again or to win
+// back the fix attempts a failure used, is refused as run_token_spent;
+// the token the last submission returned goes on.
+func TestWorkflowReplayedTokenIsRefused(t *testing.T) {
+	reg, _ := newTestRegistry(t)
+	c := exampleContent(t, examplePath+"/scripts")
+	r := startRun(t, reg, "cursus-configure-pipeline", nil)
+	first := r.run
+	wantStatus(t, r.submit("Constrain", pick(c, "dag")), "passed")
+	replay := &runner{t: t, reg: reg, run: first}
+	res := replay.raw("Constrain", pick(c, "dag"))
+	mustFail(t, res, registry.CodeRunTokenSpent)
+	if res.Meta["details"].(map[string]any)["reason"] != "spent" {
+		t.Errorf("details %v", res.Meta["details"])
+	}
+
+	// A failed gate spends its token too: replaying it does not give the
+	// fix attempt back.
+	beforeFail := r.run
+	failed := r.submit("Validate", map[string]any{"dag": c["dag"], "config": map[string]any{"configuration": map[string]any{}}})
+	wantStatus(t, failed, "failed")
+	replay.run = beforeFail
+	mustFail(t, replay.raw("Validate", pick(c, "dag", "config")), registry.CodeRunTokenSpent)
+	// The current token goes on, and status does not spend it.
+	mustOK(t, call(t, reg, "workflow.status", `{"run": "`+r.run+`"}`))
+	wantStatus(t, r.submit("Validate", pick(c, "dag", "config")), "passed")
+
+	// One token in two items of a batch: one item moves, the other is refused.
+	r = startRun(t, reg, "cursus-configure-pipeline", nil)
+	batch := mustOK(t, call(t, reg, "workflow.submit", jsonArgs(t, map[string]any{"stage": "Constrain",
+		"items": []any{map[string]any{"run": r.run, "content": pick(c, "dag")}, map[string]any{"run": r.run, "content": pick(c, "dag")}}})))
+	summary := batch["summary"].(map[string]any)["by_status"].(map[string]any)
+	if summary["passed"] != float64(1) || summary["refused"] != float64(1) {
+		t.Fatalf("one token twice in a batch: %v", batch["summary"])
 	}
 }

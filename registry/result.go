@@ -32,6 +32,7 @@ const (
 	CodeRateLimited         = "rate_limited"    // over the caller's rate or concurrency budget (HTTP 429)
 	CodeStorageError        = "storage_error"   // the workspace refused a write: full, read-only or not writable (HTTP 507)
 	CodeUnknownRunKey       = "unknown_run_key" // a workflow run token signed with a key this server no longer holds: start a new run
+	CodeRunTokenSpent       = "run_token_spent" // a workflow run token already used for a submission: send the one it returned (HTTP 409)
 )
 
 // Codes lists every error code, for documentation and tests.
@@ -40,7 +41,7 @@ var Codes = []string{
 	CodeInternal, CodeToolError, CodeTimeout, CodeValidationFailed, CodeNotConstructible,
 	CodeConfigInvalid, CodeScriptAnalysisError, CodeScriptCheckFailed, CodeAlreadyExists,
 	CodeUnsupported, CodeUpsertFailed, CodeRuntimeUnavailable, CodeUnauthenticated, CodeRateLimited,
-	CodeStorageError, CodeUnknownRunKey,
+	CodeStorageError, CodeUnknownRunKey, CodeRunTokenSpent,
 }
 
 // NextStep suggests the tool an agent should call after a success.

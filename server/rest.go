@@ -36,6 +36,8 @@ func statusFor(res *registry.Result) int {
 		return http.StatusInternalServerError
 	case registry.CodeStorageError:
 		return http.StatusInsufficientStorage
+	case registry.CodeRunTokenSpent:
+		return http.StatusConflict
 	default:
 		return http.StatusUnprocessableEntity
 	}

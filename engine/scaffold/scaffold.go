@@ -177,8 +177,7 @@ func Init(root *workspace.Root, cat Catalog, schemas *config.Schemas, opts Optio
 	if err != nil {
 		return nil, err
 	}
-	project := opts.Name + "_" + opts.Framework
-	projRel := filepath.Join(opts.TargetDir, project)
+	projRel := filepath.Join(opts.TargetDir, ProjectDir(opts))
 	projAbs, err := root.Resolve(projRel)
 	if err != nil {
 		return nil, err
@@ -189,7 +188,50 @@ func Init(root *workspace.Root, cat Catalog, schemas *config.Schemas, opts Optio
 	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
+	res, files, err := render(cat, schemas, opts, projRel)
+	if err != nil {
+		return nil, err
+	}
+	if err := writeProject(root, projRel, files, opts.Overwrite); err != nil {
+		res.Ready = false
+		return res, err
+	}
+	for _, f := range files {
+		res.FilesWritten = append(res.FilesWritten, path.Join(projRel, f.rel))
+	}
+	return res, nil
+}
 
+// ProjectDir is the project's folder name: <name>_<framework>.
+func ProjectDir(opts Options) string { return opts.Name + "_" + opts.Framework }
+
+// Render is Init without the disk: the project's files, path → text, at
+// the paths Init writes them to (<target_dir>/<name>_<framework>/...),
+// and the Result, whose FilesWritten stays empty. Producing the files is
+// not writing them, so a read-only caller may have them.
+func Render(cat Catalog, schemas *config.Schemas, opts Options) (*Result, map[string]string, error) {
+	opts, err := Check(opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	projRel := path.Join(filepath.ToSlash(opts.TargetDir), ProjectDir(opts))
+	if path.IsAbs(projRel) {
+		return nil, nil, &InputError{"target_dir", "must be relative to the workspace root"}
+	}
+	res, files, err := render(cat, schemas, opts, projRel)
+	if err != nil {
+		return nil, nil, err
+	}
+	out := make(map[string]string, len(files))
+	for _, f := range files {
+		out[path.Join(projRel, f.rel)] = string(f.data)
+	}
+	return res, out, nil
+}
+
+// render renders the project at projRel (workspace-relative, slashes).
+func render(cat Catalog, schemas *config.Schemas, opts Options, projRel string) (*Result, []file, error) {
+	project := ProjectDir(opts)
 	res := &Result{Project: project, TargetPath: projRel, Framework: opts.Framework, PipelineClass: PipelineClass(opts.Name),
 		DAGFile: path.Join(projRel, "pipeline_config/dag.json"), ToFill: []string{}, Scripts: []Stub{}, FilesWritten: []string{}}
 	d := opts.DAG
@@ -211,7 +253,7 @@ func Init(root *workspace.Root, cat Catalog, schemas *config.Schemas, opts Optio
 	for _, n := range d.Nodes {
 		st, _, ok := steps.SplitJobType(n, known)
 		if !ok {
-			return nil, &InputError{"dag", fmt.Sprintf("node %q names no known step type", n)}
+			return nil, nil, &InputError{"dag", fmt.Sprintf("node %q names no known step type", n)}
 		}
 		iface, _ := cat.Get(st)
 		resolved = append(resolved, nodeStep{n, iface})
@@ -220,6 +262,7 @@ func Init(root *workspace.Root, cat Catalog, schemas *config.Schemas, opts Optio
 	var files []file
 	meta := map[string]any{"name": project, "framework": opts.Framework, "created_by": "cursus project.init"}
 	var dagJSON []byte
+	var err error
 	if len(d.Nodes) == 0 {
 		// No starter for this framework: an empty dag.json for the user to
 		// fill (dag.Marshal refuses empty graphs, which is right for
@@ -229,7 +272,7 @@ func Init(root *workspace.Root, cat Catalog, schemas *config.Schemas, opts Optio
 		dagJSON, err = dag.Marshal(d, meta)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("render dag.json: %w", err)
+		return nil, nil, fmt.Errorf("render dag.json: %w", err)
 	}
 	files = append(files, file{"pipeline_config/dag.json", dagJSON})
 
@@ -237,7 +280,7 @@ func Init(root *workspace.Root, cat Catalog, schemas *config.Schemas, opts Optio
 	if len(d.Nodes) > 0 && schemas != nil {
 		tmpl, toFill, err := configTemplate(d, schemas, scriptsRel, opts.CreatedAt)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		files = append(files, file{"pipeline_config/config.json", tmpl})
 		res.ConfigTemplate = path.Join(projRel, "pipeline_config/config.json")
@@ -279,18 +322,11 @@ func Init(root *workspace.Root, cat Catalog, schemas *config.Schemas, opts Optio
 		res.Scripts = append(res.Scripts, *byType[st])
 	}
 	files = append(files, file{"README.md", []byte(readme(res, modelSteps))})
-
-	if err := writeProject(root, projRel, files, opts.Overwrite); err != nil {
-		return res, err
-	}
-	for _, f := range files {
-		res.FilesWritten = append(res.FilesWritten, path.Join(projRel, f.rel))
-	}
 	res.Ready = true
 	for _, s := range res.Scripts {
 		res.Ready = res.Ready && s.Aligned
 	}
-	return res, nil
+	return res, files, nil
 }
 
 // writeProject writes files under projRel as one set (see the package

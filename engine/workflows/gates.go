@@ -3,6 +3,7 @@ package workflows
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"path"
 	"sort"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/cursus-dev/cursus/engine/config"
 	"github.com/cursus-dev/cursus/engine/deps"
 	"github.com/cursus-dev/cursus/engine/scaffold"
+	"github.com/cursus-dev/cursus/engine/steps"
 	"github.com/cursus-dev/cursus/engine/verify"
 )
 
@@ -41,7 +43,9 @@ func plans() map[string][]GateStage {
 		compile(compileGate(false), "dag.validate_integrity and compile.validate pass; the outcome is the compile-ready config"),
 	}
 	newProject := []GateStage{
-		args,
+		{Name: "Scaffold", Purpose: "Check the arguments and the project's files (project.init without target_dir returns them) and DAG.",
+			Takes: []string{FieldDAG, FieldFiles, FieldStepTypes}, Requires: []string{FieldDAG, FieldFiles}, FixAttempts: 2,
+			Gate: "the arguments are valid, the DAG is valid and every script step's script is in files under <target_dir>/<name>_<framework>/scripts with no critical issue", check: scaffoldGate},
 		dagStage("GateDAG", "Check the project's DAG (seeded from the pipeline catalog or written by hand)."),
 		compile(compileGate(true), "dag.validate_integrity and compile.validate pass and the pipeline compiles; the outcome is the compiled definition"),
 	}
@@ -51,7 +55,7 @@ func plans() map[string][]GateStage {
 			args,
 			{Name: "Verify", Purpose: "Check the project's DAG and every script stub against its contract.",
 				Takes: []string{FieldDAG, FieldFiles, FieldStepTypes}, Requires: []string{FieldDAG}, FixAttempts: 2,
-				Gate: "the DAG is valid and validate.alignment finds no critical issue in <target_dir>/<name>/scripts", check: verifyProjectGate},
+				Gate: "the DAG is valid, every script step's script is in files under <target_dir>/<name>_<framework>/scripts and validate.alignment finds no critical issue there", check: verifyProjectGate},
 		},
 		ConfigurePipeline: configure,
 		AuthorStep: {
@@ -119,9 +123,9 @@ func configGate(ctx context.Context, _ map[string]string, s *Subject) (Verdict, 
 	out := append([]string{}, prefixed("missing config: ", v.MissingConfigs)...)
 	out = append(out, keyed(v.ConfigErrors)...)
 	if len(out) > 0 {
-		return Verdict{Findings: out, Remedy: "Fill the listed fields (config.requirements, author.preflight_config) and submit the config again."}, nil
+		return Verdict{Findings: out, Warnings: v.Warnings, Remedy: "Fill the listed fields (config.requirements, author.preflight_config) and submit the config again."}, nil
 	}
-	return Verdict{Passed: true}, nil
+	return Verdict{Passed: true, Warnings: v.Warnings}, nil
 }
 
 // compileGate is compile.validate over the DAG and configs; with
@@ -139,29 +143,62 @@ func compileGate(definition bool) check {
 		issues = append(issues, keyed(v.ConfigErrors)...)
 		issues = append(issues, v.DependencyIssues...)
 		if len(issues) > 0 {
-			return Verdict{Findings: issues, Remedy: "Fix the DAG or configs (compile.validate, compile.preview explain each issue) and submit again."}, nil
+			return Verdict{Findings: issues, Warnings: v.Warnings, Remedy: "Fix the DAG or configs (compile.validate, compile.preview explain each issue) and submit again."}, nil
 		}
 		if !definition {
-			return Verdict{Passed: true, Outcome: map[string]any{"compile_ready_config": s.Sent.Config}}, nil
+			return Verdict{Passed: true, Warnings: v.Warnings, Outcome: map[string]any{"compile_ready_config": s.Sent.Config}}, nil
 		}
 		res, err := compiler.Compile(ctx, in)
 		if err != nil {
-			return Verdict{Findings: []string{err.Error()}, Remedy: "Fix what the compiler names (compile.with_report) and submit again."}, ctx.Err()
+			return Verdict{Findings: []string{err.Error()}, Warnings: v.Warnings, Remedy: "Fix what the compiler names (compile.with_report) and submit again."}, ctx.Err()
 		}
-		return Verdict{Passed: true, Outcome: map[string]any{"pipeline_name": res.PipelineName, "definition": rawJSON(res.JSON)}}, nil
+		return Verdict{Passed: true, Warnings: res.Warnings, Outcome: map[string]any{"pipeline_name": res.PipelineName, "definition": rawJSON(res.JSON)}}, nil
 	}
 }
 
+// scaffoldGate is the arguments' check and then the project's.
+func scaffoldGate(ctx context.Context, args map[string]string, s *Subject) (Verdict, error) {
+	if v, err := argsGate(ctx, args, s); err != nil || !v.Passed {
+		return v, err
+	}
+	return verifyProjectGate(ctx, args, s)
+}
+
+// verifyProjectGate checks the project's DAG and scripts: every node that
+// runs a script must have it in the files sent, where project.init puts
+// it, and no script may break its contract. A missing script is a
+// finding, not a pass: "no critical issue" over no files proves nothing.
 func verifyProjectGate(ctx context.Context, args map[string]string, s *Subject) (Verdict, error) {
 	issues, err := integrity(ctx, s)
 	if err != nil || len(issues) > 0 {
 		return Verdict{Findings: issues, Remedy: "Fix the DAG and submit again."}, err
 	}
-	target := args["target_dir"]
-	if target == "" {
-		target = scaffold.DefaultTargetDir
+	opts, err := scaffold.Check(scaffold.Options{Name: args["name"], Framework: args["framework"], TargetDir: args["target_dir"]})
+	if err != nil {
+		return Verdict{Findings: []string{err.Error()}, Remedy: "Start a new run with valid arguments."}, nil
 	}
-	scripts := path.Join(target, args["name"], "scripts")
+	scripts := path.Join(opts.TargetDir, scaffold.ProjectDir(opts), "scripts")
+	var missing []string
+	seen := map[string]bool{}
+	known := func(name string) bool { _, ok := s.Suite.Steps.Get(name); return ok }
+	for _, n := range s.DAG.Nodes {
+		name, _, ok := steps.SplitJobType(n, known)
+		if !ok {
+			continue // integrity has named it
+		}
+		st, _ := s.Suite.Steps.Get(name)
+		if seen[st.StepType] || !scaffold.NeedsScript(st) {
+			continue
+		}
+		seen[st.StepType] = true
+		want := path.Join(scripts, st.Contract.EntryPoint)
+		if fi, err := fs.Stat(s.Suite.Files, want); err != nil || fi.IsDir() {
+			missing = append(missing, fmt.Sprintf("%s: no script %s in files", n, want))
+		}
+	}
+	if len(missing) > 0 {
+		return Verdict{Findings: missing, Remedy: "Send the project's files (project.init without target_dir returns them) with every script at its path."}, nil
+	}
 	rep, err := s.Suite.Alignment(ctx, s.DAG.Nodes, verify.ScriptSearch{WorkspaceDirs: []string{scripts}}, nil)
 	if err != nil {
 		return Verdict{Findings: []string{err.Error()}, Remedy: "Fix the DAG's nodes and submit again."}, ctx.Err()

@@ -112,6 +112,9 @@ type Verdict struct {
 	Passed   bool
 	Findings []string
 	Remedy   string
+	// Warnings are what the gate's checks warned of, pass or fail: a
+	// passing gate passes them on rather than swallowing them.
+	Warnings []string
 	// Outcome is what the last gate issues when it passes.
 	Outcome any
 }
@@ -147,6 +150,9 @@ type Transition struct {
 	Stage    string   `json:"stage"`
 	Findings []string `json:"findings,omitempty"`
 	Remedy   string   `json:"remedy,omitempty"`
+	// Warnings are the gate's warnings (a built-in script standing in for
+	// a missing one, say): the outcome stands on them.
+	Warnings []string `json:"warnings,omitempty"`
 	// Next is the stage to submit next (nil when green or blocked).
 	Next *GateStage `json:"next,omitempty"`
 	// Certified are the content hashes the outcome stands on, per stage.
@@ -256,7 +262,7 @@ func Submit(ctx context.Context, st State, stage string, c Content, load Loader)
 	}
 	next := st
 	next.Passed = slices.Clone(st.Passed)
-	t := Transition{Stage: expected.Name, Findings: v.Findings, Remedy: v.Remedy}
+	t := Transition{Stage: expected.Name, Findings: v.Findings, Remedy: v.Remedy, Warnings: v.Warnings}
 	switch {
 	case v.Passed:
 		next.Passed = append(next.Passed, hashes)

@@ -26,6 +26,9 @@ type State struct {
 	AttemptsLeft int                 `json:"attempts_left"`
 	Blocked      bool                `json:"blocked,omitempty"`
 	Expires      int64               `json:"expires"` // unix seconds
+	// Nonce makes every token unique, so spending one (Spent) spends no
+	// other, even one of the same state sealed in the same second.
+	Nonce string `json:"nonce,omitempty"`
 }
 
 // Errors of Open.
@@ -108,9 +111,12 @@ func DevelopmentKey() []byte {
 	return key
 }
 
-// Seal stamps st with a new expiry and returns its token.
+// Seal stamps st with a new expiry and nonce and returns its token.
 func (s *Signer) Seal(st State) (string, error) {
 	st.Expires = s.now().Add(s.ttl).Unix()
+	nonce := make([]byte, 12)
+	_, _ = rand.Read(nonce) // crypto/rand.Read never fails
+	st.Nonce = base64.RawURLEncoding.EncodeToString(nonce)
 	body, err := json.Marshal(st)
 	if err != nil {
 		return "", err

@@ -45,3 +45,33 @@ func TestFourWorkflowsWellFormed(t *testing.T) {
 		t.Errorf("tools = %v", got)
 	}
 }
+
+// TestGateStagesAreDescribedStages: what the server checks and what the
+// guides (prompts, project.bring_up) describe are the same stages: every
+// gate stage is a stage of its workflow, in the same order.
+func TestGateStagesAreDescribedStages(t *testing.T) {
+	for _, w := range All() {
+		gates, ok := Stages(w.Name)
+		if !ok {
+			t.Errorf("%s has no gate stages", w.Name)
+			continue
+		}
+		at := 0
+		for _, g := range gates {
+			i := at
+			for i < len(w.Stages) && w.Stages[i].Name != g.Name {
+				i++
+			}
+			if i == len(w.Stages) {
+				t.Errorf("%s: gate stage %s is not a described stage after %d (described: %v)", w.Name, g.Name, at, w.Stages)
+				break
+			}
+			at = i + 1
+		}
+	}
+	// The new project's Scaffold stage is checked by the server.
+	gates, _ := Stages(NewProject)
+	if gates[0].Name != "Scaffold" {
+		t.Errorf("new-project gate stages start with %s", gates[0].Name)
+	}
+}
