@@ -7,14 +7,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path"
-	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/cursus-dev/cursus/engine/compiler"
 	"github.com/cursus-dev/cursus/engine/config"
-	"github.com/cursus-dev/cursus/engine/dag"
 	"github.com/cursus-dev/cursus/engine/sagemaker"
 	"github.com/cursus-dev/cursus/registry"
 )
@@ -186,26 +183,7 @@ func (d *Deps) compileInputWith(ctx context.Context, src compileSource, pipeline
 		return compiler.Input{}, nil, err
 	}
 	return compiler.Input{DAG: doc.DAG, Configs: f.Configs, Unloaded: f.Unloaded, Catalog: call.cat.Steps, Sources: call.fs, PipelineName: string(pipelineName),
-		DAGName: dagName(doc, string(src.DAGFile))}, f, nil
-}
-
-// dagName names the DAG in its pipeline's name: its metadata.name (a
-// shared DAG's id), else its file's workspace path without the extension
-// and with "/" as "-" (unique within the workspace; a file named dag.json
-// is named by its folder). An unnamed inline DAG gets "", which the
-// compiler replaces with a content hash.
-func dagName(doc *dag.Document, file string) string {
-	if name, ok := doc.Metadata["name"].(string); ok && strings.TrimSpace(name) != "" {
-		return name
-	}
-	if file == "" {
-		return ""
-	}
-	file = strings.TrimSuffix(strings.TrimSuffix(file, ".json"), ".dag")
-	if path.Base(file) == "dag" && path.Dir(file) != "." {
-		file = path.Dir(file) // examples/xgboost-tabular/dag.json names the project
-	}
-	return strings.ReplaceAll(file, "/", "-")
+		DAGName: compiler.DAGName(doc, string(src.DAGFile))}, f, nil
 }
 
 // compileError maps engine errors to tool errors.
