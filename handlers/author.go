@@ -16,7 +16,7 @@ import (
 )
 
 type authorRulesIn struct {
-	Topic authorTopic `json:"topic" jsonschema:"Rule topic."`
+	Topic authorTopic `json:"topic,omitempty" jsonschema:"Rule topic; leave out for every topic."`
 }
 
 // authorTopic is a topic of the engine's rule table.
@@ -108,7 +108,7 @@ func authorNamespace(d *Deps) (registry.Namespace, error) {
 			Name:        "author.rules",
 			Description: "The rules a new step type must follow, by topic: naming, packaging, sdk_carveout, reuse_class, closure.",
 			When:        "Before writing a .step.yaml or script.",
-			Examples:    []string{`author.rules {"topic": "naming"}`, `author.rules {"topic": "closure"}`},
+			Examples:    []string{`author.rules {}  # every topic`, `author.rules {"topic": "naming"}`},
 			Tags:        []string{registry.PhaseValidator},
 		}, d.authorRules),
 		registry.Define(registry.ToolDef{
@@ -155,6 +155,13 @@ func authorNamespace(d *Deps) (registry.Namespace, error) {
 }
 
 func (d *Deps) authorRules(_ context.Context, in authorRulesIn) (authorRulesOut, error) {
+	if in.Topic == "" {
+		all := map[string]any{}
+		for _, topic := range steps.RuleTopics {
+			all[topic] = steps.AuthorRules(topic)
+		}
+		return authorRulesOut{Topic: "all", Rules: all}, nil
+	}
 	return authorRulesOut{Topic: string(in.Topic), Rules: steps.AuthorRules(string(in.Topic))}, nil
 }
 

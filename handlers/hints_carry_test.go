@@ -60,3 +60,36 @@ func TestHintsCarryTheInlineContentForward(t *testing.T) {
 		t.Errorf("the preflight hint does not say step_types and files must be sent again: %q", next.Why)
 	}
 }
+
+// author.rules reads as an overview: without a topic it answers every
+// topic's rules.
+func TestAuthorRulesWithoutTopicAnswersEveryTopic(t *testing.T) {
+	reg, _ := newTestRegistry(t)
+	data := mustOK(t, callRemote(t, reg, "author.rules", `{}`))
+	rules, _ := data["rules"].(map[string]any)
+	for _, topic := range []string{"naming", "packaging", "closure"} {
+		if _, ok := rules[topic].(map[string]any); !ok {
+			t.Errorf("author.rules {} has no %s rules: %v", topic, data)
+		}
+	}
+}
+
+// A namespace's help does not suggest calling itself; tools.help still
+// points at the namespace helps.
+func TestNamespaceHelpDoesNotSuggestItself(t *testing.T) {
+	reg, _ := newTestRegistry(t)
+	for _, ns := range []string{"project", "compile", "catalog"} {
+		for _, n := range callRemote(t, reg, ns+".help", `{}`).NextSteps {
+			if n.Tool == ns+".help" {
+				t.Errorf("%s.help suggests %s", ns, n.Tool)
+			}
+		}
+	}
+	found := false
+	for _, n := range callRemote(t, reg, "tools.help", `{}`).NextSteps {
+		found = found || strings.HasSuffix(n.Tool, ".help")
+	}
+	if !found {
+		t.Error("tools.help no longer points at the namespace helps")
+	}
+}
