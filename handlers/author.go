@@ -16,11 +16,15 @@ import (
 )
 
 type authorRulesIn struct {
-	Topic authorTopic `json:"topic" jsonschema:"Rule topic."`
+	Topic authorTopic `json:"topic,omitempty" jsonschema:"Rule topic; leave out for every topic."`
 }
 
 // authorTopic is a topic of the engine's rule table.
 type authorTopic string
+
+// stubScript is a step script sent inline in examples: one that works on
+// an empty workspace.
+const stubScript = `"def main(input_paths, output_paths, environ_vars, job_args):\n    pass\n"`
 
 func (authorTopic) JSONSchema() *jsonschema.Schema {
 	return &jsonschema.Schema{Type: "string", Enum: enumOf(steps.RuleTopics)}
@@ -104,7 +108,7 @@ func authorNamespace(d *Deps) (registry.Namespace, error) {
 			Name:        "author.rules",
 			Description: "The rules a new step type must follow, by topic: naming, packaging, sdk_carveout, reuse_class, closure.",
 			When:        "Before writing a .step.yaml or script.",
-			Examples:    []string{`author.rules {"topic": "naming"}`, `author.rules {"topic": "closure"}`},
+			Examples:    []string{`author.rules {}  # every topic`, `author.rules {"topic": "naming"}`},
 			Tags:        []string{registry.PhaseValidator},
 		}, d.authorRules),
 		registry.Define(registry.ToolDef{
@@ -123,8 +127,8 @@ func authorNamespace(d *Deps) (registry.Namespace, error) {
 				"outputs written, required env vars read, declared flags parsed). Issues carry severity, rule, location and fix.",
 			When: "You wrote or edited a step script.",
 			Examples: []string{
-				`author.check_script {"step_name": "TabularPreprocessing", "source_dir": "scripts"}`,
-				`author.check_script {"step_name": "XGBoostTraining", "script_path": "projects/demo_xgboost/scripts/xgboost_training.py"}`,
+				`author.check_script {"step_name": "TabularPreprocessing", "source_dir": "scripts", "files": {"scripts/tabular_preprocessing.py": ` + stubScript + `}}`,
+				`author.check_script {"step_name": "XGBoostTraining", "script_path": "scripts/xgboost_training.py", "files": {"scripts/xgboost_training.py": ` + stubScript + `}}`,
 			},
 			Tags: []string{registry.PhaseValidator},
 		}, d.authorCheckScript),
@@ -151,6 +155,13 @@ func authorNamespace(d *Deps) (registry.Namespace, error) {
 }
 
 func (d *Deps) authorRules(_ context.Context, in authorRulesIn) (authorRulesOut, error) {
+	if in.Topic == "" {
+		all := map[string]any{}
+		for _, topic := range steps.RuleTopics {
+			all[topic] = steps.AuthorRules(topic)
+		}
+		return authorRulesOut{Topic: "all", Rules: all}, nil
+	}
 	return authorRulesOut{Topic: string(in.Topic), Rules: steps.AuthorRules(string(in.Topic))}, nil
 }
 
@@ -164,9 +175,10 @@ func (d *Deps) authorChecklist(ctx context.Context, in authorChecklistIn) (autho
 		{2, "resolve", "Read the naming rules", "author.rules", map[string]any{"topic": "naming"}},
 		{3, "author", "Copy shapes from the exemplar: its .step.yaml, ports, patterns, config fields", "steps.source / steps.io / steps.patterns / catalog.config_fields", map[string]any{"step_name": exemplar}},
 		{4, "author", "Write " + snake + ".step.yaml (with its config section; steps.format {\"format\": \"step_yaml\"} is its JSON Schema) and send it in step_types, or put it in a step directory the server loads; write scripts/" + snake + ".py with main(input_paths, output_paths, environ_vars, job_args)", "steps.format", map[string]any{"format": formatStepYAML}},
-		{5, "validate", "Validate the interface, then the script against it", "validate.step_interface", map[string]any{"path": "<dir>/" + snake + ".step.yaml"}},
+		{5, "validate", "Validate the interface, then the script against it", "validate.step_interface", map[string]any{"step_types": []any{"<the .step.yaml text>"}, "step_name": "<StepName>", "files": map[string]any{"scripts/" + snake + ".py": "<the script>"}}},
 		{6, "preflight", "Pass the constructibility gates", "author.preflight_step", map[string]any{"step_name": "<StepName>"}},
-		{7, "integrate", "Compile a DAG that uses the step and read the report", "compile.with_report", map[string]any{"dag_file": "pipeline_config/dag.json"}},
+		{7, "integrate", "Compile a DAG that uses the step and read the report", "compile.with_report", map[string]any{"dag": map[string]any{"nodes": []any{"<upstream node>", "<StepName>"}, "edges": []any{[]any{"<upstream node>", "<StepName>"}}},
+			"config": "<config.json document with a config for each node>", "step_types": []any{"<the .step.yaml text>"}, "files": map[string]any{"scripts/" + snake + ".py": "<the script>"}}},
 	}
 	registry.Warn(ctx, warn...)
 	if routable {
@@ -238,8 +250,8 @@ func (d *Deps) authorCheckScript(ctx context.Context, in authorCheckScriptIn) (v
 			WithDetails(toMap(rep)).Suggest("Apply each issue's fix; steps.io shows the declared ports.", "steps.io", "author.config_constraints")
 	}
 	if rep.Status == "checked" {
-		registry.Next(ctx, registry.NextStep{Tool: "author.preflight_step", When: "the script passes", Why: "run the constructibility gates",
-			ArgsHint: map[string]any{"step_name": rep.StepName}})
+		registry.Next(ctx, registry.NextStep{Tool: "author.preflight_step", When: "the script passes", Why: resendWhy("run the constructibility gates", in.Files, in.StepTypes),
+			ArgsHint: carryExtras(map[string]any{"step_name": rep.StepName}, in.Files, in.StepTypes)})
 	}
 	return *rep, nil
 }
@@ -271,7 +283,8 @@ func (d *Deps) authorPreflightStep(ctx context.Context, in authorPreflightIn) (v
 			Suggest("Each failing gate has a remedy; fix them in order (interface first).", "validate.step_interface", "strategies.for_step_type", "author.rules")
 	}
 	registry.Next(ctx,
-		registry.NextStep{Tool: "compile.with_report", When: "all gates pass", Why: "compile a DAG that uses the step and read the report"},
+		registry.NextStep{Tool: "compile.with_report", When: "all gates pass", Why: resendWhy("compile a DAG that uses the step and read the report", in.Files, in.StepTypes),
+			ArgsHint: carryExtras(map[string]any{"dag": "<a DAG with a node of the step>", "config": "<a config.json document for its nodes>"}, in.Files, in.StepTypes)},
 		registry.NextStep{Tool: "compile.dag", When: "the report is right and deploying is allowed", Why: "integrate the step into a deployed pipeline"})
 	return *rep, nil
 }

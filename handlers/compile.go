@@ -7,14 +7,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path"
-	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/cursus-dev/cursus/engine/compiler"
 	"github.com/cursus-dev/cursus/engine/config"
-	"github.com/cursus-dev/cursus/engine/dag"
 	"github.com/cursus-dev/cursus/engine/sagemaker"
 	"github.com/cursus-dev/cursus/registry"
 )
@@ -105,7 +102,7 @@ func compileNamespace(d *Deps) (registry.Namespace, error) {
 				Description: "Check that a DAG and its config.json fit together (without deploying anything): every node has a config " +
 					"(matched with a confidence), an interface and a builder; required inputs are wired; every step builds. Never fails: problems are in the result.",
 				When:     "Before compiling.",
-				Examples: []string{`compile.validate {"config_file": "examples/xgboost-tabular/config.json", "dag_file": "examples/xgboost-tabular/dag.json"}`},
+				Examples: []string{`compile.validate {` + inlineCompileArgs + `}`},
 				Tags:     []string{registry.PhaseValidator},
 			}, d.compileValidate),
 			registry.Define(registry.ToolDef{
@@ -114,7 +111,7 @@ func compileNamespace(d *Deps) (registry.Namespace, error) {
 					"builds it, with renaming recommendations for weak matches, and (when every node resolves) the findings compile.validate " +
 					"reports: settings SageMaker would reject or that would misbehave at run time. Deploys nothing.",
 				When:     "Before compiling: node → config → builder.",
-				Examples: []string{`compile.preview {"config_file": "examples/xgboost-tabular/config.json", "dag_file": "examples/xgboost-tabular/dag.json"}`},
+				Examples: []string{`compile.preview {` + inlineCompileArgs + `}`},
 				Tags:     []string{registry.PhasePlanner, registry.PhaseValidator},
 			}, d.compilePreview),
 			registry.Define(registry.ToolDef{
@@ -122,7 +119,7 @@ func compileNamespace(d *Deps) (registry.Namespace, error) {
 				Description: "Compile without deploying and return the report (per step: node, config, builder, confidence, wired inputs), " +
 					"the full pipeline definition JSON and the manifest of code artifacts (local file → content-addressed S3 URI).",
 				When:     "You want the compiled definition.",
-				Examples: []string{`compile.with_report {"config_file": "examples/xgboost-tabular/config.json", "dag_file": "examples/xgboost-tabular/dag.json"}`},
+				Examples: []string{`compile.with_report {` + inlineCompileArgs + `}`},
 				Tags:     []string{registry.PhaseProgrammer},
 			}, d.compileWithReport),
 			registry.Define(registry.ToolDef{
@@ -143,7 +140,7 @@ func compileNamespace(d *Deps) (registry.Namespace, error) {
 				Description: "Compile one node of the DAG as its own pipeline (its inputs given as S3 URIs: dependency → s3://bucket/key). " +
 					"Returns the definition; deploys nothing.",
 				When: "To run or debug one step alone.",
-				Examples: []string{`compile.single_node {"config_file": "examples/xgboost-tabular/config.json", "dag_file": "examples/xgboost-tabular/dag.json", ` +
+				Examples: []string{`compile.single_node {` + inlineCompileArgs + `, ` +
 					`"target_node": "XGBoostTraining", "manual_inputs": {"input_path": "s3://my-bucket/run/processed"}}`},
 				Tags: []string{registry.PhaseProgrammer},
 			}, d.compileSingleNode),
@@ -152,8 +149,8 @@ func compileNamespace(d *Deps) (registry.Namespace, error) {
 				Description: "Compile the DAG into a SageMaker pipeline definition and return it. With upsert: true, uploads each code " +
 					"artifact to S3 (once: keys are content hashes) and creates the pipeline in SageMaker, or updates it when it exists.",
 				When: "You want to deploy the pipeline to SageMaker (upsert) or get its definition.",
-				Examples: []string{`compile.dag {"config_file": "examples/xgboost-tabular/config.json", "dag_file": "examples/xgboost-tabular/dag.json"}  # build only`,
-					`compile.dag {"config_file": "examples/xgboost-tabular/config.json", "dag_file": "examples/xgboost-tabular/dag.json", "upsert": true}  # deploy`},
+				Examples: []string{`compile.dag {` + inlineCompileArgs + `}  # build only`,
+					`compile.dag {` + inlineCompileArgs + `, "upsert": true}  # deploy`},
 				Tags:        []string{registry.PhaseProgrammer},
 				Destructive: true,
 				Network:     true,
@@ -161,6 +158,72 @@ func compileNamespace(d *Deps) (registry.Namespace, error) {
 			}, d.compileDAG),
 		},
 	}, nil
+}
+
+// inlineConfigArg is a complete config.json document for a three-node
+// training DAG (load → preprocess → train; the built-in code serves each
+// step), and inlineCompileArgs that config with its DAG: examples that
+// work on an empty workspace, as a remote caller sends them.
+const (
+	inlineConfigArg = `"config": {"configuration": {"shared": {"author": "jdoe", "bucket": "my-bucket", "role": "arn:aws:iam::123456789012:role/SageMakerRole", ` +
+		`"region": "NA", "service_name": "demo", "pipeline_version": "1.0.0"}, "specific": {"DummyDataLoading_training": {"data_source": "s3://my-bucket/data"}, ` +
+		`"TabularPreprocessing_training": {"job_type": "training", "label_name": "label"}, "XGBoostTraining": {}}}, ` +
+		`"metadata": {"config_types": {"DummyDataLoading_training": "DummyDataLoadingConfig", "TabularPreprocessing_training": "TabularPreprocessingConfig", ` +
+		`"XGBoostTraining": "XGBoostTrainingConfig"}}}`
+	inlineCompileArgs = `"dag": {"nodes": ["DummyDataLoading_training", "TabularPreprocessing_training", "XGBoostTraining"], ` +
+		`"edges": [["DummyDataLoading_training", "TabularPreprocessing_training"], ["TabularPreprocessing_training", "XGBoostTraining"]]}, ` + inlineConfigArg
+)
+
+// sendAgain is the placeholder an args hint holds for content the call
+// was sent inline: the server keeps nothing between calls, so the next
+// tool needs it again.
+const sendAgain = "<send again: as sent to this call>"
+
+// resend is the args hint that carries this call's sources to the next
+// tool: each file path as given, each inline document, file set and step
+// type as a sendAgain placeholder.
+func (s compileSource) resend() map[string]any {
+	out := map[string]any{}
+	switch {
+	case s.DAG != nil:
+		out["dag"] = sendAgain
+	case s.DAGFile != "":
+		out["dag_file"] = string(s.DAGFile)
+	}
+	switch {
+	case s.Config != nil:
+		out["config"] = sendAgain
+	case s.ConfigFile != "":
+		out["config_file"] = string(s.ConfigFile)
+	}
+	carryExtras(out, s.Files, s.StepTypes)
+	return out
+}
+
+// carryExtras adds the call's inline files and step types to an args
+// hint: a tool run next sees neither unless they are sent again.
+func carryExtras(hint map[string]any, files inlineFiles, stepTypes []string) map[string]any {
+	if len(files) > 0 {
+		hint["files"] = sendAgain
+	}
+	if len(stepTypes) > 0 {
+		hint["step_types"] = sendAgain
+	}
+	return hint
+}
+
+// resendWhy is why, plus what to send again when the call had inline
+// step types or files.
+func resendWhy(why string, files inlineFiles, stepTypes []string) string {
+	switch {
+	case len(files) > 0 && len(stepTypes) > 0:
+		return why + "; send step_types and files again (the server keeps nothing between calls)"
+	case len(stepTypes) > 0:
+		return why + "; send step_types again (the server keeps nothing between calls)"
+	case len(files) > 0:
+		return why + "; send files again (the server keeps nothing between calls)"
+	}
+	return why
 }
 
 // compileInput loads the config (checked first, as the reference does)
@@ -186,26 +249,7 @@ func (d *Deps) compileInputWith(ctx context.Context, src compileSource, pipeline
 		return compiler.Input{}, nil, err
 	}
 	return compiler.Input{DAG: doc.DAG, Configs: f.Configs, Unloaded: f.Unloaded, Catalog: call.cat.Steps, Sources: call.fs, PipelineName: string(pipelineName),
-		DAGName: dagName(doc, string(src.DAGFile))}, f, nil
-}
-
-// dagName names the DAG in its pipeline's name: its metadata.name (a
-// shared DAG's id), else its file's workspace path without the extension
-// and with "/" as "-" (unique within the workspace; a file named dag.json
-// is named by its folder). An unnamed inline DAG gets "", which the
-// compiler replaces with a content hash.
-func dagName(doc *dag.Document, file string) string {
-	if name, ok := doc.Metadata["name"].(string); ok && strings.TrimSpace(name) != "" {
-		return name
-	}
-	if file == "" {
-		return ""
-	}
-	file = strings.TrimSuffix(strings.TrimSuffix(file, ".json"), ".dag")
-	if path.Base(file) == "dag" && path.Dir(file) != "." {
-		file = path.Dir(file) // examples/xgboost-tabular/dag.json names the project
-	}
-	return strings.ReplaceAll(file, "/", "-")
+		DAGName: compiler.DAGName(doc, string(src.DAGFile))}, f, nil
 }
 
 // compileError maps engine errors to tool errors.
@@ -286,7 +330,8 @@ func (d *Deps) compileValidate(ctx context.Context, in compileValidateIn) (compi
 	v := compiler.Validate(ctx, input)
 	registry.Warn(ctx, v.Warnings...)
 	if v.IsValid {
-		registry.Next(ctx, registry.NextStep{Tool: "compile.with_report", When: "validation passed", Why: "get the definition and report"})
+		registry.Next(ctx, registry.NextStep{Tool: "compile.with_report", When: "validation passed", Why: "get the definition and report",
+			ArgsHint: in.compileSource.resend()})
 	} else {
 		registry.Next(ctx, registry.NextStep{Tool: "compile.preview", When: "nodes did not resolve", Why: "see node → config matching"},
 			registry.NextStep{Tool: "catalog.search", When: "a step type is unknown", Why: "find the right step type"})
@@ -367,9 +412,12 @@ func (d *Deps) compileWithReport(ctx context.Context, in compileWithReportIn) (c
 	warns = append(warns, res.Warnings...)
 	registry.Warn(ctx, warns...)
 	registry.Meta(ctx, "step_count", len(res.Steps))
+	deploy := in.compileSource.resend()
+	deploy["upsert"] = true
 	registry.Next(ctx, registry.NextStep{Tool: "compile.dag", When: "the definition is right and deploying is allowed", Why: "upsert it to SageMaker",
-		ArgsHint: map[string]any{"upsert": true}},
-		registry.NextStep{Tool: "execdoc.generate", When: "you run it with an execution document", Why: "fill the per-step configs"})
+		ArgsHint: deploy},
+		registry.NextStep{Tool: "execdoc.generate", When: "you run it with an execution document", Why: "fill the per-step configs",
+			ArgsHint: in.compileSource.resend()})
 	return compileReport{
 		PipelineName: res.PipelineName, StepCount: len(res.Steps), Steps: nonNilList(res.Steps), ResolutionDetails: details,
 		AvgConfidence: avg, Warnings: nonNilList(warns),

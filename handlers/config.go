@@ -79,7 +79,6 @@ func configNamespace(d *Deps) (registry.Namespace, error) {
 				When: "You have a DAG to configure.",
 				Examples: []string{
 					`config.requirements {"dag": {"nodes": ["TabularPreprocessing_training", "XGBoostTraining"], "edges": [["TabularPreprocessing_training", "XGBoostTraining"]]}}  # inline`,
-					`config.requirements {"dag_file": "pipeline_config/dag.json"}  # from a file in the workspace`,
 					`config.requirements {"dag": {"nodes": ["XGBoostTraining"], "edges": []}, "detail": "full"}  # every field in full`,
 				},
 				Tags: []string{registry.PhasePlanner},
@@ -101,8 +100,8 @@ func configNamespace(d *Deps) (registry.Namespace, error) {
 					"reports unknown keys as warnings, and fails with every invalid value listed. Returns the field names per step (values on request).",
 				When: "You want to check or inspect an existing config.json.",
 				Examples: []string{
-					`config.load {"config_file": "pipeline_config/config_NA.json"}  # summary`,
-					`config.load {"config_file": "config.json", "include_values": true}  # with values and derived values`,
+					`config.load {` + inlineConfigArg + `}  # summary`,
+					`config.load {` + inlineConfigArg + `, "include_values": true}  # with values and derived values`,
 				},
 				Tags: []string{registry.PhasePlanner},
 			}, d.configLoad),

@@ -141,7 +141,7 @@ func dagNamespace(d *Deps) (registry.Namespace, error) {
 					"Fails with validation_failed and the full report in details when anything is wrong.",
 				When: "Before wiring or compiling a DAG you assembled by hand.",
 				Examples: []string{`dag.validate_integrity {"nodes": ["TabularPreprocessing", "XGBoostTraining"], "edges": [["TabularPreprocessing", "XGBoostTrainng"]]}  # typo in an edge`,
-					`dag.validate_integrity {"dag_file": "examples/xgboost-tabular/dag.json"}  # a DAG file, as the compile tools take it`},
+					`dag.validate_integrity {"dag": {"nodes": ["XGBoostTraining"], "edges": []}}  # a DAG document, as the compile tools take it`},
 				Tags: []string{registry.PhaseValidator},
 			}, d.dagValidateIntegrity),
 			registry.Define(registry.ToolDef{
@@ -169,7 +169,7 @@ func dagNamespace(d *Deps) (registry.Namespace, error) {
 				When: "You want the DAG as JSON (or saved).",
 				Examples: []string{
 					`dag.serialize {"nodes": ["A", "B"], "edges": [["A", "B"]]}  # JSON string only`,
-					`dag.serialize ` + strings.TrimSuffix(ex, "}") + `, "path": "pipeline_config/dag.json"}  # write into the workspace`,
+					`dag.serialize ` + strings.TrimSuffix(ex, "}") + `, "path": "dags/training.json"}  # write into the workspace`,
 				},
 				Tags:        []string{registry.PhasePlanner},
 				WritesWith:  []string{"path"},
@@ -179,7 +179,7 @@ func dagNamespace(d *Deps) (registry.Namespace, error) {
 				Name:        "dag.deserialize",
 				Description: "Read a DAG JSON file from the workspace (writer format, Cursus shared-DAG format, or flat {nodes, edges}).",
 				When:        "You have a DAG file to read.",
-				Examples:    []string{`dag.deserialize {"path": "pipeline_config/dag.json"}`},
+				Examples:    []string{`dag.deserialize {"path": "dags/training.json"}  # a file in the workspace (the other tools take the DAG inline)`},
 				Tags:        []string{registry.PhasePlanner},
 			}, d.dagDeserialize),
 			registry.Define(registry.ToolDef{

@@ -79,7 +79,7 @@ func execdocNamespace(d *Deps) (registry.Namespace, error) {
 					"(TabularPreprocessing-Training), data-loading and registration steps get their STEP_CONFIG from their configs. " +
 					"Without execution_document a template for the DAG is used.",
 				When:     "Before a run with an execution document.",
-				Examples: []string{`execdoc.generate {"config_file": "examples/xgboost-tabular/config.json", "dag_file": "examples/xgboost-tabular/dag.json"}`},
+				Examples: []string{`execdoc.generate {` + inlineCompileArgs + `}`},
 				Tags:     []string{registry.PhaseProgrammer},
 			}, d.execdocGenerate),
 			registry.Define(registry.ToolDef{

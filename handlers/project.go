@@ -19,7 +19,7 @@ type projectFramework string
 
 func (projectFramework) JSONSchema() *jsonschema.Schema {
 	s := &jsonschema.Schema{Type: "string"}
-	for _, f := range scaffold.Frameworks {
+	for _, f := range scaffold.Frameworks() {
 		s.Enum = append(s.Enum, f)
 	}
 	return s

@@ -32,7 +32,7 @@ func TestProjectInitThenPreflightAndCompile(t *testing.T) {
 	}
 	root := d.Root.Dir()
 	scaffolded := 0
-	for _, fw := range scaffold.Frameworks {
+	for _, fw := range scaffold.Frameworks() {
 		t.Run(fw, func(t *testing.T) {
 			res := call(t, reg, "project.init", fmt.Sprintf(`{"name": "acc", "framework": %q, "target_dir": "projects"}`, fw))
 			data := valOK(t, res)

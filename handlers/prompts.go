@@ -45,7 +45,7 @@ func promptArgumentValues(d *Deps) map[string]func(context.Context) []string {
 	}
 	stepTypes := func(ctx context.Context) []string { return d.catalogs(ctx).Steps.Names() }
 	return map[string]func(context.Context) []string{
-		"framework":     fixed(scaffold.Frameworks...),
+		"framework":     fixed(scaffold.Frameworks()...),
 		"region":        fixed(config.RegionCodes()...),
 		"dag_source":    fixed("catalog", "manual"),
 		"producer_node": stepTypes,

@@ -181,9 +181,9 @@ type workflowInfo struct {
 func toolsHelp(ctx context.Context, in helpIn, workflows []workflowInfo, stepDirs func(context.Context) stepCatalogStatus) (helpData, error) {
 	reg, caller := registry.RegistryFrom(ctx), registry.CallerFrom(ctx)
 	nsDesc := reg.Namespaces()
-	ns, nsHint := "", "<namespace>"
+	ns := ""
 	if in.Namespace != nil {
-		ns, nsHint = *in.Namespace, *in.Namespace
+		ns = *in.Namespace
 		if _, ok := nsDesc[ns]; !ok {
 			return helpData{}, unknownNamespace(ns, nsDesc)
 		}
@@ -200,9 +200,12 @@ func toolsHelp(ctx context.Context, in helpIn, workflows []workflowInfo, stepDir
 		}
 		shown = append(shown, t)
 	}
+	if ns == "" {
+		// A namespace's help does not suggest itself.
+		registry.Next(ctx, registry.NextStep{Tool: "<namespace>.help", When: "You know which namespace you need and want just its tools and examples.",
+			Why: "Each namespace has its own help (e.g. compile.help, catalog.help).", ArgsHint: map[string]any{"include_schema": false}})
+	}
 	registry.Next(ctx,
-		registry.NextStep{Tool: nsHint + ".help", When: "You know which namespace you need and want just its tools and examples.",
-			Why: "Each namespace has its own help (e.g. compile.help, catalog.help).", ArgsHint: map[string]any{"include_schema": false}},
 		registry.NextStep{Tool: "tools.describe_tool", When: "You have chosen a tool and need its exact input schema.",
 			Why: "Returns the full JSON schema, when-cue, examples, tags and flags.", ArgsHint: map[string]any{"name": "<dotted tool name, e.g. compile.preview>"}},
 		registry.NextStep{Tool: "tools.by_phase", When: "You want just the tools for the phase you are in.",

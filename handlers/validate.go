@@ -112,7 +112,7 @@ func validateNamespace(d *Deps) (registry.Namespace, error) {
 				"outputs (dependency scores), and builder binding. Each finding has a level (critical/error/warning/info), a rule, a location and a fix.",
 			When: "You changed a step's script, contract or config section.",
 			Examples: []string{
-				`validate.alignment {"target_scripts": ["TabularPreprocessing"], "source_dir": "scripts"}  # one step against its script`,
+				`validate.alignment {"target_scripts": ["TabularPreprocessing"], "source_dir": "scripts", "files": {"scripts/tabular_preprocessing.py": ` + stubScript + `}}  # one step against its script, sent inline`,
 				`validate.alignment {}  # every step type in the catalog`,
 			},
 			Tags: []string{registry.PhaseValidator},
@@ -133,7 +133,6 @@ func validateNamespace(d *Deps) (registry.Namespace, error) {
 			Examples: []string{
 				`validate.step_interface {"all": true}  # every built-in and extra step type`,
 				`validate.step_interface {"step_name": "TabularPreprocessing", "job_type": "training"}`,
-				`validate.step_interface {"path": "steps/my_step.step.yaml"}  # a file in the workspace`,
 			},
 			Tags: []string{registry.PhaseValidator},
 		}, d.validateStepInterface),

@@ -61,7 +61,7 @@ func validateRunPipelineTool(d *Deps) registry.ToolDef {
 			"for the first failure.",
 		When: "The definition compiles and you want to see it run end to end before deploying.",
 		Examples: []string{
-			`validate.run_pipeline {"dag_file": "examples/xgboost-tabular/dag.json", "config_file": "examples/xgboost-tabular/config.json"}`,
+			`validate.run_pipeline {` + inlineCompileArgs + `}`,
 			`validate.run_pipeline {"definition": {"Version": "2020-12-01", "Steps": []}, "manifest": {}}  # definition and manifest as compile.with_report returns them`,
 		},
 		Tags:     []string{registry.PhaseValidator},

@@ -11,6 +11,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/cursus-dev/cursus/engine/compiler"
 	"github.com/cursus-dev/cursus/engine/verify"
 	"github.com/cursus-dev/cursus/engine/workflows"
 	"github.com/cursus-dev/cursus/engine/workspace"
@@ -348,7 +349,7 @@ func (d *Deps) workflowLoader(ctx context.Context, c workflows.Content) (*workfl
 		if err != nil {
 			return nil, err
 		}
-		s.DAG = doc.DAG
+		s.DAG, s.DAGName = doc.DAG, compiler.DAGName(doc, "")
 	}
 	if c.Config != nil {
 		if s.Config, _, err = d.configFrom(call, configSource{Config: c.Config}, "config_file"); err != nil {

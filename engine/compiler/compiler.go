@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
+	"path"
 	"slices"
 	"sort"
 	"strings"
@@ -72,6 +73,29 @@ func pipelineName(in Input, cfg *config.Config) string {
 		name = dagID(in.DAG)
 	}
 	return sagemaker.DAGPipelineName(base, name, version)
+}
+
+// DAGName is the one naming rule for a DAG in its pipeline's name, for
+// every path that compiles (the compile tools and the workflows): its
+// metadata.name (a shared DAG's id), else its file's workspace path
+// without the extension and with "/" as "-" (unique within the workspace;
+// a file named dag.json is named by its folder). An unnamed inline DAG
+// gets "", which the compiler replaces with a content hash. The pipeline
+// name prefixes every S3 code key, so one name means one set of paths.
+func DAGName(doc *dag.Document, file string) string {
+	if doc != nil {
+		if name, ok := doc.Metadata["name"].(string); ok && strings.TrimSpace(name) != "" {
+			return name
+		}
+	}
+	if file == "" {
+		return ""
+	}
+	file = strings.TrimSuffix(strings.TrimSuffix(file, ".json"), ".dag")
+	if path.Base(file) == "dag" && path.Dir(file) != "." {
+		file = path.Dir(file) // examples/xgboost-tabular/dag.json names the project
+	}
+	return strings.ReplaceAll(file, "/", "-")
 }
 
 // dagID names an unnamed DAG by its content.

@@ -300,6 +300,7 @@ func parse(data []byte, s *Schemas, check bool) (*File, error) {
 
 	sharedVals := unwrapMap(shared)
 	out.SharedFields = slices.Sorted(maps.Keys(shared))
+	family := trainedFamily(s, classes)
 	var probs []Problem
 	sharedUnknown := map[string][]string{}
 	for _, key := range slices.Sorted(maps.Keys(classes)) {
@@ -320,7 +321,13 @@ func parse(data []byte, s *Schemas, check bool) (*File, error) {
 				sharedUnknown[k] = append(sharedUnknown[k], key)
 			}
 		}
-		cfg, ps, warns := sc.build(sharedVals, spec, true)
+		base, inherited := frameworkBase(sc, family, sharedVals, spec)
+		cfg, ps, warns := sc.build(base, spec, true)
+		if inherited {
+			delete(cfg.Explicit, modelClassField)
+		} else if w := frameworkConflict(sc, family, cfg); w != "" {
+			warns = append(warns, w)
+		}
 		for _, w := range append(warns, cfg.Warnings...) {
 			out.Warnings = append(out.Warnings, "configuration.specific."+key+": "+w)
 		}
@@ -353,6 +360,65 @@ func parse(data []byte, s *Schemas, check bool) (*File, error) {
 		return nil, &LoadError{Msg: "no config could be loaded", Problems: ps}
 	}
 	return out, nil
+}
+
+const modelClassField = "model_class"
+
+// trainedFamily is the model family the file's training and tuning
+// configs train (their steps' compute.model_family) when they agree on
+// one; "" when none trains or they train different families.
+func trainedFamily(s *Schemas, classes map[string]string) string {
+	family := ""
+	for _, class := range classes {
+		sc, err := s.ForConfigClass(class)
+		if err != nil || sc.family == "" {
+			continue
+		}
+		if family != "" && !strings.EqualFold(family, sc.family) {
+			return ""
+		}
+		family = strings.ToLower(sc.family)
+	}
+	return family
+}
+
+// frameworkBase is the shared values a config is built from: when the
+// user set no model_class (shared or specific) and the file trains one
+// model family, model_class defaults to that family on every step, so
+// every node's pipeline name and description name the framework trained
+// rather than the base layer's default. inherited reports the addition.
+func frameworkBase(sc *Schema, family string, shared, spec map[string]any) (map[string]any, bool) {
+	if family == "" || sc.family != "" {
+		return shared, false
+	}
+	if _, ok := sc.index[modelClassField]; !ok {
+		return shared, false
+	}
+	_, inShared := shared[modelClassField]
+	_, inSpec := spec[modelClassField]
+	if inShared || inSpec {
+		return shared, false
+	}
+	base := maps.Clone(shared)
+	if base == nil {
+		base = map[string]any{}
+	}
+	base[modelClassField] = family
+	return base, true
+}
+
+// frameworkConflict names a model_class the user set that differs from
+// the model family the file trains (a training step's own disagreement
+// is the compiler's finding).
+func frameworkConflict(sc *Schema, family string, cfg Config) string {
+	if family == "" || sc.family != "" || !cfg.Explicit[modelClassField] {
+		return ""
+	}
+	mc, _ := cfg.Values[modelClassField].(string)
+	if mc == "" || strings.EqualFold(mc, family) {
+		return ""
+	}
+	return fmt.Sprintf("model_class %q differs from the model family the training step trains (%s); the pipeline name and description use %q", mc, family, mc)
 }
 
 func objectAt(m map[string]any, key, path string) (map[string]any, error) {

@@ -170,6 +170,27 @@ func fieldSignature(f *Field) string {
 	return string(b)
 }
 
+// dagFamily is the model family the DAG's training and tuning nodes
+// train when they agree on one; "" otherwise.
+func (s *Schemas) dagFamily(d *dag.DAG) string {
+	family := ""
+	for _, name := range d.Nodes {
+		n, err := s.ResolveNode(name)
+		if err != nil {
+			continue
+		}
+		sc, err := s.ForStep(n.StepType)
+		if err != nil || sc.family == "" {
+			continue
+		}
+		if family != "" && !strings.EqualFold(family, sc.family) {
+			return ""
+		}
+		family = strings.ToLower(sc.family)
+	}
+	return family
+}
+
 // BuildDAG builds the config of every node of d. base values apply to every
 // node that has the field; perNode[node] values to that node only (they
 // win). A node named <StepType>_<suffix> gets job_type = suffix unless the
@@ -187,6 +208,7 @@ func (s *Schemas) BuildDAG(ctx context.Context, d *dag.DAG, base map[string]any,
 	inDAG := map[string]bool{}
 	known := map[string]bool{}
 	derivedSomewhere := map[string]string{}
+	family := s.dagFamily(d)
 	for _, name := range d.Nodes {
 		if err := ctx.Err(); err != nil {
 			return nil, nil, err
@@ -229,7 +251,13 @@ func (s *Schemas) BuildDAG(ctx context.Context, d *dag.DAG, base map[string]any,
 				continue
 			}
 		}
-		cfg, ps := s.Build(n.StepType, base, spec)
+		nodeBase, inherited := frameworkBase(sc, family, base, spec)
+		cfg, ps := s.Build(n.StepType, nodeBase, spec)
+		if inherited {
+			delete(cfg.Explicit, modelClassField)
+		} else if w := frameworkConflict(sc, family, cfg); w != "" {
+			cfg.Warnings = append(cfg.Warnings, w)
+		}
 		for i := range ps {
 			ps[i].Node = name
 		}

@@ -76,6 +76,9 @@ type Schema struct {
 	// for the step's framework (compute.model_family); nil when it has none.
 	Hyperparameters *HyperparameterSchema `json:"hyperparameters,omitempty"`
 
+	// family is the model family a training or tuning step trains
+	// (compute.model_family); "" for every other step.
+	family  string
 	index   map[string]*Field
 	derived []*Field // in evaluation order
 	snake   string
@@ -268,6 +271,9 @@ func (s *Schemas) add(iface *steps.Interface) []SchemaProblem {
 	if sc != nil {
 		if _, has := sc.Field("hyperparameters"); has && iface.Compute != nil {
 			sc.Hyperparameters = s.hps[iface.Compute.ModelFamily]
+		}
+		if iface.Compute != nil {
+			sc.family = iface.Compute.ModelFamily
 		}
 		s.byStep[iface.StepType] = sc
 	}

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"unicode"
 
 	"github.com/cursus-dev/cursus/engine/config"
@@ -28,8 +29,15 @@ type Catalog interface {
 	Get(stepType string) (*steps.Interface, bool)
 }
 
-// Frameworks are the project kinds project.init knows (sorted).
-var Frameworks = []string{"bedrock", "lightgbmmt", "pytorch", "xgboost"}
+// Frameworks are the project kinds project.init knows: the model families
+// the built-in step catalog trains (steps.Catalog.ModelFamilies), sorted.
+var Frameworks = sync.OnceValue(func() []string {
+	cat, _, err := steps.LoadCatalog()
+	if err != nil {
+		return nil
+	}
+	return cat.ModelFamilies()
+})
 
 // DefaultTargetDir is where projects go when no target_dir is given.
 const DefaultTargetDir = "projects"
@@ -95,8 +103,8 @@ func Check(opts Options) (Options, error) {
 		return opts, &InputError{"name", "must not contain a path separator or be '.' or '..'"}
 	case !nameRE.MatchString(opts.Name):
 		return opts, &InputError{"name", "must be 1-64 letters, digits, '_', '-' or '.', starting with a letter or digit"}
-	case !slices.Contains(Frameworks, opts.Framework):
-		return opts, &InputError{"framework", "must be one of [" + strings.Join(Frameworks, ", ") + "]"}
+	case !slices.Contains(Frameworks(), opts.Framework):
+		return opts, &InputError{"framework", "must be one of [" + strings.Join(Frameworks(), ", ") + "]"}
 	}
 	if opts.TargetDir == "" {
 		opts.TargetDir = DefaultTargetDir
@@ -136,9 +144,9 @@ func PipelineClass(name string) string {
 // whose step type the catalog lacks make the starter empty (with a note).
 func StarterDAG(framework string, cat Catalog) (*dag.DAG, string) {
 	pair := map[string][2]string{
-		"xgboost":    {"XGBoostTraining", "XGBoostModelEval"},
-		"pytorch":    {"PyTorchTraining", "PyTorchModelEval"},
-		"lightgbmmt": {"LightGBMTraining", "LightGBMModelEval"},
+		"xgboost":  {"XGBoostTraining", "XGBoostModelEval"},
+		"pytorch":  {"PyTorchTraining", "PyTorchModelEval"},
+		"lightgbm": {"LightGBMTraining", "LightGBMModelEval"},
 	}[framework]
 	train, eval := pair[0], pair[1]
 	if train == "" {
@@ -158,11 +166,7 @@ func StarterDAG(framework string, cat Catalog) (*dag.DAG, string) {
 		{train, eval + "_calibration"},
 		{"TabularPreprocessing_calibration", eval + "_calibration"},
 	}
-	note := ""
-	if framework == "lightgbmmt" {
-		note = "the built-in catalog has no multi-task LightGBM steps; the starter DAG uses LightGBMTraining"
-	}
-	return dag.New(nodes, edges), note
+	return dag.New(nodes, edges), ""
 }
 
 type file struct {

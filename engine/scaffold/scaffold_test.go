@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -247,11 +248,24 @@ func TestStarterDAGForBedrockIsEmpty(t *testing.T) {
 	}
 }
 
+// hiding is a catalog without some step types.
+type hiding struct {
+	Catalog
+	hidden string
+}
+
+func (h hiding) Get(st string) (*steps.Interface, bool) {
+	if st == h.hidden {
+		return nil, false
+	}
+	return h.Catalog.Get(st)
+}
+
 // A framework without a starter still scaffolds: an empty dag.json to fill,
 // no config template, and a note saying why.
 func TestInitWithoutStarterWritesAnEmptyDAG(t *testing.T) {
 	root := newRoot(t)
-	res, err := Init(root, loadCatalog(t), nil, Options{Name: "gen", Framework: "bedrock"})
+	res, err := Init(root, hiding{loadCatalog(t), "LightGBMModelEval"}, nil, Options{Name: "gen", Framework: "lightgbm"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -266,8 +280,28 @@ func TestInitWithoutStarterWritesAnEmptyDAG(t *testing.T) {
 	if err != nil {
 		t.Fatalf("dag.json does not parse: %v\n%s", err, data)
 	}
-	if len(doc.DAG.Nodes) != 0 || doc.Metadata["framework"] != "bedrock" {
+	if len(doc.DAG.Nodes) != 0 || doc.Metadata["framework"] != "lightgbm" {
 		t.Errorf("dag.json = %s", data)
+	}
+}
+
+// The frameworks a project can be built on are the model families the
+// catalog trains: lightgbm, not lightgbmmt or bedrock, which no step
+// trains.
+func TestFrameworksComeFromTheCatalog(t *testing.T) {
+	if got, want := Frameworks(), []string{"lightgbm", "pytorch", "xgboost"}; !slices.Equal(got, want) {
+		t.Fatalf("Frameworks() = %v, want %v", got, want)
+	}
+	for _, f := range Frameworks() {
+		if d, note := StarterDAG(f, loadCatalog(t)); len(d.Nodes) == 0 || note != "" {
+			t.Errorf("%s: no starter DAG (%q)", f, note)
+		}
+	}
+	root := newRoot(t)
+	for _, f := range []string{"bedrock", "lightgbmmt"} {
+		if _, err := Init(root, loadCatalog(t), nil, Options{Name: "p", Framework: f}); err == nil {
+			t.Errorf("framework %s accepted", f)
+		}
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -193,6 +194,21 @@ func (c *Catalog) index() {
 
 // Names lists the step types, sorted.
 func (c *Catalog) Names() []string { return append([]string(nil), c.names...) }
+
+// ModelFamilies lists the model families the catalog's training and
+// tuning steps train (compute.model_family), sorted: the frameworks a
+// project can be built on.
+func (c *Catalog) ModelFamilies() []string {
+	var out []string
+	for _, name := range c.names {
+		if iface := c.ifaces[name]; iface != nil && iface.Compute != nil && iface.Compute.ModelFamily != "" &&
+			!slices.Contains(out, strings.ToLower(iface.Compute.ModelFamily)) {
+			out = append(out, strings.ToLower(iface.Compute.ModelFamily))
+		}
+	}
+	slices.Sort(out)
+	return out
+}
 
 // Len is the number of step types.
 func (c *Catalog) Len() int { return len(c.names) }

@@ -132,8 +132,19 @@ func (v *validator) check(i *Interface) {
 	v.checkConfig(i)
 }
 
+// InlineSource is the Source of a document sent as text in a call
+// (validate.step_interface's yaml): it has no file name to check.
+const InlineSource = "inline"
+
+// isFileSource reports whether source names a file, as opposed to a
+// document sent in a call (InlineSource, OverlaySource): only a file has
+// a stem that lookups by step name depend on.
+func isFileSource(source string) bool {
+	return source != InlineSource && !strings.HasPrefix(source, "step_types[")
+}
+
 func (v *validator) checkFileName(i *Interface) {
-	if i.Source == "" || i.StepType == "" {
+	if i.Source == "" || i.StepType == "" || !isFileSource(i.Source) {
 		return
 	}
 	stem := strings.TrimSuffix(path.Base(strings.TrimPrefix(i.Source, "builtin:")), FileSuffix)

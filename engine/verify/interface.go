@@ -78,7 +78,7 @@ func (s *Suite) CheckInterfaces(ctx context.Context, req InterfaceRequest) (*Int
 		}
 		results = append(results, s.CheckInterface(iface, req.JobType))
 	case req.YAML != "":
-		results = append(results, s.parseAndCheck("inline", "inline.step.yaml", []byte(req.YAML), req.JobType))
+		results = append(results, s.parseAndCheck(steps.InlineSource, "inline.step.yaml", []byte(req.YAML), req.JobType))
 	case len(req.Documents) > 0:
 		for i, doc := range req.Documents {
 			results = append(results, s.checkDocument(steps.OverlaySource(i), doc, req.JobType))

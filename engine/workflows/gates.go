@@ -115,7 +115,7 @@ func requirementsGate(ctx context.Context, _ map[string]string, s *Subject) (Ver
 }
 
 func (s *Subject) compilerInput() compiler.Input {
-	return compiler.Input{DAG: s.DAG, Configs: s.Config.Configs, Unloaded: s.Config.Unloaded, Catalog: s.Suite.Steps, Sources: s.Suite.Files}
+	return compiler.Input{DAG: s.DAG, Configs: s.Config.Configs, Unloaded: s.Config.Unloaded, Catalog: s.Suite.Steps, Sources: s.Suite.Files, DAGName: s.DAGName}
 }
 
 func configGate(ctx context.Context, _ map[string]string, s *Subject) (Verdict, error) {

@@ -95,8 +95,11 @@ func (c Content) hashes(fields []string) (map[string]string, error) {
 type Subject struct {
 	// Sent is the content as submitted, the fields the stage takes: what
 	// the run's hashes certify.
-	Sent      Content
-	DAG       *dag.DAG
+	Sent Content
+	DAG  *dag.DAG
+	// DAGName is the DAG's name in the pipeline's name (compiler.DAGName
+	// of the document sent), as the compile tools name it.
+	DAGName   string
 	Config    *config.File
 	Suite     *verify.Suite
 	StepTypes []string

@@ -5,6 +5,16 @@
 // tools.help); nothing here runs a tool.
 package workflows
 
+import (
+	"strings"
+
+	"github.com/cursus-dev/cursus/engine/scaffold"
+)
+
+// frameworkArg describes the framework argument: one of the model
+// families the step catalog trains.
+func frameworkArg() string { return "One of " + strings.Join(scaffold.Frameworks(), ", ") }
+
 // Argument is one workflow argument.
 type Argument struct {
 	Name        string `json:"name"`
@@ -80,7 +90,7 @@ func All() []Workflow {
 				"contract-aligned script stubs and a README action-item ledger; then verify what was written.",
 			Arguments: []Argument{
 				{"name", "Project name (letters, digits, '_', '-', '.'; no path separators)", true},
-				{"framework", "One of bedrock, lightgbmmt, pytorch, xgboost", true},
+				{"framework", frameworkArg(), true},
 				{"target_dir", "Directory under the workspace root (default: projects)", false},
 			},
 			Stages: []Stage{
@@ -170,7 +180,7 @@ func All() []Workflow {
 				"gate the DAG, then configure the pipeline.",
 			Arguments: []Argument{
 				{"name", "Project name", true},
-				{"framework", "One of bedrock, lightgbmmt, pytorch, xgboost", true},
+				{"framework", frameworkArg(), true},
 				{"target_dir", "Directory under the workspace root (default: projects)", false},
 				{"region", "NA, EU, FE or an AWS region name (default NA)", false},
 				{"dag_source", "catalog (seed from the pipeline catalog) or manual (default catalog)", false},
