@@ -137,7 +137,7 @@ func compileNamespace(d *Deps) (registry.Namespace, error) {
 			}, compileName),
 			registry.Define(registry.ToolDef{
 				Name: "compile.single_node",
-				Description: "Compile one node of the DAG as its own pipeline (its inputs given as S3 URIs: dependency → s3://bucket/key). " +
+				Description: "Compile one DAG node as its own pipeline (its inputs given as S3 URIs: dependency → s3://bucket/key). " +
 					"Returns the definition; deploys nothing.",
 				When: "To run or debug one step alone.",
 				Examples: []string{`compile.single_node {` + inlineCompileArgs + `, ` +

@@ -86,8 +86,8 @@ func pipelineCatalogNamespace(d *Deps) (registry.Namespace, error) {
 			}, d.pcRecommend),
 			registry.Define(registry.ToolDef{
 				Name:        "pipeline_catalog.auto_select",
-				Description: "The single best shared DAG for a request (same scoring as recommend; ties go to the simpler, smaller DAG, then the id), or none below min_score.",
-				When:        "You want one DAG picked for you.",
+				Description: "The best shared DAG for a request (same scoring as recommend; ties go to the simpler, smaller DAG, then the id), or none below min_score.",
+				When:        "To have one DAG picked.",
 				Examples:    []string{`pipeline_catalog.auto_select {"framework": "xgboost"}`, `pipeline_catalog.auto_select {"use_case": "pytorch end to end with registration"}`},
 				Tags:        []string{registry.PhasePlanner},
 			}, d.pcAutoSelect),
