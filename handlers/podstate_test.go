@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 // TestPodStateDigestAndKeyID: two servers with the same catalogs and key
@@ -28,7 +29,14 @@ func TestPodStateDigestAndKeyID(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(stepDir, "shap_explain.step.yaml"), []byte(shapStep("ShapExplain", "explanations")), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if after := one.CatalogDigest(); after == before {
+	// A scrape waits a moment at most for the reload it triggers; on a
+	// loaded machine the new catalogs may take a few scrapes to arrive.
+	after := one.CatalogDigest()
+	for deadline := time.Now().Add(30 * time.Second); after == before && time.Now().Before(deadline); {
+		time.Sleep(50 * time.Millisecond)
+		after = one.CatalogDigest()
+	}
+	if after == before {
 		t.Errorf("a new step type left the catalog digest at %s", after)
 	}
 	other, _ := newDepsRegistry(t, Options{WorkflowKey: []byte("another-workflow-key-0123")})
