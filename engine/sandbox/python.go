@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 )
@@ -61,3 +62,25 @@ print(json.dumps({"exe": exe, "dirs": sorted(dirs), "files": files}))
 // topology numerical libraries size their thread pools by.
 var pythonSystemDirs = []string{"/lib", "/lib32", "/lib64", "/usr/lib", "/usr/lib32", "/usr/lib64", "/usr/local/lib",
 	"/usr/share/zoneinfo", "/sys/devices/system/cpu"}
+
+// PythonEnv is the environment a confined Python starts from, with its
+// home and temporary files under dir: nothing of the server's but PATH
+// and the locale, no user site-packages, no bytecode written, UTF-8 I/O
+// and a plotting backend that needs no display.
+func PythonEnv(dir string) []string {
+	env := []string{
+		"PATH=" + os.Getenv("PATH"),
+		"HOME=" + filepath.Join(dir, "home"),
+		"TMPDIR=" + filepath.Join(dir, "tmp"),
+		"PYTHONDONTWRITEBYTECODE=1",
+		"PYTHONNOUSERSITE=1",
+		"PYTHONIOENCODING=utf-8",
+		"MPLBACKEND=Agg",
+	}
+	for _, k := range []string{"LANG", "LC_ALL"} {
+		if v := os.Getenv(k); v != "" {
+			env = append(env, k+"="+v)
+		}
+	}
+	return env
+}

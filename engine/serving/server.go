@@ -197,24 +197,9 @@ func (r *Runtime) probe() {
 }
 
 // baseEnv is what the serving process gets besides the container's
-// environment: nothing of the server's but PATH and the locale.
+// environment; its answers are framed on stdout, so unbuffered.
 func baseEnv(dir string) []string {
-	env := []string{
-		"PATH=" + os.Getenv("PATH"),
-		"HOME=" + filepath.Join(dir, "home"),
-		"TMPDIR=" + filepath.Join(dir, "tmp"),
-		"PYTHONDONTWRITEBYTECODE=1",
-		"PYTHONNOUSERSITE=1",
-		"PYTHONIOENCODING=utf-8",
-		"PYTHONUNBUFFERED=1",
-		"MPLBACKEND=Agg",
-	}
-	for _, k := range []string{"LANG", "LC_ALL"} {
-		if v := os.Getenv(k); v != "" {
-			env = append(env, k+"="+v)
-		}
-	}
-	return env
+	return append(sandbox.PythonEnv(dir), "PYTHONUNBUFFERED=1")
 }
 
 // containerEnv is the container's environment as the image sets it up:

@@ -677,20 +677,7 @@ func Invocation(c steps.Contract, env, jobArgs map[string]string) (environ, args
 // sandboxEnv is the whole environment of the child: nothing is inherited
 // but PATH and the locale.
 func sandboxEnv(sandbox string, vars map[string]string) []string {
-	env := []string{
-		"PATH=" + os.Getenv("PATH"),
-		"HOME=" + filepath.Join(sandbox, "home"),
-		"TMPDIR=" + filepath.Join(sandbox, "tmp"),
-		"PYTHONDONTWRITEBYTECODE=1",
-		"PYTHONNOUSERSITE=1",
-		"PYTHONIOENCODING=utf-8",
-		"MPLBACKEND=Agg",
-	}
-	for _, k := range []string{"LANG", "LC_ALL"} {
-		if v := os.Getenv(k); v != "" {
-			env = append(env, k+"="+v)
-		}
-	}
+	env := sandboxpkg.PythonEnv(sandbox)
 	keys := make([]string, 0, len(vars))
 	for k := range vars {
 		keys = append(keys, k)
