@@ -25,13 +25,13 @@ func s3URIs(t *testing.T, def any) []string {
 // metadata.name, and the same S3 code paths.
 func TestCompileToolAndWorkflowNameThePipelineAlike(t *testing.T) {
 	reg, _ := newTestRegistry(t)
-	c := exampleContent(t, examplePath+"/scripts")
+	c := projectContent(t)
 	c["dag"].(map[string]any)["metadata"] = map[string]any{"name": "fraud-detector"}
 
 	report := mustOK(t, call(t, reg, "compile.with_report", jsonArgs(t, c)))
 
 	r := startRun(t, reg, "cursus-new-project", map[string]string{"name": "fraud", "framework": "xgboost"})
-	wantStatus(t, r.submit("Consult", nil), "passed")
+	wantStatus(t, r.submit("Scaffold", pick(c, "dag", "files")), "passed")
 	wantStatus(t, r.submit("GateDAG", pick(c, "dag")), "passed")
 	green := r.submit("Configure", c)
 	wantStatus(t, green, "green")

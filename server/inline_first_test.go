@@ -47,7 +47,7 @@ func TestEveryExampleWorksOnAnEmptyWorkspace(t *testing.T) {
 				t.Errorf("%s: example names the server file %q: %.200s", tool.Name, m, args)
 			}
 			b, _ := json.Marshal(map[string]any{"next_steps": env["next_steps"], "remedy": env["remedy"], "data": env["data"]})
-			if m := serverFile.FindString(string(b)); m != "" {
+			if m := serverFile.FindString(withoutContent(string(b), env["data"])); m != "" {
 				t.Errorf("%s %.200s: the answer points at the server file %q", tool.Name, args, m)
 			}
 		}
@@ -55,4 +55,21 @@ func TestEveryExampleWorksOnAnEmptyWorkspace(t *testing.T) {
 	if replayed < 60 {
 		t.Fatalf("only %d examples replayed", replayed)
 	}
+}
+
+// withoutContent takes out of answer the files data returns as content
+// (project.init without target_dir: the project's files, path → text),
+// their text and every mention of their paths: those are in the caller's
+// hands, not on the server, and a hint may name one it sends back in files.
+func withoutContent(answer string, data any) string {
+	m, _ := data.(map[string]any)
+	files, _ := m["files"].(map[string]any)
+	for p, text := range files {
+		if s, ok := text.(string); ok {
+			b, _ := json.Marshal(s)
+			answer = strings.ReplaceAll(answer, string(b[1:len(b)-1]), "")
+		}
+		answer = strings.ReplaceAll(answer, p, "")
+	}
+	return answer
 }
