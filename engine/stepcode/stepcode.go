@@ -25,7 +25,7 @@ var embedded embed.FS
 // FS is the built-in code tree as SageMaker gets it, rooted at code/: FS
 // holds tabular_preprocessing/tabular_preprocessing.py, xgboost_training/…,
 // and so on, each folder complete with the shared modules it imports.
-var FS fs.FS = compose(mustSub(embedded, "code"), includes)
+var FS fs.FS = compose(mustSub(embedded, "code"), includes())
 
 func mustSub(f embed.FS, dir string) fs.FS {
 	sub, err := fs.Sub(f, dir)
@@ -35,37 +35,39 @@ func mustSub(f embed.FS, dir string) fs.FS {
 	return sub
 }
 
-// includes names the modules that several folders import. SageMaker ships
-// a step's own folder only, so each of those folders must carry them; the
-// repository keeps one copy (in common/, or in the folder that serves it)
-// and FS lays it into every folder listed.
-var includes = []struct {
-	file string
-	dirs []string
-}{
-	{"common/tabular_features.py", []string{
-		"xgboost_training", "xgboost_model", "xgboost_model_eval", "xgboost_model_inference",
-		"lightgbm_training", "lightgbm_model", "lightgbm_model_eval", "lightgbm_model_inference",
-		"pytorch_training", "pytorch_model", "pytorch_model_eval", "pytorch_model_inference"}},
-	// Training, evaluation and batch inference score through the serving
-	// handler, so evaluation measures what the endpoint will serve.
-	{"xgboost_model/inference.py", []string{"xgboost_training", "xgboost_model_eval", "xgboost_model_inference"}},
-	{"lightgbm_model/inference.py", []string{"lightgbm_training", "lightgbm_model_eval", "lightgbm_model_inference"}},
-	{"pytorch_model/inference.py", []string{"pytorch_training", "pytorch_model_eval", "pytorch_model_inference"}},
-	{"lightgbm_model/requirements.txt", []string{"lightgbm_training", "lightgbm_model_eval", "lightgbm_model_inference"}},
+// includes maps a path in FS to the one file in the repository that
+// stands there. SageMaker ships a step's own folder only, so every folder
+// must carry the modules it imports; the repository keeps one copy (in
+// common/, or in the folder that serves it) and FS lays it into each
+// folder. The three frameworks' eval and batch-inference scripts are one
+// script each, since each scores through its own folder's inference.py.
+func includes() map[string]string {
+	m := map[string]string{}
+	into := func(file string, dirs ...string) {
+		for _, dir := range dirs {
+			m[path.Join(dir, path.Base(file))] = file
+		}
+	}
+	for _, fw := range []string{"xgboost", "lightgbm", "pytorch"} {
+		into("common/tabular_features.py", fw+"_training", fw+"_model", fw+"_model_eval", fw+"_model_inference")
+		// Training, evaluation and batch inference score through the
+		// serving handler, so evaluation measures what the endpoint serves.
+		into(fw+"_model/inference.py", fw+"_training", fw+"_model_eval", fw+"_model_inference")
+		m[fw+"_model_eval/"+fw+"_model_eval.py"] = "common/model_eval.py"
+		m[fw+"_model_inference/"+fw+"_model_inference.py"] = "common/model_inference.py"
+	}
+	into("lightgbm_model/requirements.txt", "lightgbm_training", "lightgbm_model_eval", "lightgbm_model_inference")
+	return m
 }
 
 // commonDir holds modules that belong to no one folder; it is not a step
 // type's folder, so FS leaves it out.
 const commonDir = "common"
 
-// compose returns src's folders (common/ left out) with each include's
-// file laid into its folders. The tree is small and read often, so it is
-// built once, in memory.
-func compose(src fs.FS, incs []struct {
-	file string
-	dirs []string
-}) fs.FS {
+// compose returns src's folders (common/ left out) with each include
+// laid at its path. The tree is small and read often, so it is built once,
+// in memory.
+func compose(src fs.FS, incs map[string]string) fs.FS {
 	out := fstest.MapFS{}
 	err := fs.WalkDir(src, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || strings.HasPrefix(p, commonDir+"/") {
@@ -75,12 +77,10 @@ func compose(src fs.FS, incs []struct {
 		out[p] = &fstest.MapFile{Data: b, Mode: 0o644}
 		return err
 	})
-	for _, inc := range incs {
-		b, rerr := fs.ReadFile(src, inc.file)
+	for at, file := range incs {
+		b, rerr := fs.ReadFile(src, file)
 		err = errors.Join(err, rerr)
-		for _, dir := range inc.dirs {
-			out[path.Join(dir, path.Base(inc.file))] = &fstest.MapFile{Data: b, Mode: 0o644}
-		}
+		out[at] = &fstest.MapFile{Data: b, Mode: 0o644}
 	}
 	if err != nil {
 		panic(err) // the embedded tree and the table above disagree: a test catches it

@@ -1,12 +1,13 @@
-"""Score records with the trained XGBoost model (no metrics).
+"""Score records with the trained model (no metrics; XGBoost, LightGBM, PyTorch).
 
-Reads: model_input (/opt/ml/processing/input/model): model.tar.gz from xgboost_training, or its files;
+Reads: model_input (/opt/ml/processing/input/model): model.tar.gz from the framework's training step, or its files;
 processed_data (/opt/ml/processing/input/eval_data): CSV, TSV or Parquet files with a header (only the
 <job_type>/ sub-folder when there is one). Environment: ID_NAME and LABEL_NAME (empty: the model's
 id_name and label_name; the label may be absent), OUTPUT_FORMAT (csv, tsv, parquet or json).
 Writes: eval_output (/opt/ml/processing/output/eval): <job_type>_predictions.<format>, every input
 column followed by prob_class_<i> per class.
-Scores through this folder's inference.py, the handler the model is served with.
+Scores through this folder's inference.py, the handler the model is served with; the same script
+serves each framework's <framework>_model_inference folder.
 """
 import argparse
 import os

@@ -1,13 +1,14 @@
-"""Score a processed split with the trained LightGBM model and compute its metrics.
+"""Score a processed split with the trained model and compute its metrics (XGBoost, LightGBM, PyTorch).
 
-Reads: model_input (/opt/ml/processing/input/model): model.tar.gz from lightgbm_training, or its files;
+Reads: model_input (/opt/ml/processing/input/model): model.tar.gz from the framework's training step, or its files;
 processed_data (/opt/ml/processing/input/eval_data): CSV, TSV or Parquet files with a header (only the
 <job_type>/ sub-folder when there is one). Environment: ID_NAME and LABEL_NAME (empty: the model's
 id_name and label_name), OUTPUT_FORMAT (csv, tsv, parquet or json).
 Writes: eval_output (/opt/ml/processing/output/eval): eval_predictions.<format> with the id, the label
 and prob_class_<i> per class; metrics_output (/opt/ml/processing/output/metrics): metrics.json
 (auc_roc, average_precision, f1_score, accuracy, log_loss, count, job_type).
-Scores through this folder's inference.py, the handler the model is served with.
+Scores through this folder's inference.py, the handler the model is served with; the same script
+serves each framework's <framework>_model_eval folder.
 """
 import argparse
 import json
