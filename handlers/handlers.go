@@ -34,8 +34,9 @@ type Deps struct {
 	LocalRun *localrun.Runner
 	// Runs signs and opens workflow run tokens.
 	Runs *workflows.Signer
-	// spent remembers the run tokens submissions have used up.
-	spent *workflows.Spent
+	// spent remembers the run tokens submissions have used up:
+	// Opts.SpentStore, else this process's memory.
+	spent workflows.SpentStore
 	// DevelopmentWorkflowKey is true when no workflow key was configured:
 	// run tokens then die with the process (the server logs a warning).
 	DevelopmentWorkflowKey bool
@@ -89,6 +90,9 @@ type Options struct {
 	WorkflowPreviousKeys [][]byte
 	// WorkflowTTL is how long a run token lives (0: 24h).
 	WorkflowTTL time.Duration
+	// SpentStore remembers spent run tokens; one shared by every replica
+	// refuses a token replayed on another. nil: this process's memory.
+	SpentStore workflows.SpentStore
 }
 
 // NewDeps loads the engine's catalogs once.
@@ -109,8 +113,12 @@ func NewDeps(opts Options) (*Deps, error) {
 	if err != nil {
 		return nil, fmt.Errorf("workflow.key: %w", err)
 	}
+	var spent workflows.SpentStore = workflows.NewSpent(0, nil)
+	if opts.SpentStore != nil {
+		spent = opts.SpentStore
+	}
 	return &Deps{Root: root, Opts: opts, live: live,
-		Scripts: newScriptRunner(opts), LocalRun: newLocalRunner(opts), Runs: runs, spent: workflows.NewSpent(0, nil), DevelopmentWorkflowKey: devKey}, nil
+		Scripts: newScriptRunner(opts), LocalRun: newLocalRunner(opts), Runs: runs, spent: spent, DevelopmentWorkflowKey: devKey}, nil
 }
 
 // LoadProblem is a file of an operator's step or pipeline directory that
