@@ -97,3 +97,51 @@ tests:
 	}
 	runPromtool(t, dir, "test", "rules", "panel_test.yaml")
 }
+
+// TestPodsPanelWithPromtool evaluates the dashboard's "Pods" panel on
+// three pods of one job scraped through a ServiceMonitor (pod, namespace
+// and endpoint labels besides instance): one row per pod with its version,
+// catalog digest and workflow key id, so the pod whose catalogs drifted
+// shows its own digest; a pod of another job is left out.
+func TestPodsPanelWithPromtool(t *testing.T) {
+	var expr string
+	for where, e := range dashboardExprs(t, readRepoFile(t, "deploy/grafana/cursus-mcp-dashboard.json")) {
+		if strings.HasPrefix(where, `panel "Pods"`) {
+			expr = e
+		}
+	}
+	if expr == "" {
+		t.Fatal(`no "Pods" panel`)
+	}
+	expr = strings.ReplaceAll(expr, "$job", "cursus")
+	quoted := strings.ReplaceAll(expr, "'", "''")
+	series := func(pod, digest, key string) string {
+		return `      - series: 'cursus_build_info{job="cursus",namespace="ml",endpoint="http",pod="` + pod + `",instance="10.0.0.` + pod[len(pod)-1:] +
+			`:8080",version="1.4.0",goversion="go1.26",catalog_digest="` + digest + `",workflow_key_id="` + key + `"}'
+        values: '1x10'
+`
+	}
+	row := func(pod, digest, key string) string {
+		return `          - labels: '{instance="10.0.0.` + pod[len(pod)-1:] + `:8080",version="1.4.0",catalog_digest="` + digest + `",workflow_key_id="` + key + `"}'
+            value: 1
+`
+	}
+	cases := `rule_files: []
+evaluation_interval: 1m
+tests:
+  - interval: 1m
+    input_series:
+` + series("cursus-a1", "aaaa", "k1") + series("cursus-a2", "aaaa", "k1") + series("cursus-a3", "bbbb", "k1") +
+		`      - series: 'cursus_build_info{job="other",instance="10.0.9.9:8080",version="0.1.0",goversion="go1.26",catalog_digest="zzzz",workflow_key_id="k9"}'
+        values: '1x10'
+    promql_expr_test:
+      - expr: '` + quoted + `'
+        eval_time: 5m
+        exp_samples:
+` + row("cursus-a1", "aaaa", "k1") + row("cursus-a2", "aaaa", "k1") + row("cursus-a3", "bbbb", "k1")
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "panel_test.yaml"), []byte(cases), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	runPromtool(t, dir, "test", "rules", "panel_test.yaml")
+}

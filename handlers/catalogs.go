@@ -12,13 +12,14 @@ import (
 	"time"
 
 	"github.com/cursus-dev/cursus/engine/config"
+	"github.com/cursus-dev/cursus/engine/pipelines"
 	"github.com/cursus-dev/cursus/engine/steps"
 	"github.com/cursus-dev/cursus/registry"
 )
 
-// catalogView is one consistent pair of catalogs for a call: the step
+// catalogView is one consistent set of catalogs for a call: the step
 // types and their config schemas, with what went wrong loading the
-// operator's step directories. It is immutable.
+// operator's step directories, and the shared DAGs. It is immutable.
 type catalogView struct {
 	Steps  *steps.Catalog
 	Config *config.Schemas
@@ -30,6 +31,11 @@ type catalogView struct {
 	// ReloadError says why the last reload of Dirs failed ("" when it
 	// did not); the catalogs are then those of the reload before.
 	ReloadError string
+	// DAGs is the shared-DAG catalog: the built-in DAGs plus the
+	// operator's pipeline directories; DAGProblems are DAG files of those
+	// directories that could not join it.
+	DAGs        *pipelines.Catalog
+	DAGProblems []pipelines.Problem
 }
 
 // Defaults of the caps on step_types.
@@ -37,32 +43,40 @@ const (
 	defaultMaxStepTypes     = 16
 	defaultMaxStepTypeBytes = 256 << 10
 	// defaultStepReloadInterval is the least time between two looks at the
-	// step directories for changes.
+	// step and pipeline directories for changes.
 	defaultStepReloadInterval = 2 * time.Second
 )
 
-// liveCatalogs holds the shared catalogs and reloads them when a step
-// directory changes. Calls read the current view without locking; a call
-// that finds the check due starts a look at the directories (others carry
-// on with the current view meanwhile) and waits for it only as long as its
-// own context allows: past that it goes on with the current view, and the
-// reload swaps its catalogs in when it ends.
+// liveCatalogs holds the shared catalogs and reloads them when a step or
+// pipeline directory changes. Calls read the current view without locking;
+// a call that finds the check due starts a look at the directories (others
+// carry on with the current view meanwhile) and waits for it only as long
+// as its own context allows: past that it goes on with the current view,
+// and the reload swaps its catalogs in when it ends.
 type liveCatalogs struct {
-	dirs     []string
+	dirs     []string // step directories
+	dagDirs  []string // pipeline directories
 	interval time.Duration
-	// build loads a view of dirs: buildView, or a stand-in in tests.
+	// build loads the step catalogs of dirs: buildView, or a stand-in in
+	// tests.
 	build   func(dirs []string) (*catalogView, error)
 	current atomic.Pointer[catalogView]
 	checked atomic.Int64 // unix nanoseconds of the last look
-	mu      sync.Mutex   // one reload at a time; guards stamp
-	stamp   string
+	mu      sync.Mutex   // one reload at a time; guards the stamps
+	// stamp and dagStamp digest the step and pipeline directories as
+	// last loaded.
+	stamp, dagStamp string
 }
 
-func loadCatalogs(dirs []string, interval time.Duration) (*liveCatalogs, error) {
-	l := &liveCatalogs{dirs: dirs, interval: interval, build: buildView, stamp: steps.DirsStamp(dirs)}
+func loadCatalogs(dirs, dagDirs []string, interval time.Duration) (*liveCatalogs, error) {
+	l := &liveCatalogs{dirs: dirs, dagDirs: dagDirs, interval: interval, build: buildView,
+		stamp: steps.DirsStamp(dirs), dagStamp: pipelines.DirsStamp(dagDirs)}
 	view, err := l.build(dirs)
 	if err != nil {
 		return nil, err
+	}
+	if view.DAGs, view.DAGProblems, err = pipelines.Load(dagDirs...); err != nil {
+		return nil, fmt.Errorf("pipeline catalog: %w", err)
 	}
 	l.current.Store(view)
 	l.checked.Store(time.Now().UnixNano())
@@ -85,7 +99,7 @@ func buildView(dirs []string) (*catalogView, error) {
 // a directory changed, if the reload ends before ctx does. A reload that
 // fails keeps the last good catalogs and says why in ReloadError.
 func (l *liveCatalogs) view(ctx context.Context) *catalogView {
-	if len(l.dirs) == 0 {
+	if len(l.dirs) == 0 && len(l.dagDirs) == 0 {
 		return l.current.Load()
 	}
 	now := time.Now()
@@ -106,21 +120,31 @@ func (l *liveCatalogs) view(ctx context.Context) *catalogView {
 	return l.current.Load()
 }
 
-// reload rebuilds the catalogs if the directories changed. The caller
-// holds l.mu.
+// reload rebuilds the catalogs whose directories changed: the step
+// catalogs, the shared DAGs, or both. The caller holds l.mu.
 func (l *liveCatalogs) reload() {
-	stamp := steps.DirsStamp(l.dirs)
-	if stamp == l.stamp {
+	stamp, dagStamp := steps.DirsStamp(l.dirs), pipelines.DirsStamp(l.dagDirs)
+	if stamp == l.stamp && dagStamp == l.dagStamp {
 		return
 	}
-	l.stamp = stamp
-	next, err := l.build(l.dirs)
-	if err != nil {
-		last := *l.current.Load()
-		last.ReloadError = err.Error() + "; the step types loaded before are kept"
-		next = &last
+	next := *l.current.Load()
+	if stamp != l.stamp {
+		l.stamp = stamp
+		if built, err := l.build(l.dirs); err != nil {
+			next.ReloadError = err.Error() + "; the step types loaded before are kept"
+		} else {
+			next.Steps, next.Config, next.Problems, next.Dirs, next.ReloadError = built.Steps, built.Config, built.Problems, built.Dirs, ""
+		}
 	}
-	l.current.Store(next)
+	if dagStamp != l.dagStamp {
+		l.dagStamp = dagStamp
+		// Only an unreadable built-in set fails Load, and it loaded at
+		// start: the DAGs before are kept then.
+		if dags, problems, err := pipelines.Load(l.dagDirs...); err == nil {
+			next.DAGs, next.DAGProblems = dags, problems
+		}
+	}
+	l.current.Store(&next)
 }
 
 // catalogs is the shared view: the built-in step types plus the

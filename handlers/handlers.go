@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/cursus-dev/cursus/engine/localrun"
-	"github.com/cursus-dev/cursus/engine/pipelines"
 	"github.com/cursus-dev/cursus/engine/validate"
 	"github.com/cursus-dev/cursus/engine/workflows"
 	"github.com/cursus-dev/cursus/engine/workspace"
@@ -18,19 +17,16 @@ import (
 )
 
 // Deps is what the namespaces need from the outside world. Build it with
-// NewDeps; it is shared by concurrent calls, and only its step catalogs
-// change afterwards (swapped whole when a step directory changes).
+// NewDeps; it is shared by concurrent calls, and only its catalogs change
+// afterwards (swapped whole when a step or pipeline directory changes).
 type Deps struct {
 	Root *workspace.Root // every file argument is resolved inside it
 	Opts Options
 	// live holds the built-in step types plus Opts.StepDirs and their
-	// config schemas, reloaded when a directory changes: read it with
+	// config schemas, and the shared DAGs (built-ins plus
+	// Opts.PipelineDirs), reloaded when a directory changes: read it with
 	// catalogs, or catalogsFor in a tool that takes step_types.
 	live *liveCatalogs
-	// Pipelines is the shared-DAG catalog (built-ins plus Opts.PipelineDirs);
-	// PipelineProblems are DAG files that could not join it.
-	Pipelines        *pipelines.Catalog
-	PipelineProblems []pipelines.Problem
 	// Scripts runs step scripts for validate.run_scripts; its concurrency
 	// cap is shared by all calls.
 	Scripts *validate.Runner
@@ -38,8 +34,9 @@ type Deps struct {
 	LocalRun *localrun.Runner
 	// Runs signs and opens workflow run tokens.
 	Runs *workflows.Signer
-	// spent remembers the run tokens submissions have used up.
-	spent *workflows.Spent
+	// spent remembers the run tokens submissions have used up:
+	// Opts.SpentStore, else this process's memory.
+	spent workflows.SpentStore
 	// DevelopmentWorkflowKey is true when no workflow key was configured:
 	// run tokens then die with the process (the server logs a warning).
 	DevelopmentWorkflowKey bool
@@ -79,7 +76,8 @@ type Options struct {
 	MaxStepTypes     int
 	MaxStepTypeBytes int64
 	// StepReloadInterval is the least time between two looks at StepDirs
-	// for changed files (0: 2s; negative: look on every call).
+	// and PipelineDirs for changed files (0: 2s; negative: look on every
+	// call).
 	StepReloadInterval time.Duration
 	// Inline caps the content a call sends instead of workspace files.
 	Inline InlineLimits
@@ -92,6 +90,9 @@ type Options struct {
 	WorkflowPreviousKeys [][]byte
 	// WorkflowTTL is how long a run token lives (0: 24h).
 	WorkflowTTL time.Duration
+	// SpentStore remembers spent run tokens; one shared by every replica
+	// refuses a token replayed on another. nil: this process's memory.
+	SpentStore workflows.SpentStore
 }
 
 // NewDeps loads the engine's catalogs once.
@@ -100,13 +101,9 @@ func NewDeps(opts Options) (*Deps, error) {
 	if err != nil {
 		return nil, fmt.Errorf("workspace root: %w", err)
 	}
-	live, err := loadCatalogs(opts.StepDirs, opts.stepReloadInterval())
+	live, err := loadCatalogs(opts.StepDirs, opts.PipelineDirs, opts.stepReloadInterval())
 	if err != nil {
 		return nil, err
-	}
-	dags, dagProblems, err := pipelines.Load(opts.PipelineDirs...)
-	if err != nil {
-		return nil, fmt.Errorf("pipeline catalog: %w", err)
 	}
 	key, devKey := opts.WorkflowKey, len(opts.WorkflowKey) == 0
 	if devKey {
@@ -116,8 +113,12 @@ func NewDeps(opts Options) (*Deps, error) {
 	if err != nil {
 		return nil, fmt.Errorf("workflow.key: %w", err)
 	}
+	var spent workflows.SpentStore = workflows.NewSpent(0, nil)
+	if opts.SpentStore != nil {
+		spent = opts.SpentStore
+	}
 	return &Deps{Root: root, Opts: opts, live: live,
-		Pipelines: dags, PipelineProblems: dagProblems, Scripts: newScriptRunner(opts), LocalRun: newLocalRunner(opts), Runs: runs, spent: workflows.NewSpent(0, nil), DevelopmentWorkflowKey: devKey}, nil
+		Scripts: newScriptRunner(opts), LocalRun: newLocalRunner(opts), Runs: runs, spent: spent, DevelopmentWorkflowKey: devKey}, nil
 }
 
 // LoadProblem is a file of an operator's step or pipeline directory that
@@ -134,14 +135,15 @@ type LoadProblem struct {
 // tools.help and pipeline_catalog.list.
 func (d *Deps) LoadProblems() []LoadProblem {
 	var out []LoadProblem
-	for _, p := range d.live.current.Load().Problems {
+	view := d.live.current.Load()
+	for _, p := range view.Problems {
 		file := p.File
 		if p.Path != "" {
 			file += ": " + p.Path
 		}
 		out = append(out, LoadProblem{Catalog: "steps", File: file, Rule: p.Rule, Message: p.Message})
 	}
-	for _, p := range d.PipelineProblems {
+	for _, p := range view.DAGProblems {
 		file := p.File
 		if p.Path != "" {
 			file += ": " + p.Path

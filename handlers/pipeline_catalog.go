@@ -58,7 +58,7 @@ type pcAutoSelectIn struct {
 }
 
 func pipelineCatalogNamespace(d *Deps) (registry.Namespace, error) {
-	if d.Pipelines == nil {
+	if d.live == nil {
 		return registry.Namespace{}, errors.New("pipeline catalog is not loaded")
 	}
 	return registry.Namespace{
@@ -116,11 +116,15 @@ func pipelineCatalogNamespace(d *Deps) (registry.Namespace, error) {
 	}, nil
 }
 
-func (d *Deps) pcEntry(id string) (*pipelines.Entry, error) {
-	e, ok := d.Pipelines.Get(id)
+// dags is the shared-DAG catalog as loaded now.
+func (d *Deps) dags(ctx context.Context) *pipelines.Catalog { return d.catalogs(ctx).DAGs }
+
+func (d *Deps) pcEntry(ctx context.Context, id string) (*pipelines.Entry, error) {
+	dags := d.dags(ctx)
+	e, ok := dags.Get(id)
 	if !ok {
 		return nil, registry.Errorf(registry.CodeNotFound, "DAG '%s' not found", id).
-			WithDetails(map[string]any{"dag_id": id, "available": d.Pipelines.IDs()}).
+			WithDetails(map[string]any{"dag_id": id, "available": dags.IDs()}).
 			Suggest("Pick an id from pipeline_catalog.list or pipeline_catalog.recommend.", "pipeline_catalog.list", "pipeline_catalog.recommend")
 	}
 	return e, nil
@@ -156,15 +160,16 @@ type pcSummary struct {
 const maxListedProblems = 20
 
 func (d *Deps) pcList(ctx context.Context, _ struct{}) (pcListOut, error) {
+	view := d.catalogs(ctx)
 	var out []pcSummary
-	for _, e := range d.Pipelines.List() {
+	for _, e := range view.DAGs.List() {
 		out = append(out, pcSummary{DAGID: e.ID, Framework: e.Framework, Description: e.Description, TaskType: e.TaskType,
 			Complexity: e.Complexity, Features: e.Features, NodeCount: e.NodeCount, EdgeCount: e.EdgeCount, Source: e.Source})
 	}
 	registry.Meta(ctx, "count", len(out))
-	if n := len(d.PipelineProblems); n > 0 {
+	if n := len(view.DAGProblems); n > 0 {
 		warnings := []string{fmt.Sprintf("%d problem(s) in the pipeline directories: a DAG whose file failed to load is not listed", n)}
-		for _, p := range d.PipelineProblems[:min(n, maxListedProblems)] {
+		for _, p := range view.DAGProblems[:min(n, maxListedProblems)] {
 			warnings = append(warnings, p.String())
 		}
 		registry.Warn(ctx, warnings...)
@@ -226,7 +231,7 @@ func newRecommendation(r pipelines.Recommendation) pcRecommendation {
 func (d *Deps) pcRecommend(ctx context.Context, in pcRecommendIn) (pcRecommendOut, error) {
 	q := in.query()
 	q.MaxResults = in.MaxResults
-	recs := d.Pipelines.Recommend(q)
+	recs := d.dags(ctx).Recommend(q)
 	out := []pcRecommendation{}
 	for _, r := range recs {
 		out = append(out, newRecommendation(r))
@@ -271,7 +276,7 @@ func (d *Deps) pcAutoSelect(ctx context.Context, in pcAutoSelectIn) (pcAutoSelec
 	if in.MinScore != nil {
 		min = *in.MinScore
 	}
-	r, ok := d.Pipelines.AutoSelect(in.query(), min)
+	r, ok := d.dags(ctx).AutoSelect(in.query(), min)
 	if !ok {
 		out := pcAutoSelected{}
 		if r.Entry != nil {
@@ -308,7 +313,7 @@ type pcDAG struct {
 }
 
 func (d *Deps) pcGetDAG(ctx context.Context, in pcDAGIDIn) (pcDAG, error) {
-	e, err := d.pcEntry(in.DAGID)
+	e, err := d.pcEntry(ctx, in.DAGID)
 	if err != nil {
 		return pcDAG{}, err
 	}
@@ -344,7 +349,7 @@ type pcDAGMetadata struct {
 }
 
 func (d *Deps) pcLoadDAG(ctx context.Context, in pcDAGIDIn) (pcLoadedDAG, error) {
-	e, err := d.pcEntry(in.DAGID)
+	e, err := d.pcEntry(ctx, in.DAGID)
 	if err != nil {
 		return pcLoadedDAG{}, err
 	}
@@ -368,7 +373,7 @@ type pcGuidance struct {
 }
 
 func (d *Deps) pcConfigGuidance(ctx context.Context, in pcDAGIDIn) (pcGuidance, error) {
-	e, err := d.pcEntry(in.DAGID)
+	e, err := d.pcEntry(ctx, in.DAGID)
 	if err != nil {
 		return pcGuidance{}, err
 	}

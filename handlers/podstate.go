@@ -19,7 +19,8 @@ type catalogDigest struct {
 
 // CatalogDigest is a short digest of the catalogs this server answers
 // from now: every step type as loaded (built-in and the operator's
-// directories) and the shared-DAG index. Two replicas with the same
+// directories) and the shared-DAG index (built-in and the operator's
+// pipeline directories). Two replicas with the same
 // digest resolve step types and DAGs alike; the metrics show it per pod.
 func (d *Deps) CatalogDigest() string {
 	// A scrape has no context of its own: it waits a moment at most for a
@@ -38,7 +39,7 @@ func (d *Deps) CatalogDigest() string {
 		iface, _ := view.Steps.Get(name)
 		_ = enc.Encode(iface) // loaded from YAML: always encodable
 	}
-	if index, err := d.Pipelines.Index(); err == nil {
+	if index, err := view.DAGs.Index(); err == nil {
 		h.Write(index)
 	}
 	d.digest.view, d.digest.digest = view, hex.EncodeToString(h.Sum(nil))[:16]

@@ -49,9 +49,9 @@ func Resources(d *Deps) []registry.Resource {
 		{
 			URI: "cursus://dags/{dag_id}", Name: "shared-dag", MIMEType: "application/json", Tool: "pipeline_catalog.get_dag",
 			Description: "A shared DAG with its nodes, edges and agent context, as pipeline_catalog.get_dag returns it.",
-			Values:      func(context.Context) []string { return d.Pipelines.IDs() },
+			Values:      func(ctx context.Context) []string { return d.dags(ctx).IDs() },
 			Read: func(ctx context.Context, id string, _ func(string) bool) (string, error) {
-				e, err := d.pcEntry(id)
+				e, err := d.pcEntry(ctx, id)
 				if err != nil {
 					return "", err
 				}

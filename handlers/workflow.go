@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"golang.org/x/sync/errgroup"
@@ -251,7 +252,10 @@ func (d *Deps) submitRun(ctx context.Context, token runToken, stage string, c wo
 	if err != nil {
 		return workflowRun{}, err
 	}
-	if d.spent.Was(string(token)) {
+	id := workflows.SpentID(string(token))
+	if was, err := d.spent.Was(ctx, id); err != nil {
+		return workflowRun{}, spentStoreError(err)
+	} else if was {
 		return workflowRun{}, spentError()
 	}
 	t, err := workflows.Submit(ctx, st, stage, c.engine(), d.workflowLoader)
@@ -259,7 +263,12 @@ func (d *Deps) submitRun(ctx context.Context, token runToken, stage string, c wo
 		return workflowRun{}, runError(err)
 	}
 	// Two submissions racing with one token: the first to spend it wins.
-	if !d.spent.Spend(string(token), st.Expires) {
+	// A store that cannot answer fails the submission closed: admitting it
+	// could let a replay through on another replica, and the caller loses
+	// nothing by sending the same token again.
+	if spent, err := d.spent.Spend(ctx, id, time.Unix(st.Expires, 0)); err != nil {
+		return workflowRun{}, spentStoreError(err)
+	} else if !spent {
 		return workflowRun{}, spentError()
 	}
 	return d.sealed(t)
@@ -270,6 +279,16 @@ func spentError() error {
 	return registry.Errorf(registry.CodeRunTokenSpent, "'run': this run token was already used for a submission; each token moves its run once").
 		WithDetails(map[string]any{"argument": "run", "reason": "spent"}).
 		Suggest("Send the token the last workflow.submit returned (workflow.status with it shows where the run is).", "workflow.status")
+}
+
+// spentStoreError refuses a submission whose token the shared store of
+// spent tokens could not check or mark: it is for the caller to retry.
+// The store's own error (which may name its address) is the server's to
+// log, not the caller's to read.
+func spentStoreError(error) error {
+	return registry.Errorf(registry.CodeRunStoreUnavailable, "'run': the store of spent run tokens did not answer; the run did not move").
+		WithDetails(map[string]any{"argument": "run", "reason": "store_unavailable", "retryable": true}).
+		Suggest("Send the same run token and content again in a few seconds; the run is where it was.", "workflow.status")
 }
 
 func (d *Deps) workflowStatus(_ context.Context, in workflowStatusIn) (workflowOut, error) {

@@ -1,8 +1,10 @@
 package handlers
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -11,9 +13,11 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/cursus-dev/cursus/engine/workflows"
 	"github.com/cursus-dev/cursus/registry"
 )
 
@@ -540,4 +544,55 @@ func TestWorkflowReplayedTokenIsRefused(t *testing.T) {
 	if summary["passed"] != float64(1) || summary["refused"] != float64(1) {
 		t.Fatalf("one token twice in a batch: %v", batch["summary"])
 	}
+}
+
+// flakyStore is a SpentStore whose Was fails while wasDown is set, and
+// whose Spend fails while spendDown is.
+type flakyStore struct {
+	workflows.SpentStore
+	wasDown, spendDown atomic.Bool
+}
+
+func (f *flakyStore) Spend(ctx context.Context, id string, until time.Time) (bool, error) {
+	if f.spendDown.Load() {
+		return false, errors.New("dial tcp 10.0.0.7:6379: connection refused")
+	}
+	return f.SpentStore.Spend(ctx, id, until)
+}
+
+func (f *flakyStore) Was(ctx context.Context, id string) (bool, error) {
+	if f.wasDown.Load() {
+		return false, errors.New("dial tcp 10.0.0.7:6379: connection refused")
+	}
+	return f.SpentStore.Was(ctx, id)
+}
+
+// TestWorkflowSpentStoreDownFailsClosed: a submission whose spent-token
+// store does not answer, before the gate or after it, is refused as
+// run_store_unavailable, retryable, without the store's address; the
+// token is not spent, so the same submission passes once the store is
+// back, and is then spent.
+func TestWorkflowSpentStoreDownFailsClosed(t *testing.T) {
+	store := &flakyStore{SpentStore: workflows.NewSpent(0, nil)}
+	_, reg := newDepsRegistry(t, Options{WorkspaceRoot: t.TempDir(), SpentStore: store})
+	c := exampleContent(t, examplePath+"/scripts")
+	r := startRun(t, reg, "cursus-configure-pipeline", nil)
+	first := r.run
+
+	for _, down := range []*atomic.Bool{&store.wasDown, &store.spendDown} {
+		down.Store(true)
+		res := r.raw("Constrain", pick(c, "dag"))
+		down.Store(false)
+		mustFail(t, res, registry.CodeRunStoreUnavailable)
+		if d := res.Meta["details"].(map[string]any); d["retryable"] != true || d["reason"] != "store_unavailable" {
+			t.Errorf("details %v", d)
+		}
+		if strings.Contains(string(res.Encode()), "10.0.0.7") {
+			t.Errorf("the caller sees the store's address: %s", res.Encode())
+		}
+	}
+
+	wantStatus(t, r.submit("Constrain", pick(c, "dag")), "passed")
+	replay := &runner{t: t, reg: reg, run: first}
+	mustFail(t, replay.raw("Constrain", pick(c, "dag")), registry.CodeRunTokenSpent)
 }

@@ -33,6 +33,11 @@ const (
 	CodeStorageError        = "storage_error"   // the workspace refused a write: full, read-only or not writable (HTTP 507)
 	CodeUnknownRunKey       = "unknown_run_key" // a workflow run token signed with a key this server no longer holds: start a new run
 	CodeRunTokenSpent       = "run_token_spent" // a workflow run token already used for a submission: send the one it returned (HTTP 409)
+	// CodeRunStoreUnavailable: the shared store of spent run tokens did not
+	// answer, so a submission cannot be told apart from a replay; nothing
+	// was spent by this call, and sending the same token again later works
+	// (HTTP 503).
+	CodeRunStoreUnavailable = "run_store_unavailable"
 )
 
 // Codes lists every error code, for documentation and tests.
@@ -41,7 +46,7 @@ var Codes = []string{
 	CodeInternal, CodeToolError, CodeTimeout, CodeValidationFailed, CodeNotConstructible,
 	CodeConfigInvalid, CodeScriptAnalysisError, CodeScriptCheckFailed, CodeAlreadyExists,
 	CodeUnsupported, CodeUpsertFailed, CodeRuntimeUnavailable, CodeUnauthenticated, CodeRateLimited,
-	CodeStorageError, CodeUnknownRunKey, CodeRunTokenSpent,
+	CodeStorageError, CodeUnknownRunKey, CodeRunTokenSpent, CodeRunStoreUnavailable,
 }
 
 // NextStep suggests the tool an agent should call after a success.

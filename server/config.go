@@ -169,7 +169,8 @@ type WorkspaceConfig struct {
 	Root     string   `yaml:"root"`
 	StepDirs []string `yaml:"step_dirs"`
 	// StepReloadInterval is the least time between two looks at StepDirs
-	// for changed files; a change is picked up without a restart.
+	// and PipelineDirs for changed files; a change is picked up without a
+	// restart.
 	StepReloadInterval time.Duration `yaml:"step_reload_interval"`
 	PipelineDirs       []string      `yaml:"pipeline_dirs"`
 	Python             string        `yaml:"python"`

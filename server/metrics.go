@@ -235,7 +235,8 @@ type PodState struct {
 }
 
 // buildInfo is cursus_build_info, its labels read at each scrape: a step
-// directory reload changes the catalog digest without a restart.
+// or pipeline directory reload changes the catalog digest without a
+// restart.
 type buildInfo struct {
 	state func() PodState // nil: empty labels
 	desc  *prometheus.Desc

@@ -38,6 +38,8 @@ func statusFor(res *registry.Result) int {
 		return http.StatusInsufficientStorage
 	case registry.CodeRunTokenSpent:
 		return http.StatusConflict
+	case registry.CodeRunStoreUnavailable:
+		return http.StatusServiceUnavailable
 	default:
 		return http.StatusUnprocessableEntity
 	}

@@ -198,7 +198,7 @@ func TestEveryCodeHasItsStatus(t *testing.T) {
 		registry.CodeConfigInvalid: 422, registry.CodeScriptAnalysisError: 422, registry.CodeScriptCheckFailed: 422,
 		registry.CodeAlreadyExists: 422, registry.CodeUnsupported: 422, registry.CodeUpsertFailed: 422,
 		registry.CodeRuntimeUnavailable: 422, registry.CodeStorageError: 507, registry.CodeUnknownRunKey: 422,
-		registry.CodeRunTokenSpent: 409,
+		registry.CodeRunTokenSpent: 409, registry.CodeRunStoreUnavailable: 503,
 	}
 	if len(want) != len(registry.Codes) {
 		t.Fatalf("%d codes pinned, registry has %d: pin the new ones", len(want), len(registry.Codes))

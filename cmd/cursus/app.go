@@ -11,6 +11,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/cursus-dev/cursus/engine/localrun"
+	"github.com/cursus-dev/cursus/engine/workflows"
 	"github.com/cursus-dev/cursus/handlers"
 	"github.com/cursus-dev/cursus/registry"
 	"github.com/cursus-dev/cursus/server"
@@ -79,6 +80,9 @@ type app struct {
 	// handlers holds the catalogs the MCP prompts and resources read.
 	handlers *handlers.Deps
 	logger   zerolog.Logger
+	// spent is the shared store of spent run tokens (nil without
+	// limits.shared_store).
+	spent *server.SpentStore
 }
 
 func newApp(cfg server.Config, stderr io.Writer) (*app, error) {
@@ -91,6 +95,13 @@ func newApp(cfg server.Config, stderr io.Writer) (*app, error) {
 	previousKeys, err := cfg.Workflow.VerifyKeys()
 	if err != nil {
 		return nil, err
+	}
+	// With a shared store every replica refuses a run token spent on any
+	// of them; without, each remembers its own.
+	var spentStore workflows.SpentStore
+	spent := server.NewSpentStore(cfg, logger)
+	if spent != nil {
+		spentStore = spent
 	}
 	deps, err := handlers.NewDeps(handlers.Options{
 		WorkspaceRoot:          cfg.Workspace.Root,
@@ -116,6 +127,7 @@ func newApp(cfg server.Config, stderr io.Writer) (*app, error) {
 		WorkflowKey:          workflowKey,
 		WorkflowPreviousKeys: previousKeys,
 		WorkflowTTL:          cfg.Workflow.TokenTTL,
+		SpentStore:           spentStore,
 	})
 	if err != nil {
 		return nil, err
@@ -144,7 +156,7 @@ func newApp(cfg server.Config, stderr io.Writer) (*app, error) {
 	if err := server.CheckToolsets(reg, cfg.MCP); err != nil {
 		return nil, err
 	}
-	return &app{cfg: cfg, registry: reg, handlers: deps, logger: logger}, nil
+	return &app{cfg: cfg, registry: reg, handlers: deps, logger: logger, spent: spent}, nil
 }
 
 type multiFlag []string

@@ -61,6 +61,9 @@ func cmdServe(ctx context.Context, args []string, stderr io.Writer, env func(str
 	if err != nil {
 		return err
 	}
+	if a.spent != nil {
+		defer a.spent.Close()
+	}
 	if a.handlers.DevelopmentWorkflowKey {
 		a.logger.Warn().Msg("no workflow.key or workflow.key_file: workflow run tokens are signed with a random development key; they die with this process and no other replica accepts them")
 	}

@@ -1,26 +1,46 @@
 package workflows
 
 import (
+	"context"
 	"crypto/sha256"
+	"encoding/hex"
 	"sync"
 	"time"
 )
 
+// SpentStore remembers spent run tokens by SpentID, so each token moves
+// its run once: a submission that ran a gate spends the token it came
+// with, and the token it returns is the only one that goes on. A replayed
+// earlier token (to retry a stage that passed, or to win back fix
+// attempts) is refused. Spent is the one in this process's memory; a store
+// shared by every replica (the server's, on Redis) refuses a token spent
+// on another replica too. An error means the store could not answer: the
+// caller cannot tell whether the token was spent.
+type SpentStore interface {
+	// Spend marks id spent until until; false when it already was.
+	Spend(ctx context.Context, id string, until time.Time) (bool, error)
+	// Was reports whether id was spent.
+	Was(ctx context.Context, id string) (bool, error)
+}
+
+// SpentID is the id a store remembers token by: its SHA-256, so a store
+// never holds a token that could be used.
+func SpentID(token string) string {
+	sum := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(sum[:])
+}
+
 // DefaultSpentCapacity bounds how many spent tokens a Spent remembers.
 const DefaultSpentCapacity = 100_000
 
-// Spent remembers the run tokens this process has spent, so each token
-// moves its run once: a submission that ran a gate spends the token it
-// came with, and the token it returns is the only one that goes on. A
-// replayed earlier token (to retry a stage that passed, or to win back fix
-// attempts) is refused. A token is remembered until it expires, when Open
-// refuses it anyway; past capacity the entries that expire first are
-// forgotten first. The memory is this process's: a replica that did not
-// see the token spent does not know it was.
+// Spent is the SpentStore of one process. A token is remembered until it
+// expires, when Open refuses it anyway; past capacity the entries that
+// expire first are forgotten first. The memory is this process's: a
+// replica that did not see the token spent does not know it was.
 type Spent struct {
 	mu    sync.Mutex
-	seen  map[[32]byte]int64 // token digest → expiry (unix seconds)
-	order [][32]byte         // in the order spent (expiries ascend with it)
+	seen  map[string]int64 // token id → expiry (unix seconds)
+	order []string         // in the order spent (expiries ascend with it)
 	max   int
 	now   func() time.Time
 }
@@ -34,30 +54,29 @@ func NewSpent(max int, now func() time.Time) *Spent {
 	if now == nil {
 		now = time.Now
 	}
-	return &Spent{seen: map[[32]byte]int64{}, max: max, now: now}
+	return &Spent{seen: map[string]int64{}, max: max, now: now}
 }
 
-// Spend marks token spent until expires; false when it already was.
-func (s *Spent) Spend(token string, expires int64) bool {
-	key := sha256.Sum256([]byte(token))
+// Spend marks id spent until until; false when it already was. It never
+// fails.
+func (s *Spent) Spend(_ context.Context, id string, until time.Time) (bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.forget()
-	if _, ok := s.seen[key]; ok {
-		return false
+	if _, ok := s.seen[id]; ok {
+		return false, nil
 	}
-	s.seen[key] = expires
-	s.order = append(s.order, key)
-	return true
+	s.seen[id] = until.Unix()
+	s.order = append(s.order, id)
+	return true, nil
 }
 
-// Was reports whether token was spent.
-func (s *Spent) Was(token string) bool {
-	key := sha256.Sum256([]byte(token))
+// Was reports whether id was spent. It never fails.
+func (s *Spent) Was(_ context.Context, id string) (bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	_, ok := s.seen[key]
-	return ok
+	_, ok := s.seen[id]
+	return ok, nil
 }
 
 // forget drops the tokens that have expired, and the oldest past
