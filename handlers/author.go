@@ -158,11 +158,11 @@ func (d *Deps) authorRules(_ context.Context, in authorRulesIn) (authorRulesOut,
 	if in.Topic == "" {
 		all := map[string]any{}
 		for _, topic := range steps.RuleTopics {
-			all[topic] = steps.AuthorRules(topic)
+			all[topic] = authorRules(topic)
 		}
 		return authorRulesOut{Topic: "all", Rules: all}, nil
 	}
-	return authorRulesOut{Topic: string(in.Topic), Rules: steps.AuthorRules(string(in.Topic))}, nil
+	return authorRulesOut{Topic: string(in.Topic), Rules: authorRules(string(in.Topic))}, nil
 }
 
 func (d *Deps) authorChecklist(ctx context.Context, in authorChecklistIn) (authorChecklistOut, error) {

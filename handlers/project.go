@@ -158,13 +158,13 @@ func firstScriptStep(r *scaffold.Result) string {
 // bringUpPlan is the project.bring_up payload: the new-project workflow
 // with the checked arguments filled in.
 type bringUpPlan struct {
-	Workflow    string            `json:"workflow"`
-	Prompt      string            `json:"prompt"`
-	Args        bringUpArgs       `json:"args"`
-	Stages      []workflows.Stage `json:"stages"`
-	Outcome     string            `json:"outcome"`
-	ProjectPath string            `json:"project_path"`
-	Note        string            `json:"note"`
+	Workflow    string       `json:"workflow"`
+	Prompt      string       `json:"prompt"`
+	Args        bringUpArgs  `json:"args"`
+	Stages      []guideStage `json:"stages"`
+	Outcome     string       `json:"outcome"`
+	ProjectPath string       `json:"project_path"`
+	Note        string       `json:"note"`
 	// WorkflowPath is Cursus's name for where the workflow's text lives:
 	// here the MCP resource of its guide.
 	WorkflowPath string `json:"workflow_path"`
@@ -191,7 +191,8 @@ func (d *Deps) projectBringUp(ctx context.Context, in projectBringUpIn) (bringUp
 	if strings.Contains(region, "-") {
 		region = strings.ToLower(region)
 	}
-	wf, _ := workflows.Get(workflows.NewProject)
+	nw, _ := workflows.Get(workflows.NewProject)
+	wf := guideOf(nw)
 	note := "Nothing was written. Follow the stages in order (the MCP prompt '" + wf.Name + "' has the same plan); each stage's gate must pass before the next."
 	if reg := registry.RegistryFrom(ctx); reg != nil {
 		caller := registry.CallerFrom(ctx)

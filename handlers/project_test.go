@@ -278,18 +278,19 @@ func allOpen(string) bool { return true }
 
 // TestWorkflowForKeepsOnlyOpenTools: a stage lists only the tools the
 // caller may call; it is closed (its gate replaced) when none is left or
-// its gate names a tool it lost, and stays as it was when all are open.
+// its gate is judged on a tool it lost, and stays as it was when all are
+// open.
 func TestWorkflowForKeepsOnlyOpenTools(t *testing.T) {
-	w := workflows.Workflow{Stages: []workflows.Stage{
-		{Name: "Partly", Tools: []string{"a.read", "a.write"}, Gate: "a.read passes"},
-		{Name: "GateNamesIt", Tools: []string{"a.read", "a.write"}, Gate: "a.write returns ok", FixAttempts: 2},
+	w := guide{Stages: []guideStage{
+		{Name: "Partly", Tools: []string{"a.read", "a.write"}, Gate: "a.read passes", decides: []string{"a.read"}},
+		{Name: "GateNeedsIt", Tools: []string{"a.read", "a.write"}, Gate: "written", FixAttempts: 2, decides: []string{"a.write"}},
 		{Name: "AllClosed", Tools: []string{"a.write"}, Gate: "written"},
 		{Name: "NoTools", Gate: "the user agrees"},
 	}}
 	got := workflowFor(w, func(tool string) bool { return tool == "a.read" })
-	want := []workflows.Stage{
-		{Name: "Partly", Tools: []string{"a.read"}, Gate: "a.read passes"},
-		{Name: "GateNamesIt", Gate: closedStageGate},
+	want := []guideStage{
+		{Name: "Partly", Tools: []string{"a.read"}, Gate: "a.read passes", decides: []string{"a.read"}},
+		{Name: "GateNeedsIt", Gate: closedStageGate},
 		{Name: "AllClosed", Gate: closedStageGate},
 		{Name: "NoTools", Gate: "the user agrees"},
 	}

@@ -27,7 +27,7 @@ func Prompts(d *Deps) []registry.Prompt {
 				Values: values[a.Name]})
 		}
 		p.Render = func(args map[string]string, open func(string) bool) string {
-			return RenderWorkflow(workflowFor(w, open), args, open("workflow.start") && open("workflow.submit"))
+			return renderWorkflow(workflowFor(guideOf(w), open), args, open("workflow.start") && open("workflow.submit"))
 		}
 		out = append(out, p)
 	}
@@ -60,9 +60,9 @@ const closedStageGate = "this stage needs tools this server does not open to you
 
 // workflowFor is w as a caller that may call the tools open admits sees
 // it: each stage lists only those tools, and a stage left with none, or
-// whose gate names a tool it lost, is closed (closedStageGate).
-func workflowFor(w workflows.Workflow, open func(string) bool) workflows.Workflow {
-	stages := make([]workflows.Stage, len(w.Stages))
+// whose gate is judged on a tool it lost, is closed (closedStageGate).
+func workflowFor(w guide, open func(string) bool) guide {
+	stages := make([]guideStage, len(w.Stages))
 	for i, s := range w.Stages {
 		var kept, lost []string
 		for _, tool := range s.Tools {
@@ -73,9 +73,9 @@ func workflowFor(w workflows.Workflow, open func(string) bool) workflows.Workflo
 			}
 		}
 		s.Tools = kept
-		namesLost := slices.ContainsFunc(lost, func(tool string) bool { return strings.Contains(s.Gate, tool) })
+		namesLost := slices.ContainsFunc(lost, func(tool string) bool { return slices.Contains(s.decides, tool) })
 		if len(lost) > 0 && (len(kept) == 0 || namesLost) {
-			s.Tools, s.Gate, s.FixAttempts = nil, closedStageGate, 0
+			s.Tools, s.Gate, s.FixAttempts, s.decides = nil, closedStageGate, 0, nil
 		}
 		stages[i] = s
 	}
@@ -83,10 +83,10 @@ func workflowFor(w workflows.Workflow, open func(string) bool) workflows.Workflo
 	return w
 }
 
-// RenderWorkflow is the prompt text of a workflow for the given arguments;
+// renderWorkflow is the prompt text of a workflow for the given arguments;
 // served says the caller may drive it with workflow.start and
 // workflow.submit, which run the gates on the server.
-func RenderWorkflow(w workflows.Workflow, args map[string]string, served bool) string {
+func renderWorkflow(w guide, args map[string]string, served bool) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# %s (%s)\n\n%s\n\n", w.Title, w.Name, w.Description)
 	var given []string

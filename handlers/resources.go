@@ -75,7 +75,7 @@ func Resources(d *Deps) []registry.Resource {
 				if !ok {
 					return "", fmt.Errorf("no workflow %q", name)
 				}
-				return RenderWorkflow(workflowFor(w, open), nil, open("workflow.start") && open("workflow.submit")), nil
+				return renderWorkflow(workflowFor(guideOf(w), open), nil, open("workflow.start") && open("workflow.submit")), nil
 			},
 		},
 	}

@@ -100,10 +100,10 @@ type workflowListOut struct {
 }
 
 type workflowListed struct {
-	Name      string                `json:"name"`
-	Title     string                `json:"title"`
-	Arguments []workflows.Argument  `json:"arguments"`
-	Stages    []workflows.GateStage `json:"stages"`
+	Name      string               `json:"name"`
+	Title     string               `json:"title"`
+	Arguments []workflows.Argument `json:"arguments"`
+	Stages    []gateStage          `json:"stages"`
 }
 
 // workflowRun is one run's place: its token and what to send next.
@@ -116,7 +116,7 @@ type workflowRun struct {
 	Remedy       string                       `json:"remedy,omitempty"`
 	Warnings     []string                     `json:"warnings,omitempty"`
 	AttemptsLeft int                          `json:"attempts_left"`
-	Next         *workflows.GateStage         `json:"next,omitempty"`
+	Next         *gateStage                   `json:"next,omitempty"`
 	Certified    map[string]map[string]string `json:"certified,omitempty"`
 	Outcome      any                          `json:"outcome,omitempty"`
 	// Error is why a batch item's submission was refused.
@@ -163,10 +163,13 @@ func workflowNamespace(d *Deps) (registry.Namespace, error) {
 	}, nil
 }
 
-func (d *Deps) workflowList(_ context.Context, _ struct{}) (workflowListOut, error) {
+func (d *Deps) workflowList(ctx context.Context, _ struct{}) (workflowListOut, error) {
 	out := workflowListOut{Workflows: []workflowListed{}}
 	for _, w := range workflows.All() {
-		stages, _ := workflows.Stages(w.Name)
+		var stages []gateStage
+		for _, s := range w.Checked() {
+			stages = append(stages, gateStageOf(w.Name, s, nil, mayCall(ctx)))
+		}
 		out.Workflows = append(out.Workflows, workflowListed{Name: w.Name, Title: w.Title, Arguments: w.Arguments, Stages: stages})
 	}
 	return out, nil
@@ -174,7 +177,7 @@ func (d *Deps) workflowList(_ context.Context, _ struct{}) (workflowListOut, err
 
 func (d *Deps) workflowStart(ctx context.Context, in workflowStartIn) (workflowOut, error) {
 	if len(in.Items) == 0 {
-		run, err := d.startRun(in.Workflow, in.Args)
+		run, err := d.startRun(ctx, in.Workflow, in.Args)
 		if err != nil {
 			return workflowOut{}, runError(err)
 		}
@@ -187,7 +190,7 @@ func (d *Deps) workflowStart(ctx context.Context, in workflowStartIn) (workflowO
 		args := make(map[string]string, len(in.Args)+len(item))
 		maps.Copy(args, in.Args)
 		maps.Copy(args, item) // an item's own arguments win
-		run, err := d.startRun(in.Workflow, args)
+		run, err := d.startRun(ctx, in.Workflow, args)
 		if err != nil {
 			return workflowOut{}, runError(err)
 		}
@@ -197,7 +200,7 @@ func (d *Deps) workflowStart(ctx context.Context, in workflowStartIn) (workflowO
 	return out, nil
 }
 
-func (d *Deps) startRun(name string, args map[string]string) (workflowRun, error) {
+func (d *Deps) startRun(ctx context.Context, name string, args map[string]string) (workflowRun, error) {
 	st, err := workflows.Start(name, args)
 	if err != nil {
 		return workflowRun{}, err
@@ -207,7 +210,7 @@ func (d *Deps) startRun(name string, args map[string]string) (workflowRun, error
 		return workflowRun{}, err
 	}
 	t.Status = workflows.StatusStarted
-	return d.sealed(t)
+	return d.sealed(ctx, t)
 }
 
 func (d *Deps) workflowSubmit(ctx context.Context, in workflowSubmitIn) (workflowOut, error) {
@@ -271,7 +274,7 @@ func (d *Deps) submitRun(ctx context.Context, token runToken, stage string, c wo
 	} else if !spent {
 		return workflowRun{}, spentError()
 	}
-	return d.sealed(t)
+	return d.sealed(ctx, t)
 }
 
 // spentError refuses a token a submission already used.
@@ -291,7 +294,7 @@ func spentStoreError(error) error {
 		Suggest("Send the same run token and content again in a few seconds; the run is where it was.", "workflow.status")
 }
 
-func (d *Deps) workflowStatus(_ context.Context, in workflowStatusIn) (workflowOut, error) {
+func (d *Deps) workflowStatus(ctx context.Context, in workflowStatusIn) (workflowOut, error) {
 	st, err := d.openRun(in.Run)
 	if err != nil {
 		return workflowOut{}, err
@@ -300,7 +303,7 @@ func (d *Deps) workflowStatus(_ context.Context, in workflowStatusIn) (workflowO
 	if err != nil {
 		return workflowOut{}, runError(err)
 	}
-	run, err := d.sealed(t)
+	run, err := d.sealed(ctx, t)
 	run.Run = string(in.Run) // status changes nothing, so the token stays
 	return workflowOut{workflowRun: run}, err
 }
@@ -321,14 +324,20 @@ func (d *Deps) openRun(token runToken) (workflows.State, error) {
 	return st, nil
 }
 
-// sealed signs t's state and reports it.
-func (d *Deps) sealed(t workflows.Transition) (workflowRun, error) {
+// sealed signs t's state and reports it, the next stage with the tools
+// that produce its content.
+func (d *Deps) sealed(ctx context.Context, t workflows.Transition) (workflowRun, error) {
 	token, err := d.Runs.Seal(t.State)
 	if err != nil {
 		return workflowRun{}, err
 	}
+	var next *gateStage
+	if t.Next != nil {
+		s := gateStageOf(t.State.Workflow, *t.Next, t.State.Args, mayCall(ctx))
+		next = &s
+	}
 	return workflowRun{Run: token, Workflow: t.State.Workflow, Status: t.Status, Stage: t.Stage, Findings: t.Findings, Remedy: t.Remedy, Warnings: t.Warnings,
-		AttemptsLeft: t.State.AttemptsLeft, Next: t.Next, Certified: t.Certified, Outcome: t.Outcome}, nil
+		AttemptsLeft: t.State.AttemptsLeft, Next: next, Certified: t.Certified, Outcome: t.Outcome}, nil
 }
 
 // runError is the tool error of a refused submission.

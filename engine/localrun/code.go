@@ -32,7 +32,7 @@ func CodeFromArtifacts(arts []compiler.Artifact) []Code {
 var codeURI = regexp.MustCompile(`^s3://[^/]+/.+/code/([0-9a-f]{64}|missing)/(.+)$`)
 
 // CodeFromManifest rebuilds every code object a manifest (local source →
-// S3 URI, as compile.with_report returns it) lists: "builtin:" sources
+// S3 URI, as the compile report returns it) lists: "builtin:" sources
 // from the built-in code, the others from read (the call's files over the
 // workspace); each is checked against its content address.
 func CodeFromManifest(ctx context.Context, manifest map[string]string, read fs.FS) ([]Code, error) {
@@ -190,7 +190,7 @@ func checkCode(def *definition, code []Code) error {
 				}
 			}
 			if !covered {
-				return &InputError{Field: "manifest", Reason: fmt.Sprintf("does not list %s, which step %s runs: send the manifest compile.with_report returned with this definition", uri, s.Name)}
+				return &InputError{Field: "manifest", Reason: fmt.Sprintf("does not list %s, which step %s runs: send the manifest the compile report returned with this definition", uri, s.Name)}
 			}
 		}
 	}

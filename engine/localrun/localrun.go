@@ -474,7 +474,7 @@ func asFailure(err error) *stepFailure {
 	var re *RefError
 	if errors.As(err, &re) {
 		return &stepFailure{field: re.Field, reason: re.Error(),
-			remedy: fmt.Sprintf("Fix %s: %s. Refer only to outputs the upstream step declares and writes (steps.io lists them).", re.Field, strings.TrimSpace(re.Ref+" "+re.Reason))}
+			remedy: fmt.Sprintf("Fix %s: %s. Refer only to outputs the upstream step declares and writes (its interface lists them).", re.Field, strings.TrimSpace(re.Ref+" "+re.Reason))}
 	}
 	var rme *RemoteError
 	if errors.As(err, &rme) {

@@ -48,7 +48,7 @@ type processingArgs struct {
 func (ru *run) processing(ctx context.Context, s rawStep, args map[string]any) (*stepResult, error) {
 	var a processingArgs
 	if err := decode(args, &a); err != nil {
-		return nil, fail("Arguments", "Regenerate the definition with compile.with_report.", "the processing arguments do not decode: %v", err)
+		return nil, fail("Arguments", "Regenerate the definition: compile it again with its report.", "the processing arguments do not decode: %v", err)
 	}
 	j, err := ru.newJob(s.Name)
 	if err != nil {
@@ -326,7 +326,7 @@ func (ru *run) runproc(ctx context.Context, j *job, script string, args []string
 	}
 	text, err := os.ReadFile(host)
 	if err != nil {
-		return nil, fail(field, "Add the 'entrypoint' processing input that puts runproc.sh there (compile.with_report generates it).",
+		return nil, fail(field, "Add the 'entrypoint' processing input that puts runproc.sh there (a compile with its report generates it).",
 			"the entrypoint %s is not in the container", script)
 	}
 	m := runprocPattern.FindStringSubmatch(string(text))
@@ -352,7 +352,7 @@ func (ru *run) runproc(ctx context.Context, j *job, script string, args []string
 		if errors.As(err, &se) {
 			return nil, ru.fatal(j.step, err)
 		}
-		return nil, fail("Arguments.ProcessingInputs", "Repack the source directory (compile.with_report does).", "unpack %s: %v", tarball, err)
+		return nil, fail("Arguments.ProcessingInputs", "Repack the source directory (a compile with its report does).", "unpack %s: %v", tarball, err)
 	}
 	if err := ru.requirements(ctx, j.step, filepath.Join(hostDir, "requirements.txt")); err != nil {
 		return nil, err

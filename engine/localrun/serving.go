@@ -171,7 +171,7 @@ type transformArgs struct {
 func (ru *run) transform(ctx context.Context, s rawStep, args map[string]any) (*stepResult, error) {
 	var a transformArgs
 	if err := decode(args, &a); err != nil {
-		return nil, fail("Arguments", "Regenerate the definition with compile.with_report.", "the transform arguments do not decode: %v", err)
+		return nil, fail("Arguments", "Regenerate the definition: compile it again with its report.", "the transform arguments do not decode: %v", err)
 	}
 	m, ok := ru.models[a.ModelName]
 	if !ok {
@@ -242,7 +242,7 @@ type registerArgs struct {
 func (ru *run) registerModel(ctx context.Context, s rawStep, args map[string]any) (*stepResult, error) {
 	var a registerArgs
 	if err := decode(args, &a); err != nil {
-		return nil, fail("Arguments", "Regenerate the definition with compile.with_report.", "the model package arguments do not decode: %v", err)
+		return nil, fail("Arguments", "Regenerate the definition: compile it again with its report.", "the model package arguments do not decode: %v", err)
 	}
 	spec := a.InferenceSpecification
 	if len(spec.Containers) == 0 {

@@ -61,7 +61,7 @@ type trainingJob struct {
 func (ru *run) training(ctx context.Context, s rawStep, args map[string]any) (*stepResult, error) {
 	var a trainingArgs
 	if err := decode(args, &a); err != nil {
-		return nil, fail("Arguments", "Regenerate the definition with compile.with_report.", "the training arguments do not decode: %v", err)
+		return nil, fail("Arguments", "Regenerate the definition: compile it again with its report.", "the training arguments do not decode: %v", err)
 	}
 	name := ru.jobName(s.Name)
 	tj, err := ru.trainingJob(ctx, s.Name, name, "Arguments", a, a.HyperParameters)
@@ -150,7 +150,7 @@ func (ru *run) trainingJob(ctx context.Context, step, name, field string, a trai
 			"the job has no sagemaker_program: the image's algorithm mode is not emulated by the local run")
 	}
 	if !okSubmit || submit == "" {
-		return nil, fail(hpField+".sagemaker_submit_directory", "Set sagemaker_submit_directory to the step's sourcedir.tar.gz (compile.with_report does).",
+		return nil, fail(hpField+".sagemaker_submit_directory", "Set sagemaker_submit_directory to the step's sourcedir.tar.gz (a compile with its report does).",
 			"the job has no sagemaker_submit_directory")
 	}
 	tgz, err := ru.store.get(submit)
@@ -163,7 +163,7 @@ func (ru *run) trainingJob(ctx context.Context, step, name, field string, a trai
 		if errors.As(err, &se) {
 			return nil, ru.fatal(step, err)
 		}
-		return nil, fail(hpField+".sagemaker_submit_directory", "Repack the source directory (compile.with_report does).", "unpack %s: %v", submit, err)
+		return nil, fail(hpField+".sagemaker_submit_directory", "Repack the source directory (a compile with its report does).", "unpack %s: %v", submit, err)
 	}
 	if _, err := os.Stat(filepath.Join(code, filepath.FromSlash(program))); err != nil || !fs.ValidPath(program) {
 		return nil, fail(hpField+".sagemaker_program", fmt.Sprintf("Set %s.sagemaker_program to a script at the top of the source directory (it has: %s).", hpField, listPy(code)),

@@ -51,7 +51,7 @@ type tuningArgs struct {
 func (ru *run) tuning(ctx context.Context, s rawStep, args map[string]any) (*stepResult, error) {
 	var a tuningArgs
 	if err := decode(args, &a); err != nil {
-		return nil, fail("Arguments", "Regenerate the definition with compile.with_report.", "the tuning arguments do not decode: %v", err)
+		return nil, fail("Arguments", "Regenerate the definition: compile it again with its report.", "the tuning arguments do not decode: %v", err)
 	}
 	cfg := a.HyperParameterTuningJobConfig
 	obj := cfg.Objective

@@ -120,7 +120,6 @@ func AuthorRules(topic string) map[string]any {
 			"registry_by_construction": "the registry is derived from the .step.yaml files; never hand-edit a registry",
 			"contract_spec_alignment":  "every contract.inputs key is a spec.dependencies key; every contract.outputs key is a spec.outputs key (or alias)",
 			"compatible_sources":       "exact, case-sensitive step type names",
-			"gates":                    []string{"validate.step_interface", "author.check_script", "author.preflight_step", "compile.validate"},
 		}
 	}
 	return nil

@@ -128,7 +128,7 @@ func (s *Suite) interfaceGate(iface *steps.Interface) PreflightGate {
 		msgs = append(msgs, f.Path+": "+f.Message)
 	}
 	g.Detail = fmt.Sprintf("%d blocking error(s): %s", len(ir.Errors), strings.Join(msgs, "; "))
-	g.Remedy = "validate.step_interface lists every error with its key path and rule"
+	g.Remedy = "the interface check lists every error with its key path and rule"
 	return g
 }
 
@@ -181,7 +181,7 @@ func (s *Suite) configGate(ctx context.Context, iface *steps.Interface, rep vali
 			msgs = append(msgs, p.String())
 		}
 		g.Detail = strings.Join(msgs, "; ")
-		g.Remedy = "author.config_constraints shows each field's type, default and allowed values; fix the config section of the .step.yaml"
+		g.Remedy = "the step's config constraints give each field's type, default and allowed values; fix the config section of the .step.yaml"
 		return g
 	}
 	g.Detail = fmt.Sprintf("a valid %s was built from sample values (%d field(s))", iface.ConfigClass(), len(cfgs[0].Values))

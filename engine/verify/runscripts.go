@@ -298,7 +298,7 @@ func (s *Suite) runGraph(req RunScriptsRequest) (*dag.DAG, []string, error) {
 			return nil, nil, inputErrorf("invalid DAG file '%s': %v", req.DAGFile, err)
 		}
 		if len(g.Nodes) > MaxRunNodes {
-			return nil, nil, inputErrorf("dag_file has %d nodes; validate.run_scripts runs at most %d", len(g.Nodes), MaxRunNodes)
+			return nil, nil, inputErrorf("dag_file has %d nodes; a script run takes at most %d", len(g.Nodes), MaxRunNodes)
 		}
 		nodes, edges = g.Nodes, g.Edges
 	case len(nodes) == 0:

@@ -15,59 +15,66 @@ import (
 	"github.com/cursus-dev/cursus/engine/verify"
 )
 
-// plans are the gate stages of each workflow: the stages of All whose
-// gate the server can decide on content, each checked by the engine
-// functions its tools call. Stages that only read guidance (Consult's
-// catalog look-up, Guide) or act outside the server (writing files) are
-// left to the prompt.
-func plans() map[string][]GateStage {
-	args := GateStage{Name: "Consult", Purpose: "Check the project name, framework and target directory.",
-		Takes: []string{}, Requires: []string{},
-		Gate: "name, framework and target_dir are valid project arguments", check: argsGate}
-	dagStage := func(name, purpose string) GateStage {
-		return GateStage{Name: name, Purpose: purpose, Takes: []string{FieldDAG, FieldStepTypes}, Requires: []string{FieldDAG},
-			Gate: "the DAG is non-empty and dag.validate_integrity finds nothing", check: dagGate}
-	}
-	compile := func(issue check, gate string) GateStage {
-		return GateStage{Name: "DagCheck", Purpose: "Check the DAG, the configs and the wiring together.",
-			Takes: []string{FieldDAG, FieldConfig, FieldFiles, FieldStepTypes}, Requires: []string{FieldDAG, FieldConfig},
-			Gate: gate, check: issue}
-	}
-	configure := []GateStage{
-		{Name: "Constrain", Purpose: "Find the fields every node needs (config.requirements).",
-			Takes: []string{FieldDAG, FieldStepTypes}, Requires: []string{FieldDAG},
-			Gate: "every node resolves to a step type (no unresolved nodes)", check: requirementsGate},
-		{Name: "Validate", Purpose: "Check the config.json document against the DAG's nodes.",
-			Takes: []string{FieldDAG, FieldConfig, FieldStepTypes}, Requires: []string{FieldDAG, FieldConfig}, FixAttempts: 2,
-			Gate: "the config loads (config.load) and every node has a valid config (no missing configs or config errors in compile.validate)", check: configGate},
-		compile(compileGate(false), "dag.validate_integrity and compile.validate pass; the outcome is the compile-ready config"),
-	}
-	newProject := []GateStage{
-		{Name: "Scaffold", Purpose: "Check the arguments and the project's files (project.init without target_dir returns them) and DAG.",
-			Takes: []string{FieldDAG, FieldFiles, FieldStepTypes}, Requires: []string{FieldDAG, FieldFiles}, FixAttempts: 2,
-			Gate: "the arguments are valid, the DAG is valid and every script step's script is in files under <target_dir>/<name>_<framework>/scripts with no critical issue", check: scaffoldGate},
-		dagStage("GateDAG", "Check the project's DAG (seeded from the pipeline catalog or written by hand)."),
-		compile(compileGate(true), "dag.validate_integrity and compile.validate pass and the pipeline compiles; the outcome is the compiled definition"),
-	}
-	newProject[2].Name, newProject[2].Purpose = "Configure", "Check the configured pipeline and compile it."
-	return map[string][]GateStage{
-		InitProject: {
-			args,
-			{Name: "Verify", Purpose: "Check the project's DAG and every script stub against its contract.",
-				Takes: []string{FieldDAG, FieldFiles, FieldStepTypes}, Requires: []string{FieldDAG}, FixAttempts: 2,
-				Gate: "the DAG is valid, every script step's script is in files under <target_dir>/<name>_<framework>/scripts and validate.alignment finds no critical issue there", check: verifyProjectGate},
-		},
-		ConfigurePipeline: configure,
-		AuthorStep: {
-			{Name: "Validate", Purpose: "Check the new step's .step.yaml (sent as step_types) and its script (in files).",
-				Takes: []string{FieldStepTypes, FieldFiles}, Requires: []string{FieldStepTypes}, FixAttempts: 2,
-				Gate: "validate.step_interface finds no error in any document", check: interfaceGate},
-			{Name: "Preflight", Purpose: "Prove the step can be built (author.preflight_step).",
-				Takes: []string{FieldStepTypes, FieldFiles, FieldStepName}, Requires: []string{FieldStepTypes, FieldStepName}, FixAttempts: 2,
-				Gate: "author.preflight_step returns constructible=true; the outcome is the validated step", check: preflightGate},
-		},
-		NewProject: newProject,
-	}
+// Check names an engine check a stage's gate runs.
+type Check string
+
+// The engine checks. Each is the check the matching front-end tools run
+// on the same content.
+const (
+	// CheckArguments: the project arguments are valid.
+	CheckArguments Check = "arguments"
+	// CheckRequirements: every DAG node resolves to a step type.
+	CheckRequirements Check = "requirements"
+	// CheckConfigs: the config loads and every node's config is valid.
+	CheckConfigs Check = "configs"
+	// CheckCompile: DAG integrity and the compiler's validation.
+	CheckCompile Check = "compile"
+	// CheckCompileDefinition: CheckCompile, then the pipeline compiles.
+	CheckCompileDefinition Check = "compile_definition"
+	// CheckDAG: DAG integrity.
+	CheckDAG Check = "dag_integrity"
+	// CheckProject: the project's DAG and scripts.
+	CheckProject Check = "project"
+	// CheckScaffold: CheckArguments, then CheckProject.
+	CheckScaffold Check = "scaffold"
+	// CheckInterface: the .step.yaml interfaces.
+	CheckInterface Check = "step_interface"
+	// CheckPreflight: the step is constructible.
+	CheckPreflight Check = "step_preflight"
+)
+
+// checkDef is a check: what it decides (the gate condition of a stage
+// that runs it), the content fields it reads (a submission keeps exactly
+// these, so a check reads only what its run certifies) and the function.
+type checkDef struct {
+	condition string
+	takes     []string
+	requires  []string
+	run       check
+}
+
+// checks are the engine checks by name.
+var checks = map[Check]checkDef{
+	CheckArguments: {condition: "name, framework and target_dir are valid project arguments",
+		takes: []string{}, requires: []string{}, run: argsGate},
+	CheckRequirements: {condition: "every node resolves to a step type (no unresolved nodes)",
+		takes: []string{FieldDAG, FieldStepTypes}, requires: []string{FieldDAG}, run: requirementsGate},
+	CheckConfigs: {condition: "the config loads and every node has a valid config (no missing config and no config error in the compiler's validation)",
+		takes: []string{FieldDAG, FieldConfig, FieldStepTypes}, requires: []string{FieldDAG, FieldConfig}, run: configGate},
+	CheckCompile: {condition: "the DAG passes its integrity check and the compiler's validation passes; the outcome is the compile-ready config",
+		takes: []string{FieldDAG, FieldConfig, FieldFiles, FieldStepTypes}, requires: []string{FieldDAG, FieldConfig}, run: compileGate(false)},
+	CheckCompileDefinition: {condition: "the DAG passes its integrity check, the compiler's validation passes and the pipeline compiles; the outcome is the compiled definition",
+		takes: []string{FieldDAG, FieldConfig, FieldFiles, FieldStepTypes}, requires: []string{FieldDAG, FieldConfig}, run: compileGate(true)},
+	CheckDAG: {condition: "the DAG is non-empty and its integrity check finds nothing",
+		takes: []string{FieldDAG, FieldStepTypes}, requires: []string{FieldDAG}, run: dagGate},
+	CheckProject: {condition: "the DAG is valid, every script step's script is in files under <target_dir>/<name>_<framework>/scripts and the alignment check finds no critical issue there",
+		takes: []string{FieldDAG, FieldFiles, FieldStepTypes}, requires: []string{FieldDAG}, run: verifyProjectGate},
+	CheckScaffold: {condition: "the arguments are valid, the DAG is valid and every script step's script is in files under <target_dir>/<name>_<framework>/scripts with no critical issue",
+		takes: []string{FieldDAG, FieldFiles, FieldStepTypes}, requires: []string{FieldDAG, FieldFiles}, run: scaffoldGate},
+	CheckInterface: {condition: "the interface check finds no error in any document",
+		takes: []string{FieldStepTypes, FieldFiles}, requires: []string{FieldStepTypes}, run: interfaceGate},
+	CheckPreflight: {condition: "the step's preflight finds it constructible; the outcome is the validated step",
+		takes: []string{FieldStepTypes, FieldFiles, FieldStepName}, requires: []string{FieldStepTypes, FieldStepName}, run: preflightGate},
 }
 
 func argsGate(_ context.Context, args map[string]string, _ *Subject) (Verdict, error) {
@@ -78,7 +85,7 @@ func argsGate(_ context.Context, args map[string]string, _ *Subject) (Verdict, e
 	return Verdict{Passed: true}, nil
 }
 
-// integrity is dag.validate_integrity's check of s's DAG.
+// integrity is the DAG integrity check of s's DAG.
 func integrity(ctx context.Context, s *Subject) ([]string, error) {
 	r, err := s.DAG.CheckWith(ctx, deps.NodeLookup(s.Suite.Steps))
 	if err != nil {
@@ -94,7 +101,7 @@ func integrity(ctx context.Context, s *Subject) ([]string, error) {
 func dagGate(ctx context.Context, _ map[string]string, s *Subject) (Verdict, error) {
 	issues, err := integrity(ctx, s)
 	if err != nil || len(issues) > 0 {
-		return Verdict{Findings: issues, Remedy: "Fix the DAG (dag.validate_integrity explains each issue) and submit it again."}, err
+		return Verdict{Findings: issues, Remedy: "Fix the DAG (the integrity check explains each issue) and submit it again."}, err
 	}
 	return Verdict{Passed: true}, nil
 }
@@ -109,7 +116,7 @@ func requirementsGate(ctx context.Context, _ map[string]string, s *Subject) (Ver
 		out = append(out, fmt.Sprintf("node %s: %s", u.Node, u.Message))
 	}
 	if len(out) > 0 {
-		return Verdict{Findings: out, Remedy: "Rename the nodes to step types the catalog knows (catalog.search), or send their step_types."}, nil
+		return Verdict{Findings: out, Remedy: "Rename the nodes to step types the catalog knows, or send their step_types."}, nil
 	}
 	return Verdict{Passed: true}, nil
 }
@@ -123,12 +130,12 @@ func configGate(ctx context.Context, _ map[string]string, s *Subject) (Verdict, 
 	out := append([]string{}, prefixed("missing config: ", v.MissingConfigs)...)
 	out = append(out, keyed(v.ConfigErrors)...)
 	if len(out) > 0 {
-		return Verdict{Findings: out, Warnings: v.Warnings, Remedy: "Fill the listed fields (config.requirements, author.preflight_config) and submit the config again."}, nil
+		return Verdict{Findings: out, Warnings: v.Warnings, Remedy: "Fill the listed fields and submit the config again."}, nil
 	}
 	return Verdict{Passed: true, Warnings: v.Warnings}, nil
 }
 
-// compileGate is compile.validate over the DAG and configs; with
+// compileGate is the compiler's validation of the DAG and configs; with
 // definition the pipeline is compiled too, and its definition issued.
 func compileGate(definition bool) check {
 	return func(ctx context.Context, _ map[string]string, s *Subject) (Verdict, error) {
@@ -143,14 +150,14 @@ func compileGate(definition bool) check {
 		issues = append(issues, keyed(v.ConfigErrors)...)
 		issues = append(issues, v.DependencyIssues...)
 		if len(issues) > 0 {
-			return Verdict{Findings: issues, Warnings: v.Warnings, Remedy: "Fix the DAG or configs (compile.validate, compile.preview explain each issue) and submit again."}, nil
+			return Verdict{Findings: issues, Warnings: v.Warnings, Remedy: "Fix the DAG or configs and submit again."}, nil
 		}
 		if !definition {
 			return Verdict{Passed: true, Warnings: v.Warnings, Outcome: map[string]any{"compile_ready_config": s.Sent.Config}}, nil
 		}
 		res, err := compiler.Compile(ctx, in)
 		if err != nil {
-			return Verdict{Findings: []string{err.Error()}, Warnings: v.Warnings, Remedy: "Fix what the compiler names (compile.with_report) and submit again."}, ctx.Err()
+			return Verdict{Findings: []string{err.Error()}, Warnings: v.Warnings, Remedy: "Fix what the compiler names and submit again."}, ctx.Err()
 		}
 		return Verdict{Passed: true, Warnings: res.Warnings, Outcome: map[string]any{"pipeline_name": res.PipelineName, "definition": rawJSON(res.JSON)}}, nil
 	}
@@ -165,7 +172,7 @@ func scaffoldGate(ctx context.Context, args map[string]string, s *Subject) (Verd
 }
 
 // verifyProjectGate checks the project's DAG and scripts: every node that
-// runs a script must have it in the files sent, where project.init puts
+// runs a script must have it in the files sent, where the scaffold puts
 // it, and no script may break its contract. A missing script is a
 // finding, not a pass: "no critical issue" over no files proves nothing.
 func verifyProjectGate(ctx context.Context, args map[string]string, s *Subject) (Verdict, error) {
@@ -197,7 +204,7 @@ func verifyProjectGate(ctx context.Context, args map[string]string, s *Subject) 
 		}
 	}
 	if len(missing) > 0 {
-		return Verdict{Findings: missing, Remedy: "Send the project's files (project.init without target_dir returns them) with every script at its path."}, nil
+		return Verdict{Findings: missing, Remedy: "Send the project's files with every script at its path."}, nil
 	}
 	rep, err := s.Suite.Alignment(ctx, s.DAG.Nodes, verify.ScriptSearch{WorkspaceDirs: []string{scripts}}, nil)
 	if err != nil {
@@ -208,7 +215,7 @@ func verifyProjectGate(ctx context.Context, args map[string]string, s *Subject) 
 		out = append(out, fmt.Sprintf("%s: %s (%s) %s", c.StepName, c.Message, c.Rule, c.Fix))
 	}
 	if len(out) > 0 {
-		return Verdict{Findings: out, Remedy: "Fix the scripts (author.check_script, validate.alignment) and submit the files again."}, nil
+		return Verdict{Findings: out, Remedy: "Fix the scripts and submit the files again."}, nil
 	}
 	return Verdict{Passed: true}, nil
 }
@@ -225,7 +232,7 @@ func interfaceGate(ctx context.Context, _ map[string]string, s *Subject) (Verdic
 		}
 	}
 	if rep.Failed > 0 {
-		return Verdict{Findings: out, Remedy: "Fix the interface (steps.format, steps.source show the shape) and submit again."}, nil
+		return Verdict{Findings: out, Remedy: "Fix the interface and submit again."}, nil
 	}
 	return Verdict{Passed: true}, nil
 }

@@ -14,7 +14,7 @@ import (
 	"github.com/cursus-dev/cursus/engine/verify"
 )
 
-// Content fields a gate stage may take, named as the tools name them.
+// Content fields a checked stage may take.
 const (
 	FieldDAG       = "dag"
 	FieldConfig    = "config"
@@ -89,7 +89,7 @@ func (c Content) hashes(fields []string) (map[string]string, error) {
 	return out, nil
 }
 
-// Subject is a submission's content loaded the way the tools load it:
+// Subject is a submission's content loaded as the front end loads it:
 // the DAG and config parsed, and the checks' catalogs and files with the
 // submission's step types and files laid over the server's.
 type Subject struct {
@@ -98,7 +98,7 @@ type Subject struct {
 	Sent Content
 	DAG  *dag.DAG
 	// DAGName is the DAG's name in the pipeline's name (compiler.DAGName
-	// of the document sent), as the compile tools name it.
+	// of the document sent), as every compile names it.
 	DAGName   string
 	Config    *config.File
 	Suite     *verify.Suite
@@ -122,20 +122,8 @@ type Verdict struct {
 	Outcome any
 }
 
-// check is a gate: the engine checks the matching tools run.
+// check is a gate's function: an engine check of a submission.
 type check func(ctx context.Context, args map[string]string, s *Subject) (Verdict, error)
-
-// GateStage is a stage the server runs the gate of.
-type GateStage struct {
-	Name    string `json:"name"`
-	Purpose string `json:"purpose"`
-	// Takes are the content fields to send (required ones in Requires).
-	Takes       []string `json:"takes"`
-	Requires    []string `json:"requires"`
-	Gate        string   `json:"gate"`
-	FixAttempts int      `json:"fix_attempts"`
-	check       check
-}
 
 // Transition statuses.
 const (
@@ -157,7 +145,7 @@ type Transition struct {
 	// a missing one, say): the outcome stands on them.
 	Warnings []string `json:"warnings,omitempty"`
 	// Next is the stage to submit next (nil when green or blocked).
-	Next *GateStage `json:"next,omitempty"`
+	Next *Stage `json:"-"`
 	// Certified are the content hashes the outcome stands on, per stage.
 	Certified map[string]map[string]string `json:"certified,omitempty"`
 	Outcome   any                          `json:"outcome,omitempty"`
@@ -186,10 +174,11 @@ const (
 	ReasonFinished        = "finished"
 )
 
-// Stages are the gate stages of the named workflow, in order.
-func Stages(name string) ([]GateStage, bool) {
-	p, ok := plans()[name]
-	return p, ok
+// Stages are the checked stages of the named workflow, in order: the
+// stages a run submits.
+func Stages(name string) ([]Stage, bool) {
+	w, ok := Get(name)
+	return w.Checked(), ok
 }
 
 // Start begins a run of the named workflow with args; it checks the
@@ -198,7 +187,7 @@ func Start(name string, args map[string]string) (State, error) {
 	w, ok := Get(name)
 	stages, runnable := Stages(name)
 	if !ok || !runnable {
-		return State{}, &RunError{Reason: ReasonUnknownWorkflow, Msg: fmt.Sprintf("no workflow %q; workflow.list names them", name)}
+		return State{}, &RunError{Reason: ReasonUnknownWorkflow, Msg: fmt.Sprintf("no workflow %q", name)}
 	}
 	for k := range args {
 		if !slices.ContainsFunc(w.Arguments, func(a Argument) bool { return a.Name == k }) {
@@ -226,10 +215,10 @@ func Submit(ctx context.Context, st State, stage string, c Content, load Loader)
 	case st.Blocked:
 		return Transition{}, &RunError{Reason: ReasonBlocked, Msg: fmt.Sprintf("the run is blocked: stage %s failed with no fix attempts left; start a new run", stages[min(st.Stage, len(stages)-1)].Name)}
 	case st.Stage >= len(stages):
-		return Transition{}, &RunError{Reason: ReasonFinished, Msg: "the run is already green; workflow.status shows its outcome"}
+		return Transition{}, &RunError{Reason: ReasonFinished, Msg: "the run is already green; its status shows the outcome"}
 	}
 	expected := stages[st.Stage]
-	idx := slices.IndexFunc(stages, func(s GateStage) bool { return strings.EqualFold(s.Name, stage) })
+	idx := slices.IndexFunc(stages, func(s Stage) bool { return strings.EqualFold(s.Name, stage) })
 	if idx < 0 {
 		return Transition{}, &RunError{Reason: ReasonUnknownStage, Expected: expected.Name,
 			Msg: fmt.Sprintf("workflow %s has no stage %q; the run waits for %s", st.Workflow, stage, expected.Name)}
@@ -238,12 +227,12 @@ func Submit(ctx context.Context, st State, stage string, c Content, load Loader)
 		return Transition{}, &RunError{Reason: ReasonOutOfOrder, Expected: expected.Name,
 			Msg: fmt.Sprintf("stage %s cannot be submitted now: the run waits for %s (stages run in order and none is skipped)", stages[idx].Name, expected.Name)}
 	}
-	if c.StepName == "" && slices.Contains(expected.Takes, FieldStepName) {
+	if c.StepName == "" && slices.Contains(expected.Takes(), FieldStepName) {
 		c.StepName = st.Args["name"]
 	}
-	c = c.only(expected.Takes)
+	c = c.only(expected.Takes())
 	var missing []string
-	for _, f := range expected.Requires {
+	for _, f := range expected.Requires() {
 		if _, ok := c.value(f); !ok {
 			missing = append(missing, f)
 		}
@@ -252,7 +241,7 @@ func Submit(ctx context.Context, st State, stage string, c Content, load Loader)
 		return Transition{}, &RunError{Reason: ReasonMissingContent, Expected: expected.Name,
 			Msg: fmt.Sprintf("stage %s needs %s", expected.Name, strings.Join(missing, ", "))}
 	}
-	hashes, err := c.hashes(expected.Takes)
+	hashes, err := c.hashes(expected.Takes())
 	if err != nil {
 		return Transition{}, err
 	}
@@ -289,9 +278,9 @@ func Submit(ctx context.Context, st State, stage string, c Content, load Loader)
 
 // reopen finds the first passed stage whose certified content the
 // submission changed and moves the run back to it.
-func reopen(st State, stages []GateStage, hashes map[string]string) (Transition, bool) {
+func reopen(st State, stages []Stage, hashes map[string]string) (Transition, bool) {
 	for j, passed := range st.Passed {
-		for _, f := range stages[j].Takes {
+		for _, f := range stages[j].Takes() {
 			was, certified := passed[f]
 			now, sent := hashes[f]
 			if certified && sent && was != now {
@@ -306,24 +295,25 @@ func reopen(st State, stages []GateStage, hashes map[string]string) (Transition,
 	return Transition{}, false
 }
 
-func runGate(ctx context.Context, s GateStage, args map[string]string, c Content, load Loader) (Verdict, error) {
+// runGate runs the check s declares on c.
+func runGate(ctx context.Context, s Stage, args map[string]string, c Content, load Loader) (Verdict, error) {
 	var subject *Subject
-	if len(s.Takes) > 0 {
+	if len(s.Takes()) > 0 {
 		var err error
 		subject, err = load(ctx, c)
 		if ctx.Err() != nil {
 			return Verdict{}, ctx.Err()
 		}
 		if err != nil {
-			return Verdict{Findings: []string{err.Error()}, Remedy: "Send content the server can read: " + strings.Join(s.Takes, ", ") + "."}, nil
+			return Verdict{Findings: []string{err.Error()}, Remedy: "Send content the server can read: " + strings.Join(s.Takes(), ", ") + "."}, nil
 		}
 		subject.Sent = c
 	}
-	return s.check(ctx, args, subject)
+	return checks[s.Check].run(ctx, args, subject)
 }
 
 // certified is the content hashes of every passed stage, by stage name.
-func certified(st State, stages []GateStage) map[string]map[string]string {
+func certified(st State, stages []Stage) map[string]map[string]string {
 	out := map[string]map[string]string{}
 	for i, h := range st.Passed {
 		out[stages[i].Name] = h

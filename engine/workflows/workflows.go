@@ -1,8 +1,14 @@
-// Package workflows describes the four guided workflows (init project,
-// configure pipeline, author step, new project) as data: their stages, the
-// tools each stage calls and the gate a stage must pass before the next
-// one starts (mcp-core-spec §8). Front ends render them (MCP prompts,
-// tools.help); nothing here runs a tool.
+// Package workflows is the four guided workflows (init project, configure
+// pipeline, author step, new project) as one model: each workflow's
+// stages in order, what each is for, the condition it must meet before
+// the next one starts and, for a stage the server decides, the engine
+// check its gate runs and the content that check reads.
+//
+// Submit runs those gates on submitted content (the same engine checks
+// the validate, author and compile front ends call); a stage without a
+// check is guidance a front end renders and the caller judges. The model
+// names engine checks, never front-end tools: a front end maps each stage
+// to the tools that produce its content.
 package workflows
 
 import (
@@ -24,39 +30,55 @@ type Argument struct {
 
 // Stage is one step of a workflow.
 type Stage struct {
-	Name    string   `json:"name"`
-	Purpose string   `json:"purpose"`
-	Tools   []string `json:"tools"`
-	// Gate is the condition that must hold before moving on; a stage whose
-	// gate fails stops the workflow (or loops for a bounded number of fix
-	// attempts where FixAttempts > 0).
-	Gate        string `json:"gate"`
-	FixAttempts int    `json:"fix_attempts,omitempty"`
+	Name    string
+	Purpose string
+	// Check is the engine check the stage's gate runs; empty for a stage
+	// the server does not decide (reading guidance, writing files).
+	Check Check
+	// Condition is what must hold before the next stage, for a stage
+	// without a check; a checked stage's condition is its check's (Gate).
+	Condition string
+	// FixAttempts is how many times a failed gate may be fixed and
+	// resubmitted before the run is blocked.
+	FixAttempts int
 	// Workflow names a nested workflow this stage runs.
-	Workflow string `json:"workflow,omitempty"`
+	Workflow string
 }
+
+// Gate is the condition that must hold before the next stage starts: the
+// check's own description when the server runs one.
+func (s Stage) Gate() string {
+	if s.Check != "" {
+		return checks[s.Check].condition
+	}
+	return s.Condition
+}
+
+// Takes are the content fields a submission of s sends (nil for a stage
+// without a check): exactly those its check reads.
+func (s Stage) Takes() []string { return checks[s.Check].takes }
+
+// Requires are the fields of Takes a submission must send.
+func (s Stage) Requires() []string { return checks[s.Check].requires }
 
 // Workflow is a named, staged procedure.
 type Workflow struct {
-	Name        string     `json:"name"`
-	Title       string     `json:"title"`
-	Description string     `json:"description"`
-	Arguments   []Argument `json:"arguments"`
-	Stages      []Stage    `json:"stages"`
+	Name        string
+	Title       string
+	Description string
+	Arguments   []Argument
+	Stages      []Stage
 	// Outcome says how the final status is decided.
-	Outcome string `json:"outcome"`
+	Outcome string
 }
 
-// Tools lists every tool the workflow's stages name, in first-use order.
-func (w Workflow) Tools() []string {
-	seen := map[string]bool{}
-	var out []string
+// Checked are the stages whose gate the server runs, in order: the
+// stages a run submits.
+func (w Workflow) Checked() []Stage {
+	var out []Stage
 	for _, s := range w.Stages {
-		for _, t := range s.Tools {
-			if !seen[t] {
-				seen[t] = true
-				out = append(out, t)
-			}
+		if s.Check != "" {
+			out = append(out, s)
 		}
 	}
 	return out
@@ -94,17 +116,14 @@ func All() []Workflow {
 				{"target_dir", "Directory under the workspace root (default: projects)", false},
 			},
 			Stages: []Stage{
-				{Name: "Consult", Purpose: "Check the arguments and preview the plan without writing anything.",
-					Tools: []string{"project.bring_up", "pipeline_catalog.recommend"},
-					Gate:  "project.bring_up returns ok (name and framework valid)"},
-				{Name: "Scaffold", Purpose: "Produce the project files: project.init returns them (data.files) without target_dir, or writes them with it.",
-					Tools: []string{"project.init"},
-					Gate:  "project.init returns ok with ready=true; already_exists means choose another name or pass overwrite"},
-				{Name: "Verify", Purpose: "Check the DAG and every script stub against its contract.",
-					Tools: []string{"dag.deserialize", "dag.validate_integrity", "author.check_script", "validate.alignment"},
-					Gate:  "the DAG is valid, every script step's script exists and has no critical or error finding"},
+				{Name: "Consult", Purpose: "Check the project name, framework and target directory, and preview the plan without writing anything.",
+					Check: CheckArguments},
+				{Name: "Scaffold", Purpose: "Produce the project files: without a target directory they come back as content (files), with one they are written.",
+					Condition: "the project is produced with ready=true; already_exists means choose another name or pass overwrite"},
+				{Name: "Verify", Purpose: "Check the project's DAG and every script stub against its contract.",
+					Check: CheckProject, FixAttempts: 2},
 				{Name: "Ledger", Purpose: "Report the README's remaining action items to the user.",
-					Gate: "the README lists the remaining items as an unchecked checklist"},
+					Condition: "the README lists the remaining items as an unchecked checklist"},
 			},
 			Outcome: "ready when Scaffold and Verify pass",
 		},
@@ -120,20 +139,16 @@ func All() []Workflow {
 				{"region", "NA, EU, FE or an AWS region name (default NA)", false},
 			},
 			Stages: []Stage{
-				{Name: "Constrain", Purpose: "List the fields, tiers, defaults and allowed values per node.",
-					Tools: []string{"config.requirements", "author.config_constraints", "catalog.config_fields"},
-					Gate:  "every node resolves to a step type (no unresolved nodes)"},
-				{Name: "Validate", Purpose: "Check each node's values before writing anything.",
-					Tools: []string{"author.preflight_config"}, FixAttempts: 2,
-					Gate: "author.preflight_config returns valid=true for every node"},
+				{Name: "Constrain", Purpose: "Find the fields, tiers, defaults and allowed values every node needs.",
+					Check: CheckRequirements},
+				{Name: "Validate", Purpose: "Check the config.json document against the DAG's nodes before writing anything.",
+					Check: CheckConfigs, FixAttempts: 2},
 				{Name: "Generate", Purpose: "Write config.json in the Cursus layout and read it back.",
-					Tools: []string{"config.load"},
-					Gate:  "config.load reads the file back without problems"},
+					Condition: "the file reads back without problems"},
 				{Name: "DagCheck", Purpose: "Check the DAG, the configs and the wiring together.",
-					Tools: []string{"dag.validate_integrity", "compile.validate", "compile.preview", "validate.deps_resolve"},
-					Gate:  "the DAG is valid with no undeclared edge nodes, compile.validate passes, compile.preview has no low-confidence or ambiguous node, every required dependency resolves"},
+					Check: CheckCompile},
 				{Name: "Synthesize", Purpose: "Summarise what is ready and what is not.",
-					Gate: "shippable only when every earlier gate passed; a missing result never counts as a pass"},
+					Condition: "shippable only when every earlier gate passed; a missing result never counts as a pass"},
 			},
 			Outcome: "shippable when Validate, Generate and DagCheck all pass",
 		},
@@ -151,25 +166,19 @@ func All() []Workflow {
 			},
 			Stages: []Stage{
 				{Name: "Resolve", Purpose: "Pick the smallest change: reuse a step with a new config, extend an optional dependency, or author a new step.",
-					Tools: []string{"catalog.search", "catalog.step_info", "author.checklist", "strategies.for_step_type"},
-					Gate:  "a rung is chosen; anything but new_step stops here with that recommendation"},
+					Condition: "a rung is chosen; anything but new_step stops here with that recommendation"},
 				{Name: "AlignEdges", Purpose: "Check the new step's ports against its producer and consumer.",
-					Tools: []string{"steps.io", "validate.deps_explain"},
-					Gate:  "both edges score at least 0.5"},
+					Condition: "both edges score at least 0.5"},
 				{Name: "Guide", Purpose: "Collect the rules, knobs and config fields to follow.",
-					Tools: []string{"author.rules", "strategies.knobs", "author.config_constraints", "catalog.config_fields"},
-					Gate:  "naming, packaging and closure rules are known"},
+					Condition: "naming, packaging and closure rules are known"},
 				{Name: "Author", Purpose: "Write <snake>.step.yaml and the script (copy shapes from the exemplar step).",
-					Gate: "the files exist in a step directory the server loads"},
-				{Name: "Validate", Purpose: "Check the interface and the script against each other.",
-					Tools: []string{"validate.step_interface", "author.check_script", "validate.alignment"}, FixAttempts: 2,
-					Gate: "validate.step_interface passes and author.check_script has no critical or error issue (skipped counts as pass)"},
+					Condition: "the .step.yaml and the script are written, to send as content or in a step directory the server loads"},
+				{Name: "Validate", Purpose: "Check the new step's .step.yaml (sent as step_types); check its script (in files) against it too.",
+					Check: CheckInterface, FixAttempts: 2},
 				{Name: "Preflight", Purpose: "Prove the step can be built and compiled.",
-					Tools: []string{"author.preflight_step", "validate.builder", "compile.preview", "compile.validate"},
-					Gate:  "author.preflight_step returns constructible=true"},
+					Check: CheckPreflight, FixAttempts: 2},
 				{Name: "Gaps", Purpose: "Re-resolve the whole DAG when one was given.",
-					Tools: []string{"validate.deps_resolve"},
-					Gate:  "no unresolved required dependency (open gaps are reported, not hidden)"},
+					Condition: "no unresolved required dependency (open gaps are reported, not hidden)"},
 			},
 			Outcome: "green if every gate passed; green_with_open_gaps if only Gaps found issues; otherwise blocked",
 		},
@@ -186,17 +195,14 @@ func All() []Workflow {
 				{"dag_source", "catalog (seed from the pipeline catalog) or manual (default catalog)", false},
 			},
 			Stages: []Stage{
-				{Name: "Scaffold", Purpose: "Run the init-project workflow. For dag_source=catalog pick a shared DAG first " +
-					"and pass it as the scaffold's dag argument; project.init without target_dir returns the files.",
-					Workflow: InitProject,
-					Tools:    []string{"project.init", "pipeline_catalog.recommend", "pipeline_catalog.load_dag"},
-					Gate:     "project.init returns ok with ready=true and every script step's script is in its files; otherwise stop"},
-				{Name: "GateDAG", Purpose: "Check the project's DAG (the seeded one, or for dag_source=manual the starter, edited).",
-					Tools: []string{"dag.validate_integrity"},
-					Gate:  "the DAG is valid and non-empty"},
-				{Name: "Configure", Purpose: "Run the configure-pipeline workflow on the DAG.", Workflow: ConfigurePipeline,
-					Tools: []string{"config.requirements", "author.preflight_config", "compile.validate"},
-					Gate:  "the configure-pipeline workflow ends shippable"},
+				{Name: "Scaffold", Purpose: "Run the init-project workflow: check the arguments, then the project's files and DAG. " +
+					"For dag_source=catalog pick a shared DAG first and pass it as the scaffold's dag argument; " +
+					"without a target directory the files come back as content.",
+					Workflow: InitProject, Check: CheckScaffold, FixAttempts: 2},
+				{Name: "GateDAG", Purpose: "Check the project's DAG (seeded from the pipeline catalog or written by hand).",
+					Check: CheckDAG},
+				{Name: "Configure", Purpose: "Run the configure-pipeline workflow on the DAG, then compile the pipeline.",
+					Workflow: ConfigurePipeline, Check: CheckCompileDefinition},
 			},
 			Outcome: "done when Configure is shippable; stops at the first failed gate",
 		},
