@@ -37,7 +37,7 @@ const (
 	clusterCap       = 3 // limits.max_sessions_per_principal
 )
 
-func startSharedCluster(t *testing.T) sharedCluster {
+func startSharedCluster(t *testing.T, tune ...func(*Config)) sharedCluster {
 	t.Helper()
 	rs := startRedis(t)
 	const prefix = "cursus-cluster:"
@@ -52,6 +52,9 @@ func startSharedCluster(t *testing.T) sharedCluster {
 			c.Redis.Address, c.Redis.KeyPrefix = rs.addr, prefix
 			// Ample on a loaded 2-core machine running the race detector.
 			c.Redis.Timeout = 2 * time.Second
+			for _, f := range tune {
+				f(c)
+			}
 		})
 		if srv.shared == nil {
 			t.Fatal("limits.shared_store redis with stateful sessions made no shared session store")
@@ -276,6 +279,36 @@ func TestSessionsAcrossReplicasWithRedis(t *testing.T) {
 	t.Logf("workflow ran on replicas %v", ranOn)
 }
 
+// setCaller makes a request through the proxy come from caller: "addr",
+// an anonymous caller at that address, or "addr token", one sending that
+// bearer token.
+func setCaller(h http.Header, caller string) {
+	addr, token, _ := strings.Cut(caller, " ")
+	h.Set("X-Forwarded-For", addr)
+	if token != "" {
+		h.Set("Authorization", "Bearer "+token)
+	}
+}
+
+// ownershipModes are the pairs of callers the ownership tests run with:
+// two anonymous callers at different addresses, and two token callers
+// (principals alice and bob) at the same address.
+func ownershipModes(t *testing.T) []struct {
+	name       string
+	tune       func(*Config)
+	alice, bob string
+} {
+	tokens := writeTokens(t)
+	return []struct {
+		name       string
+		tune       func(*Config)
+		alice, bob string
+	}{
+		{"anonymous", func(*Config) {}, "10.9.0.1", "10.9.0.2"},
+		{"tokens", func(c *Config) { c.Auth.TokensFile = tokens }, "10.9.0.3 " + readToken, "10.9.0.3 " + writeToken},
+	}
+}
+
 // rawMCP is a streamable HTTP request as caller through the proxy.
 func rawMCP(t *testing.T, base, caller, method, session, body string) (*http.Response, string) {
 	t.Helper()
@@ -283,7 +316,7 @@ func rawMCP(t *testing.T, base, caller, method, session, body string) (*http.Res
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
-	req.Header.Set("X-Forwarded-For", caller)
+	setCaller(req.Header, caller)
 	if session != "" {
 		req.Header.Set("Mcp-Session-Id", session)
 	}
@@ -300,14 +333,19 @@ func rawMCP(t *testing.T, base, caller, method, session, body string) (*http.Res
 }
 
 // TestStatefulSessionOwnershipAcrossReplicas: through the proxy, with the
-// session in the shared store, caller B can neither use, stream, nor
+// session in the shared store, caller B (another address, or another
+// token from the same address) can neither use, stream, nor
 // delete caller A's session on any replica, while A can on every one; A's
 // DELETE ends the session (and its GET stream on another replica)
 // everywhere; a session never used expires after the unused TTL in the
 // store; and the per-caller cap counts sessions on every replica.
 func TestStatefulSessionOwnershipAcrossReplicas(t *testing.T) {
-	c := startSharedCluster(t)
-	const alice, bob = "10.9.0.1", "10.9.0.2"
+	for _, m := range ownershipModes(t) {
+		t.Run(m.name, func(t *testing.T) { statefulOwnership(t, startSharedCluster(t, m.tune), m.alice, m.bob) })
+	}
+}
+
+func statefulOwnership(t *testing.T, c sharedCluster, alice, bob string) {
 	open := func(caller string) string {
 		t.Helper()
 		resp, body := rawMCP(t, c.base, caller, http.MethodPost, "", initializeBody)
@@ -396,7 +434,7 @@ type sseStream struct {
 func openSSE(t *testing.T, base, caller string) (*sseStream, string) {
 	t.Helper()
 	req, _ := http.NewRequest(http.MethodGet, base+"/sse", nil)
-	req.Header.Set("X-Forwarded-For", caller)
+	setCaller(req.Header, caller)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -450,7 +488,7 @@ func postMessage(t *testing.T, base, endpoint, caller, body string) (int, string
 	t.Helper()
 	req, _ := http.NewRequest(http.MethodPost, base+endpoint, strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("X-Forwarded-For", caller)
+	setCaller(req.Header, caller)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -461,13 +499,18 @@ func postMessage(t *testing.T, base, endpoint, caller, body string) (int, string
 }
 
 // TestSSEOwnershipAcrossReplicas: through the proxy, A's messages reach
-// A's legacy SSE stream from every replica, while B's posts into A's
+// A's legacy SSE stream from every replica, while B's (another address,
+// or another token from the same address) posts into A's
 // stream are refused on every replica (the holder's included) and nothing
 // of B's appears on A's stream; once A's stream closes, its endpoint is
 // gone on every replica.
 func TestSSEOwnershipAcrossReplicas(t *testing.T) {
-	c := startSharedCluster(t)
-	const alice, bob = "10.9.1.1", "10.9.1.2"
+	for _, m := range ownershipModes(t) {
+		t.Run(m.name, func(t *testing.T) { sseOwnership(t, startSharedCluster(t, m.tune), m.alice, m.bob) })
+	}
+}
+
+func sseOwnership(t *testing.T, c sharedCluster, alice, bob string) {
 	stream, endpoint := openSSE(t, c.base, alice)
 	if code, body := postMessage(t, c.base, endpoint, alice, initializeBody); code != http.StatusAccepted {
 		t.Fatalf("A's initialize: %d %s", code, body)
