@@ -40,14 +40,15 @@ var manyReplicas = []string{"replicaCount=3", "workflow.key=a-shared-run-token-k
 
 // TestChartRefusesPerPodTransportsOnManyReplicas: legacy SSE and stateful
 // sessions live in one pod; with more than one replica the chart refuses
-// them unless the Service keeps each client on one pod, naming the values.
+// them unless the Service keeps each client on one pod or the pods share
+// a Redis (redis.address), naming the values.
 func TestChartRefusesPerPodTransportsOnManyReplicas(t *testing.T) {
 	key := "workflow.key=a-shared-run-token-key"
 	refused := []struct {
 		sets  []string
 		names []string
 	}{
-		{[]string{"replicaCount=2", key}, []string{"config.mcp.legacySSE (on by default)", "service.sessionAffinity=ClientIP", "up to 2 replicas"}},
+		{[]string{"replicaCount=2", key}, []string{"config.mcp.legacySSE (on by default)", "service.sessionAffinity=ClientIP", "redis.address", "up to 2 replicas"}},
 		{[]string{"replicaCount=2", key, "config.mcp.legacySSE=false", "config.mcp.stateful=true"}, []string{"config.mcp.stateful keeps", "service.sessionAffinity=ClientIP"}},
 		{[]string{"autoscaling.enabled=true", key}, []string{"config.mcp.legacySSE", "up to 10 replicas", "service.sessionAffinity=ClientIP"}},
 	}
@@ -65,6 +66,9 @@ func TestChartRefusesPerPodTransportsOnManyReplicas(t *testing.T) {
 		{"autoscaling.enabled=true", "autoscaling.minReplicas=1", "autoscaling.maxReplicas=1"},
 		{"replicaCount=2", key, "service.sessionAffinity=ClientIP", "config.mcp.stateful=true"},
 		{"replicaCount=2", key, "config.mcp.legacySSE=false"},
+		// The shared store serves every session and SSE stream on any pod.
+		{"replicaCount=2", key, "redis.address=redis.cache:6379", "config.mcp.stateful=true"},
+		{"autoscaling.enabled=true", key, "redis.address=redis.cache:6379"},
 	}
 	for _, sets := range allowed {
 		out, err := renderChart(t, nil, sets...)

@@ -2,16 +2,29 @@
 // name the same tools as GET /tools, tools/call must return the same
 // envelopes as POST /call/<tool>, resources/read must serve what the
 // resource's tool returns, and completion/complete must complete a prompt
-// argument and a template variable. Exit status 0 = pass.
+// argument and a template variable. CURSUS_TRANSPORT=sse uses the legacy
+// SSE transport (/sse) instead of streamable HTTP (/mcp); CURSUS_SESSIONS=N
+// then opens N more sessions, each initialize, tools/list, tools/call and
+// close (ending a stateful session with DELETE), and fails on any failure.
+// Exit status 0 = pass.
 import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { HELP_CALL, INVALID_CALL, baseURL, checkCall, restEnvelope, restToolNames } from "./lib.mjs";
 
 const base = baseURL();
+const sse = process.env.CURSUS_TRANSPORT === "sse";
+const newTransport = () => (sse ? new SSEClientTransport(new URL(`${base}/sse`)) : new StreamableHTTPClientTransport(new URL(`${base}/mcp`)));
+// close ends a session: a stateful streamable HTTP one with DELETE, so it
+// does not hold the caller's session cap until it expires.
+const close = async (client, transport) => {
+  if (!sse && transport.sessionId) await transport.terminateSession();
+  await client.close();
+};
 const client = new Client({ name: "cursus-interop-ts", version: "1.0.0" });
-const transport = new StreamableHTTPClientTransport(new URL(`${base}/mcp`));
+const transport = newTransport();
 await client.connect(transport);
 try {
   const names = [];
@@ -64,7 +77,19 @@ try {
     assert.equal(green.status, "green", "the run ends green");
     assert.deepEqual(Object.keys(green.certified).sort(), ["Constrain", "DagCheck", "Validate"], "every gate is certified");
   }
-  console.log(`ts-sdk: ok (protocol ${transport.protocolVersion ?? "?"}, ${names.length} tools, ${resources.length} resources${run ? ", finished a go-sdk workflow run" : ""})`);
+  const sessions = Number(process.env.CURSUS_SESSIONS ?? 0);
+  for (let i = 0; i < sessions; i++) {
+    const c = new Client({ name: "cursus-interop-ts", version: "1.0.0" });
+    const t = newTransport();
+    try {
+      await c.connect(t);
+      await c.listTools();
+      await checkCall(base, HELP_CALL, await c.callTool(HELP_CALL), { wantError: false }, `ts-sdk session ${i} tools__help`);
+    } finally {
+      await close(c, t);
+    }
+  }
+  console.log(`ts-sdk: ok (${sse ? "legacy SSE" : `protocol ${transport.protocolVersion ?? "?"}`}, ${names.length} tools, ${resources.length} resources${run ? ", finished a go-sdk workflow run" : ""}${sessions ? `, ${sessions} more sessions` : ""})`);
 } finally {
-  await client.close();
+  await close(client, transport);
 }

@@ -7,6 +7,10 @@
 #      resources/list, resources/templates/list, resources/read and
 #      completion/complete.
 # Each runs against the default (stateless) server and a stateful one.
+#   4. the TypeScript SDK client through nginx to three replicas: stateless,
+#      and with a shared Redis stateful and legacy SSE, 200 sessions each
+#      (server test TestTypeScriptClientThroughReplicas; skips without nginx
+#      or redis-server).
 # Needs Go, Node >= 20 with npm, and the npm registry; everything else is
 # installed into interop/node_modules by `npm ci`. Loopback only; every step
 # is bounded in time. Exit status 0 = all passed.
@@ -119,6 +123,10 @@ for mode in stateless stateful; do
 	smoke || status=1
 	stop_server
 done
+
+log "typescript sdk through nginx to three replicas"
+(cd "$root" && timeout 600 go test -count=1 -run '^TestTypeScriptClientThroughReplicas$' -v ./server 2>&1 |
+	grep -E '^(---|ok|FAIL|panic)|ts-sdk|_test.go') || status=1
 
 if [[ $status -ne 0 ]]; then
 	log "FAILED"

@@ -243,8 +243,10 @@ type LimitsConfig struct {
 	// that size refilling over a minute); 0 turns rate limiting off.
 	RatePerMinute int `yaml:"rate_per_minute"`
 	// SharedStore "redis" makes RatePerMinute one budget per caller across
-	// every replica, kept in the redis section's server; "" (the default)
-	// has each replica count alone.
+	// every replica, kept in the redis section's server, and keeps
+	// stateful sessions and legacy SSE stream routing there, so that any
+	// replica serves them (sharedSessions); "" (the default) has each
+	// replica count and keep sessions alone.
 	SharedStore string `yaml:"shared_store"`
 	// AuthFailuresPerMinute is how many invalid bearer tokens one client
 	// address may send (token bucket of that size refilling over a

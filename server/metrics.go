@@ -134,7 +134,7 @@ func newMetrics(state func() PodState) *metrics {
 		}, []string{"route", "method"}),
 		mcpSessions: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "cursus_mcp_sessions_active",
-			Help: "MCP sessions currently registered (stateful streamable HTTP and legacy SSE).",
+			Help: "MCP sessions currently registered (stateful streamable HTTP and legacy SSE; with limits.shared_store, legacy SSE only).",
 		}),
 		rateLimited: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "cursus_rate_limited_total",

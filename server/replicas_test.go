@@ -52,7 +52,12 @@ func loggedReplicaServer(t testing.TB, key string, log zerolog.Logger, tune ...f
 		t.Fatal(err)
 	}
 	srv := NewServer(Deps{Config: cfg, Registry: reg, Prompts: handlers.Prompts(deps), Resources: handlers.Resources(deps), Logger: log})
-	t.Cleanup(func() { _ = srv.stream.Shutdown(context.Background()) })
+	t.Cleanup(func() {
+		_ = srv.stream.Shutdown(context.Background())
+		if srv.shared != nil {
+			srv.shared.close()
+		}
+	})
 	return srv
 }
 

@@ -24,19 +24,32 @@ func (s *Server) routes() http.Handler {
 
 	if cfg.MCP.Stateful {
 		s.sessions = newSessions(cfg.MCP.SessionIdleTTL, cfg.MCP.SessionUnusedTTL, cfg.Limits, tel.metrics.mcpSessions.Add)
+		s.sessions.shared = s.shared
+	}
+	if s.shared != nil && s.sse != nil {
+		// A message another replica forwards here passed that replica's
+		// authentication, ownership check, rate limit and oneJSONValue.
+		forwarded := g.remoteCaller("sse")(s.selectToolsets(true)(s.sse.MessageHandler()))
+		s.shared.deliver = func(msg forwardedMessage) { runForwarded(tel, forwarded, msg) }
 	}
 	// NewMCPServer always installs hooks; these count legacy SSE sessions
 	// (streamable HTTP ones are counted by s.sessions) and give the HTTP
 	// request line the JSON-RPC method and error.
 	if hooks := s.mcp.GetHooks(); hooks != nil {
-		hooks.AddOnRegisterSession(func(_ context.Context, cs mcpserver.ClientSession) {
+		hooks.AddOnRegisterSession(func(ctx context.Context, cs mcpserver.ClientSession) {
 			if !isStreamableSession(cs) {
 				tel.metrics.mcpSessions.Inc()
+				if st := stateFrom(ctx); s.shared != nil && st != nil && st.transport == "sse" {
+					s.shared.sseOpened(ctx, cs.SessionID(), st.callerKey)
+				}
 			}
 		})
 		hooks.AddOnUnregisterSession(func(_ context.Context, cs mcpserver.ClientSession) {
 			if !isStreamableSession(cs) {
 				tel.metrics.mcpSessions.Dec()
+				if s.shared != nil {
+					s.shared.sseClosed(cs.SessionID())
+				}
 			}
 		})
 		hooks.AddBeforeAny(func(ctx context.Context, _ any, method mcp.MCPMethod, _ any) {
@@ -79,7 +92,7 @@ func (s *Server) routes() http.Handler {
 		mcpRoute.Handle("/mcp/x/{toolsets}", s.handleMCP())
 		if s.sse != nil {
 			r.With(g.remoteCaller("sse"), s.selectToolsets(true), s.streams.track).Handle("/sse", s.sse.SSEHandler())
-			r.With(g.remoteCaller("sse"), s.sseOwners.check, g.rateLimit("sse"), oneJSONValue, s.selectToolsets(true)).Handle("/message", s.sse.MessageHandler())
+			r.With(g.remoteCaller("sse"), s.sseOwners.check, g.rateLimit("sse"), oneJSONValue, s.selectToolsets(true)).Handle("/message", s.handleMessage())
 		}
 		r.With(g.remoteCaller("rest"), s.selectToolsets(false)).Get("/tools", s.handleListTools())
 		r.With(g.remoteCaller("rest"), g.rateLimit("rest"), s.selectToolsets(false), g.restCallGuard).Post("/call/{tool}", s.handleCall())

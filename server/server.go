@@ -52,6 +52,9 @@ type Server struct {
 	streams  *streams
 	// sseOwners binds legacy SSE sessions to their callers.
 	sseOwners *sseOwners
+	// shared keeps stateful sessions and SSE stream routing in the shared
+	// store (nil without limits.shared_store, or with neither in use).
+	shared *sharedSessions
 	// toolsets are the namespaces the deployment offers (nil: all).
 	toolsets toolsets
 	ready    atomic.Bool
@@ -62,6 +65,9 @@ func NewServer(deps Deps) *Server {
 	s := &Server{deps: deps, streams: newStreams(deps.Config.Limits), toolsets: deploymentToolsets(deps.Registry, deps.Config.MCP)}
 	logger := slog.New(zerolog.NewSlogHandler(deps.Logger))
 	s.mcp = NewMCPServer(deps)
+	if cfg := deps.Config; cfg.Limits.SharedStore == sharedStoreRedis && (cfg.MCP.Stateful || cfg.MCP.LegacySSE) {
+		s.shared = newSharedSessions(cfg, deps.Logger)
+	}
 	streamOpts := []mcpserver.StreamableHTTPOption{
 		mcpserver.WithStreamableHTTPLogger(logger),
 		mcpserver.WithHeartbeatInterval(deps.Config.MCP.HeartbeatPeriod),
@@ -82,6 +88,7 @@ func NewServer(deps Deps) *Server {
 	s.stream = mcpserver.NewStreamableHTTPServer(s.mcp, streamOpts...)
 	if deps.Config.MCP.LegacySSE {
 		s.sseOwners = newSSEOwners()
+		s.sseOwners.shared = s.shared
 		sseOpts := []mcpserver.SSEOption{
 			mcpserver.WithKeepAlive(true),
 			mcpserver.WithSessionIDGenerator(s.sseOwners.generate),
@@ -92,6 +99,9 @@ func NewServer(deps Deps) *Server {
 		s.sse = mcpserver.NewSSEServer(s.mcp, sseOpts...)
 	}
 	s.handler = s.routes()
+	if s.shared != nil {
+		s.shared.run()
+	}
 	s.ready.Store(true)
 	return s
 }
@@ -190,6 +200,9 @@ func (s *Server) ListenAndServe(ctx context.Context, ready chan<- net.Addr) erro
 	defer s.auth.close()
 	if s.rateStore != nil {
 		defer s.rateStore.close()
+	}
+	if s.shared != nil {
+		defer s.shared.close()
 	}
 	if err := srv.Shutdown(shutdownCtx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
 		return err

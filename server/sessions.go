@@ -27,7 +27,14 @@ import (
 // it; 404 for an unknown, ended or another caller's id; DELETE; an idle
 // TTL; caps on how many are open; and GET streams that end with their
 // session.
+//
+// With the shared store (shared, limits.shared_store: redis) the table is
+// kept there instead, for every replica (see sharedSessions), and the
+// open-sessions gauge counts none of it: each replica would count the
+// sessions it opened, not those still open.
 type sessions struct {
+	shared *sharedSessions
+
 	idleTTL time.Duration
 	// unusedTTL ends sooner a session that has seen no request since its
 	// initialize (a client that went away, or whose next request went to
@@ -188,9 +195,14 @@ func (t *sessions) admit(w http.ResponseWriter, r *http.Request, st *requestStat
 	// mcp-go sees no id, so it gives each POST a session (and so a
 	// notification queue) of its own; a GET gets the id back below.
 	r.Header.Del(mcpserver.HeaderKeySessionID)
+	table := t.table()
 	if method, _ := jsonrpcMethod(st.body); r.Method == http.MethodPost && method == string(mcp.MethodInitialize) {
-		id, refusal := t.start(owner)
-		if refusal != nil {
+		id, refusal, err := table.start(r.Context(), owner)
+		switch {
+		case err != nil:
+			writeStoreDown(w)
+			return nil, nil, false
+		case refusal != nil:
 			writeOverQuota(w, refusal)
 			return nil, nil, false
 		}
@@ -202,34 +214,75 @@ func (t *sessions) admit(w http.ResponseWriter, r *http.Request, st *requestStat
 			"this server keeps sessions (mcp.stateful): send the Mcp-Session-Id header that initialize returned").Encode())
 		return nil, nil, false
 	}
-	notFound := func() {
+	notFound := func(err error) {
+		if err != nil {
+			writeStoreDown(w)
+			return
+		}
 		writeJSON(w, http.StatusNotFound, registry.Fail(registry.CodeNotFound,
 			"session not found: it ended, expired or was never opened by this caller; initialize again").Encode())
 	}
 	switch r.Method {
 	case http.MethodDelete:
-		if !t.close(id, owner) {
-			notFound()
+		if ok, err := table.end(r.Context(), id, owner); !ok {
+			notFound(err)
 			return nil, nil, false
 		}
 		w.WriteHeader(http.StatusOK)
 		return nil, nil, false
 	case http.MethodGet:
-		ctx, release, ok := t.attach(r.Context(), id, owner)
+		ctx, release, ok, err := table.attach(r.Context(), id, owner)
 		if !ok {
-			notFound()
+			notFound(err)
 			return nil, nil, false
 		}
 		// The stream is the session's: mcp-go keys it by the id.
 		r.Header.Set(mcpserver.HeaderKeySessionID, id)
 		return r.WithContext(ctx), release, true
 	default:
-		if !t.use(id, owner) {
-			notFound()
+		if ok, err := table.use(r.Context(), id, owner); !ok {
+			notFound(err)
 			return nil, nil, false
 		}
 		return r, release, true
 	}
+}
+
+// sessionTable is where admit keeps sessions: this replica's table, or
+// the shared store's. err is the store's failure to answer.
+type sessionTable interface {
+	start(ctx context.Context, owner string) (id string, refusal *registry.Result, err error)
+	use(ctx context.Context, id, owner string) (bool, error)
+	attach(parent context.Context, id, owner string) (ctx context.Context, release func(), ok bool, err error)
+	end(ctx context.Context, id, owner string) (bool, error)
+}
+
+func (t *sessions) table() sessionTable {
+	if t.shared != nil {
+		return t.shared
+	}
+	return localTable{t}
+}
+
+// localTable is this replica's table as a sessionTable.
+type localTable struct{ t *sessions }
+
+func (l localTable) start(_ context.Context, owner string) (string, *registry.Result, error) {
+	id, refusal := l.t.start(owner)
+	return id, refusal, nil
+}
+
+func (l localTable) use(_ context.Context, id, owner string) (bool, error) {
+	return l.t.use(id, owner), nil
+}
+
+func (l localTable) attach(parent context.Context, id, owner string) (context.Context, func(), bool, error) {
+	ctx, release, ok := l.t.attach(parent, id, owner)
+	return ctx, release, ok, nil
+}
+
+func (l localTable) end(_ context.Context, id, owner string) (bool, error) {
+	return l.t.close(id, owner), nil
 }
 
 // jsonrpcMethod is the method of a JSON-RPC message ("" for a response);

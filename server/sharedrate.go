@@ -8,6 +8,7 @@ import (
 
 	"github.com/go-redis/redis_rate/v10"
 	"github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9/maintnotifications"
 	"github.com/rs/zerolog"
 )
 
@@ -55,9 +56,21 @@ func (l redisLogger) Printf(_ context.Context, format string, v ...any) {
 var setRedisLogger sync.Once
 
 func newSharedRate(cfg Config, local *rateLimiter, errors func(), log zerolog.Logger) *sharedRate {
-	setRedisLogger.Do(func() { redis.SetLogger(redisLogger{log}) })
 	rc := cfg.Redis
-	client := redis.NewClient(&redis.Options{
+	client := newRedisClient(rc, log)
+	return &sharedRate{
+		client: client, limiter: redis_rate.NewLimiter(client),
+		limit:  redis_rate.PerMinute(cfg.Limits.RatePerMinute),
+		prefix: rc.KeyPrefix, timeout: rc.DialTimeout + rc.Timeout,
+		local: local, errors: errors, log: log,
+	}
+}
+
+// newRedisClient is a client of the shared store's server. Each call is
+// one attempt bounded by the redis section's timeouts.
+func newRedisClient(rc RedisConfig, log zerolog.Logger) *redis.Client {
+	setRedisLogger.Do(func() { redis.SetLogger(redisLogger{log}) })
+	return redis.NewClient(&redis.Options{
 		Addr:                rc.Address,
 		DB:                  rc.DB,
 		CredentialsProvider: func() (string, string) { return "", rc.password() },
@@ -69,13 +82,11 @@ func newSharedRate(cfg Config, local *rateLimiter, errors func(), log zerolog.Lo
 		// storeRetry spaces the next.
 		MaxRetries:            -1,
 		ContextTimeoutEnabled: true,
+		// Maintenance notifications are a managed-Redis handshake a plain
+		// server does not speak; off, no background workers are started
+		// for them (they would outlive the client after a store outage).
+		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled},
 	})
-	return &sharedRate{
-		client: client, limiter: redis_rate.NewLimiter(client),
-		limit:  redis_rate.PerMinute(cfg.Limits.RatePerMinute),
-		prefix: rc.KeyPrefix, timeout: rc.DialTimeout + rc.Timeout,
-		local: local, errors: errors, log: log,
-	}
 }
 
 // allow takes one token from key's shared bucket; when empty it says how

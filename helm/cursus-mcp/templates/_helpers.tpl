@@ -83,7 +83,8 @@ app.kubernetes.io/part-of: cursus
 
 {{/*
 Refuses the combinations that break with more than one replica, naming the
-values to set: per-pod transports without session affinity, and a
+values to set: per-pod transports without session affinity or a shared
+store (redis.address), and a
 writable workspace that is not one volume shared by every pod.
 */}}
 {{- define "cursus-mcp.checkReplicas" -}}
@@ -93,8 +94,8 @@ writable workspace that is not one volume shared by every pod.
 {{- $perPod := list }}
 {{- if $c.mcp.legacySSE }}{{ $perPod = append $perPod "config.mcp.legacySSE (on by default)" }}{{ end }}
 {{- if $c.mcp.stateful }}{{ $perPod = append $perPod "config.mcp.stateful" }}{{ end }}
-{{- if and $perPod (ne .Values.service.sessionAffinity "ClientIP") }}
-{{- fail (printf "%s keeps state in the pod that opened it (a legacy SSE stream, a stateful session), and up to %d replicas run (replicaCount or autoscaling.maxReplicas): a request round-robined to another pod finds nothing there. Set %s to false (clients then use the stateless streamable HTTP transport at /mcp), or set service.sessionAffinity=ClientIP (with the Ingress on, make the Ingress sticky as well), or run one replica" (join " and " $perPod) $pods (join " and " (list "config.mcp.legacySSE" "config.mcp.stateful"))) }}
+{{- if and $perPod (ne .Values.service.sessionAffinity "ClientIP") (not .Values.redis.address) }}
+{{- fail (printf "%s keeps state in the pod that opened it (a legacy SSE stream, a stateful session), and up to %d replicas run (replicaCount or autoscaling.maxReplicas): a request round-robined to another pod finds nothing there. Set %s to false (clients then use the stateless streamable HTTP transport at /mcp), or set redis.address (a Redis through which every pod serves every session and SSE stream), or set service.sessionAffinity=ClientIP (with the Ingress on, make the Ingress sticky as well), or run one replica" (join " and " $perPod) $pods (join " and " (list "config.mcp.legacySSE" "config.mcp.stateful"))) }}
 {{- end }}
 {{- if $c.gates.enableDestructive }}
 {{- $vol := .Values.workspace.volume }}
