@@ -44,21 +44,10 @@ func NewSpentStore(cfg Config, log zerolog.Logger) *SpentStore {
 	if cfg.Limits.SharedStore != sharedStoreRedis {
 		return nil
 	}
-	setRedisLogger.Do(func() { redis.SetLogger(redisLogger{log}) })
 	rc := cfg.Redis
-	client := redis.NewClient(&redis.Options{
-		Addr:                rc.Address,
-		DB:                  rc.DB,
-		CredentialsProvider: func() (string, string) { return "", rc.password() },
-		DialTimeout:         rc.DialTimeout,
-		ReadTimeout:         rc.Timeout,
-		WriteTimeout:        rc.Timeout,
-		PoolTimeout:         rc.Timeout,
-		// Spend retries itself, knowing whether a lost answer was its own
-		// write.
-		MaxRetries:            -1,
-		ContextTimeoutEnabled: true,
-	})
+	// One attempt per command: Spend retries itself, knowing whether a
+	// lost answer was its own write.
+	client := newRedisClient(rc, log)
 	return &SpentStore{client: client, prefix: rc.KeyPrefix + "spent:", timeout: rc.DialTimeout + rc.Timeout, log: log}
 }
 

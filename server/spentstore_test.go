@@ -46,7 +46,13 @@ func spentReplica(t *testing.T, key, redisAddr, prefix string, log zerolog.Logge
 		t.Fatal(err)
 	}
 	srv := NewServer(Deps{Config: cfg, Registry: reg, Prompts: handlers.Prompts(deps), Resources: handlers.Resources(deps), Logger: log})
-	t.Cleanup(func() { _ = srv.stream.Shutdown(context.Background()) })
+	t.Cleanup(func() {
+		_ = srv.stream.Shutdown(context.Background())
+		// The shared store also carries this replica's sessions.
+		if srv.shared != nil {
+			srv.shared.close()
+		}
+	})
 	return startHTTP(t, srv).URL
 }
 
