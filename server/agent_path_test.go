@@ -27,6 +27,7 @@ type pathAgent struct {
 	listed   map[string]bool           // tools tools.help named
 	schemas  map[string]map[string]any // dotted tool name → input schema properties
 	hints    map[string]map[string]any // tool → args hint of the last answer that gave one
+	latest   []string                  // the tools the last answer's next steps name
 	workflow map[string]string         // workflow name → how tools.help says to run it
 }
 
@@ -86,9 +87,11 @@ func (p *pathAgent) do(tool string, args map[string]any) map[string]any {
 	p.calls = append(p.calls, tool)
 	envl := p.call(strings.ReplaceAll(tool, ".", "__"), args)
 	steps, _ := envl["next_steps"].([]any)
+	p.latest = nil
 	for _, s := range steps {
 		step, _ := s.(map[string]any)
 		name, _ := step["tool"].(string)
+		p.latest = append(p.latest, name)
 		if hint, ok := step["args_hint"].(map[string]any); ok {
 			p.hints[name] = hint
 		}
@@ -450,10 +453,16 @@ func (p *pathAgent) startArgs(workflow string, intent map[string]string) map[str
 	return map[string]any{"workflow": args.Workflow, "args": filled}
 }
 
-// producer is the tool a stage's purpose names among those tools.help
-// listed.
+// producer is the tool that makes a stage's content: one the last
+// answer's next steps name besides the workflow tools, else one the
+// stage's purpose names among those tools.help listed.
 func (p *pathAgent) producer(stage map[string]any) string {
 	p.t.Helper()
+	for _, tool := range p.latest {
+		if !strings.HasPrefix(tool, "workflow.") && p.listed[tool] {
+			return tool
+		}
+	}
 	purpose, _ := stage["purpose"].(string)
 	for _, w := range strings.FieldsFunc(purpose, func(r rune) bool { return r == ' ' || r == '(' || r == ')' || r == ',' }) {
 		if p.listed[w] {
@@ -503,7 +512,12 @@ func TestAgentPathNewProjectToGreen(t *testing.T) {
 
 	next, _ := run["next"].(map[string]any)
 	producer := p.producer(next)
+	// Its arguments: the hint's where an answer gave one, the agent's
+	// intent for the rest its schema declares.
 	args := map[string]any{}
+	for k, v := range p.hints[producer] {
+		args[k] = v
+	}
 	for k := range p.schemas[producer] {
 		if v, ok := intent[k]; ok {
 			args[k] = v
