@@ -177,7 +177,9 @@ func (d *Deps) authorChecklist(ctx context.Context, in authorChecklistIn) (autho
 		{4, "author", "Write " + snake + ".step.yaml (with its config section; steps.format {\"format\": \"step_yaml\"} is its JSON Schema) and send it in step_types, or put it in a step directory the server loads; write scripts/" + snake + ".py with main(input_paths, output_paths, environ_vars, job_args)", "steps.format", map[string]any{"format": formatStepYAML}},
 		{5, "validate", "Validate the interface, then the script against it", "validate.step_interface", map[string]any{"step_types": []any{"<the .step.yaml text>"}, "step_name": "<StepName>", "files": map[string]any{"scripts/" + snake + ".py": "<the script>"}}},
 		{6, "preflight", "Pass the constructibility gates", "author.preflight_step", map[string]any{"step_name": "<StepName>"}},
-		{7, "integrate", "Compile a DAG that uses the step and read the report", "compile.with_report", map[string]any{"dag": map[string]any{"nodes": []any{"<upstream node>", "<StepName>"}, "edges": []any{[]any{"<upstream node>", "<StepName>"}}},
+		{7, "integrate", "Configure a DAG that uses the step: config.requirements lists the fields, config.merge_save builds the document; source_dir is the scripts' folder in files", "config.merge_save",
+			map[string]any{"dag": "<the DAG>", "base": map[string]any{"source_dir": "scripts"}, "step_types": []any{"<the .step.yaml text>"}}},
+		{8, "integrate", "Compile the DAG and read the report", "compile.with_report", map[string]any{"dag": map[string]any{"nodes": []any{"<upstream node>", "<StepName>"}, "edges": []any{[]any{"<upstream node>", "<StepName>"}}},
 			"config": "<config.json document with a config for each node>", "step_types": []any{"<the .step.yaml text>"}, "files": map[string]any{"scripts/" + snake + ".py": "<the script>"}}},
 	}
 	registry.Warn(ctx, warn...)

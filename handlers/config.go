@@ -608,6 +608,10 @@ func (d *Deps) configMergeSave(ctx context.Context, in configMergeSaveIn) (confi
 	registry.Meta(ctx, "config_count", len(res.ConfigKeys))
 	if out == "" {
 		hint := withStepTypesHint(withDAGHint(map[string]any{"config": "<data.document>"}, in.dagSource, g), in.stepTypesArg)
+		if len(in.StepTypes) > 0 {
+			// The compile tools need the new step types' scripts too.
+			hint["files"] = map[string]string{"<script path of each step type sent>": "<its text>"}
+		}
 		registry.Next(ctx,
 			registry.NextStep{Tool: "compile.with_report", When: "the document is the configuration you want",
 				Why: "compiles the DAG with it (sent inline as config) and returns the pipeline definition and report", ArgsHint: hint},

@@ -93,3 +93,85 @@ func TestNamespaceHelpDoesNotSuggestItself(t *testing.T) {
 		t.Error("tools.help no longer points at the namespace helps")
 	}
 }
+
+// pipeline_catalog.auto_select carries the DAG it selects forward to
+// config.requirements (nodes, edges and its name, as load_dag answers
+// them), and names, for each requested feature the DAG lacks, the step
+// types that add it.
+func TestAutoSelectHintsTheDAGAndWhatAddsALackingFeature(t *testing.T) {
+	reg, _ := newTestRegistry(t)
+	sel := callRemote(t, reg, "pipeline_catalog.auto_select", `{"framework": "lightgbm", "features": ["imputation", "calibration", "registration"]}`)
+	mustOK(t, sel)
+	_, hint := hintOf(t, sel, "config.requirements")
+	loaded := jsonData(t, call(t, reg, "pipeline_catalog.load_dag", `{"dag_id": "lightgbm_complete_e2e"}`))
+	b, _ := json.Marshal(hint["dag"])
+	var dag map[string]any
+	_ = json.Unmarshal(b, &dag)
+	for _, k := range []string{"nodes", "edges", "metadata"} {
+		if got, want := mustMarshal(t, dag[k]), mustMarshal(t, loaded[k]); got != want {
+			t.Errorf("auto_select's config.requirements hint has %s %s, load_dag answers %s", k, got, want)
+		}
+	}
+	lacks, _ := jsonData(t, sel)["lacks"].(map[string]any)
+	if types, _ := lacks["imputation"].([]any); len(types) == 0 || types[0] != "MissingValueImputation" || len(lacks) != 1 {
+		t.Errorf("lacks = %v, want imputation → MissingValueImputation first and nothing else", lacks)
+	}
+}
+
+// config.merge_save's compile hint asks for files beside the step_types
+// it was sent (the compile tools need the new steps' scripts), and the
+// authoring checklist configures a new step with the source_dir its files
+// hint puts scripts in.
+func TestNewStepTypeHintsCarryFilesAndSourceDir(t *testing.T) {
+	reg, _ := newTestRegistry(t)
+	src := catOK(t, call(t, reg, "steps.source", `{"step_name": "TabularPreprocessing"}`))
+	merged := call(t, reg, "config.merge_save", stepTypesArgs(t, []string{src["yaml"].(string)},
+		map[string]any{"base": map[string]any{"author": "jdoe", "bucket": "my-bucket", "role": "arn:aws:iam::123456789012:role/R",
+			"region": "NA", "service_name": "svc", "pipeline_version": "1.0.0"},
+			"per_node": map[string]any{"TabularPreprocessing_training": map[string]any{"label_field": "label"}}}))
+	if next := merged.NextSteps; len(next) > 0 {
+		_, hint := hintOf(t, merged, "compile.with_report")
+		wantCarried(t, "config.merge_save", "compile.with_report", hint, "config", "dag", "step_types", "files")
+	} else {
+		t.Fatalf("config.merge_save with step_types: %s", merged.Encode())
+	}
+
+	list := jsonData(t, call(t, reg, "author.checklist", `{"sagemaker_step_type": "Processing"}`))
+	var scriptsDir, sourceDir string
+	for _, s := range list["steps"].([]any) {
+		step := s.(map[string]any)
+		hint, _ := step["args_hint"].(map[string]any)
+		if files, ok := hint["files"].(map[string]any); ok {
+			for p := range files {
+				scriptsDir = p[:strings.LastIndex(p, "/")]
+			}
+		}
+		if base, ok := hint["base"].(map[string]any); ok && step["tool"] == "config.merge_save" {
+			sourceDir, _ = base["source_dir"].(string)
+		}
+	}
+	if scriptsDir == "" || sourceDir != scriptsDir {
+		t.Errorf("the checklist sends scripts under %q but configures source_dir %q", scriptsDir, sourceDir)
+	}
+}
+
+// tools.help shows how to start each workflow with the arguments it
+// requires, so starting one is one call.
+func TestToolsHelpStartsWorkflowsWithTheirRequiredArguments(t *testing.T) {
+	reg, _ := newTestRegistry(t)
+	for _, w := range jsonData(t, call(t, reg, "tools.help", `{}`))["workflows"].([]any) {
+		wf := w.(map[string]any)
+		if wf["name"] == "cursus-new-project" && !strings.Contains(wf["run"].(string), `"args": {"name": "…", "framework": "…"}`) {
+			t.Errorf("tools.help starts cursus-new-project with %q", wf["run"])
+		}
+	}
+}
+
+func mustMarshal(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
@@ -263,6 +264,9 @@ type pcAutoSelected struct {
 	Components    []pipelines.Component  `json:"components,omitempty"`
 	Factors       *[]pipelines.Component `json:"factors,omitempty"`
 	BestCandidate *pcCandidate           `json:"best_candidate,omitempty"`
+	// Lacks maps each requested feature the DAG does not have to the step
+	// types the catalog search finds for it, best first: the nodes to add.
+	Lacks map[string][]string `json:"lacks,omitempty"`
 }
 
 type pcCandidate struct {
@@ -286,9 +290,40 @@ func (d *Deps) pcAutoSelect(ctx context.Context, in pcAutoSelectIn) (pcAutoSelec
 		return out, nil
 	}
 	registry.Meta(ctx, "dag_id", r.Entry.ID)
-	registry.Next(ctx, registry.NextStep{Tool: "pipeline_catalog.load_dag", When: "next", Why: "get its nodes and edges", ArgsHint: map[string]any{"dag_id": r.Entry.ID}})
+	nodes, edges := pcNodesEdges(r.Entry)
+	dagHint := map[string]any{"nodes": nodes, "edges": edges, "metadata": pcDAGMetadata{Name: r.Entry.ID}}
+	registry.Next(ctx,
+		registry.NextStep{Tool: "config.requirements", When: "next (add nodes to dag first if it lacks a feature)", Why: "the configuration this DAG needs", ArgsHint: map[string]any{"dag": dagHint}},
+		registry.NextStep{Tool: "pipeline_catalog.get_dag", When: "you want its description and constraints", Why: "everything known about it", ArgsHint: map[string]any{"dag_id": r.Entry.ID}})
 	return pcAutoSelected{DAGID: &r.Entry.ID, Score: &r.Score, Matched: true, Reasoning: r.Reasoning,
-		Components: r.Components, Factors: &r.Factors}, nil
+		Components: r.Components, Factors: &r.Factors, Lacks: d.stepTypesFor(ctx, r.Lacks)}, nil
+}
+
+// maxLackingHits bounds the step types named for one lacking feature.
+const maxLackingHits = 3
+
+// stepTypesFor maps each feature to the step types a catalog search for
+// it finds, best first; nil when there is no feature.
+func (d *Deps) stepTypesFor(ctx context.Context, features []string) map[string][]string {
+	if len(features) == 0 {
+		return nil
+	}
+	cv, err := d.catalogsFor(ctx, stepTypesArg{})
+	if err != nil {
+		return nil
+	}
+	out := make(map[string][]string, len(features))
+	for _, f := range features {
+		types := []string{}
+		for _, h := range cv.Steps.Search(strings.ReplaceAll(f, "_", " ")) {
+			if len(types) == maxLackingHits {
+				break
+			}
+			types = append(types, h.StepType)
+		}
+		out[f] = types
+	}
+	return out
 }
 
 // pcDAG is everything known about one shared DAG.

@@ -120,7 +120,7 @@ func TestAuthorRulesAndChecklist(t *testing.T) {
 	}
 	mustFail(t, call(t, reg, "author.rules", `{"topic": "other"}`), registry.CodeInvalidInput)
 	d := jsonData(t, call(t, reg, "author.checklist", `{"sagemaker_step_type": "Training"}`))
-	if d["exemplar_step"] != "XGBoostTraining" || len(d["steps"].([]any)) != 7 || d["routable"] != true {
+	if d["exemplar_step"] != "XGBoostTraining" || len(d["steps"].([]any)) != 8 || d["routable"] != true {
 		t.Errorf("checklist = %v", d)
 	}
 	res := call(t, reg, "author.checklist", `{"sagemaker_step_type": "Lambda"}`)

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/cursus-dev/cursus/engine/workflows"
 	"github.com/cursus-dev/cursus/registry"
 )
 
@@ -234,9 +235,22 @@ func toolsHelp(ctx context.Context, in helpIn, workflows []workflowInfo, stepDir
 	return out, nil
 }
 
-// shortRun is how to run a workflow, in the summary of tools.help.
+// shortRun is how to run a workflow, in the summary of tools.help: the
+// start call names the arguments the workflow requires.
 func shortRun(name string) string {
-	return fmt.Sprintf(`workflow.start {"workflow": %q}, then workflow.submit each stage's content until green (workflow.help: how)`, name)
+	var args []string
+	if w, ok := workflows.Get(name); ok {
+		for _, a := range w.Arguments {
+			if a.Required {
+				args = append(args, fmt.Sprintf(`%q: "…"`, a.Name))
+			}
+		}
+	}
+	start := fmt.Sprintf(`{"workflow": %q}`, name)
+	if len(args) > 0 {
+		start = fmt.Sprintf(`{"workflow": %q, "args": {%s}}`, name, strings.Join(args, ", "))
+	}
+	return "workflow.start " + start + ", then workflow.submit each stage's content until green (workflow.help: how)"
 }
 
 func unknownNamespace(ns string, nsDesc map[string]string) error {

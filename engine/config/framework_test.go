@@ -89,3 +89,46 @@ func TestModelClassConflictingWithTheTrainedFrameworkIsAFinding(t *testing.T) {
 		t.Fatalf("a finding for the framework trained: %v", f.Warnings)
 	}
 }
+
+// TestRequirementsDefaultModelClassToTheDAGFramework: config.requirements'
+// report gives every node of a LightGBM or PyTorch DAG the model_class
+// default the built configs get (the family the DAG trains), not the base
+// layer's xgboost.
+func TestRequirementsDefaultModelClassToTheDAGFramework(t *testing.T) {
+	s := builtinSchemas(t)
+	cat, _, err := pipelines.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked := 0
+	for _, e := range cat.List() {
+		d := e.DAG()
+		family := s.dagFamily(d)
+		if family == "" || family == "xgboost" {
+			continue
+		}
+		rep, err := Requirements(context.Background(), d, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		check := func(where string, g FieldGroups) {
+			for _, fs := range [][]*Field{g.Essential, g.System, g.Derived} {
+				for _, f := range fs {
+					if f.Name == "model_class" {
+						checked++
+						if f.Default != family {
+							t.Errorf("%s: %s defaults model_class to %v; the DAG trains %s", e.ID, where, f.Default, family)
+						}
+					}
+				}
+			}
+		}
+		check("shared", rep.Shared)
+		for _, n := range rep.Nodes {
+			check(n.Node, n.Fields)
+		}
+	}
+	if checked == 0 {
+		t.Fatal("no model_class field in any report")
+	}
+}

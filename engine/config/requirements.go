@@ -140,6 +140,9 @@ func Requirements(ctx context.Context, d *dag.DAG, s *Schemas) (*RequirementsRep
 			}
 		}
 	}
+	// model_class defaults to the family the DAG trains on every node that
+	// trains none, as BuildDAG builds it.
+	family := s.dagFamily(d)
 	for _, r := range nodes {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -153,6 +156,11 @@ func Requirements(ctx context.Context, d *dag.DAG, s *Schemas) (*RequirementsRep
 			if f.Name == "job_type" && r.node.JobType != "" {
 				nr.Prefilled = map[string]any{"job_type": r.node.JobType}
 				continue
+			}
+			if f.Name == modelClassField && family != "" && r.sc.family == "" {
+				inherited := *f
+				inherited.Default = family
+				f = &inherited
 			}
 			nr.Fields.add(f)
 		}

@@ -45,6 +45,9 @@ type Recommendation struct {
 	Components []Component `json:"components"`
 	Factors    []Component `json:"factors"`
 	Reasoning  string      `json:"reasoning"`
+	// Lacks are the requested features the DAG does not have, in the
+	// order they were asked for.
+	Lacks []string `json:"-"`
 }
 
 // Component weights; they sum to 1.
@@ -208,6 +211,7 @@ func score(e *Entry, q Query, wanted []string, hardFramework bool, uc parsedUseC
 		if len(miss) > 0 {
 			detail += "; lacks " + strings.Join(miss, ", ")
 		}
+		r.Lacks = miss
 		detail += fmt.Sprintf("; %d of its %d features requested", len(hit), len(e.Features))
 		r.Components = append(r.Components, Component{"features", s, weightFeatures, detail})
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/cursus-dev/cursus/engine/config"
 	"github.com/cursus-dev/cursus/engine/dag"
+	"github.com/cursus-dev/cursus/engine/stepcode"
 	"github.com/cursus-dev/cursus/engine/steps"
 	"github.com/cursus-dev/cursus/engine/validate"
 	"github.com/cursus-dev/cursus/engine/workspace"
@@ -325,12 +326,42 @@ func render(cat Catalog, schemas *config.Schemas, opts Options, projRel string) 
 	for _, st := range order {
 		res.Scripts = append(res.Scripts, *byType[st])
 	}
+	if req := requirementsTxt(order); req != "" {
+		files = append(files, file{"scripts/requirements.txt", []byte(req)})
+	}
 	files = append(files, file{"README.md", []byte(readme(res, modelSteps))})
 	res.Ready = true
 	for _, s := range res.Scripts {
 		res.Ready = res.Ready && s.Aligned
 	}
 	return res, files, nil
+}
+
+// requirementsTxt is the requirements.txt the scripts' folder needs: the
+// lines of the requirements.txt the built-in code of each of stepTypes
+// ships (the packages its framework image lacks, which script mode
+// installs before the job runs), once each; "" when none ships one.
+func requirementsTxt(stepTypes []string) string {
+	var lines []string
+	for _, st := range stepTypes {
+		dir, ok := stepcode.Dir(st)
+		if !ok {
+			continue
+		}
+		b, err := fs.ReadFile(stepcode.FS, path.Join(dir, "requirements.txt"))
+		if err != nil {
+			continue
+		}
+		for _, l := range strings.Split(string(b), "\n") {
+			if l = strings.TrimSpace(l); l != "" && !slices.Contains(lines, l) {
+				lines = append(lines, l)
+			}
+		}
+	}
+	if len(lines) == 0 {
+		return ""
+	}
+	return strings.Join(lines, "\n") + "\n"
 }
 
 // writeProject writes files under projRel as one set (see the package

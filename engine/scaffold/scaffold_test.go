@@ -325,3 +325,33 @@ func TestReadmeShowsTheRunScriptsCallForTheProject(t *testing.T) {
 		t.Errorf("README lacks %s:\n%s", want, data)
 	}
 }
+
+// TestScriptsShipTheRequirementsTheirImageLacks: a LightGBM project's
+// scripts folder has the requirements.txt the built-in LightGBM code
+// ships (lightgbm is not in the image the job runs in, so without it the
+// job fails on import); an XGBoost project, whose image has xgboost, has
+// none.
+func TestScriptsShipTheRequirementsTheirImageLacks(t *testing.T) {
+	cat := loadCatalog(t)
+	schemas, err := config.LoadSchemas(cat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, files, err := Render(cat, schemas, Options{Name: "lgb", Framework: "lightgbm"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, ok := files["projects/lgb_lightgbm/scripts/requirements.txt"]
+	if !ok || !strings.Contains(req, "lightgbm>=") || strings.Count(req, "lightgbm>=") != 1 {
+		t.Errorf("the LightGBM project's scripts/requirements.txt = %q (present %v), want lightgbm listed once", req, ok)
+	}
+	_, files, err = Render(cat, schemas, Options{Name: "xgb", Framework: "xgboost"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for p := range files {
+		if strings.HasSuffix(p, "requirements.txt") {
+			t.Errorf("the XGBoost project has %s", p)
+		}
+	}
+}
