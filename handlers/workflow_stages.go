@@ -121,7 +121,7 @@ var workflowStageTools = map[string]map[string]stageTools{
 	},
 	workflows.NewProject: {
 		"Scaffold": {tools: []stageTool{
-			{"project.init", "returns the project's files (data.files) as the content this stage takes", map[string]any{"name": runArg("name"), "framework": runArg("framework"), "dag": "<the chosen shared DAG>"}},
+			{"project.init", "returns the project's files (data.files) as the content this stage takes; with dag_source=catalog pass the chosen shared DAG as dag", map[string]any{"name": runArg("name"), "framework": runArg("framework")}},
 			{"pipeline_catalog.recommend", "ranks the shared DAGs for the framework", map[string]any{"framework": runArg("framework")}},
 			{"pipeline_catalog.load_dag", "returns a shared DAG to seed the project with", map[string]any{"dag_id": "<id from pipeline_catalog.recommend>"}},
 		}, decides: []string{"project.init"}},

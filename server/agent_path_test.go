@@ -453,11 +453,26 @@ func (p *pathAgent) startArgs(workflow string, intent map[string]string) map[str
 	return map[string]any{"workflow": args.Workflow, "args": filled}
 }
 
-// producer is the tool that makes a stage's content: one the last
-// answer's next steps name besides the workflow tools, else one the
-// stage's purpose names among those tools.help listed.
+// producer is the tool that makes a stage's content: the first of the
+// tools the stage lists (its args hint becomes the agent's hint for it),
+// else one the last answer's next steps name besides the workflow tools,
+// else one the stage's purpose names among those tools.help listed.
 func (p *pathAgent) producer(stage map[string]any) string {
 	p.t.Helper()
+	if tools, _ := stage["tools"].([]any); len(tools) > 0 {
+		first, _ := tools[0].(map[string]any)
+		tool, _ := first["tool"].(string)
+		hint, _ := first["args_hint"].(map[string]any)
+		if p.listed[tool] {
+			for k, v := range hint {
+				if s, ok := v.(string); ok && strings.HasPrefix(s, "<") {
+					p.t.Fatalf("stage %v: %s's args hint leaves %s to fill (%s)", stage["name"], tool, k, s)
+				}
+			}
+			p.hints[tool] = hint
+			return tool
+		}
+	}
 	for _, tool := range p.latest {
 		if !strings.HasPrefix(tool, "workflow.") && p.listed[tool] {
 			return tool
