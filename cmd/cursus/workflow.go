@@ -30,8 +30,9 @@ func (k keyValues) Set(v string) error {
 }
 
 // cmdWorkflow runs a workflow's gates over a local project through the
-// workflow tools, in-process: the verdicts are the server's. It exits 1 at
-// the first gate that does not pass, naming it.
+// workflow tools, in-process: the verdicts are the server's. At the first
+// gate that does not pass it prints each finding and the remedy, names the
+// gate and exits 1.
 func cmdWorkflow(ctx context.Context, args []string, stdout, stderr io.Writer, env func(string) (string, bool)) (int, error) {
 	if len(args) == 0 || args[0] != "run" {
 		return 0, fmt.Errorf("%w: workflow needs a subcommand: run", errUsage)
