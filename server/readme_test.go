@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -615,4 +616,87 @@ func TestReadmeFiguresAreGenerated(t *testing.T) {
 	if typed := regexp.MustCompile(`\d[\d.,]* ?KB\b`).FindAllString(rest, -1); len(typed) > 0 {
 		t.Errorf("README.md has size figures outside the generated markers: %q", typed)
 	}
+}
+
+// TestReadmeClientSnippetsReachTheServer: every remote client snippet of
+// README.md (a config's url, the mcp-remote bridge's URL, `claude mcp add
+// --transport http`) names the first screen's MCP endpoint, and an MCP
+// initialize sent there, to a default server, is answered by cursus; VS
+// Code's snippet uses its own shape (servers, a type per entry).
+func TestReadmeClientSnippetsReachTheServer(t *testing.T) {
+	doc, blocks := readmeDoc(t)
+	var urls []string
+	vscode := false
+	for _, b := range blocks {
+		if b.lang != "json" {
+			continue
+		}
+		var cfg struct {
+			MCPServers map[string]mcpSnippet `json:"mcpServers"`
+			Servers    map[string]mcpSnippet `json:"servers"`
+		}
+		if err := json.Unmarshal([]byte(b.text), &cfg); err != nil || (cfg.MCPServers == nil && cfg.Servers == nil) {
+			continue
+		}
+		entries := cfg.MCPServers
+		if cfg.Servers != nil {
+			vscode = true
+			entries = cfg.Servers
+			for name, e := range entries {
+				if (e.URL != "" && e.Type != "http") || (e.Command != "" && e.Type != "stdio") {
+					t.Errorf("VS Code entry %s: type %q does not match its transport", name, e.Type)
+				}
+			}
+		}
+		for name, e := range entries {
+			switch {
+			case e.URL != "":
+				urls = append(urls, e.URL)
+			case e.Command == "npx":
+				i := slices.Index(e.Args, "mcp-remote")
+				if i < 0 || i+1 >= len(e.Args) {
+					t.Errorf("entry %s: npx without mcp-remote URL: %v", name, e.Args)
+					continue
+				}
+				urls = append(urls, e.Args[i+1])
+			case e.Command == "cursus":
+			default:
+				t.Errorf("entry %s runs %q", name, e.Command)
+			}
+		}
+	}
+	for _, m := range regexp.MustCompile(`claude mcp add --transport http \S+ (\S+)`).FindAllStringSubmatch(doc, -1) {
+		urls = append(urls, m[1])
+	}
+	if !vscode || len(urls) < 4 {
+		t.Fatalf("README.md has %d remote client snippets (VS Code's: %v)", len(urls), vscode)
+	}
+	env := newTestEnv(t, nil)
+	for _, u := range urls {
+		parsed, err := url.Parse(u)
+		if err != nil || parsed.Port() != "8080" || (parsed.Hostname() != "127.0.0.1" && parsed.Hostname() != "localhost") || parsed.Path != "/mcp" {
+			t.Errorf("snippet URL %s is not the first screen's MCP endpoint (http://127.0.0.1:8080/mcp)", u)
+			continue
+		}
+		req, _ := http.NewRequest(http.MethodPost, env.ts.URL+parsed.Path, strings.NewReader(initializeBody))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || !bytes.Contains(body, []byte(`"name":"cursus"`)) {
+			t.Errorf("initialize at %s: %d %s", u, resp.StatusCode, body)
+		}
+	}
+}
+
+// mcpSnippet is one server entry of a client configuration.
+type mcpSnippet struct {
+	Type    string   `json:"type"`
+	URL     string   `json:"url"`
+	Command string   `json:"command"`
+	Args    []string `json:"args"`
 }
