@@ -46,12 +46,32 @@ func loadClientConfigs(t *testing.T) (remotes []remoteClient, locals map[string]
 	t.Helper()
 	locals = map[string]mcpServerEntry{}
 	tokenEnv := map[string]string{"CURSUS_TOKEN": clientToken}
-	for _, file := range []string{"claude-code.mcp.json", "claude-desktop.json", "cursor.json", "kiro.json"} {
+	for _, file := range []string{"claude-code.mcp.json", "claude-desktop.json", "cursor.json", "kiro.json", "vscode.json"} {
 		var cfg struct {
 			MCPServers map[string]mcpServerEntry `json:"mcpServers"`
+			// VS Code's mcp.json names them servers, each with its type,
+			// and prompts for the token (an input) instead of reading it
+			// from the environment.
+			Servers map[string]mcpServerEntry `json:"servers"`
+			Inputs  []struct {
+				ID       string `json:"id"`
+				Password bool   `json:"password"`
+			} `json:"inputs"`
 		}
 		if err := json.Unmarshal(readRepoFile(t, "deploy/clients/"+file), &cfg); err != nil {
 			t.Fatalf("%s: %v", file, err)
+		}
+		if file == "vscode.json" {
+			if cfg.MCPServers != nil || cfg.Servers["cursus"].Type != "http" || cfg.Servers["cursus-local"].Type != "stdio" {
+				t.Fatalf("%s: want servers (not mcpServers) with cursus of type http and cursus-local of type stdio", file)
+			}
+			cfg.MCPServers = cfg.Servers
+			for _, in := range cfg.Inputs {
+				if !in.Password {
+					t.Errorf("%s: input %s is not a password prompt", file, in.ID)
+				}
+				tokenEnv["input:"+in.ID] = clientToken
+			}
 		}
 		remote, ok := cfg.MCPServers["cursus"]
 		if !ok {

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/cursus-dev/cursus/engine/compiler"
+	"github.com/cursus-dev/cursus/engine/config"
 	"github.com/cursus-dev/cursus/engine/verify"
 	"github.com/cursus-dev/cursus/engine/workflows"
 	"github.com/cursus-dev/cursus/engine/workspace"
@@ -381,10 +382,32 @@ func (d *Deps) workflowLoader(ctx context.Context, c workflows.Content) (*workfl
 	}
 	if c.Config != nil {
 		if s.Config, _, err = d.configFrom(call, configSource{Config: c.Config}, "config_file"); err != nil {
-			return nil, err
+			return nil, contentProblems(err)
 		}
 	}
 	return s, nil
+}
+
+// contentProblems carries the problems a tool error lists in its details
+// (config_invalid's "problems") into the gate's findings, one each:
+// "<node>.<field>: <message> [<kind>]".
+func contentProblems(err error) error {
+	var te *registry.ToolError
+	if !errors.As(err, &te) {
+		return err
+	}
+	probs, _ := te.Details["problems"].([]config.Problem)
+	if len(probs) == 0 {
+		return err
+	}
+	ce := &workflows.ContentError{Err: err}
+	for _, p := range probs {
+		ce.Problems = append(ce.Problems, fmt.Sprintf("%s [%s]", p, p.Kind))
+	}
+	if te.Remedy != nil {
+		ce.Remedy = te.Remedy.FixAction
+	}
+	return ce
 }
 
 func summarizeBatch(items []workflowRun) *batchSummary {

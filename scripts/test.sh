@@ -3,8 +3,12 @@
 # the race detector (including the Helm chart checks and every fuzz target's
 # seed corpus) and the MCP conformance and interop checks. Timed fuzzing is
 # scripts/fuzz.sh.
-# Installs what it needs (helm from the Go module proxy, promtool from the
-# Debian prometheus package, npm packages from the committed lock file). Set CURSUS_SKIP_INTEROP=1 to skip the Node-based
+# Installs what it needs: staticcheck and helm built from source through the
+# Go module proxy into ~/.cache/cursus-tools, promtool unpacked there from
+# Debian's prometheus package (not installed: no service), the Debian
+# packages python3-pandas, python3-sklearn, python3-xgboost, python3-torch,
+# nginx and redis-server (apt-get, as root or through sudo), and npm
+# packages from the committed lock files. Set CURSUS_SKIP_INTEROP=1 to skip the Node-based
 # interop checks on a machine without Node.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -34,16 +38,16 @@ if [ -x scripts/install-helm.sh ]; then
 fi
 
 step "promtool (for the alert-rule and dashboard-query tests)"
-# Debian's prometheus package carries promtool. Without apt-get the
-# promtool tests skip with a message (and fail in CI, where CI is set).
+# A promtool on PATH is used as is; otherwise it is unpacked from Debian's
+# prometheus package into the tools cache (scripts/install-promtool.sh): the
+# package is not installed, so no Prometheus service is set up or started.
+# Without apt-get the promtool tests skip with a message (and fail in CI,
+# where CI is set).
 if ! command -v promtool >/dev/null 2>&1; then
-  if command -v apt-get >/dev/null 2>&1; then
-    as_root=""
-    if [ "$(id -u)" -ne 0 ]; then as_root="sudo"; fi
-    $as_root apt-get install -y --no-install-recommends prometheus >&2 ||
-      { $as_root apt-get update >&2 && $as_root apt-get install -y --no-install-recommends prometheus >&2; }
+  if promtool_bin=$(scripts/install-promtool.sh); then
+    export PATH="$(dirname "$promtool_bin"):$PATH"
   else
-    echo "promtool is not on PATH and apt-get is unavailable: the promtool tests will skip"
+    echo "promtool is not on PATH and could not be unpacked: the promtool tests will skip"
   fi
 fi
 
@@ -51,6 +55,10 @@ step "Debian packages for the local pipeline run and the multi-replica tests"
 # The local run of compiled pipelines executes its scripts with Debian's
 # /usr/bin/python3 and these libraries; the multi-replica tests put nginx
 # and redis-server in front of and beside several servers on loopback.
+# Installing them needs root: the script uses sudo when not run as root.
+# On Debian, installing nginx and redis-server also enables and starts
+# their services; stop and disable them afterwards on a workstation
+# (the tests start their own instances on loopback).
 debian_pkgs=(python3-pandas python3-sklearn python3-xgboost python3-torch nginx redis-server)
 missing_pkgs=()
 for p in "${debian_pkgs[@]}"; do
@@ -60,7 +68,7 @@ if [ ${#missing_pkgs[@]} -gt 0 ]; then
   if command -v apt-get >/dev/null 2>&1; then
     as_root=""
     if [ "$(id -u)" -ne 0 ]; then as_root="sudo"; fi
-    echo "installing: ${missing_pkgs[*]} (a first run takes several minutes; python3-torch is large)"
+    echo "installing as root${as_root:+ through sudo} with apt-get: ${missing_pkgs[*]} (a first run takes several minutes; python3-torch is large)"
     $as_root apt-get install -y --no-install-recommends "${missing_pkgs[@]}" >&2 ||
       { $as_root apt-get update >&2 && $as_root apt-get install -y --no-install-recommends "${missing_pkgs[@]}" >&2; }
   else

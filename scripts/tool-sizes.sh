@@ -3,7 +3,7 @@
 # the first answers an agent reads (GET /tools, tools.help and
 # config.requirements, default and full), in bytes and o200k tokens;
 # writes docs/TOOLS.md and the figures of README.md between its
-# tool-sizes markers. Needs Go, Node >= 20 and npm (gpt-tokenizer, pinned
+# tool-sizes and answer-size markers. Needs Go, Node >= 20 and npm (gpt-tokenizer, pinned
 # in scripts/toolsizes/package-lock.json). Loopback only.
 #
 # Usage: scripts/tool-sizes.sh

@@ -414,7 +414,7 @@ var EnvNotConfig = []string{
 	"CURSUS_AUTH_HEADER",  // mcp-remote's header value (deploy/clients/claude-desktop.json)
 	"CURSUS_URL",          // the server the interop smoke scripts talk to (interop/)
 	"CURSUS_SKIP_INTEROP", // scripts/test.sh
-	"CURSUS_TOOLS_DIR",    // scripts/test.sh, scripts/install-helm.sh
+	"CURSUS_TOOLS_DIR",    // scripts/test.sh, scripts/install-helm.sh, scripts/install-promtool.sh
 	"CURSUS_FUZZTIME",     // scripts/fuzz.sh
 	"CURSUS_TEST_SECRET",  // engine/validate tests: must not reach a script
 	"CURSUS_SANDBOX_LONG", // engine/sandbox and engine/validate tests: full-size hostile runs

@@ -6,12 +6,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -20,9 +22,9 @@ import (
 	"github.com/cursus-dev/cursus/engine/sagemaker/sagemakertest"
 )
 
-// readmeAddr is the address the README's commands call: `cursus serve`'s
-// default.
-const readmeAddr = "localhost:8080"
+// readmeAddr is the address the README's first-pipeline commands call: the
+// server that section starts (on 8081, beside the first screen's on 8080).
+const readmeAddr = "localhost:8081"
 
 // readmeCurlBlock is the ```sh block of README.md's "A first pipeline"
 // section that calls the server with curl.
@@ -395,4 +397,306 @@ func TestReadmeFirstPipelineRunsInBash(t *testing.T) {
 		t.Fatalf("the last output is not a pipeline definition: %s", doc)
 	}
 	sagemakertest.MustValidate(t, doc)
+}
+
+// readmeBlock is one fenced code block of README.md: its info string
+// (sh, json, …), its text and its byte offset in the file.
+type readmeBlock struct {
+	lang, text string
+	at         int
+}
+
+// readmeDoc is README.md's text and its fenced code blocks (indented
+// fences, inside list items, included).
+func readmeDoc(t *testing.T) (string, []readmeBlock) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+	var blocks []readmeBlock
+	var cur *readmeBlock
+	var body strings.Builder
+	at := 0
+	for _, line := range strings.SplitAfter(doc, "\n") {
+		trimmed := strings.TrimSpace(line)
+		switch {
+		case cur == nil && strings.HasPrefix(trimmed, "```"):
+			cur = &readmeBlock{lang: strings.TrimPrefix(trimmed, "```"), at: at + len(line)}
+			body.Reset()
+		case cur != nil && trimmed == "```":
+			cur.text = body.String()
+			blocks = append(blocks, *cur)
+			cur = nil
+		case cur != nil:
+			body.WriteString(line)
+		}
+		at += len(line)
+	}
+	if cur != nil {
+		t.Fatal("README.md has an unclosed code block")
+	}
+	return doc, blocks
+}
+
+// TestReadmeOpensWithTheTwoCommands: the README's first block is the two
+// commands, the second of which is exactly what CI runs (.ci/run execs
+// it); the README names every Debian package the test command installs,
+// and the test command installs no package that brings a service it does
+// not need (Debian's prometheus: promtool is unpacked from it instead).
+func TestReadmeOpensWithTheTwoCommands(t *testing.T) {
+	doc, blocks := readmeDoc(t)
+	if len(blocks) == 0 || blocks[0].lang != "sh" {
+		t.Fatal("README.md does not open with a sh block")
+	}
+	var cmds []string
+	for _, l := range strings.Split(strings.TrimSpace(blocks[0].text), "\n") {
+		cmd, _, _ := strings.Cut(l, "#")
+		cmds = append(cmds, strings.TrimSpace(cmd))
+	}
+	if strings.Join(cmds, "\n") != "go run ./cmd/cursus serve\n./scripts/test.sh" {
+		t.Fatalf("README's first block is %q, want the serve and test commands", cmds)
+	}
+	ci, err := os.ReadFile(filepath.Join("..", ".ci", "run"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`(?m)^exec \./scripts/test\.sh$`).Match(ci) {
+		t.Errorf(".ci/run does not run ./scripts/test.sh:\n%s", ci)
+	}
+	script, err := os.ReadFile(filepath.Join("..", "scripts", "test.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^debian_pkgs=\(([^)]*)\)`).FindSubmatch(script)
+	if m == nil {
+		t.Fatal("scripts/test.sh has no debian_pkgs=(…) list")
+	}
+	pkgs := strings.Fields(string(m[1]))
+	if len(pkgs) == 0 {
+		t.Fatal("scripts/test.sh's debian_pkgs is empty")
+	}
+	for _, p := range append(pkgs, "promtool", "staticcheck", "helm", "as root", "~/.cache/cursus-tools") {
+		if !strings.Contains(doc, "`"+p+"`") && !strings.Contains(doc, p) {
+			t.Errorf("README.md does not say that the test command installs %s", p)
+		}
+	}
+	if regexp.MustCompile(`apt-get install[^\n]*prometheus`).Match(script) {
+		t.Error("scripts/test.sh installs Debian's prometheus package, which sets up and starts a service")
+	}
+	for _, p := range pkgs {
+		if !strings.Contains(doc, "`"+p+"`") {
+			t.Errorf("README.md does not name the package `%s` that scripts/test.sh installs", p)
+		}
+	}
+}
+
+// TestReadmeRelativeLinksResolve: every link of README.md that is not a
+// URL names a file of the repository or a heading of the README.
+func TestReadmeRelativeLinksResolve(t *testing.T) {
+	doc, _ := readmeDoc(t)
+	slugs := map[string]bool{}
+	for _, m := range regexp.MustCompile(`(?m)^#{1,6} (.+)$`).FindAllStringSubmatch(doc, -1) {
+		slug := strings.ToLower(strings.TrimSpace(m[1]))
+		slug = regexp.MustCompile("[^a-z0-9 _-]").ReplaceAllString(slug, "")
+		slugs[strings.ReplaceAll(slug, " ", "-")] = true
+	}
+	links := regexp.MustCompile(`\]\(([^)\s]+)\)`).FindAllStringSubmatch(doc, -1)
+	checked := 0
+	for _, m := range links {
+		target := m[1]
+		if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+			continue
+		}
+		checked++
+		file, anchor, _ := strings.Cut(target, "#")
+		if file == "" {
+			if !slugs[anchor] {
+				t.Errorf("link %s: README.md has no heading with that anchor", target)
+			}
+			continue
+		}
+		if _, err := os.Stat(filepath.Join("..", filepath.FromSlash(file))); err != nil {
+			t.Errorf("link %s: %v", target, err)
+		}
+	}
+	if checked == 0 {
+		t.Fatal("README.md has no relative links to check")
+	}
+	if !strings.Contains(doc, "](docs/ARCHITECTURE.md)") {
+		t.Error("README.md does not link docs/ARCHITECTURE.md")
+	}
+}
+
+// TestReadmeServersUseDistinctPorts: each server the README starts (`cursus
+// serve`, `go run ./cmd/cursus serve`, `docker run -p`) listens on a port
+// of its own, so following the README never meets "address already in
+// use", and every loopback URL it calls is one of those ports.
+func TestReadmeServersUseDistinctPorts(t *testing.T) {
+	_, blocks := readmeDoc(t)
+	serve := regexp.MustCompile(`(?:^|[\s;&|(/])cursus serve\b([^\n#]*)`)
+	addr := regexp.MustCompile(`--addr[ =](\S+)`)
+	publish := regexp.MustCompile(`docker run\b[^\n]*?\s-p\s+(?:[\d.]+:)?(\d+):\d+`)
+	served := map[string]string{}
+	listen := func(port, where string) {
+		if prev, ok := served[port]; ok {
+			t.Errorf("port %s: %q and %q both listen on it", port, prev, where)
+		}
+		served[port] = where
+	}
+	for _, b := range blocks {
+		if b.lang != "sh" && b.lang != "bash" {
+			continue
+		}
+		for _, line := range strings.Split(b.text, "\n") {
+			for _, m := range serve.FindAllStringSubmatch(line, -1) {
+				port := "8080" // listen.addr's default
+				if a := addr.FindStringSubmatch(m[1]); a != nil {
+					_, p, err := net.SplitHostPort(a[1])
+					if err != nil {
+						t.Fatalf("%q: %v", line, err)
+					}
+					port = p
+				}
+				listen(port, strings.TrimSpace(line))
+			}
+			if m := publish.FindStringSubmatch(line); m != nil {
+				listen(m[1], strings.TrimSpace(line))
+			}
+		}
+	}
+	if len(served) < 2 {
+		t.Fatalf("found %d servers in README.md's sh blocks: %v", len(served), served)
+	}
+	loopback := regexp.MustCompile(`(?:127\.0\.0\.1|localhost):(\d+)`)
+	for _, b := range blocks {
+		for _, m := range loopback.FindAllStringSubmatch(b.text, -1) {
+			if _, ok := served[m[1]]; !ok {
+				t.Errorf("README.md calls %s, a port no server of the README listens on (%v)", m[0], served)
+			}
+		}
+	}
+}
+
+// TestReadmeFiguresAreGenerated: every size figure in README.md ("… KB")
+// stands between the markers scripts/tool-sizes.sh rewrites, and each
+// answer-size figure is the default size docs/TOOLS.md measured for that
+// answer (TestReadmeToolFiguresMatchDocs holds the tool-list figures).
+func TestReadmeFiguresAreGenerated(t *testing.T) {
+	doc, _ := readmeDoc(t)
+	tools, err := os.ReadFile(filepath.Join("..", "docs", "TOOLS.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The rows of docs/TOOLS.md's first-answers table, by the answer's
+	// name in scripts/toolsizes/measure.mjs.
+	labels := map[string]string{"rest_tools": "`GET /tools`", "tools_help": "`tools.help {}`", "config_requirements": "`config.requirements` (12 nodes)"}
+	marker := regexp.MustCompile(`<!-- answer-size:([a-z_]+) -->(.*?)<!-- /answer-size -->`)
+	found := marker.FindAllStringSubmatch(doc, -1)
+	if len(found) == 0 {
+		t.Fatal("README.md has no answer-size figures")
+	}
+	for _, m := range found {
+		label, ok := labels[m[1]]
+		if !ok {
+			t.Errorf("answer-size:%s: docs/TOOLS.md measures no such answer", m[1])
+			continue
+		}
+		row := regexp.MustCompile(`(?m)^\| ` + regexp.QuoteMeta(label) + ` \| (\d+) \| ([\d.]+) \|`).FindStringSubmatch(string(tools))
+		if row == nil {
+			t.Fatalf("docs/TOOLS.md has no %s row", label)
+		}
+		if want := "about " + row[2] + " KB"; m[2] != want {
+			t.Errorf("README.md says %q for %s, docs/TOOLS.md %q (run scripts/tool-sizes.sh)", m[2], m[1], want)
+		}
+	}
+	rest := marker.ReplaceAllString(doc, "")
+	rest = regexp.MustCompile(`(?s)<!-- tool-sizes -->.*?<!-- /tool-sizes -->`).ReplaceAllString(rest, "")
+	if typed := regexp.MustCompile(`\d[\d.,]* ?KB\b`).FindAllString(rest, -1); len(typed) > 0 {
+		t.Errorf("README.md has size figures outside the generated markers: %q", typed)
+	}
+}
+
+// TestReadmeClientSnippetsReachTheServer: every remote client snippet of
+// README.md (a config's url, the mcp-remote bridge's URL, `claude mcp add
+// --transport http`) names the first screen's MCP endpoint, and an MCP
+// initialize sent there, to a default server, is answered by cursus; VS
+// Code's snippet uses its own shape (servers, a type per entry).
+func TestReadmeClientSnippetsReachTheServer(t *testing.T) {
+	doc, blocks := readmeDoc(t)
+	var urls []string
+	vscode := false
+	for _, b := range blocks {
+		if b.lang != "json" {
+			continue
+		}
+		var cfg struct {
+			MCPServers map[string]mcpSnippet `json:"mcpServers"`
+			Servers    map[string]mcpSnippet `json:"servers"`
+		}
+		if err := json.Unmarshal([]byte(b.text), &cfg); err != nil || (cfg.MCPServers == nil && cfg.Servers == nil) {
+			continue
+		}
+		entries := cfg.MCPServers
+		if cfg.Servers != nil {
+			vscode = true
+			entries = cfg.Servers
+			for name, e := range entries {
+				if (e.URL != "" && e.Type != "http") || (e.Command != "" && e.Type != "stdio") {
+					t.Errorf("VS Code entry %s: type %q does not match its transport", name, e.Type)
+				}
+			}
+		}
+		for name, e := range entries {
+			switch {
+			case e.URL != "":
+				urls = append(urls, e.URL)
+			case e.Command == "npx":
+				i := slices.Index(e.Args, "mcp-remote")
+				if i < 0 || i+1 >= len(e.Args) {
+					t.Errorf("entry %s: npx without mcp-remote URL: %v", name, e.Args)
+					continue
+				}
+				urls = append(urls, e.Args[i+1])
+			case e.Command == "cursus":
+			default:
+				t.Errorf("entry %s runs %q", name, e.Command)
+			}
+		}
+	}
+	for _, m := range regexp.MustCompile(`claude mcp add --transport http \S+ (\S+)`).FindAllStringSubmatch(doc, -1) {
+		urls = append(urls, m[1])
+	}
+	if !vscode || len(urls) < 4 {
+		t.Fatalf("README.md has %d remote client snippets (VS Code's: %v)", len(urls), vscode)
+	}
+	env := newTestEnv(t, nil)
+	for _, u := range urls {
+		parsed, err := url.Parse(u)
+		if err != nil || parsed.Port() != "8080" || (parsed.Hostname() != "127.0.0.1" && parsed.Hostname() != "localhost") || parsed.Path != "/mcp" {
+			t.Errorf("snippet URL %s is not the first screen's MCP endpoint (http://127.0.0.1:8080/mcp)", u)
+			continue
+		}
+		req, _ := http.NewRequest(http.MethodPost, env.ts.URL+parsed.Path, strings.NewReader(initializeBody))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || !bytes.Contains(body, []byte(`"name":"cursus"`)) {
+			t.Errorf("initialize at %s: %d %s", u, resp.StatusCode, body)
+		}
+	}
+}
+
+// mcpSnippet is one server entry of a client configuration.
+type mcpSnippet struct {
+	Type    string   `json:"type"`
+	URL     string   `json:"url"`
+	Command string   `json:"command"`
+	Args    []string `json:"args"`
 }

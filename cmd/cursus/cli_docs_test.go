@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -127,4 +128,144 @@ func sortedKeys(m map[string]any) string {
 	}
 	slices.Sort(keys)
 	return strings.Join(keys, ",")
+}
+
+// readmeCodeBlocks returns the fenced code blocks of README.md (indented
+// fences included) with their info strings and byte offsets.
+func readmeCodeBlocks(t *testing.T) (doc string, langs, texts []string, offsets []int) {
+	t.Helper()
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc = string(b)
+	in, at := false, 0
+	var body strings.Builder
+	for _, line := range strings.SplitAfter(doc, "\n") {
+		trimmed := strings.TrimSpace(line)
+		switch {
+		case !in && strings.HasPrefix(trimmed, "```"):
+			in = true
+			langs, offsets = append(langs, strings.TrimPrefix(trimmed, "```")), append(offsets, at)
+			body.Reset()
+		case in && trimmed == "```":
+			in = false
+			texts = append(texts, body.String())
+		case in:
+			body.WriteString(line)
+		}
+		at += len(line)
+	}
+	if in {
+		t.Fatal("README.md has an unclosed code block")
+	}
+	return doc, langs, texts, offsets
+}
+
+// cursusCommand finds `cursus …` (or `go run ./cmd/cursus …`) where a
+// shell command starts: at the start of a line, after an operator, `$(`
+// or `--`, past any VAR=value assignments.
+var cursusCommand = regexp.MustCompile(`(?m)(?:^\s*|&&\s*|\|\|?\s*|;\s*|\$\(\s*|\s--\s+)(?:[A-Z_][A-Z0-9_]*=\S*\s+)*(?:go run \./cmd/cursus|cursus)\s+([^\n]*)`)
+
+// TestReadmeCursusCommandsAreReal: every `cursus` command in README.md's
+// code blocks and inline code, and every client configuration that runs
+// `cursus`, names a subcommand the usage text lists and the binary
+// dispatches; and `go install ./cmd/cursus` comes before the first one
+// that needs the installed binary.
+func TestReadmeCursusCommandsAreReal(t *testing.T) {
+	known := map[string]bool{}
+	for _, m := range regexp.MustCompile(`(?m)^  cursus ((?:[a-z][a-z-]*)(?: [a-z][a-z-]*)?)`).FindAllStringSubmatch(usage, -1) {
+		known[m[1]] = true
+	}
+	if len(known) < 8 {
+		t.Fatalf("usage lists %d commands: %v", len(known), known)
+	}
+	for cmd := range known {
+		args := append(strings.Fields(cmd), "--no-such-flag-for-this-test")
+		_, errOut, _ := runCLI(t, nil, args...)
+		for _, bad := range []string{"unknown command", "unknown mcp subcommand", "needs a subcommand"} {
+			if strings.Contains(errOut, bad) {
+				t.Errorf("usage lists %q, but the binary answers: %s", cmd, errOut)
+			}
+		}
+	}
+	hasSub := func(w string) bool {
+		for k := range known {
+			if strings.HasPrefix(k, w+" ") {
+				return true
+			}
+		}
+		return false
+	}
+	check := func(where string, words []string) {
+		if len(words) == 0 {
+			t.Errorf("%s: cursus without a command", where)
+			return
+		}
+		cmd := words[0]
+		if hasSub(cmd) && len(words) > 1 {
+			cmd += " " + words[1]
+		}
+		if !known[cmd] {
+			t.Errorf("%s: %q is not a cursus command (usage lists %v)", where, cmd, known)
+		}
+	}
+
+	doc, langs, texts, offsets := readmeCodeBlocks(t)
+	firstUse, install, n := -1, -1, 0
+	for i, text := range texts {
+		if j := strings.Index(text, "go install ./cmd/cursus"); j >= 0 && install < 0 {
+			install = offsets[i] + j
+		}
+		for _, m := range cursusCommand.FindAllStringSubmatchIndex(text, -1) {
+			line := text[m[0]:m[1]]
+			check(fmt.Sprintf("README block %d: %s", i+1, strings.TrimSpace(line)), strings.Fields(text[m[2]:m[3]]))
+			n++
+			if !strings.Contains(line, "./cmd/cursus") && (firstUse < 0 || offsets[i]+m[0] < firstUse) {
+				firstUse = offsets[i] + m[0]
+			}
+		}
+		if langs[i] != "json" {
+			continue
+		}
+		var v any
+		if err := json.Unmarshal([]byte(text), &v); err != nil {
+			continue // the envelope examples abbreviate with {...}
+		}
+		var walk func(any)
+		walk = func(v any) {
+			switch x := v.(type) {
+			case map[string]any:
+				if x["command"] == "cursus" {
+					var args []string
+					for _, a := range x["args"].([]any) {
+						args = append(args, fmt.Sprint(a))
+					}
+					check(fmt.Sprintf("README block %d: command cursus %v", i+1, args), args)
+					n++
+					if firstUse < 0 || offsets[i] < firstUse {
+						firstUse = offsets[i]
+					}
+				}
+				for _, e := range x {
+					walk(e)
+				}
+			case []any:
+				for _, e := range x {
+					walk(e)
+				}
+			}
+		}
+		walk(v)
+	}
+	for _, m := range regexp.MustCompile("`cursus ([^`]*)`").FindAllStringSubmatch(doc, -1) {
+		check("README inline code: cursus "+m[1], strings.Fields(m[1]))
+		n++
+	}
+	if n < 10 {
+		t.Fatalf("found only %d cursus commands in README.md", n)
+	}
+	if firstUse >= 0 && (install < 0 || install > firstUse) {
+		t.Errorf("README.md runs the installed cursus (at byte %d) before it says go install ./cmd/cursus (at %d)", firstUse, install)
+	}
 }

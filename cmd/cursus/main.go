@@ -31,7 +31,8 @@ Usage:
 
 'cursus call' runs in-process as the trusted local user: the gates that keep remote
 callers read-only do not apply to it. Exit status: 0 when the envelope is ok, 1 when not,
-2 for usage errors. 'cursus workflow run' exits 1 at the first gate that does not pass;
+2 for usage errors. 'cursus workflow run' prints every finding and the remedy of the
+first gate that does not pass, and exits 1;
 'cursus run-pipeline' exits 1 when a step did not succeed.
 `
 

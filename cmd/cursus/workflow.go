@@ -30,8 +30,9 @@ func (k keyValues) Set(v string) error {
 }
 
 // cmdWorkflow runs a workflow's gates over a local project through the
-// workflow tools, in-process: the verdicts are the server's. It exits 1 at
-// the first gate that does not pass, naming it.
+// workflow tools, in-process: the verdicts are the server's. At the first
+// gate that does not pass it prints each finding and the remedy, names the
+// gate and exits 1.
 func cmdWorkflow(ctx context.Context, args []string, stdout, stderr io.Writer, env func(string) (string, bool)) (int, error) {
 	if len(args) == 0 || args[0] != "run" {
 		return 0, fmt.Errorf("%w: workflow needs a subcommand: run", errUsage)
@@ -85,6 +86,9 @@ func cmdWorkflow(ctx context.Context, args []string, stdout, stderr io.Writer, e
 			for _, f := range data.Findings {
 				fmt.Fprintf(stdout, "  - %s\n", f)
 			}
+			if data.Remedy != "" {
+				fmt.Fprintf(stdout, "  remedy: %s\n", data.Remedy)
+			}
 			fmt.Fprintf(stderr, "cursus: gate %s did not pass (%s)\n", data.Stage, data.Status)
 			return 1, nil
 		}
@@ -104,6 +108,7 @@ type workflowStep struct {
 	Status   string   `json:"status"`
 	Stage    string   `json:"stage"`
 	Findings []string `json:"findings"`
+	Remedy   string   `json:"remedy"`
 	Outcome  any      `json:"outcome"`
 	Next     struct {
 		Name  string   `json:"name"`
@@ -113,16 +118,44 @@ type workflowStep struct {
 
 func envelopeData(res *registry.Result) (workflowStep, error) {
 	var env struct {
-		Data  workflowStep `json:"data"`
-		Error string       `json:"error"`
+		Data   workflowStep `json:"data"`
+		Error  string       `json:"error"`
+		Code   string       `json:"code"`
+		Remedy *struct {
+			FixAction string `json:"fix_action"`
+		} `json:"remedy"`
+		Meta struct {
+			Details struct {
+				Problems []struct {
+					Node    string `json:"node"`
+					Field   string `json:"field"`
+					Kind    string `json:"kind"`
+					Message string `json:"message"`
+				} `json:"problems"`
+			} `json:"details"`
+		} `json:"meta"`
 	}
 	if err := json.Unmarshal(res.Encode(), &env); err != nil {
 		return workflowStep{}, err
 	}
-	if !res.OK {
-		return workflowStep{}, errors.New(env.Error)
+	if res.OK {
+		return env.Data, nil
 	}
-	return env.Data, nil
+	// A refused call: its code and message, each problem it lists
+	// (where, message, kind) and its remedy.
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: %s", env.Code, env.Error)
+	for _, p := range env.Meta.Details.Problems {
+		where := p.Field
+		if p.Node != "" {
+			where = p.Node + "." + p.Field
+		}
+		fmt.Fprintf(&b, "\n  - %s: %s [%s]", where, p.Message, p.Kind)
+	}
+	if env.Remedy != nil && env.Remedy.FixAction != "" {
+		fmt.Fprintf(&b, "\n  remedy: %s", env.Remedy.FixAction)
+	}
+	return workflowStep{}, errors.New(b.String())
 }
 
 // readProject reads a project directory as a workflow submission: its

@@ -152,3 +152,66 @@ func TestReadProjectStopsWhenCancelled(t *testing.T) {
 		t.Fatalf("readProject after cancel = %v, want context.Canceled", err)
 	}
 }
+
+// A gate that fails on a config with several invalid values prints each
+// of them (node.field, message, kind) and the remedy, not only their
+// number; so does a refused call (its code, each problem and its remedy).
+func TestWorkflowRunPrintsEachFinding(t *testing.T) {
+	root, dir := copyExample(t, func(s string) string { return s })
+	cfgFile := filepath.Join(dir, "config.json")
+	b, err := os.ReadFile(cfgFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg map[string]any
+	if err := json.Unmarshal(b, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	shared := cfg["configuration"].(map[string]any)["shared"].(map[string]any)
+	delete(shared, "bucket")
+	delete(shared, "role")
+	if b, err = json.Marshal(cfg); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(cfgFile, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var dag struct {
+		DAG struct {
+			Nodes []string `json:"nodes"`
+		} `json:"dag"`
+	}
+	if b, err = os.ReadFile(filepath.Join(dir, "dag.json")); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &dag); err != nil || len(dag.DAG.Nodes) < 2 {
+		t.Fatalf("dag.json: %v %v", err, dag.DAG.Nodes)
+	}
+
+	stdout, stderr, code := runCLI(t, nil, "workflow", "run", "cursus-configure-pipeline", "--input", dir, "--workspace-root", root)
+	if code != 1 || !strings.Contains(stderr, "gate Validate did not pass") {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	}
+	for _, n := range dag.DAG.Nodes {
+		for _, field := range []string{"bucket", "role"} {
+			want := "  - " + n + "." + field + ": "
+			line := ""
+			for _, l := range strings.Split(stdout, "\n") {
+				if strings.HasPrefix(l, want) {
+					line = l
+				}
+			}
+			if line == "" || !strings.HasSuffix(line, "[missing]") {
+				t.Errorf("no finding line %q…[missing] in stdout:\n%s", want, stdout)
+			}
+		}
+	}
+	if !strings.Contains(stdout, "  remedy: ") || !strings.Contains(stdout, "config.field_info") {
+		t.Errorf("stdout has no remedy naming config.field_info:\n%s", stdout)
+	}
+
+	stdout, stderr, code = runCLI(t, nil, "workflow", "run", "no-such-workflow", "--input", dir, "--workspace-root", root)
+	if code != 1 || !strings.Contains(stderr, "invalid_input: ") || !strings.Contains(stderr, "  remedy: ") || !strings.Contains(stderr, "workflow.list") {
+		t.Errorf("refused start: exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	}
+}

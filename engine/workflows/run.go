@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -107,8 +108,22 @@ type Subject struct {
 }
 
 // Loader loads a submission's content; the front end supplies it, with
-// its limits and overlays. Its error is the gate's finding.
+// its limits and overlays. Its error is the gate's finding, or, when it
+// is a ContentError, each of its problems is one.
 type Loader func(ctx context.Context, c Content) (*Subject, error)
+
+// ContentError is content a Loader could not load, with every problem
+// it found in it (a config with several invalid values), so that the
+// gate names each one rather than only counting them.
+type ContentError struct {
+	Err      error
+	Problems []string
+	// Remedy, when set, replaces the gate's generic one.
+	Remedy string
+}
+
+func (e *ContentError) Error() string { return e.Err.Error() }
+func (e *ContentError) Unwrap() error { return e.Err }
 
 // Verdict is what one gate found.
 type Verdict struct {
@@ -305,7 +320,14 @@ func runGate(ctx context.Context, s Stage, args map[string]string, c Content, lo
 			return Verdict{}, ctx.Err()
 		}
 		if err != nil {
-			return Verdict{Findings: []string{err.Error()}, Remedy: "Send content the server can read: " + strings.Join(s.Takes(), ", ") + "."}, nil
+			v := Verdict{Findings: []string{err.Error()}, Remedy: "Send content the server can read: " + strings.Join(s.Takes(), ", ") + "."}
+			if ce := (*ContentError)(nil); errors.As(err, &ce) {
+				v.Findings = append(v.Findings, ce.Problems...)
+				if ce.Remedy != "" {
+					v.Remedy = ce.Remedy
+				}
+			}
+			return v, nil
 		}
 		subject.Sent = c
 	}

@@ -1,11 +1,14 @@
 package workflows
 
 import (
+	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -131,5 +134,26 @@ func TestSubmitRefusesOutOfOrderAndMissingContent(t *testing.T) {
 	}
 	if _, err := Start(InitProject, map[string]string{"name": "x"}); !errors.As(err, &re) || re.Reason != ReasonMissingArgument {
 		t.Fatalf("missing framework: %v", err)
+	}
+}
+
+// A loader's ContentError reaches the gate's findings problem by problem,
+// after the error itself, and its remedy replaces the generic one.
+func TestContentErrorFindingsNameEachProblem(t *testing.T) {
+	st, err := Start(ConfigurePipeline, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	problems := []string{"A.bucket: bucket is required [missing]", "B.role: role is required [missing]"}
+	load := func(context.Context, Content) (*Subject, error) {
+		return nil, fmt.Errorf("loading: %w", &ContentError{Err: errors.New("config is invalid: 2 problem(s)"), Problems: problems, Remedy: "Fill each field."})
+	}
+	tr, err := Submit(t.Context(), st, "Constrain", Content{DAG: map[string]any{"nodes": []any{}}}, load)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := append([]string{"loading: config is invalid: 2 problem(s)"}, problems...)
+	if !slices.Equal(tr.Findings, want) || tr.Remedy != "Fill each field." || tr.Status == StatusPassed {
+		t.Fatalf("status %s, findings %q, remedy %q; want findings %q and the loader's remedy", tr.Status, tr.Findings, tr.Remedy, want)
 	}
 }

@@ -72,19 +72,33 @@ out.push('`TestConfigRequirementsFitsBudget` and `TestRESTToolListLeanByDefault`
 out.push('');
 out.push('| answer | default bytes | default KB | default tokens | full bytes | full KB | full tokens |');
 out.push('|---|---:|---:|---:|---:|---:|---:|');
+const answerKB = {};
 for (const [label, name] of [['`GET /tools`', 'rest_tools'], ['`tools.help {}`', 'tools_help'], ['`config.requirements` (12 nodes)', 'config_requirements']]) {
   const d = answer(`${name}.default`);
   const f = answer(`${name}.full`);
+  answerKB[name] = kb(d.bytes);
   out.push(`| ${label} | ${d.bytes} | ${kb(d.bytes)} | ${d.tokens} | ${f.bytes} | ${kb(f.bytes)} | ${f.tokens} |`);
 }
 console.log(out.join('\n'));
 
-// README.md's figures, between <!-- tool-sizes --> and <!-- /tool-sizes -->
-// (server/TestReadmeToolFiguresMatchDocs compares them with this page).
+// README.md's figures (server/TestReadmeToolFiguresMatchDocs compares them
+// with this page): the tool list's, between <!-- tool-sizes --> and
+// <!-- /tool-sizes -->,
 const readme = readFileSync(readmePath, 'utf8');
 const figures = `about ${kb(lt.bytes)} KB (${lt.tokens} o200k tokens) for all ${lean.tools.length} tools instead of ${kb(ft.bytes)} KB`;
 const marked = /<!-- tool-sizes -->[\s\S]*?<!-- \/tool-sizes -->/;
 if (!marked.test(readme)) {
   throw new Error(`${readmePath} has no <!-- tool-sizes --> markers`);
 }
-writeFileSync(readmePath, readme.replace(marked, `<!-- tool-sizes -->${figures}<!-- /tool-sizes -->`));
+// and the size of each first answer it names, between
+// <!-- answer-size:NAME --> and <!-- /answer-size -->.
+const answerMarked = /<!-- answer-size:([a-z_]+) -->[\s\S]*?<!-- \/answer-size -->/g;
+const written = readme
+  .replace(marked, `<!-- tool-sizes -->${figures}<!-- /tool-sizes -->`)
+  .replace(answerMarked, (_, name) => {
+    if (!(name in answerKB)) {
+      throw new Error(`${readmePath}: no answer ${name} is measured`);
+    }
+    return `<!-- answer-size:${name} -->about ${answerKB[name]} KB<!-- /answer-size -->`;
+  });
+writeFileSync(readmePath, written);
