@@ -253,6 +253,10 @@ func packFiles(files, extra map[string][]byte) ([]byte, error) {
 		names = append(names, k)
 	}
 	sort.Strings(names)
+	key := packKey(names, files)
+	if b, ok := packed.get(key); ok {
+		return b, nil
+	}
 	var buf bytes.Buffer
 	gz, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
 	tw := tar.NewWriter(gz)
@@ -274,6 +278,7 @@ func packFiles(files, extra map[string][]byte) ([]byte, error) {
 	if err := gz.Close(); err != nil {
 		return nil, err
 	}
+	packed.put(key, buf.Bytes())
 	return buf.Bytes(), nil
 }
 
