@@ -278,8 +278,9 @@ func packFiles(files, extra map[string][]byte) ([]byte, error) {
 	if err := gz.Close(); err != nil {
 		return nil, err
 	}
-	packed.put(key, buf.Bytes())
-	return buf.Bytes(), nil
+	b := slices.Clip(buf.Bytes())
+	packed.put(key, b)
+	return b, nil
 }
 
 // runProc is the entry script of a framework processor: unpack the source

@@ -43,12 +43,13 @@ func packKey(names []string, files map[string][]byte) [sha256.Size]byte {
 	return key
 }
 
-// get returns a copy of the tarball under key: callers own what they get.
+// get returns the tarball under key. It is shared, like every artifact's
+// Data, which nothing modifies (artifacts are uploaded or unpacked).
 func (c *packCache) get(key [sha256.Size]byte) ([]byte, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	b, ok := c.m[key]
-	return slices.Clone(b), ok
+	return b, ok
 }
 
 func (c *packCache) put(key [sha256.Size]byte, b []byte) {
@@ -69,7 +70,7 @@ func (c *packCache) put(key [sha256.Size]byte, b []byte) {
 		c.bytes -= len(c.m[old])
 		delete(c.m, old)
 	}
-	c.m[key] = slices.Clone(b)
+	c.m[key] = slices.Clip(b)
 	c.order = append(c.order, key)
 	c.bytes += len(b)
 }
