@@ -2,6 +2,7 @@ package deps
 
 import (
 	"context"
+	"os"
 	"testing"
 	"time"
 
@@ -9,8 +10,8 @@ import (
 	"github.com/cursus-dev/cursus/engine/steps"
 )
 
-// BenchmarkWireShared wires the 25 built-in shared DAGs over the built-in
-// catalog. "remembered" is wiring as it runs (the scorer's answers kept);
+// BenchmarkWireShared wires the 25 built-in shared DAGs (or those under
+// $CURSUS_WIRE_DAGS) over the built-in catalog. "remembered" is wiring as it runs (the scorer's answers kept);
 // "fresh" forgets them before each pass, as a first wiring does (ns/op is
 // the pass alone), and reports what share of that pass the scorer takes
 // (scorer-share: the distinct name pairs of the pass scored once more by
@@ -26,6 +27,14 @@ func BenchmarkWireShared(b *testing.B) {
 		b.Fatal(err)
 	}
 	entries := dags.List()
+	if dir := os.Getenv("CURSUS_WIRE_DAGS"); dir != "" {
+		// Another set of Cursus-format DAG files (scripts/python-compare.sh).
+		var problems []pipelines.Problem
+		entries, problems = pipelines.LoadFS(os.DirFS(dir), dir)
+		if len(entries) == 0 {
+			b.Fatalf("no DAGs in %s: %v", dir, problems)
+		}
+	}
 	wire := func(b *testing.B) {
 		for _, e := range entries {
 			if _, err := Resolve(context.Background(), e.DAG(), cat); err != nil {
