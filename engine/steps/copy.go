@@ -155,3 +155,46 @@ func cloneAny(v any) any {
 	}
 	return v
 }
+
+// SharedJobType is WithJobType for callers that only read the result (the
+// compiler): the interface it returns is shared with every other such
+// caller asking for the same file content, source and job type, and must
+// not be modified. It saves the copy WithJobType makes for each call.
+func (i *Interface) SharedJobType(jobType string) (*Interface, []string, error) {
+	if i.raw == nil {
+		return i.WithJobType(jobType)
+	}
+	k := sharedKey{i.digest, jobType, i.Source}
+	sharedVariants.Lock()
+	v, ok := sharedVariants.m[k]
+	sharedVariants.Unlock()
+	if ok {
+		return v.iface, slices.Clone(v.warnings), nil
+	}
+	out, warnings, err := i.WithJobType(jobType)
+	if err != nil {
+		return nil, warnings, err
+	}
+	sharedVariants.Lock()
+	if sharedVariants.m == nil || len(sharedVariants.m) >= decoded.max {
+		sharedVariants.m = map[sharedKey]sharedVariant{}
+	}
+	sharedVariants.m[k] = sharedVariant{out, slices.Clone(warnings)}
+	sharedVariants.Unlock()
+	return out, warnings, nil
+}
+
+type sharedKey struct {
+	digest          [sha256.Size]byte
+	jobType, source string
+}
+
+type sharedVariant struct {
+	iface    *Interface
+	warnings []string
+}
+
+var sharedVariants struct {
+	sync.Mutex
+	m map[sharedKey]sharedVariant
+}

@@ -132,3 +132,30 @@ func TestVariantsDecodedOncePerContent(t *testing.T) {
 		t.Fatal("the old content's variant is gone")
 	}
 }
+
+// SharedJobType answers repeat requests with the same interface, equal to
+// WithJobType's, and new content with a new one.
+func TestSharedJobType(t *testing.T) {
+	base := mustParse(t, variantYAML)
+	a, _, err := base.SharedJobType("training")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _, _ := base.SharedJobType("training")
+	if a != b {
+		t.Error("a repeat request got another copy")
+	}
+	if w, _, _ := base.WithJobType("training"); !reflect.DeepEqual(w, a) {
+		t.Error("shared variant differs from WithJobType's")
+	}
+	_, warns, _ := base.SharedJobType("delta")
+	_, again, _ := base.SharedJobType("delta")
+	if len(warns) != 1 || !reflect.DeepEqual(warns, again) {
+		t.Errorf("warnings %v, then %v", warns, again)
+	}
+	other := mustParse(t, strings.Replace(variantYAML, "compatible_sources: [DummyDataLoading]", "compatible_sources: [Other]", 1))
+	c, _, _ := other.SharedJobType("training")
+	if d, _ := c.Spec.Dependencies.Get("input_data"); c == a || d.CompatibleSources[0] != "Other" {
+		t.Errorf("new content got the old variant: %v", d.CompatibleSources)
+	}
+}
