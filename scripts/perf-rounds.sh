@@ -7,7 +7,7 @@
 # same process, so the ratios hold up on a busy machine better than the
 # absolute times do.
 #
-# Usage: scripts/perf-rounds.sh [ROUNDS] [BASELINE_DIR]
+# Usage: [BENCHTIME=10x] scripts/perf-rounds.sh [ROUNDS] [BASELINE_DIR]
 #   ROUNDS        alternating rounds (default 5)
 #   BASELINE_DIR  an extracted older tree (git archive <commit> | tar -x -C DIR);
 #                 this script copies the start-up and shared-DAG compile
@@ -55,9 +55,9 @@ for t in "${trees[@]}"; do build "${t%%:*}" "${t##*:}"; done
 for ((r = 1; r <= rounds; r++)); do
 	for t in "${trees[@]}"; do
 		tree=${t%%:*} name=${t##*:}
-		(cd "$tree/server" && "$out/$name-server.test" -test.run '^$' -test.bench 'ColdStart' -test.benchtime 10x) >>"$out/$name-coldstart.txt"
-		(cd "$tree/cmd/cursus" && "$out/$name-cmd.test" -test.run '^$' -test.bench 'StdioInitialize|ListTools|BuildApp' -test.benchtime 10x -test.benchmem) >>"$out/$name-startup.txt"
-		(cd "$tree/engine/compiler" && "$out/$name-compiler.test" -test.run '^$' -test.bench 'CompileShared' -test.benchtime 10x) >>"$out/$name-compile.txt"
+		(cd "$tree/server" && "$out/$name-server.test" -test.run '^$' -test.bench 'ColdStart' -test.benchtime "${BENCHTIME:-10x}") >>"$out/$name-coldstart.txt"
+		(cd "$tree/cmd/cursus" && "$out/$name-cmd.test" -test.run '^$' -test.bench 'StdioInitialize|ListTools|BuildApp' -test.benchtime "${BENCHTIME:-10x}" -test.benchmem) >>"$out/$name-startup.txt"
+		(cd "$tree/engine/compiler" && "$out/$name-compiler.test" -test.run '^$' -test.bench 'CompileShared' -test.benchtime "${BENCHTIME:-10x}") >>"$out/$name-compile.txt"
 		idle "$name"
 	done
 done
