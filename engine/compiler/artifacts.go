@@ -220,6 +220,11 @@ func collectDir(ctx context.Context, fsys fs.FS, dir string) (files map[string][
 // are those collectDir keeps.
 func packSourceDir(ctx context.Context, fsys fs.FS, dir string, extra map[string][]byte) ([]byte, error) {
 	files, missing, err := collectDir(ctx, fsys, dir)
+	return packCollected(files, missing, err, dir, extra)
+}
+
+// packCollected packs what collectDir gave for dir.
+func packCollected(files map[string][]byte, missing bool, err error, dir string, extra map[string][]byte) ([]byte, error) {
 	if errors.Is(err, errTooLarge) {
 		return nil, fmt.Errorf("source dir %w; point source_dir at the scripts only", err)
 	}

@@ -471,7 +471,11 @@ func (b *builder) sourceDirArtifact(n *node, src codeSource, extra map[string][]
 		}
 		return b.arts.add(KindSourceDir, src.local(loc.entry), sagemaker.SourceDirTarball, data, n.stepName), nil
 	}
-	data, err := packSourceDir(b.ctx, src.fsys, loc.dir, extra)
+	pack := packSourceDir
+	if src.builtin != "" {
+		pack = packBuiltinDir
+	}
+	data, err := pack(b.ctx, src.fsys, loc.dir, extra)
 	if err != nil {
 		return "", err
 	}

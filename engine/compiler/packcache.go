@@ -1,8 +1,11 @@
 package compiler
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/binary"
+	"io/fs"
+	"maps"
 	"slices"
 	"sync"
 )
@@ -73,4 +76,21 @@ func (c *packCache) put(key [sha256.Size]byte, b []byte) {
 	c.m[key] = slices.Clip(b)
 	c.order = append(c.order, key)
 	c.bytes += len(b)
+}
+
+// builtinDirs holds the files collectDir read from a folder of the
+// built-in step code (stepcode.FS), which never changes: each compile
+// packing a built-in step's folder read every file of it again.
+var builtinDirs sync.Map // dir → map[string][]byte
+
+// packBuiltinDir is packSourceDir for a folder of the built-in step code.
+func packBuiltinDir(ctx context.Context, fsys fs.FS, dir string, extra map[string][]byte) ([]byte, error) {
+	if v, ok := builtinDirs.Load(dir); ok {
+		return packFiles(maps.Clone(v.(map[string][]byte)), extra) // packFiles adds extra to the map
+	}
+	files, missing, err := collectDir(ctx, fsys, dir)
+	if err == nil && !missing {
+		builtinDirs.Store(dir, maps.Clone(files))
+	}
+	return packCollected(files, missing, err, dir, extra)
 }
