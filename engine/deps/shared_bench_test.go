@@ -11,7 +11,7 @@ import (
 )
 
 // BenchmarkWireShared wires the 25 built-in shared DAGs (or those under
-// $CURSUS_WIRE_DAGS) over the built-in catalog. "remembered" is wiring as it runs (the scorer's answers kept);
+// $BENCH_WIRE_DAGS) over the built-in catalog. "remembered" is wiring as it runs (the scorer's answers kept);
 // "fresh" forgets them before each pass, as a first wiring does (ns/op is
 // the pass alone), and reports what share of that pass the scorer takes
 // (scorer-share: the distinct name pairs of the pass scored once more by
@@ -27,7 +27,7 @@ func BenchmarkWireShared(b *testing.B) {
 		b.Fatal(err)
 	}
 	entries := dags.List()
-	if dir := os.Getenv("CURSUS_WIRE_DAGS"); dir != "" {
+	if dir := os.Getenv("BENCH_WIRE_DAGS"); dir != "" {
 		// Another set of Cursus-format DAG files (scripts/python-compare.sh).
 		var problems []pipelines.Problem
 		entries, problems = pipelines.LoadFS(os.DirFS(dir), dir)
