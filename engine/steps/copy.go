@@ -14,7 +14,7 @@ import (
 // by a digest of the file's bytes and the variant, so a step directory
 // reloaded with new content, or a caller's overlay of the same file, gets
 // its own entry and never a stale one. Bounded: when full it starts over.
-var decoded = variantCache{max: 4096}
+var decoded = variantCache{max: 1024}
 
 type variantKey struct {
 	digest  [sha256.Size]byte
