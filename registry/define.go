@@ -382,16 +382,17 @@ func schemaMap(s *jsonschema.Schema) (map[string]any, error) {
 			s.AdditionalProperties = nil
 		}
 	})
-	b, err := json.Marshal(s)
-	if err != nil {
-		return nil, err
+	v, err := schemaValue(s)
+	switch v := v.(type) {
+	case map[string]any:
+		return v, nil
+	case bool:
+		if v { // the empty schema (an `any`): every value
+			return map[string]any{}, nil
+		}
 	}
-	if string(b) == "true" { // the empty schema (an `any`): every value
-		return map[string]any{}, nil
+	if err == nil {
+		err = fmt.Errorf("schema allows no value")
 	}
-	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
-		return nil, err
-	}
-	return m, nil
+	return nil, err
 }

@@ -6,10 +6,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"runtime/debug"
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -73,15 +75,66 @@ type Registry struct {
 }
 
 type entry struct {
-	def       ToolDef
+	def ToolDef
+	// The argument validator is compiled at the tool's first call:
+	// compiling every tool's schema (the JSON Schema library checks each
+	// against the draft's meta-schema) was a fifth of start-up.
+	// CompileSchemas compiles them all at once.
+	compile   sync.Once
 	validator *validator
+	schemaErr error
+}
+
+// checker is the tool's compiled argument validator.
+func (e *entry) checker() (*validator, error) {
+	e.compile.Do(func() { e.validator, e.schemaErr = compileSchema(e.def.Name, e.def.Schema) })
+	return e.validator, e.schemaErr
+}
+
+// validate checks args against the tool's schema; a schema that does not
+// compile refuses every call.
+func (e *entry) validate(args map[string]any) []ArgError {
+	v, err := e.checker()
+	if err != nil {
+		return []ArgError{{Message: err.Error()}}
+	}
+	return v.validate(args)
+}
+
+// CompileSchemas compiles every tool's argument schema now instead of at
+// its first call, and reports the first that does not compile.
+func (r *Registry) CompileSchemas() error {
+	for _, t := range r.sorted {
+		if _, err := r.tools[t.Name].checker(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // New assembles a registry from namespaces in the given order.
 func New(opts Options, namespaces ...NamespaceFunc) (*Registry, error) {
 	r := &Registry{opts: opts, tools: map[string]*entry{}, byWireName: map[string]*entry{}, namespaces: map[string]string{}}
-	for _, build := range namespaces {
-		ns, err := safeBuild(build)
+	// Namespaces are built (their schemas derived) on every core, then
+	// added in the order given.
+	type built struct {
+		ns  Namespace
+		err error
+	}
+	results := make([]built, len(namespaces))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	for j, build := range namespaces {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			results[j].ns, results[j].err = safeBuild(build)
+		}()
+	}
+	wg.Wait()
+	for _, b := range results {
+		ns, err := b.ns, b.err
 		if err != nil {
 			r.skipped = append(r.skipped, err)
 			continue
@@ -148,11 +201,7 @@ func (r *Registry) add(t ToolDef) error {
 	if err := t.check(); err != nil {
 		return err
 	}
-	v, err := compileSchema(t.Name, t.Schema)
-	if err != nil {
-		return err
-	}
-	e := &entry{def: t, validator: v}
+	e := &entry{def: t}
 	r.tools[t.Name] = e
 	r.byWireName[t.WireName()] = e
 	return nil
@@ -384,7 +433,11 @@ func (r *Registry) run(ctx context.Context, t *ToolDef, caller Caller, args map[
 	if args == nil {
 		args = map[string]any{}
 	}
-	if errs := r.tools[t.Name].validator.validate(args); len(errs) > 0 {
+	v, err := r.tools[t.Name].checker()
+	if err != nil {
+		return Fail(CodeInternal, err.Error())
+	}
+	if errs := v.validate(args); len(errs) > 0 {
 		msgs := make([]string, len(errs))
 		list := make([]any, len(errs))
 		for i, e := range errs {
@@ -491,5 +544,5 @@ func (r *Registry) ValidateArgs(name string, args map[string]any) ([]ArgError, b
 	if !ok {
 		return nil, false
 	}
-	return r.tools[t.Name].validator.validate(args), true
+	return r.tools[t.Name].validate(args), true
 }

@@ -26,11 +26,16 @@ type validator struct {
 var printer = message.NewPrinter(language.English)
 
 func compileSchema(tool string, schema map[string]any) (*validator, error) {
-	// Round-trip through JSON so the compiler sees plain JSON values
-	// ([]string → []any and so on).
-	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(string(mustJSON(schema))))
-	if err != nil {
-		return nil, fmt.Errorf("tool %q: schema: %w", tool, err)
+	// The compiler wants plain JSON values, which a derived schema already
+	// is (schemaValue); a schema written by hand ([]string and so on) is
+	// normalised through JSON first.
+	var doc any = schema
+	if !plainJSON(schema, 0) {
+		var err error
+		doc, err = jsonschema.UnmarshalJSON(strings.NewReader(string(mustJSON(schema))))
+		if err != nil {
+			return nil, fmt.Errorf("tool %q: schema: %w", tool, err)
+		}
 	}
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)

@@ -220,6 +220,11 @@ func collectDir(ctx context.Context, fsys fs.FS, dir string) (files map[string][
 // are those collectDir keeps.
 func packSourceDir(ctx context.Context, fsys fs.FS, dir string, extra map[string][]byte) ([]byte, error) {
 	files, missing, err := collectDir(ctx, fsys, dir)
+	return packCollected(files, missing, err, dir, extra)
+}
+
+// packCollected packs what collectDir gave for dir.
+func packCollected(files map[string][]byte, missing bool, err error, dir string, extra map[string][]byte) ([]byte, error) {
 	if errors.Is(err, errTooLarge) {
 		return nil, fmt.Errorf("source dir %w; point source_dir at the scripts only", err)
 	}
@@ -253,6 +258,10 @@ func packFiles(files, extra map[string][]byte) ([]byte, error) {
 		names = append(names, k)
 	}
 	sort.Strings(names)
+	key := packKey(names, files)
+	if b, ok := packed.get(key); ok {
+		return b, nil
+	}
 	var buf bytes.Buffer
 	gz, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
 	tw := tar.NewWriter(gz)
@@ -274,7 +283,9 @@ func packFiles(files, extra map[string][]byte) ([]byte, error) {
 	if err := gz.Close(); err != nil {
 		return nil, err
 	}
-	return buf.Bytes(), nil
+	b := slices.Clip(buf.Bytes())
+	packed.put(key, b)
+	return b, nil
 }
 
 // runProc is the entry script of a framework processor: unpack the source

@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/cursus-dev/cursus/engine/dag"
+	"github.com/cursus-dev/cursus/engine/pipelines"
 )
 
 // syntheticDAG has n nodes in chains of DummyDataLoading →
@@ -74,4 +76,47 @@ func TestSyntheticDAGCompiles(t *testing.T) {
 	if len(res.Steps) != 30 {
 		t.Fatalf("%d steps", len(res.Steps))
 	}
+}
+
+// BenchmarkCompileShared compiles the 25 built-in shared DAGs (sample
+// configs) and, in alternating rounds of the same run, encodes each
+// compiled definition with json.Marshal: ns/op is one pass over all 25,
+// floor-ns/op the marshalling, x-floor their ratio.
+func BenchmarkCompileShared(b *testing.B) {
+	cat, _, err := pipelines.Load()
+	if err != nil {
+		b.Fatal(err)
+	}
+	var inputs []Input
+	var defs []any
+	for _, e := range cat.List() {
+		in := sampleInput(b, e.DAG())
+		res, err := Compile(context.Background(), in)
+		if err != nil {
+			b.Fatalf("%s: %v", e.ID, err)
+		}
+		inputs = append(inputs, in)
+		defs = append(defs, res.Definition)
+	}
+	b.ReportAllocs()
+	var tOurs, tFloor time.Duration
+	for b.Loop() {
+		start := time.Now()
+		for _, in := range inputs {
+			if _, err := Compile(context.Background(), in); err != nil {
+				b.Fatal(err)
+			}
+		}
+		tOurs += time.Since(start)
+		start = time.Now()
+		for _, d := range defs {
+			if _, err := json.Marshal(d); err != nil {
+				b.Fatal(err)
+			}
+		}
+		tFloor += time.Since(start)
+	}
+	b.ReportMetric(float64(tOurs.Nanoseconds())/float64(b.N), "ns/op")
+	b.ReportMetric(float64(tFloor.Nanoseconds())/float64(b.N), "floor-ns/op")
+	b.ReportMetric(float64(tOurs)/float64(tFloor), "x-floor")
 }

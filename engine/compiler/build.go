@@ -34,6 +34,15 @@ type builder struct {
 	added []sagemaker.Step
 	// missing collects the steps with no code (see code).
 	missing []MissingCode
+	// scripts holds each script file read so far, by its manifest name,
+	// with its digest: nodes of one step type share their script, and a
+	// large DAG read and hashed it once per node.
+	scripts map[string]scriptFile
+}
+
+type scriptFile struct {
+	data   []byte
+	digest string
 }
 
 // boundInput is one dependency with its value: a property reference, a
@@ -430,11 +439,20 @@ func (b *builder) scriptArtifact(n *node, src codeSource) (string, error) {
 		return strings.TrimSuffix(src.loc.dir, "/") + "/" + src.loc.entry, nil
 	}
 	local := path.Join(src.loc.dir, src.loc.entry)
-	data, err := fs.ReadFile(src.fsys, cleanRel(local))
-	if err != nil {
-		return "", err
+	name := src.local(local)
+	f, ok := b.scripts[name]
+	if !ok {
+		data, err := fs.ReadFile(src.fsys, cleanRel(local))
+		if err != nil {
+			return "", err
+		}
+		f = scriptFile{data, digestOf(data)}
+		if b.scripts == nil {
+			b.scripts = map[string]scriptFile{}
+		}
+		b.scripts[name] = f
 	}
-	return b.arts.add(KindScript, src.local(local), path.Base(src.loc.entry), data, n.stepName), nil
+	return b.arts.put(KindScript, name, f.digest, path.Base(src.loc.entry), f.data, n.stepName), nil
 }
 
 // sourceDirArtifact packs the step's source directory (plus extra
@@ -453,7 +471,11 @@ func (b *builder) sourceDirArtifact(n *node, src codeSource, extra map[string][]
 		}
 		return b.arts.add(KindSourceDir, src.local(loc.entry), sagemaker.SourceDirTarball, data, n.stepName), nil
 	}
-	data, err := packSourceDir(b.ctx, src.fsys, loc.dir, extra)
+	pack := packSourceDir
+	if src.builtin != "" {
+		pack = packBuiltinDir
+	}
+	data, err := pack(b.ctx, src.fsys, loc.dir, extra)
 	if err != nil {
 		return "", err
 	}

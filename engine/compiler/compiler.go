@@ -442,7 +442,7 @@ func (vc variantCache) get(base *steps.Interface, jobType string) (*steps.Interf
 	if iface, ok := vc[ck]; ok {
 		return iface, warns, nil
 	}
-	iface, w, err := base.WithJobType(key)
+	iface, w, err := base.SharedJobType(key) // read only, shared by every node and compile
 	if err != nil {
 		return nil, nil, err
 	}

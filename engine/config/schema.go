@@ -15,6 +15,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"go.yaml.in/yaml/v3"
 
@@ -464,6 +465,40 @@ var validTypes = map[string]bool{"string": true, "integer": true, "number": true
 
 // checkDecl validates one field declaration and normalises its default and
 // allowed values.
+// patterns holds every field pattern compiled so far. The same few
+// patterns are declared by many fields of many step types, and every
+// catalog load checks every field again; a *regexp.Regexp is safe to share.
+// Only the catalogs' own patterns are kept (at most maxPatterns), so a
+// stream of step directories cannot grow it without bound.
+var patterns struct {
+	sync.Mutex
+	m map[string]*regexp.Regexp
+}
+
+const maxPatterns = 1024
+
+func compilePattern(p string) (*regexp.Regexp, error) {
+	patterns.Lock()
+	re, ok := patterns.m[p]
+	patterns.Unlock()
+	if ok {
+		return re, nil
+	}
+	re, err := regexp.Compile(p)
+	if err != nil {
+		return nil, err
+	}
+	patterns.Lock()
+	if patterns.m == nil {
+		patterns.m = map[string]*regexp.Regexp{}
+	}
+	if len(patterns.m) < maxPatterns {
+		patterns.m[p] = re
+	}
+	patterns.Unlock()
+	return re, nil
+}
+
 func checkDecl(f *Field) string {
 	if !validTypes[f.Type] {
 		return fmt.Sprintf("type %q is not one of string, integer, number, boolean, array, object", f.Type)
@@ -478,7 +513,7 @@ func checkDecl(f *Field) string {
 	}
 	f.re = nil
 	if f.Pattern != "" {
-		re, err := regexp.Compile(f.Pattern)
+		re, err := compilePattern(f.Pattern)
 		if err != nil {
 			return fmt.Sprintf("pattern does not compile: %v", err)
 		}

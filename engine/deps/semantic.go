@@ -2,6 +2,7 @@ package deps
 
 import (
 	"strings"
+	"sync"
 	"unicode"
 
 	"github.com/pmezard/go-difflib/difflib"
@@ -96,7 +97,46 @@ func Similarity(a, b string) float64 { return Explain(a, b).Overall }
 // score 1.0. A name that is empty, or normalises to nothing (only stop words
 // or punctuation), scores 0: the reference would call two such names equal,
 // which no user means.
+//
+// Results are remembered (see explained): wiring scores the same few
+// dependency and output names against each other for every DAG node.
 func Explain(a, b string) Explanation {
+	if len(a)+len(b) > maxExplainedName {
+		return explain(a, b)
+	}
+	k := [2]string{a, b}
+	explained.Lock()
+	e, ok := explained.m[k]
+	explained.Unlock()
+	if ok {
+		return e
+	}
+	e = explain(a, b)
+	explained.Lock()
+	if explained.m == nil || len(explained.m) >= maxExplained {
+		explained.m = make(map[[2]string]Explanation)
+	}
+	explained.m[k] = e
+	explained.Unlock()
+	return e
+}
+
+// explained remembers Explain's answers. The scorer (difflib's sequence
+// matcher above all) was half of wiring and a third of compiling the
+// shared DAGs while the catalogs name only a few hundred ports, so the
+// library stays and each pair is scored once. Bounded in entries (it
+// starts over when full) and in name length.
+var explained struct {
+	sync.Mutex
+	m map[[2]string]Explanation
+}
+
+const (
+	maxExplained     = 1 << 14
+	maxExplainedName = 256
+)
+
+func explain(a, b string) Explanation {
 	n1, n2 := Normalize(a), Normalize(b)
 	e := Explanation{Normalized: [2]string{n1, n2}}
 	if n1 == "" || n2 == "" {

@@ -7,9 +7,11 @@ import (
 	"io/fs"
 	"os"
 	"regexp"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/cursus-dev/cursus/engine/workspace"
 	"github.com/cursus-dev/cursus/internal/textdist"
@@ -94,21 +96,50 @@ func (c *Catalog) loadDir(fsys fs.FS, prefix string) []Problem {
 	if err != nil {
 		return []Problem{{File: prefix, Rule: "read", Message: err.Error()}}
 	}
+	var names []string
+	for _, e := range entries {
+		if !e.IsDir() && strings.HasSuffix(e.Name(), FileSuffix) {
+			names = append(names, e.Name())
+		}
+	}
+	// Files are read, parsed and validated on every core (this is most of
+	// start-up), then added in directory order as before.
+	type loaded struct {
+		iface    *Interface
+		findings []Finding
+		readErr  error
+		err      error
+	}
+	results := make([]loaded, len(names))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	for j, name := range names {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			r := &results[j]
+			data, err := fs.ReadFile(fsys, name)
+			if err != nil {
+				r.readErr = err
+				return
+			}
+			if r.iface, r.err = Parse(prefix+name, data); r.err == nil {
+				r.findings = Validate(r.iface)
+			}
+		}()
+	}
+	wg.Wait()
 	var problems []Problem
 	fromThisDir := map[string]string{}
-	for _, e := range entries {
-		name := e.Name()
-		if e.IsDir() || !strings.HasSuffix(name, FileSuffix) {
-			continue
-		}
+	for j, name := range names {
 		file := prefix + name
-		data, err := fs.ReadFile(fsys, name)
-		if err != nil {
+		if err := results[j].readErr; err != nil {
 			rule, reason := workspace.Skipped(err)
 			problems = append(problems, Problem{File: file, Rule: rule, Message: reason + "; the file is skipped"})
 			continue
 		}
-		iface, err := Parse(file, data)
+		iface, err := results[j].iface, results[j].err
 		if err != nil {
 			var le *LoadError
 			if errors.As(err, &le) {
@@ -120,7 +151,7 @@ func (c *Catalog) loadDir(fsys fs.FS, prefix string) []Problem {
 			problems = append(problems, Problem{File: file, Rule: "load", Message: err.Error()})
 			continue
 		}
-		findings := Validate(iface)
+		findings := results[j].findings
 		if HasErrors(findings) {
 			for _, f := range findings {
 				if f.Level == LevelError {

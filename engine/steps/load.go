@@ -1,6 +1,7 @@
 package steps
 
 import (
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -106,6 +107,7 @@ func Parse(file string, data []byte) (*Interface, error) {
 	iface.Source = file
 	iface.raw = root
 	iface.text = data
+	iface.digest = sha256.Sum256(data)
 	iface.unknown = w.unknown
 	for _, k := range []string{"step_type", "contract", "registry"} {
 		if mapValue(root, k) == nil {

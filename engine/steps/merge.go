@@ -31,22 +31,34 @@ func (i *Interface) WithJobType(jobType string) (*Interface, []string, error) {
 	if jobType != "" {
 		variant, warnings = i.matchVariant(jobType)
 	}
-	merged := cloneNode(root)
-	if variant != "" {
-		vnode := mapValue(mapValue(root, "variants"), variant)
-		for _, section := range []string{"spec", "contract", "patterns"} {
-			over := mapValue(vnode, section)
-			if over == nil || isNull(over) {
-				continue
+	// An interface read from a file is decoded once per variant (see
+	// decoded); one built in code is decoded each time.
+	key, cacheable := variantKey{i.digest, variant}, i.raw != nil
+	var out *Interface
+	if c, ok := decoded.get(key); cacheable && ok {
+		out = c.deepCopy()
+	} else {
+		merged := cloneNode(root)
+		if variant != "" {
+			vnode := mapValue(mapValue(root, "variants"), variant)
+			for _, section := range []string{"spec", "contract", "patterns"} {
+				over := mapValue(vnode, section)
+				if over == nil || isNull(over) {
+					continue
+				}
+				setMapValue(merged, section, mergeNodes(mapValue(merged, section), over))
 			}
-			setMapValue(merged, section, mergeNodes(mapValue(merged, section), over))
+		}
+		out, err = decodeInterface(merged)
+		if err != nil {
+			return nil, warnings, fmt.Errorf("%s: variant %q: %w", i.Source, variant, err)
+		}
+		if cacheable {
+			decoded.put(key, out.deepCopy())
 		}
 	}
-	out, err := decodeInterface(merged)
-	if err != nil {
-		return nil, warnings, fmt.Errorf("%s: variant %q: %w", i.Source, variant, err)
-	}
 	out.Source = i.Source
+	out.digest = i.digest
 	out.JobType = jobType
 	out.raw = root
 	out.text = i.text

@@ -54,6 +54,35 @@ func ConventionStem(stepType string) string {
 // comparator (XGBoostTraining, xgboost_training and "XGBoost-Training" all
 // give "xgboosttraining").
 func CanonicalKey(name string) string {
+	// ASCII names (all real ones) in one pass, and no allocation when the
+	// name is already its key; others as below (strings.ToLower maps a
+	// few non-ASCII letters, such as the Kelvin sign, to ASCII ones).
+	canonical, ascii := true, true
+	for j := 0; j < len(name); j++ {
+		c := name[j]
+		if c >= 0x80 {
+			ascii = false
+			break
+		}
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9') {
+			canonical = false
+		}
+	}
+	if ascii {
+		if canonical {
+			return name
+		}
+		out := make([]byte, 0, len(name))
+		for j := 0; j < len(name); j++ {
+			switch c := name[j]; {
+			case c >= 'a' && c <= 'z', c >= '0' && c <= '9':
+				out = append(out, c)
+			case c >= 'A' && c <= 'Z':
+				out = append(out, c+'a'-'A')
+			}
+		}
+		return string(out)
+	}
 	var b strings.Builder
 	for _, r := range strings.ToLower(name) {
 		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') {

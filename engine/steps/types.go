@@ -4,7 +4,11 @@
 // It knows nothing about HTTP, MCP or tool envelopes.
 package steps
 
-import "go.yaml.in/yaml/v3"
+import (
+	"crypto/sha256"
+
+	"go.yaml.in/yaml/v3"
+)
 
 // Node types (engine-core-spec §1.3).
 const (
@@ -72,6 +76,8 @@ type Interface struct {
 	// text is the file as written, for callers who want an exemplar; nil
 	// for interfaces built in code.
 	text []byte
+	// digest is the SHA-256 of text, which keys the decoded variants.
+	digest [sha256.Size]byte
 	// unknown lists key paths the loader ignored.
 	unknown []string
 	// missing lists required top-level keys absent from the file.
