@@ -54,7 +54,6 @@ var workflowStageTools = map[string]map[string]stageTools{
 		}, decides: []string{"project.init"}},
 		"Verify": {tools: []stageTool{
 			{"project.init", "produces the DAG and files this stage takes", map[string]any{"name": runArg("name"), "framework": runArg("framework")}},
-			{"dag.deserialize", "reads a written DAG back", map[string]any{"path": "<target_dir>/<name>_<framework>/pipeline_config/dag.json"}},
 			{"dag.validate_integrity", "checks the DAG", map[string]any{"dag": sentDAG}},
 			{"author.check_script", "checks one script against its contract", map[string]any{"step_name": "<step type>", "files": sentFiles}},
 			{"validate.alignment", "checks every script against its contract", map[string]any{"files": sentFiles}},
