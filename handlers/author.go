@@ -110,7 +110,7 @@ func authorNamespace(d *Deps) (registry.Namespace, error) {
 			When:        "Before writing a .step.yaml or script.",
 			Examples:    []string{`author.rules {}  # every topic`, `author.rules {"topic": "naming"}`},
 			Tags:        []string{registry.PhaseValidator},
-		}, d.authorRules),
+		}, registry.Plain(d.authorRules)),
 		registry.Define(registry.ToolDef{
 			Name: "author.checklist",
 			Description: "The authoring procedure for a new step type (of a SageMaker step type), as ordered data: which tools to call, " +
@@ -119,7 +119,7 @@ func authorNamespace(d *Deps) (registry.Namespace, error) {
 			When:     "Before authoring a step type.",
 			Examples: []string{`author.checklist {"sagemaker_step_type": "Processing", "step_assembly": "code"}`},
 			Tags:     []string{registry.PhasePlanner},
-		}, d.authorChecklist),
+		}, registry.Plain(d.authorChecklist)),
 		registry.Define(registry.ToolDef{
 			Name: "author.check_script",
 			Description: "Check a step's Python script against its contract (static analysis; no interpreter): main() signature, " +
@@ -131,7 +131,7 @@ func authorNamespace(d *Deps) (registry.Namespace, error) {
 				`author.check_script {"step_name": "XGBoostTraining", "script_path": "scripts/xgboost_training.py", "files": {"scripts/xgboost_training.py": ` + stubScript + `}}`,
 			},
 			Tags: []string{registry.PhaseValidator},
-		}, d.authorCheckScript),
+		}, registry.Plain(d.authorCheckScript)),
 		registry.Define(registry.ToolDef{
 			Name: "author.preflight_step",
 			Description: "The CI gates of a step type (what it must pass to be constructible): interface (the .step.yaml is valid), " +
@@ -144,7 +144,7 @@ func authorNamespace(d *Deps) (registry.Namespace, error) {
 				`author.preflight_step {"all": true}  # every step type in the catalog`,
 			},
 			Tags: []string{registry.PhaseValidator},
-		}, d.authorPreflightStep),
+		}, registry.Plain(d.authorPreflightStep)),
 	}
 	tools = append(tools, authorConfigTools(d)...)
 	return registry.Namespace{

@@ -39,7 +39,7 @@ func authorConfigTools(d *Deps) []registry.ToolDef {
 			When:     "A step's closed value sets and limits.",
 			Examples: []string{`author.config_constraints {"step_name": "TabularPreprocessing"}  # fields + allowed values`},
 			Tags:     []string{registry.PhaseValidator},
-		}, d.authorConfigConstraints),
+		}, registry.Plain(d.authorConfigConstraints)),
 		registry.Define(registry.ToolDef{
 			Name: "author.preflight_config",
 			Description: "Validate one step type's config values as the engine will: types, required fields, " +
@@ -51,7 +51,7 @@ func authorConfigTools(d *Deps) []registry.ToolDef {
 				`author.preflight_config {"step_name": "XGBoostModel", "values": {"author": "jdoe", "bucket": "my-bucket", "role": "arn:aws:iam::123456789012:role/SageMakerRole", "region": "NA", "service_name": "fraud", "pipeline_version": "1.0.0"}}  # valid`,
 			},
 			Tags: []string{registry.PhaseValidator},
-		}, d.authorPreflightConfig),
+		}, registry.Plain(d.authorPreflightConfig)),
 	}
 }
 

@@ -84,7 +84,7 @@ func catalogNamespace(d *Deps) (registry.Namespace, error) {
 					`catalog.list_steps {"job_type": "calibration"}  # steps that take a calibration job type`,
 				},
 				Tags: []string{registry.PhasePlanner},
-			}, d.catalogListSteps),
+			}, registry.Plain(d.catalogListSteps)),
 			registry.Define(registry.ToolDef{
 				Name: "catalog.search",
 				Description: "Search step types by free text. Ranked and explainable: each match has a score and the reasons it matched " +
@@ -95,21 +95,21 @@ func catalogNamespace(d *Deps) (registry.Namespace, error) {
 					`catalog.search {"query": "calibrat", "limit": 5}`,
 				},
 				Tags: []string{registry.PhasePlanner},
-			}, d.catalogSearch),
+			}, registry.Plain(d.catalogSearch)),
 			registry.Define(registry.ToolDef{
 				Name:        "catalog.step_info",
 				Description: "Registry facts of one step: SageMaker step type, node type, config class, builder name, framework, job-type variants, routing strategy and where its interface file comes from.",
 				When:        "You picked a step and want its identity card.",
 				Examples:    []string{`catalog.step_info {"step_name": "TabularPreprocessing"}`, `catalog.step_info {"step_name": "XGBoostModelEval_calibration"}`},
 				Tags:        []string{registry.PhasePlanner},
-			}, d.catalogStepInfo),
+			}, registry.Plain(d.catalogStepInfo)),
 			registry.Define(registry.ToolDef{
 				Name:        "catalog.step_spec",
 				Description: "The logical ports of a step (job-type variant applied): dependencies with type, required flag, compatible sources and keywords; outputs with type, property path and aliases. Keys are those of the .step.yaml (type; dependency_type and output_type repeat it under the reference's names).",
 				When:        "Before wiring a step: what it consumes and produces.",
 				Examples:    []string{`catalog.step_spec {"step_name": "XGBoostTraining"}`, `catalog.step_spec {"step_name": "TabularPreprocessing", "job_type": "calibration"}`},
 				Tags:        []string{registry.PhasePlanner},
-			}, d.catalogStepSpec),
+			}, registry.Plain(d.catalogStepSpec)),
 			registry.Define(registry.ToolDef{
 				Name: "catalog.resolve_step",
 				Description: "Interpret any spelling of a step: step type, DAG node (<StepType>_<job_type>), pipeline step name (<StepType>-<Jobtype>), " +
@@ -120,21 +120,21 @@ func catalogNamespace(d *Deps) (registry.Namespace, error) {
 					`catalog.resolve_step {"step_name": "model_evaluation_xgb"}  # file-style name`,
 				},
 				Tags: []string{registry.PhaseProgrammer},
-			}, d.catalogResolveStep),
+			}, registry.Plain(d.catalogResolveStep)),
 			registry.Define(registry.ToolDef{
 				Name:        "catalog.config_fields",
 				Description: "Every config field of a step type (inherited base fields included): type, tier (essential/system/derived), required flag, default, allowed values, pattern, range, description and the layer that declares it.",
 				When:        "You need to know what to configure for a step.",
 				Examples:    []string{`catalog.config_fields {"step_name": "TabularPreprocessing"}`},
 				Tags:        []string{registry.PhasePlanner, registry.PhaseProgrammer},
-			}, d.catalogConfigFields),
+			}, registry.Plain(d.catalogConfigFields)),
 			registry.Define(registry.ToolDef{
 				Name:        "catalog.list_builders",
 				Description: "Builder names of every step type (with the construction strategy it routes to and whether this service can compile it).",
 				When:        "Which steps can be built.",
 				Examples:    []string{`catalog.list_builders {}`, `catalog.list_builders {"sagemaker_step_type": "Training"}`},
 				Tags:        []string{registry.PhaseProgrammer},
-			}, d.catalogListBuilders),
+			}, registry.Plain(d.catalogListBuilders)),
 		},
 	}, nil
 }

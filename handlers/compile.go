@@ -104,7 +104,7 @@ func compileNamespace(d *Deps) (registry.Namespace, error) {
 				When:     "Before compiling.",
 				Examples: []string{`compile.validate {` + inlineCompileArgs + `}`},
 				Tags:     []string{registry.PhaseValidator},
-			}, d.compileValidate),
+			}, registry.Plain(d.compileValidate)),
 			registry.Define(registry.ToolDef{
 				Name: "compile.preview",
 				Description: "Show how each DAG node resolves to a config (class, method, confidence, reasons) and which builder " +
@@ -113,7 +113,7 @@ func compileNamespace(d *Deps) (registry.Namespace, error) {
 				When:     "Before compiling: node → config → builder.",
 				Examples: []string{`compile.preview {` + inlineCompileArgs + `}`},
 				Tags:     []string{registry.PhasePlanner, registry.PhaseValidator},
-			}, d.compilePreview),
+			}, registry.Plain(d.compilePreview)),
 			registry.Define(registry.ToolDef{
 				Name: "compile.with_report",
 				Description: "Compile without deploying and return the report (per step: node, config, builder, confidence, wired inputs), " +
@@ -121,7 +121,7 @@ func compileNamespace(d *Deps) (registry.Namespace, error) {
 				When:     "You want the compiled definition.",
 				Examples: []string{`compile.with_report {` + inlineCompileArgs + `}`},
 				Tags:     []string{registry.PhaseProgrammer},
-			}, d.compileWithReport),
+			}, registry.Plain(d.compileWithReport)),
 			registry.Define(registry.ToolDef{
 				Name: "compile.name",
 				Description: "Generate a pipeline name (sanitised \"<base>-<dag>-<version>-pipeline\", or \"<base>-<version>-pipeline\" without dag) and/or sanitise a name: \".\" and \"_\" become \"-\", " +
@@ -134,7 +134,7 @@ func compileNamespace(d *Deps) (registry.Namespace, error) {
 					`compile.name {"base": "xgboost-training", "version": "1.0"}  # xgboost-training-1-0-pipeline`,
 					`compile.name {"sanitize": "My Pipeline!! v3"}  # MyPipelinev3`},
 				Tags: []string{registry.PhaseProgrammer},
-			}, compileName),
+			}, registry.Plain(compileName)),
 			registry.Define(registry.ToolDef{
 				Name: "compile.single_node",
 				Description: "Compile one DAG node as its own pipeline (its inputs given as S3 URIs: dependency → s3://bucket/key). " +
@@ -143,7 +143,7 @@ func compileNamespace(d *Deps) (registry.Namespace, error) {
 				Examples: []string{`compile.single_node {` + inlineCompileArgs + `, ` +
 					`"target_node": "XGBoostTraining", "manual_inputs": {"input_path": "s3://my-bucket/run/processed"}}`},
 				Tags: []string{registry.PhaseProgrammer},
-			}, d.compileSingleNode),
+			}, registry.Plain(d.compileSingleNode)),
 			registry.Define(registry.ToolDef{
 				Name: "compile.dag",
 				Description: "Compile the DAG into a SageMaker pipeline definition and return it. With upsert: true, uploads each code " +
@@ -155,7 +155,7 @@ func compileNamespace(d *Deps) (registry.Namespace, error) {
 				Destructive: true,
 				Network:     true,
 				Alternative: &registry.Alternative{Tool: "compile.with_report", How: "it returns the pipeline definition, the report and the artifact manifest without deploying anything."},
-			}, d.compileDAG),
+			}, registry.Plain(d.compileDAG)),
 		},
 	}, nil
 }

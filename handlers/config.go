@@ -82,7 +82,7 @@ func configNamespace(d *Deps) (registry.Namespace, error) {
 					`config.requirements {"dag": {"nodes": ["XGBoostTraining"], "edges": []}, "detail": "full"}  # every field in full`,
 				},
 				Tags: []string{registry.PhasePlanner},
-			}, d.configRequirements),
+			}, registry.Plain(d.configRequirements)),
 			registry.Define(registry.ToolDef{
 				Name: "config.field_info",
 				Description: "Every config field of one step type or config class (inherited base fields included): type, tier, default, allowed values, pattern, range, derivation rule and which layer declares it. " +
@@ -93,7 +93,7 @@ func configNamespace(d *Deps) (registry.Namespace, error) {
 					`config.field_info {"config_class": "TabularPreprocessing"}  # a step type works too`,
 				},
 				Tags: []string{registry.PhasePlanner},
-			}, d.configFieldInfo),
+			}, registry.Plain(d.configFieldInfo)),
 			registry.Define(registry.ToolDef{
 				Name: "config.load",
 				Description: "Load and validate a config.json (Cursus layout): merges shared and specific values per step, ignores derived keys, " +
@@ -104,7 +104,7 @@ func configNamespace(d *Deps) (registry.Namespace, error) {
 					`config.load {` + inlineConfigArg + `, "include_values": true}  # with values and derived values`,
 				},
 				Tags: []string{registry.PhasePlanner},
-			}, d.configLoad),
+			}, registry.Plain(d.configLoad)),
 			registry.Define(registry.ToolDef{
 				Name: "config.merge_save",
 				Description: "Build every node's config from base values (shared by all nodes) and per-node values, validate them all " +
@@ -119,7 +119,7 @@ func configNamespace(d *Deps) (registry.Namespace, error) {
 				Tags:        []string{registry.PhasePlanner, registry.PhaseProgrammer},
 				WritesWith:  []string{"output_file"},
 				Alternative: &registry.Alternative{Tool: "config.merge_save", How: "leave out output_file and it returns the config.json document in data.document, writing nothing."},
-			}, d.configMergeSave),
+			}, registry.Plain(d.configMergeSave)),
 		},
 	}, nil
 }

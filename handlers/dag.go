@@ -133,7 +133,7 @@ func dagNamespace(d *Deps) (registry.Namespace, error) {
 				When:     "You have steps and edges and want the DAG document.",
 				Examples: []string{`dag.construct ` + ex + `  # three-step training DAG`},
 				Tags:     []string{registry.PhasePlanner},
-			}, d.dagConstruct),
+			}, registry.Plain(d.dagConstruct)),
 			registry.Define(registry.ToolDef{
 				Name: "dag.validate_integrity",
 				Description: "Check a DAG: cycles (named), edges to undeclared nodes, duplicate nodes/edges, self-loops, isolated nodes, " +
@@ -143,7 +143,7 @@ func dagNamespace(d *Deps) (registry.Namespace, error) {
 				Examples: []string{`dag.validate_integrity {"nodes": ["TabularPreprocessing", "XGBoostTraining"], "edges": [["TabularPreprocessing", "XGBoostTrainng"]]}  # typo in an edge`,
 					`dag.validate_integrity {"dag": {"nodes": ["XGBoostTraining"], "edges": []}}  # a DAG document, as the compile tools take it`},
 				Tags: []string{registry.PhaseValidator},
-			}, d.dagValidateIntegrity),
+			}, registry.Plain(d.dagValidateIntegrity)),
 			registry.Define(registry.ToolDef{
 				Name: "dag.resolve_plan",
 				Description: "Wire the DAG: execution order, and for every node each dependency's chosen upstream output with its " +
@@ -153,14 +153,14 @@ func dagNamespace(d *Deps) (registry.Namespace, error) {
 				When:     "How data flows between steps.",
 				Examples: []string{`dag.resolve_plan ` + ex, `dag.resolve_plan {"nodes": ["XGBoostTraining", "Package"], "edges": [["XGBoostTraining", "Package"]], "include_breakdown": true}  # with score components`},
 				Tags:     []string{registry.PhasePlanner},
-			}, d.dagResolvePlan),
+			}, registry.Plain(d.dagResolvePlan)),
 			registry.Define(registry.ToolDef{
 				Name:        "dag.dependencies",
 				Description: "The neighbours of one node (immediate parents and children, and everything upstream and downstream of it).",
 				When:        "You want a step's neighbours.",
 				Examples:    []string{`dag.dependencies {"step": "B", "nodes": ["A", "B", "C"], "edges": [["A", "B"], ["B", "C"]]}`},
 				Tags:        []string{registry.PhasePlanner},
-			}, d.dagDependencies),
+			}, registry.Plain(d.dagDependencies)),
 			registry.Define(registry.ToolDef{
 				Name: "dag.serialize",
 				Description: "Render the DAG document as JSON (read-only without path), or with path also write it to a file inside the workspace: " +
@@ -174,21 +174,21 @@ func dagNamespace(d *Deps) (registry.Namespace, error) {
 				Tags:        []string{registry.PhasePlanner},
 				WritesWith:  []string{"path"},
 				Alternative: &registry.Alternative{Tool: "dag.serialize", How: "leave out path and it returns the DAG document as JSON in data.json, writing nothing; the other tools take the DAG inline."},
-			}, d.dagSerialize),
+			}, registry.Plain(d.dagSerialize)),
 			registry.Define(registry.ToolDef{
 				Name:        "dag.deserialize",
 				Description: "Read a DAG JSON file from the workspace (writer format, Cursus shared-DAG format, or flat {nodes, edges}).",
 				When:        "You have a DAG file to read.",
 				Examples:    []string{`dag.deserialize {"path": "dags/training.json"}  # a file in the workspace (the other tools take the DAG inline)`},
 				Tags:        []string{registry.PhasePlanner},
-			}, d.dagDeserialize),
+			}, registry.Plain(d.dagDeserialize)),
 			registry.Define(registry.ToolDef{
 				Name:        "dag.mermaid",
 				Description: "A Mermaid flowchart (flowchart TD) of the DAG to show a user; with wiring, edges are labelled output → input.",
 				When:        "You want a picture of the pipeline.",
 				Examples:    []string{`dag.mermaid ` + strings.TrimSuffix(ex, "}") + `, "wiring": true}`},
 				Tags:        []string{registry.PhasePlanner},
-			}, d.dagMermaid),
+			}, registry.Plain(d.dagMermaid)),
 		},
 	}, nil
 }

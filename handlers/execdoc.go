@@ -72,7 +72,7 @@ func execdocNamespace(d *Deps) (registry.Namespace, error) {
 				When:        "You need a blank execution document.",
 				Examples:    []string{`execdoc.template {"step_names": ["TabularPreprocessing-Training", "XGBoostTraining"]}`},
 				Tags:        []string{registry.PhaseProgrammer},
-			}, execdocTemplate),
+			}, registry.Plain(execdocTemplate)),
 			registry.Define(registry.ToolDef{
 				Name: "execdoc.generate",
 				Description: "Fill an execution document (for a DAG and its config.json): entries keyed by the compiled step names " +
@@ -81,7 +81,7 @@ func execdocNamespace(d *Deps) (registry.Namespace, error) {
 				When:     "Before a run with an execution document.",
 				Examples: []string{`execdoc.generate {` + inlineCompileArgs + `}`},
 				Tags:     []string{registry.PhaseProgrammer},
-			}, d.execdocGenerate),
+			}, registry.Plain(d.execdocGenerate)),
 			registry.Define(registry.ToolDef{
 				Name: "execdoc.validate",
 				Description: "Check an execution document's structure; with a DAG and config.json also that every compiled step is present " +
@@ -89,14 +89,14 @@ func execdocNamespace(d *Deps) (registry.Namespace, error) {
 				When:     "Before a run with an execution document.",
 				Examples: []string{`execdoc.validate {"execution_document": {"PIPELINE_STEP_CONFIGS": {}}}`},
 				Tags:     []string{registry.PhaseValidator},
-			}, d.execdocValidate),
+			}, registry.Plain(d.execdocValidate)),
 			registry.Define(registry.ToolDef{
 				Name:        "execdoc.merge",
 				Description: "Merge two execution documents: new steps are added; for an existing step STEP_CONFIG is updated key by key and other keys replaced.",
 				When:        "You add hand-written parts to a generated document.",
 				Examples:    []string{`execdoc.merge {"base_doc": {"PIPELINE_STEP_CONFIGS": {"A": {"STEP_TYPE": ["PROCESSING_STEP"], "STEP_CONFIG": {}}}}, "additional_doc": {"PIPELINE_STEP_CONFIGS": {"A": {"STEP_CONFIG": {"k": "v"}}}}}`},
 				Tags:        []string{registry.PhaseProgrammer},
-			}, execdocMerge),
+			}, registry.Plain(execdocMerge)),
 		},
 	}, nil
 }

@@ -71,7 +71,7 @@ func pipelineCatalogNamespace(d *Deps) (registry.Namespace, error) {
 				When:        "You want to see which ready-made pipelines exist.",
 				Examples:    []string{`pipeline_catalog.list {}`},
 				Tags:        []string{registry.PhasePlanner},
-			}, d.pcList),
+			}, registry.Plain(d.pcList)),
 			registry.Define(registry.ToolDef{
 				Name: "pipeline_catalog.recommend",
 				Description: "Rank shared DAGs for a request. Score = match × suitability: match is 0.5·features (incl. words of use_case) + " +
@@ -83,35 +83,35 @@ func pipelineCatalogNamespace(d *Deps) (registry.Namespace, error) {
 					`pipeline_catalog.recommend {"data_type": "tabular", "features": ["registration"]}`,
 				},
 				Tags: []string{registry.PhasePlanner},
-			}, d.pcRecommend),
+			}, registry.Plain(d.pcRecommend)),
 			registry.Define(registry.ToolDef{
 				Name:        "pipeline_catalog.auto_select",
 				Description: "The best shared DAG for a request (same scoring as recommend; ties go to the simpler, smaller DAG, then the id), or none below min_score.",
 				When:        "To have one DAG picked.",
 				Examples:    []string{`pipeline_catalog.auto_select {"framework": "xgboost"}`, `pipeline_catalog.auto_select {"use_case": "pytorch end to end with registration"}`},
 				Tags:        []string{registry.PhasePlanner},
-			}, d.pcAutoSelect),
+			}, registry.Plain(d.pcAutoSelect)),
 			registry.Define(registry.ToolDef{
 				Name:        "pipeline_catalog.get_dag",
 				Description: "One shared DAG in full (nodes, edges, requirements, constraints, cost and agent context).",
 				When:        "You picked a DAG and want everything known about it.",
 				Examples:    []string{`pipeline_catalog.get_dag {"dag_id": "xgboost_training_with_calibration"}`},
 				Tags:        []string{registry.PhasePlanner},
-			}, d.pcGetDAG),
+			}, registry.Plain(d.pcGetDAG)),
 			registry.Define(registry.ToolDef{
 				Name:        "pipeline_catalog.load_dag",
 				Description: "Nodes and edges of a shared DAG (ready for dag.* and config.* tools).",
 				When:        "You want to use a shared DAG as the pipeline.",
 				Examples:    []string{`pipeline_catalog.load_dag {"dag_id": "xgboost_complete_e2e"}`},
 				Tags:        []string{registry.PhasePlanner},
-			}, d.pcLoadDAG),
+			}, registry.Plain(d.pcLoadDAG)),
 			registry.Define(registry.ToolDef{
 				Name:        "pipeline_catalog.config_guidance",
 				Description: "What to check and configure before running a shared DAG: prerequisites, fields the user must provide, safe defaults, pitfalls and a decision tree.",
 				When:        "Before configuring a chosen DAG.",
 				Examples:    []string{`pipeline_catalog.config_guidance {"dag_id": "xgboost_complete_e2e"}`},
 				Tags:        []string{registry.PhasePlanner},
-			}, d.pcConfigGuidance),
+			}, registry.Plain(d.pcConfigGuidance)),
 		},
 	}, nil
 }

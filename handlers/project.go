@@ -66,7 +66,7 @@ func projectNamespace(d *Deps) (registry.Namespace, error) {
 				Tags:        []string{registry.PhasePlanner},
 				WritesWith:  []string{"target_dir"},
 				Alternative: &registry.Alternative{Tool: "project.init", How: "leave out target_dir and it returns the project's files in data.files, writing nothing."},
-			}, d.projectInit),
+			}, registry.Plain(d.projectInit)),
 			registry.Define(registry.ToolDef{
 				Name: "project.bring_up",
 				Description: "Plan a new project end to end (writing nothing): checks the arguments and returns the " +
@@ -74,7 +74,7 @@ func projectNamespace(d *Deps) (registry.Namespace, error) {
 				When:     "Before scaffolding a new project.",
 				Examples: []string{`project.bring_up {"name": "new_model", "framework": "pytorch", "dag_source": "manual"}`},
 				Tags:     []string{registry.PhasePlanner},
-			}, d.projectBringUp),
+			}, registry.Plain(d.projectBringUp)),
 		},
 	}, nil
 }

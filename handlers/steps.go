@@ -33,7 +33,7 @@ func stepsNamespace(d *Deps) (registry.Namespace, error) {
 					`steps.io {"step_name": "TabularPreprocessing", "job_type": "training"}`,
 				},
 				Tags: []string{registry.PhasePlanner},
-			}, d.stepsIO),
+			}, registry.Plain(d.stepsIO)),
 			registry.Define(registry.ToolDef{
 				Name: "steps.patterns",
 				Description: "How a step is built, axis by axis: routing strategy and handler, compute class, environment variables, " +
@@ -41,7 +41,7 @@ func stepsNamespace(d *Deps) (registry.Namespace, error) {
 				When:     "What the compiler will do with a step.",
 				Examples: []string{`steps.patterns {"step_name": "TabularPreprocessing", "job_type": "calibration"}`},
 				Tags:     []string{registry.PhasePlanner},
-			}, d.stepsPatterns),
+			}, registry.Plain(d.stepsPatterns)),
 			registry.Define(registry.ToolDef{
 				Name: "steps.source",
 				Description: "The .step.yaml text of a step type (as its file is written): a built-in one, one from an operator's step directory, " +
@@ -52,7 +52,7 @@ func stepsNamespace(d *Deps) (registry.Namespace, error) {
 					`steps.source {"step_name": "TabularPreprocessing"}  # a processing step with job-type variants`,
 				},
 				Tags: []string{registry.PhasePlanner},
-			}, d.stepsSource),
+			}, registry.Plain(d.stepsSource)),
 			registry.Define(registry.ToolDef{
 				Name:        "steps.code",
 				Description: "The built-in code of a step type: each file of its folder (path, text) and the entry point. A compile without your script ships it; send your version in files to replace it.",
@@ -62,7 +62,7 @@ func stepsNamespace(d *Deps) (registry.Namespace, error) {
 					`steps.code {"step_type": "XGBoostTraining"}  # script, helper module, serving handler`,
 				},
 				Tags: []string{registry.PhasePlanner},
-			}, d.stepsCode),
+			}, registry.Plain(d.stepsCode)),
 			registry.Define(registry.ToolDef{
 				Name: "steps.format",
 				Description: "The JSON Schema (draft 2020-12) of a format callers write: step_yaml is a .step.yaml step interface " +
@@ -73,7 +73,7 @@ func stepsNamespace(d *Deps) (registry.Namespace, error) {
 					`steps.format {"format": "config_json"}`,
 				},
 				Tags: []string{registry.PhasePlanner},
-			}, d.stepsFormat),
+			}, registry.Plain(d.stepsFormat)),
 		},
 	}, nil
 }

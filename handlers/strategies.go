@@ -52,17 +52,17 @@ func strategiesNamespace() (registry.Namespace, error) {
 				Name: "strategies.list_axes", Description: "Routing axes and how many strategies each has.",
 				When: "You want an overview of step routing.", Examples: []string{`strategies.list_axes {}`},
 				Tags: []string{registry.PhasePlanner},
-			}, strategiesListAxes),
+			}, registry.Plain(strategiesListAxes)),
 			registry.Define(registry.ToolDef{
 				Name: "strategies.list", Description: "Every strategy descriptor (axis, name, verb, handler, routable, implemented, knobs, preset knobs), sorted by axis and name; non-routable rows included.",
 				When: "You want to see all construction strategies.", Examples: []string{`strategies.list {}`, `strategies.list {"axis": "step_assembly"}`},
 				Tags: []string{registry.PhasePlanner},
-			}, strategiesList),
+			}, registry.Plain(strategiesList)),
 			registry.Define(registry.ToolDef{
 				Name: "strategies.show", Description: "One strategy descriptor by name (and axis when the name is ambiguous).",
 				When: "You want the details of one strategy.", Examples: []string{`strategies.show {"name": "code", "axis": "step_assembly"}`, `strategies.show {"name": "Training"}`},
 				Tags: []string{registry.PhasePlanner},
-			}, strategiesShow),
+			}, registry.Plain(strategiesShow)),
 			registry.Define(registry.ToolDef{
 				Name: "strategies.for_step_type",
 				Description: "The builder strategy of a SageMaker step type (Processing routes on step_assembly, " +
@@ -73,12 +73,12 @@ func strategiesNamespace() (registry.Namespace, error) {
 					`strategies.for_step_type {"sagemaker_step_type": "RegisterModel"}`,
 				},
 				Tags: []string{registry.PhasePlanner},
-			}, strategiesForStepType),
+			}, registry.Plain(strategiesForStepType)),
 			registry.Define(registry.ToolDef{
 				Name: "strategies.knobs", Description: "The knobs of one routable strategy: name, type, default, required flag and meaning.",
 				When: "You want to tune how a step is constructed.", Examples: []string{`strategies.knobs {"axis": "sagemaker_step_type", "name": "Training"}`},
 				Tags: []string{registry.PhasePlanner},
-			}, strategiesKnobs),
+			}, registry.Plain(strategiesKnobs)),
 		},
 	}, nil
 }

@@ -59,14 +59,14 @@ func toolsNamespace(workflows []workflowInfo, stepDirs func(context.Context) ste
 					`tools.help {"phase": "validator", "include_schema": true}  # validator tools with schemas`,
 				},
 				Tags: []string{registry.PhasePlanner},
-			}, func(ctx context.Context, in helpIn) (helpData, error) { return toolsHelp(ctx, in, workflows, stepDirs) }),
+			}, registry.Plain(func(ctx context.Context, in helpIn) (helpData, error) { return toolsHelp(ctx, in, workflows, stepDirs) })),
 			registry.Define(registry.ToolDef{
 				Name:        "tools.by_phase",
 				Description: "The tools of one phase (planner, validator or programmer).",
 				When:        "You want only one phase's tools.",
 				Examples:    []string{`tools.by_phase {"phase": "planner"}  # discovery and assembly tools`},
 				Tags:        []string{registry.PhasePlanner},
-			}, toolsByPhase),
+			}, registry.Plain(toolsByPhase)),
 			registry.Define(registry.ToolDef{
 				Name:        "tools.describe_tool",
 				Description: "Full description of one tool: input schema, when-cue, examples, tags and capability flags. Accepts the dotted or the wire name.",
@@ -76,7 +76,7 @@ func toolsNamespace(workflows []workflowInfo, stepDirs func(context.Context) ste
 					`tools.describe_tool {"name": "catalog__search"}  # wire name`,
 				},
 				Tags: []string{registry.PhasePlanner},
-			}, toolsDescribe),
+			}, registry.Plain(toolsDescribe)),
 		},
 	}
 }
@@ -95,9 +95,9 @@ func withHelp(ns registry.Namespace, workflows []workflowInfo, stepDirs func(con
 			name + `.help {"include_schema": true}  # the same, plus JSON input schemas`,
 		},
 		Tags: []string{registry.PhasePlanner},
-	}, func(ctx context.Context, in namespaceHelpIn) (helpData, error) {
+	}, registry.Plain(func(ctx context.Context, in namespaceHelpIn) (helpData, error) {
 		return toolsHelp(ctx, helpIn{Namespace: &name, Phase: in.Phase, IncludeSchema: in.IncludeSchema, Detail: detailFull}, workflows, stepDirs)
-	}))
+	})))
 	return ns
 }
 

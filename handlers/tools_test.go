@@ -90,7 +90,7 @@ func TestToolsHelpFilters(t *testing.T) {
 func TestToolsHelpListsDisabledToolsForRemoteCallers(t *testing.T) {
 	gated := registry.Define(registry.ToolDef{
 		Name: "tools.zz_gated", Description: "test-only gated tool", When: "never", Examples: []string{"tools.zz_gated {}"}, Writes: true,
-	}, func(context.Context, struct{}) (any, error) { return nil, nil })
+	}, registry.Plain(func(context.Context, struct{}) (any, error) { return nil, nil }))
 	withGated := func() (registry.Namespace, error) {
 		ns := toolsNamespace(nil, func(context.Context) stepCatalogStatus { return stepCatalogStatus{} })
 		ns.Tools = append(ns.Tools, gated)

@@ -116,14 +116,14 @@ func validateNamespace(d *Deps) (registry.Namespace, error) {
 				`validate.alignment {}  # every step type in the catalog`,
 			},
 			Tags: []string{registry.PhaseValidator},
-		}, d.validateAlignment),
+		}, registry.Plain(d.validateAlignment)),
 		registry.Define(registry.ToolDef{
 			Name:        "validate.step",
 			Description: "All alignment checks for one step (optionally one job type), with its script found in the workspace or given by path.",
 			When:        "For one step's full report.",
 			Examples:    []string{`validate.step {"step_name": "XGBoostTraining"}  # catalog-level checks`},
 			Tags:        []string{registry.PhaseValidator},
-		}, d.validateStep),
+		}, registry.Plain(d.validateStep)),
 		registry.Define(registry.ToolDef{
 			Name: "validate.step_interface",
 			Description: "Validate .step.yaml interfaces: required keys, enumerations, path prefixes, contract ↔ spec key alignment, " +
@@ -135,7 +135,7 @@ func validateNamespace(d *Deps) (registry.Namespace, error) {
 				`validate.step_interface {"step_name": "TabularPreprocessing", "job_type": "training"}`,
 			},
 			Tags: []string{registry.PhaseValidator},
-		}, d.validateStepInterface),
+		}, registry.Plain(d.validateStepInterface)),
 		registry.Define(registry.ToolDef{
 			Name: "validate.builder",
 			Description: "Universal builder test for one step type: synthesizes a valid config, wires the step to catalog providers " +
@@ -144,14 +144,14 @@ func validateNamespace(d *Deps) (registry.Namespace, error) {
 			When:     "You want proof that a step type builds.",
 			Examples: []string{`validate.builder {"step_name": "XGBoostTraining", "enable_scoring": false}`},
 			Tags:     []string{registry.PhaseValidator},
-		}, d.validateBuilder),
+		}, registry.Plain(d.validateBuilder)),
 		registry.Define(registry.ToolDef{
 			Name:        "validate.info",
 			Description: "What the validation tools check: levels, rulesets per SageMaker step type, rules and their levels, dependency thresholds, and what a script run isolates and does not.",
 			When:        "Before choosing a validation tool.",
 			Examples:    []string{`validate.info {}`},
 			Tags:        []string{registry.PhaseValidator},
-		}, d.validateInfo),
+		}, registry.Plain(d.validateInfo)),
 		registry.Define(registry.ToolDef{
 			Name: "validate.run_scripts",
 			Description: "Run step scripts locally with python3 in a temporary sandbox: the contract's /opt/ml paths mapped to sandbox " +
@@ -166,7 +166,7 @@ func validateNamespace(d *Deps) (registry.Namespace, error) {
 			Tags:        []string{registry.PhaseValidator},
 			ExecCode:    true,
 			Alternative: &registry.Alternative{Tool: "validate.alignment", How: "it checks each script against its contract statically, running nothing."},
-		}, d.validateRunScripts),
+		}, registry.Plain(d.validateRunScripts)),
 	}
 	tools = append(tools, validateRunPipelineTool(d))
 	tools = append(tools, validateDepsTools(d)...)

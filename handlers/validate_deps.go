@@ -92,7 +92,7 @@ func validateDepsTools(d *Deps) []registry.ToolDef {
 				`validate.deps_resolve {"nodes": ["XGBoostTraining", "Package"], "edges": [["XGBoostTraining", "Package"]]}  # a DAG`,
 			},
 			Tags: []string{registry.PhaseValidator},
-		}, d.validateDepsResolve),
+		}, registry.Plain(d.validateDepsResolve)),
 		registry.Define(registry.ToolDef{
 			Name: "validate.deps_explain",
 			Description: "Explain a score. With name1/name2: the semantic name similarity and its parts (string ratio, token " +
@@ -104,7 +104,7 @@ func validateDepsTools(d *Deps) []registry.ToolDef {
 				`validate.deps_explain {"consumer": "XGBoostTraining", "dependency": "input_path", "producer": "TabularPreprocessing_training", "output": "processed_data"}`,
 			},
 			Tags: []string{registry.PhaseValidator},
-		}, d.validateDepsExplain),
+		}, registry.Plain(d.validateDepsExplain)),
 	}
 }
 

@@ -71,7 +71,7 @@ func validateRunPipelineTool(d *Deps) registry.ToolDef {
 		// exec_code and the operator opts in with the setting.
 		Network:     d.Opts.RunPipelineS3,
 		Alternative: &registry.Alternative{Tool: "compile.validate", How: "it checks the definition statically, running nothing."},
-	}, d.validateRunPipeline)
+	}, registry.Plain(d.validateRunPipeline))
 }
 
 func (d *Deps) validateRunPipeline(ctx context.Context, in validateRunPipelineIn) (*localrun.Report, error) {

@@ -151,13 +151,13 @@ func workflowNamespace(d *Deps) (registry.Namespace, error) {
 		Description: "Run a guided workflow with server-checked gates: each stage's content is checked by the same engine checks as the validate, author and compile tools; the run state is a signed token.",
 		Tools: []registry.ToolDef{
 			registry.Define(registry.ToolDef{Name: "workflow.list", Description: "The workflows and their stages.",
-				When: "Before workflow.start.", Examples: []string{`workflow.list {}`}, Tags: []string{registry.PhasePlanner}}, d.workflowList),
+				When: "Before workflow.start.", Examples: []string{`workflow.list {}`}, Tags: []string{registry.PhasePlanner}}, registry.Plain(d.workflowList)),
 			registry.Define(registry.ToolDef{Name: "workflow.start", Description: "Start a run (items: a batch); returns its token and the first stage.",
-				When: "To run a workflow.", Examples: []string{`workflow.start {"workflow": "cursus-configure-pipeline"}`}, Tags: []string{registry.PhasePlanner}}, d.workflowStart),
+				When: "To run a workflow.", Examples: []string{`workflow.start {"workflow": "cursus-configure-pipeline"}`}, Tags: []string{registry.PhasePlanner}}, registry.Plain(d.workflowStart)),
 			registry.Define(registry.ToolDef{Name: "workflow.submit", Description: "Run a stage's gate on the content sent.",
-				When: "For each stage, in order.", Examples: []string{`workflow.submit {"run": "<token>", "stage": "Constrain", "content": {"dag": {"nodes": ["XGBoostTraining"], "edges": []}}}`}, Tags: []string{registry.PhasePlanner}}, d.workflowSubmit),
+				When: "For each stage, in order.", Examples: []string{`workflow.submit {"run": "<token>", "stage": "Constrain", "content": {"dag": {"nodes": ["XGBoostTraining"], "edges": []}}}`}, Tags: []string{registry.PhasePlanner}}, registry.Plain(d.workflowSubmit)),
 			registry.Define(registry.ToolDef{Name: "workflow.status", Description: "Where a run is.",
-				When: "To resume a run.", Examples: []string{`workflow.status {"run": "<token>"}`}, Tags: []string{registry.PhasePlanner}}, d.workflowStatus),
+				When: "To resume a run.", Examples: []string{`workflow.status {"run": "<token>"}`}, Tags: []string{registry.PhasePlanner}}, registry.Plain(d.workflowStatus)),
 		},
 	}, nil
 }

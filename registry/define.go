@@ -26,10 +26,14 @@ import (
 // its pattern) is used wherever it appears, so a shape shared by many
 // tools is written once.
 //
-// The handler adds next steps, warnings and meta keys to its envelope
-// with Next, Warn and Meta on its context (from its own goroutine: they
-// are not synchronised), and fails with a *ToolError.
-func Define[In, Out any](spec ToolDef, handle func(ctx context.Context, in In) (Out, error)) ToolDef {
+// The handler returns its whole reply as a value: a Reply holds the
+// output and whatever else goes into the envelope (next steps, warnings,
+// meta keys); a failed call returns a *ToolError, and its reply is
+// dropped. A handler that only has an output is written as
+// func(ctx, In) (Out, error) and given to Define through Plain. Nothing
+// travels back through ctx, so a handler may build its reply from any
+// goroutine it starts.
+func Define[In, Out any](spec ToolDef, handle func(ctx context.Context, in In) (Reply[Out], error)) ToolDef {
 	in, err := inputSchema(reflect.TypeFor[In]())
 	if err != nil {
 		spec.defineErr = err
@@ -49,12 +53,13 @@ func Define[In, Out any](spec ToolDef, handle func(ctx context.Context, in In) (
 		if err != nil {
 			return nil, Errorf(CodeInvalidInput, "invalid arguments for '%s': %v", spec.Name, err)
 		}
-		data, err := handle(ctx, in)
+		reply, err := handle(ctx, in)
 		if err != nil {
 			return nil, err
 		}
+		res := reply.result()
 		extras := &scopeFrom(ctx).extras // the registry runs every call in a scope
-		res := OK(data).Next(extras.next...).Warn(extras.warnings...)
+		res.Next(extras.next...).Warn(extras.warnings...)
 		for _, kv := range extras.meta {
 			res.WithMeta(kv.key, kv.value)
 		}
@@ -63,13 +68,8 @@ func Define[In, Out any](spec ToolDef, handle func(ctx context.Context, in In) (
 	return spec
 }
 
-// Schemer is a named argument or output type that knows its own JSON
-// Schema, for shapes that many tools share.
-type Schemer interface {
-	JSONSchema() *jsonschema.Schema
-}
-
-// replyExtras collects what a typed handler adds to its envelope.
+// replyExtras collects what a handler not yet returning its Reply adds to
+// its envelope through its context (Next, Warn, Meta): being removed.
 type replyExtras struct {
 	next     []NextStep
 	warnings []string
@@ -106,6 +106,55 @@ func Warn(ctx context.Context, msgs ...string) {
 func Meta(ctx context.Context, key string, value any) {
 	if e := extrasFrom(ctx); e != nil {
 		e.meta = append(e.meta, metaEntry{key, value})
+	}
+}
+
+// Schemer is a named argument or output type that knows its own JSON
+// Schema, for shapes that many tools share.
+type Schemer interface {
+	JSONSchema() *jsonschema.Schema
+}
+
+// Reply is a typed handler's answer: Out is the envelope's data, and the
+// rest its next_steps, warnings and meta. Build it field by field or with
+// Next, Warn and WithMeta, which append as Result's methods of the same
+// names do.
+type Reply[Out any] struct {
+	Out       Out
+	NextSteps []NextStep
+	Warnings  []string
+	// Meta holds the tool's own meta keys; the registry adds meta.tool
+	// and meta.duration_ms.
+	Meta map[string]any
+}
+
+// Next suggests tools to call after this successful call.
+func (r *Reply[Out]) Next(steps ...NextStep) { r.NextSteps = append(r.NextSteps, steps...) }
+
+// Warn adds warnings.
+func (r *Reply[Out]) Warn(msgs ...string) { r.Warnings = append(r.Warnings, msgs...) }
+
+// WithMeta sets one meta key (a later value for a key wins).
+func (r *Reply[Out]) WithMeta(key string, value any) {
+	if r.Meta == nil {
+		r.Meta = map[string]any{}
+	}
+	r.Meta[key] = value
+}
+
+func (r *Reply[Out]) result() *Result {
+	res := OK(r.Out).Next(r.NextSteps...).Warn(r.Warnings...)
+	for k, v := range r.Meta {
+		res.WithMeta(k, v)
+	}
+	return res
+}
+
+// Plain adapts a handler that answers with its output alone, for Define.
+func Plain[In, Out any](handle func(ctx context.Context, in In) (Out, error)) func(context.Context, In) (Reply[Out], error) {
+	return func(ctx context.Context, in In) (Reply[Out], error) {
+		out, err := handle(ctx, in)
+		return Reply[Out]{Out: out}, err
 	}
 }
 
