@@ -119,7 +119,7 @@ func authorNamespace(d *Deps) (registry.Namespace, error) {
 			When:     "Before authoring a step type.",
 			Examples: []string{`author.checklist {"sagemaker_step_type": "Processing", "step_assembly": "code"}`},
 			Tags:     []string{registry.PhasePlanner},
-		}, registry.Plain(d.authorChecklist)),
+		}, d.authorChecklist),
 		registry.Define(registry.ToolDef{
 			Name: "author.check_script",
 			Description: "Check a step's Python script against its contract (static analysis; no interpreter): main() signature, " +
@@ -131,7 +131,7 @@ func authorNamespace(d *Deps) (registry.Namespace, error) {
 				`author.check_script {"step_name": "XGBoostTraining", "script_path": "scripts/xgboost_training.py", "files": {"scripts/xgboost_training.py": ` + stubScript + `}}`,
 			},
 			Tags: []string{registry.PhaseValidator},
-		}, registry.Plain(d.authorCheckScript)),
+		}, d.authorCheckScript),
 		registry.Define(registry.ToolDef{
 			Name: "author.preflight_step",
 			Description: "The CI gates of a step type (what it must pass to be constructible): interface (the .step.yaml is valid), " +
@@ -144,7 +144,7 @@ func authorNamespace(d *Deps) (registry.Namespace, error) {
 				`author.preflight_step {"all": true}  # every step type in the catalog`,
 			},
 			Tags: []string{registry.PhaseValidator},
-		}, registry.Plain(d.authorPreflightStep)),
+		}, d.authorPreflightStep),
 	}
 	tools = append(tools, authorConfigTools(d)...)
 	return registry.Namespace{
@@ -165,7 +165,8 @@ func (d *Deps) authorRules(_ context.Context, in authorRulesIn) (authorRulesOut,
 	return authorRulesOut{Topic: string(in.Topic), Rules: steps.AuthorRules(string(in.Topic))}, nil
 }
 
-func (d *Deps) authorChecklist(ctx context.Context, in authorChecklistIn) (authorChecklistOut, error) {
+func (d *Deps) authorChecklist(ctx context.Context, in authorChecklistIn) (registry.Reply[authorChecklistOut], error) {
+	var reply registry.Reply[authorChecklistOut]
 	smType, assembly := string(in.SMType), string(in.Assembly)
 	routable, warn := checklistRouting(smType, assembly)
 	exemplar := d.checklistExemplar(ctx, smType)
@@ -180,13 +181,12 @@ func (d *Deps) authorChecklist(ctx context.Context, in authorChecklistIn) (autho
 		{7, "integrate", "Compile a DAG that uses the step and read the report", "compile.with_report", map[string]any{"dag": map[string]any{"nodes": []any{"<upstream node>", "<StepName>"}, "edges": []any{[]any{"<upstream node>", "<StepName>"}}},
 			"config": "<config.json document with a config for each node>", "step_types": []any{"<the .step.yaml text>"}, "files": map[string]any{"scripts/" + snake + ".py": "<the script>"}}},
 	}
-	registry.Warn(ctx, warn...)
+	reply.Warn(warn...)
 	if routable {
-		registry.Next(ctx, registry.NextStep{Tool: "strategies.for_step_type", When: "first", Why: "see the builder strategy and its knobs",
+		reply.Next(registry.NextStep{Tool: "strategies.for_step_type", When: "first", Why: "see the builder strategy and its knobs",
 			ArgsHint: map[string]any{"sagemaker_step_type": smType}})
 	}
-	registry.Next(ctx,
-		registry.NextStep{Tool: "steps.source", When: "you start the .step.yaml", Why: "the exemplar's file, to copy from", ArgsHint: map[string]any{"step_name": exemplar}},
+	reply.Next(registry.NextStep{Tool: "steps.source", When: "you start the .step.yaml", Why: "the exemplar's file, to copy from", ArgsHint: map[string]any{"step_name": exemplar}},
 		registry.NextStep{Tool: "steps.format", When: "you need what each key may hold", Why: "the .step.yaml format as a JSON Schema", ArgsHint: map[string]any{"format": formatStepYAML}})
 	out := authorChecklistOut{SageMakerStepType: smType, Routable: routable, ExemplarStep: exemplar, Steps: list}
 	if routable {
@@ -197,7 +197,8 @@ func (d *Deps) authorChecklist(ctx context.Context, in authorChecklistIn) (autho
 	if assembly != "" {
 		out.StepAssembly = &assembly
 	}
-	return out, nil
+	reply.Out = out
+	return reply, nil
 }
 
 // checklistExemplar is the catalog step whose shapes a new step of smType
@@ -228,32 +229,35 @@ func checklistRouting(smType, assembly string) (bool, []string) {
 	return true, nil
 }
 
-func (d *Deps) authorCheckScript(ctx context.Context, in authorCheckScriptIn) (verify.ScriptCheckReport, error) {
-	suite, err := d.verifierFor(ctx, in.Files, in.stepTypesArg)
+func (d *Deps) authorCheckScript(ctx context.Context, in authorCheckScriptIn) (registry.Reply[verify.ScriptCheckReport], error) {
+	var reply registry.Reply[verify.ScriptCheckReport]
+	suite, stepWarns, err := d.verifierFor(ctx, in.Files, in.stepTypesArg)
 	if err != nil {
-		return verify.ScriptCheckReport{}, err
+		return reply, err
 	}
+	reply.Warn(stepWarns...)
 	rep, err := suite.CheckScript(ctx, string(in.StepName), string(in.JobType), in.search())
 	var missing *verify.ScriptNotFoundError
 	var bad *verify.AnalysisError
 	switch {
 	case errors.As(err, &missing):
-		return verify.ScriptCheckReport{}, registry.Errorf(registry.CodeNotFound, "%s", missing.Error()).WithDetails(map[string]any{"searched": nonNilList(missing.Searched)}).
+		return reply, registry.Errorf(registry.CodeNotFound, "%s", missing.Error()).WithDetails(map[string]any{"searched": nonNilList(missing.Searched)}).
 			Suggest("Send the script in files (path → text) and name it in script_path, or name the directory holding it in source_dir; steps.io shows the contract a stub must satisfy.", "steps.io")
 	case errors.As(err, &bad):
-		return verify.ScriptCheckReport{}, analysisError(bad)
+		return reply, analysisError(bad)
 	case err != nil:
-		return verify.ScriptCheckReport{}, verifyError(err)
+		return reply, verifyError(err)
 	}
 	if !rep.Passed {
-		return verify.ScriptCheckReport{}, registry.Errorf(registry.CodeScriptCheckFailed, "%s does not match the %s contract", rep.Script, rep.StepName).
+		return reply, registry.Errorf(registry.CodeScriptCheckFailed, "%s does not match the %s contract", rep.Script, rep.StepName).
 			WithDetails(toMap(rep)).Suggest("Apply each issue's fix; steps.io shows the declared ports.", "steps.io", "author.config_constraints")
 	}
 	if rep.Status == "checked" {
-		registry.Next(ctx, registry.NextStep{Tool: "author.preflight_step", When: "the script passes", Why: resendWhy("run the constructibility gates", in.Files, in.StepTypes),
+		reply.Next(registry.NextStep{Tool: "author.preflight_step", When: "the script passes", Why: resendWhy("run the constructibility gates", in.Files, in.StepTypes),
 			ArgsHint: carryExtras(map[string]any{"step_name": rep.StepName}, in.Files, in.StepTypes)})
 	}
-	return *rep, nil
+	reply.Out = *rep
+	return reply, nil
 }
 
 // analysisError is script_analysis_error, with the line of a syntax error.
@@ -267,24 +271,26 @@ func analysisError(e *verify.AnalysisError) error {
 	return registry.Errorf(registry.CodeScriptAnalysisError, "%v", e.Err)
 }
 
-func (d *Deps) authorPreflightStep(ctx context.Context, in authorPreflightIn) (verify.PreflightReport, error) {
-	suite, err := d.verifierFor(ctx, in.Files, in.stepTypesArg)
+func (d *Deps) authorPreflightStep(ctx context.Context, in authorPreflightIn) (registry.Reply[verify.PreflightReport], error) {
+	var reply registry.Reply[verify.PreflightReport]
+	suite, stepWarns, err := d.verifierFor(ctx, in.Files, in.stepTypesArg)
 	if err != nil {
-		return verify.PreflightReport{}, err
+		return reply, err
 	}
+	reply.Warn(stepWarns...)
 	rep, err := suite.Preflight(ctx, verify.PreflightRequest{StepName: string(in.StepName), All: in.All, JobType: string(in.JobType),
 		Search: in.search(), Progress: progressTo(ctx)})
 	if err != nil {
-		return verify.PreflightReport{}, verifyError(err)
+		return reply, verifyError(err)
 	}
 	if !rep.Constructible {
-		return verify.PreflightReport{}, registry.Errorf(registry.CodeNotConstructible, "step not constructible — failing gate(s): %s", strings.Join(rep.Failing, ", ")).
+		return reply, registry.Errorf(registry.CodeNotConstructible, "step not constructible — failing gate(s): %s", strings.Join(rep.Failing, ", ")).
 			WithDetails(toMap(rep)).
 			Suggest("Each failing gate has a remedy; fix them in order (interface first).", "validate.step_interface", "strategies.for_step_type", "author.rules")
 	}
-	registry.Next(ctx,
-		registry.NextStep{Tool: "compile.with_report", When: "all gates pass", Why: resendWhy("compile a DAG that uses the step and read the report", in.Files, in.StepTypes),
-			ArgsHint: carryExtras(map[string]any{"dag": "<a DAG with a node of the step>", "config": "<a config.json document for its nodes>"}, in.Files, in.StepTypes)},
+	reply.Next(registry.NextStep{Tool: "compile.with_report", When: "all gates pass", Why: resendWhy("compile a DAG that uses the step and read the report", in.Files, in.StepTypes),
+		ArgsHint: carryExtras(map[string]any{"dag": "<a DAG with a node of the step>", "config": "<a config.json document for its nodes>"}, in.Files, in.StepTypes)},
 		registry.NextStep{Tool: "compile.dag", When: "the report is right and deploying is allowed", Why: "integrate the step into a deployed pipeline"})
-	return *rep, nil
+	reply.Out = *rep
+	return reply, nil
 }

@@ -82,7 +82,7 @@ func configNamespace(d *Deps) (registry.Namespace, error) {
 					`config.requirements {"dag": {"nodes": ["XGBoostTraining"], "edges": []}, "detail": "full"}  # every field in full`,
 				},
 				Tags: []string{registry.PhasePlanner},
-			}, registry.Plain(d.configRequirements)),
+			}, d.configRequirements),
 			registry.Define(registry.ToolDef{
 				Name: "config.field_info",
 				Description: "Every config field of one step type or config class (inherited base fields included): type, tier, default, allowed values, pattern, range, derivation rule and which layer declares it. " +
@@ -93,7 +93,7 @@ func configNamespace(d *Deps) (registry.Namespace, error) {
 					`config.field_info {"config_class": "TabularPreprocessing"}  # a step type works too`,
 				},
 				Tags: []string{registry.PhasePlanner},
-			}, registry.Plain(d.configFieldInfo)),
+			}, d.configFieldInfo),
 			registry.Define(registry.ToolDef{
 				Name: "config.load",
 				Description: "Load and validate a config.json (Cursus layout): merges shared and specific values per step, ignores derived keys, " +
@@ -104,7 +104,7 @@ func configNamespace(d *Deps) (registry.Namespace, error) {
 					`config.load {` + inlineConfigArg + `, "include_values": true}  # with values and derived values`,
 				},
 				Tags: []string{registry.PhasePlanner},
-			}, registry.Plain(d.configLoad)),
+			}, d.configLoad),
 			registry.Define(registry.ToolDef{
 				Name: "config.merge_save",
 				Description: "Build every node's config from base values (shared by all nodes) and per-node values, validate them all " +
@@ -119,7 +119,7 @@ func configNamespace(d *Deps) (registry.Namespace, error) {
 				Tags:        []string{registry.PhasePlanner, registry.PhaseProgrammer},
 				WritesWith:  []string{"output_file"},
 				Alternative: &registry.Alternative{Tool: "config.merge_save", How: "leave out output_file and it returns the config.json document in data.document, writing nothing."},
-			}, registry.Plain(d.configMergeSave)),
+			}, d.configMergeSave),
 		},
 	}, nil
 }
@@ -360,21 +360,23 @@ type configTemplate struct {
 	PerNode map[string]map[string]any `json:"per_node"`
 }
 
-func (d *Deps) configRequirements(ctx context.Context, in configRequirementsIn) (configRequirementsOut, error) {
+func (d *Deps) configRequirements(ctx context.Context, in configRequirementsIn) (registry.Reply[configRequirementsOut], error) {
+	var reply registry.Reply[configRequirementsOut]
 	cv, err := d.catalogsFor(ctx, in.stepTypesArg)
 	if err != nil {
-		return configRequirementsOut{}, err
+		return reply, err
 	}
+	reply.Warn(cv.Warnings...)
 	g, err := d.loadDAG(ctx, in.dagSource, false)
 	if err != nil {
-		return configRequirementsOut{}, err
+		return reply, err
 	}
 	rep, err := config.Requirements(ctx, g, cv.Config)
 	if ctxErr := ctx.Err(); ctxErr != nil {
-		return configRequirementsOut{}, ctxErr
+		return reply, ctxErr
 	}
 	if err != nil {
-		return configRequirementsOut{}, registry.Errorf(registry.CodeInvalidInput, "%v", err)
+		return reply, registry.Errorf(registry.CodeInvalidInput, "%v", err)
 	}
 	out := configRequirementsOut{Detail: detailSummary, ConfigClassMap: map[string]string{}, Unresolved: nonNilList(rep.Unresolved),
 		Template: configTemplate{Base: map[string]any{}, PerNode: map[string]map[string]any{}}}
@@ -396,15 +398,16 @@ func (d *Deps) configRequirements(ctx context.Context, in configRequirementsIn) 
 		out.Template.Base[name] = nil
 		out.RequiredCount++
 	}
-	registry.Meta(ctx, "node_count", len(g.Nodes))
-	registry.Meta(ctx, "mapped_count", len(rep.Nodes))
+	reply.WithMeta("node_count", len(g.Nodes))
+	reply.WithMeta("mapped_count", len(rep.Nodes))
 	for _, u := range rep.Unresolved {
-		registry.Warn(ctx, fmt.Sprintf("no step type for DAG node %s: %s", u.Node, u.Message))
+		reply.Warn(fmt.Sprintf("no step type for DAG node %s: %s", u.Node, u.Message))
 	}
-	registry.Next(ctx, registry.NextStep{Tool: "config.merge_save", When: "you have filled the template's null values",
+	reply.Next(registry.NextStep{Tool: "config.merge_save", When: "you have filled the template's null values",
 		Why:      "builds and validates every node's config and returns the config.json document",
 		ArgsHint: withStepTypesHint(withDAGHint(map[string]any{"base": out.Template.Base, "per_node": out.Template.PerNode}, in.dagSource, g), in.stepTypesArg)})
-	return out, nil
+	reply.Out = out
+	return reply, nil
 }
 
 func nonNilList[T any](l []T) []T {
@@ -454,14 +457,16 @@ type configFieldInfoOut struct {
 	System          *[]*config.Field             `json:"system,omitempty"`
 }
 
-func (d *Deps) configFieldInfo(ctx context.Context, in configFieldInfoIn) (configFieldInfoOut, error) {
+func (d *Deps) configFieldInfo(ctx context.Context, in configFieldInfoIn) (registry.Reply[configFieldInfoOut], error) {
+	var reply registry.Reply[configFieldInfoOut]
 	cv, err := d.catalogsFor(ctx, in.stepTypesArg)
 	if err != nil {
-		return configFieldInfoOut{}, err
+		return reply, err
 	}
+	reply.Warn(cv.Warnings...)
 	sc, err := cv.configSchemaFor(in.ConfigClass)
 	if err != nil {
-		return configFieldInfoOut{}, err
+		return reply, err
 	}
 	out := configFieldInfoOut{ConfigClass: sc.ConfigClass, StepType: sc.StepType, Chain: sc.Chain, Hyperparameters: sc.Hyperparameters}
 	if in.Categorized {
@@ -481,8 +486,9 @@ func (d *Deps) configFieldInfo(ctx context.Context, in configFieldInfoIn) (confi
 	} else {
 		out.Requirements = &sc.Fields
 	}
-	registry.Meta(ctx, "field_count", len(sc.Fields))
-	return out, nil
+	reply.WithMeta("field_count", len(sc.Fields))
+	reply.Out = out
+	return reply, nil
 }
 
 // nonNilPtr points at l, never nil, for a list that is present only in
@@ -512,17 +518,19 @@ type configLoadedStep struct {
 	Values      *map[string]any `json:"values,omitempty"`
 }
 
-func (d *Deps) configLoad(ctx context.Context, in configLoadIn) (configLoadOut, error) {
-	if err := deprecatedAlias(ctx, &in.ConfigFile, in.Path, "config_file", "path"); err != nil {
-		return configLoadOut{}, err
+func (d *Deps) configLoad(ctx context.Context, in configLoadIn) (registry.Reply[configLoadOut], error) {
+	var reply registry.Reply[configLoadOut]
+	if err := deprecatedAlias(reply.Warn, &in.ConfigFile, in.Path, "config_file", "path"); err != nil {
+		return reply, err
 	}
 	call, err := d.sources(ctx, nil, in.stepTypesArg)
 	if err != nil {
-		return configLoadOut{}, err
+		return reply, err
 	}
+	reply.Warn(call.cat.Warnings...)
 	f, label, err := d.configFrom(call, in.configSource, "config_file")
 	if err != nil {
-		return configLoadOut{}, err
+		return reply, err
 	}
 	out := configLoadOut{Path: label, CreatedAt: f.CreatedAt, SharedFieldCount: len(f.SharedFields), SharedFields: nonNilList(f.SharedFields),
 		StepCount: len(f.Configs), Steps: map[string]configLoadedStep{}}
@@ -534,10 +542,11 @@ func (d *Deps) configLoad(ctx context.Context, in configLoadIn) (configLoadOut, 
 		}
 		out.Steps[c.Key] = step
 	}
-	registry.Warn(ctx, f.Warnings...)
-	registry.Meta(ctx, "step_count", len(f.Configs))
-	registry.Next(ctx, registry.NextStep{Tool: "compile.validate", When: "the configs look right", Why: "checks DAG, configs and builders fit together"})
-	return out, nil
+	reply.Warn(f.Warnings...)
+	reply.WithMeta("step_count", len(f.Configs))
+	reply.Next(registry.NextStep{Tool: "compile.validate", When: "the configs look right", Why: "checks DAG, configs and builders fit together"})
+	reply.Out = out
+	return reply, nil
 }
 
 func cfgSortedKeys(m map[string]any) []string {
@@ -578,18 +587,20 @@ func (rawJSONDocument) JSONSchema() *jsonschema.Schema {
 	return &jsonschema.Schema{Type: "object", Description: "The config.json document."}
 }
 
-func (d *Deps) configMergeSave(ctx context.Context, in configMergeSaveIn) (configMergeSaveOut, error) {
+func (d *Deps) configMergeSave(ctx context.Context, in configMergeSaveIn) (registry.Reply[configMergeSaveOut], error) {
+	var reply registry.Reply[configMergeSaveOut]
 	cv, err := d.catalogsFor(ctx, in.stepTypesArg)
 	if err != nil {
-		return configMergeSaveOut{}, err
+		return reply, err
 	}
+	reply.Warn(cv.Warnings...)
 	g, err := d.loadDAG(ctx, in.dagSource, true)
 	if err != nil {
-		return configMergeSaveOut{}, err
+		return reply, err
 	}
 	if g == nil {
 		if len(in.PerNode) == 0 {
-			return configMergeSaveOut{}, registry.Errorf(registry.CodeInvalidInput, "give dag, dag_file or per_node (whose keys are then the nodes)")
+			return reply, registry.Errorf(registry.CodeInvalidInput, "give dag, dag_file or per_node (whose keys are then the nodes)")
 		}
 		g = dag.New(cfgSortedKeys(cfgAnyMap(in.PerNode)), nil)
 	}
@@ -597,31 +608,32 @@ func (d *Deps) configMergeSave(ctx context.Context, in configMergeSaveIn) (confi
 	out := string(in.OutputFile)
 	if out != "" {
 		if _, err := d.Root.Resolve(out); err != nil {
-			return configMergeSaveOut{}, pathError("output_file", err)
+			return reply, pathError("output_file", err)
 		}
 	}
 	res, doc, warnings, err := configDocument(ctx, cv.Config, g, in)
 	if err != nil {
-		return configMergeSaveOut{}, err
+		return reply, err
 	}
-	registry.Warn(ctx, warnings...)
-	registry.Meta(ctx, "config_count", len(res.ConfigKeys))
+	reply.Warn(warnings...)
+	reply.WithMeta("config_count", len(res.ConfigKeys))
 	if out == "" {
 		hint := withStepTypesHint(withDAGHint(map[string]any{"config": "<data.document>"}, in.dagSource, g), in.stepTypesArg)
-		registry.Next(ctx,
-			registry.NextStep{Tool: "compile.with_report", When: "the document is the configuration you want",
-				Why: "compiles the DAG with it (sent inline as config) and returns the pipeline definition and report", ArgsHint: hint},
+		reply.Next(registry.NextStep{Tool: "compile.with_report", When: "the document is the configuration you want",
+			Why: "compiles the DAG with it (sent inline as config) and returns the pipeline definition and report", ArgsHint: hint},
 			registry.NextStep{Tool: "compile.validate", When: "you want the problems listed before compiling",
 				Why: "checks DAG, configs and builders fit together", ArgsHint: hint})
-		return res, nil
+		reply.Out = res
+		return reply, nil
 	}
 	if err := d.Root.WriteFile(out, doc, in.Overwrite); err != nil {
-		return configMergeSaveOut{}, pathError("output_file", err)
+		return reply, pathError("output_file", err)
 	}
 	res.Written = &out
-	registry.Next(ctx, registry.NextStep{Tool: "config.load", When: "you want to re-check the saved file", Why: "re-reads and validates it",
+	reply.Next(registry.NextStep{Tool: "config.load", When: "you want to re-check the saved file", Why: "re-reads and validates it",
 		ArgsHint: map[string]any{"config_file": out}})
-	return res, nil
+	reply.Out = res
+	return reply, nil
 }
 
 // configDocument builds and validates every node's config and renders

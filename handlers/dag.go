@@ -133,7 +133,7 @@ func dagNamespace(d *Deps) (registry.Namespace, error) {
 				When:     "You have steps and edges and want the DAG document.",
 				Examples: []string{`dag.construct ` + ex + `  # three-step training DAG`},
 				Tags:     []string{registry.PhasePlanner},
-			}, registry.Plain(d.dagConstruct)),
+			}, d.dagConstruct),
 			registry.Define(registry.ToolDef{
 				Name: "dag.validate_integrity",
 				Description: "Check a DAG: cycles (named), edges to undeclared nodes, duplicate nodes/edges, self-loops, isolated nodes, " +
@@ -143,7 +143,7 @@ func dagNamespace(d *Deps) (registry.Namespace, error) {
 				Examples: []string{`dag.validate_integrity {"nodes": ["TabularPreprocessing", "XGBoostTraining"], "edges": [["TabularPreprocessing", "XGBoostTrainng"]]}  # typo in an edge`,
 					`dag.validate_integrity {"dag": {"nodes": ["XGBoostTraining"], "edges": []}}  # a DAG document, as the compile tools take it`},
 				Tags: []string{registry.PhaseValidator},
-			}, registry.Plain(d.dagValidateIntegrity)),
+			}, d.dagValidateIntegrity),
 			registry.Define(registry.ToolDef{
 				Name: "dag.resolve_plan",
 				Description: "Wire the DAG: execution order, and for every node each dependency's chosen upstream output with its " +
@@ -153,7 +153,7 @@ func dagNamespace(d *Deps) (registry.Namespace, error) {
 				When:     "How data flows between steps.",
 				Examples: []string{`dag.resolve_plan ` + ex, `dag.resolve_plan {"nodes": ["XGBoostTraining", "Package"], "edges": [["XGBoostTraining", "Package"]], "include_breakdown": true}  # with score components`},
 				Tags:     []string{registry.PhasePlanner},
-			}, registry.Plain(d.dagResolvePlan)),
+			}, d.dagResolvePlan),
 			registry.Define(registry.ToolDef{
 				Name:        "dag.dependencies",
 				Description: "The neighbours of one node (immediate parents and children, and everything upstream and downstream of it).",
@@ -174,21 +174,21 @@ func dagNamespace(d *Deps) (registry.Namespace, error) {
 				Tags:        []string{registry.PhasePlanner},
 				WritesWith:  []string{"path"},
 				Alternative: &registry.Alternative{Tool: "dag.serialize", How: "leave out path and it returns the DAG document as JSON in data.json, writing nothing; the other tools take the DAG inline."},
-			}, registry.Plain(d.dagSerialize)),
+			}, d.dagSerialize),
 			registry.Define(registry.ToolDef{
 				Name:        "dag.deserialize",
 				Description: "Read a DAG JSON file from the workspace (writer format, Cursus shared-DAG format, or flat {nodes, edges}).",
 				When:        "You have a DAG file to read.",
 				Examples:    []string{`dag.deserialize {"path": "dags/training.json"}  # a file in the workspace (the other tools take the DAG inline)`},
 				Tags:        []string{registry.PhasePlanner},
-			}, registry.Plain(d.dagDeserialize)),
+			}, d.dagDeserialize),
 			registry.Define(registry.ToolDef{
 				Name:        "dag.mermaid",
 				Description: "A Mermaid flowchart (flowchart TD) of the DAG to show a user; with wiring, edges are labelled output → input.",
 				When:        "You want a picture of the pipeline.",
 				Examples:    []string{`dag.mermaid ` + strings.TrimSuffix(ex, "}") + `, "wiring": true}`},
 				Tags:        []string{registry.PhasePlanner},
-			}, registry.Plain(d.dagMermaid)),
+			}, d.dagMermaid),
 		},
 	}, nil
 }
@@ -228,33 +228,36 @@ type dagNodesEdges struct {
 	Edges [][2]string `json:"edges"`
 }
 
-func (d *Deps) dagConstruct(ctx context.Context, in dagConstructIn) (dagDocument, error) {
+func (d *Deps) dagConstruct(ctx context.Context, in dagConstructIn) (registry.Reply[dagDocument], error) {
+	var reply registry.Reply[dagDocument]
 	cv, err := d.catalogsFor(ctx, in.stepTypesArg)
 	if err != nil {
-		return dagDocument{}, err
+		return reply, err
 	}
+	reply.Warn(cv.Warnings...)
 	g := in.graph()
 	stats := g.Stats()
 	meta := in.Metadata
 	if meta == nil {
 		meta = map[string]any{}
 	}
-	registry.Meta(ctx, "node_count", stats.NodeCount)
-	registry.Meta(ctx, "edge_count", stats.EdgeCount)
+	reply.WithMeta("node_count", stats.NodeCount)
+	reply.WithMeta("edge_count", stats.EdgeCount)
 	if stats.HasCycles {
-		registry.Warn(ctx, "DAG contains a cycle — it is not a valid pipeline topology.")
+		reply.Warn("DAG contains a cycle — it is not a valid pipeline topology.")
 	}
 	if r := g.Check(); !r.Valid {
-		registry.Warn(ctx, fmt.Sprintf("structural issues: %s", strings.Join(r.Categories(), ", ")))
+		reply.Warn(fmt.Sprintf("structural issues: %s", strings.Join(r.Categories(), ", ")))
 	}
 	mermaid, err := g.Mermaid(ctx, dag.MermaidOptions{NodeClass: nodeClassIn(cv.Steps)})
 	if err != nil {
-		return dagDocument{}, err
+		return reply, err
 	}
-	registry.Next(ctx, registry.NextStep{Tool: "dag.validate_integrity", When: "before wiring", Why: "checks step types and structure",
+	reply.Next(registry.NextStep{Tool: "dag.validate_integrity", When: "before wiring", Why: "checks step types and structure",
 		ArgsHint: map[string]any{"nodes": g.Nodes, "edges": g.Edges}})
-	return dagDocument{Version: dag.WriterVersion, Metadata: meta, DAG: dagNodesEdges{Nodes: g.Nodes, Edges: g.Edges},
-		Statistics: stats, Mermaid: mermaid}, nil
+	reply.Out = dagDocument{Version: dag.WriterVersion, Metadata: meta, DAG: dagNodesEdges{Nodes: g.Nodes, Edges: g.Edges},
+		Statistics: stats, Mermaid: mermaid}
+	return reply, nil
 }
 
 // integrityReport is the payload of an integrity check; a failed check
@@ -301,22 +304,25 @@ func integrityFailure(r dag.Integrity) *registry.ToolError {
 			"dag.validate_integrity", "catalog.search")
 }
 
-func (d *Deps) dagValidateIntegrity(ctx context.Context, in dagAndStepsIn) (integrityReport, error) {
+func (d *Deps) dagValidateIntegrity(ctx context.Context, in dagAndStepsIn) (registry.Reply[integrityReport], error) {
+	var reply registry.Reply[integrityReport]
 	g, cv, err := d.readGraphWith(ctx, in)
 	if err != nil {
-		return integrityReport{}, err
+		return reply, err
 	}
+	reply.Warn(cv.Warnings...)
 	r, err := g.CheckWith(ctx, deps.NodeLookup(cv.Steps))
 	if err != nil {
-		return integrityReport{}, err
+		return reply, err
 	}
 	if !r.Valid {
-		return integrityReport{}, integrityFailure(r)
+		return reply, integrityFailure(r)
 	}
-	registry.Meta(ctx, "node_count", r.NodeCount)
-	registry.Next(ctx, registry.NextStep{Tool: "dag.resolve_plan", When: "next", Why: "wires each dependency to an upstream output",
+	reply.WithMeta("node_count", r.NodeCount)
+	reply.Next(registry.NextStep{Tool: "dag.resolve_plan", When: "next", Why: "wires each dependency to an upstream output",
 		ArgsHint: map[string]any{"nodes": g.Nodes, "edges": g.Edges}})
-	return newIntegrityReport(r), nil
+	reply.Out = newIntegrityReport(r)
+	return reply, nil
 }
 
 // wiringPlan is the dag.resolve_plan payload.
@@ -440,27 +446,30 @@ func resolveChecked(ctx context.Context, cat *steps.Catalog, g *dag.DAG) (*deps.
 	return plan, nil
 }
 
-func (d *Deps) dagResolvePlan(ctx context.Context, in dagResolvePlanIn) (wiringPlan, error) {
+func (d *Deps) dagResolvePlan(ctx context.Context, in dagResolvePlanIn) (registry.Reply[wiringPlan], error) {
+	var reply registry.Reply[wiringPlan]
 	g, cv, err := d.readGraphWith(ctx, in.dagAndStepsIn)
 	if err != nil {
-		return wiringPlan{}, err
+		return reply, err
 	}
+	reply.Warn(cv.Warnings...)
 	plan, err := resolveChecked(ctx, cv.Steps, g)
 	if err != nil {
-		return wiringPlan{}, err
+		return reply, err
 	}
-	registry.Meta(ctx, "step_count", len(plan.Order))
+	reply.WithMeta("step_count", len(plan.Order))
 	for _, u := range plan.Unresolved {
-		registry.Warn(ctx, fmt.Sprintf("required dependency %s.%s (%s) is unresolved: %s", u.Node, u.Dependency, u.Type, u.Reason))
+		reply.Warn(fmt.Sprintf("required dependency %s.%s (%s) is unresolved: %s", u.Node, u.Dependency, u.Type, u.Reason))
 	}
 	if len(plan.Unresolved) > 0 {
-		registry.Next(ctx, registry.NextStep{Tool: "validate.deps_explain", When: "to see why a candidate scored low",
+		reply.Next(registry.NextStep{Tool: "validate.deps_explain", When: "to see why a candidate scored low",
 			Why: "gives every component of one dependency/output score"})
 	} else {
-		registry.Next(ctx, registry.NextStep{Tool: "config.requirements", When: "next", Why: "lists the configuration the DAG needs",
+		reply.Next(registry.NextStep{Tool: "config.requirements", When: "next", Why: "lists the configuration the DAG needs",
 			ArgsHint: map[string]any{"dag": map[string]any{"nodes": g.Nodes, "edges": g.Edges}}})
 	}
-	return newWiringPlan(ctx, g, plan, in.IncludeBreakdown)
+	reply.Out, err = newWiringPlan(ctx, g, plan, in.IncludeBreakdown)
+	return reply, err
 }
 
 // nodeNeighbours is the dag.dependencies payload.
@@ -499,27 +508,28 @@ type dagSerialized struct {
 	Bytes     int    `json:"bytes,omitempty"`
 }
 
-func (d *Deps) dagSerialize(ctx context.Context, in dagSerializeIn) (dagSerialized, error) {
+func (d *Deps) dagSerialize(ctx context.Context, in dagSerializeIn) (registry.Reply[dagSerialized], error) {
+	var reply registry.Reply[dagSerialized]
 	g, path := in.graph(), string(in.Path)
 	if path != "" {
 		// Writing validates, so a file on disk is always a usable DAG.
 		if len(g.Nodes) == 0 {
-			return dagSerialized{}, registry.Errorf(registry.CodeInvalidInput, "cannot serialize DAG: cannot write an empty DAG (no nodes)")
+			return reply, registry.Errorf(registry.CodeInvalidInput, "cannot serialize DAG: cannot write an empty DAG (no nodes)")
 		}
 		if r := g.Check(); !r.Valid {
 			fail := integrityFailure(r)
 			fail.Message = "cannot serialize DAG: " + fail.Message
-			return dagSerialized{}, fail
+			return reply, fail
 		}
 	}
 	data, err := dag.MarshalDocument(dag.Document{DAG: g, Metadata: in.Metadata, CreatedAt: in.CreatedAt})
 	if err != nil {
-		return dagSerialized{}, registry.Errorf(registry.CodeInvalidInput, "cannot serialize DAG: %v", err)
+		return reply, registry.Errorf(registry.CodeInvalidInput, "cannot serialize DAG: %v", err)
 	}
 	if in.Pretty != nil && !*in.Pretty {
 		var buf bytes.Buffer
 		if err := json.Compact(&buf, data); err != nil {
-			return dagSerialized{}, err
+			return reply, err
 		}
 		data = buf.Bytes()
 	}
@@ -527,15 +537,17 @@ func (d *Deps) dagSerialize(ctx context.Context, in dagSerializeIn) (dagSerializ
 	out := dagSerialized{NodeCount: stats.NodeCount, EdgeCount: stats.EdgeCount}
 	if path == "" {
 		out.JSON = string(data)
-		return out, nil
+		reply.Out = out
+		return reply, nil
 	}
 	if err := d.Root.WriteFile(path, data, in.Overwrite); err != nil {
-		return dagSerialized{}, pathError("path", err)
+		return reply, pathError("path", err)
 	}
 	abs, _ := d.Root.Resolve(path)
 	out.Path, out.Bytes = d.Root.Rel(abs), len(data)
-	registry.Next(ctx, registry.NextStep{Tool: "dag.deserialize", When: "to read it back", Why: "round-trips byte-for-byte", ArgsHint: map[string]any{"path": path}})
-	return out, nil
+	reply.Next(registry.NextStep{Tool: "dag.deserialize", When: "to read it back", Why: "round-trips byte-for-byte", ArgsHint: map[string]any{"path": path}})
+	reply.Out = out
+	return reply, nil
 }
 
 // dagFile is the dag.deserialize payload; created_at, version and
@@ -550,19 +562,20 @@ type dagFile struct {
 	Description *string        `json:"description"`
 }
 
-func (d *Deps) dagDeserialize(ctx context.Context, in dagDeserializeIn) (dagFile, error) {
+func (d *Deps) dagDeserialize(ctx context.Context, in dagDeserializeIn) (registry.Reply[dagFile], error) {
+	var reply registry.Reply[dagFile]
 	path := string(in.Path)
 	call, err := d.sources(ctx, nil, stepTypesArg{})
 	if err != nil {
-		return dagFile{}, err
+		return reply, err
 	}
 	data, err := call.read("path", path)
 	if err != nil {
-		return dagFile{}, err
+		return reply, err
 	}
 	doc, err := dag.ParseDocument(data)
 	if err != nil {
-		return dagFile{}, registry.Errorf(registry.CodeInvalidInput, "invalid DAG file '%s': %v", path, err).
+		return reply, registry.Errorf(registry.CodeInvalidInput, "invalid DAG file '%s': %v", path, err).
 			Suggest("The file must hold {\"dag\": {\"nodes\": [...], \"edges\": [...]}} or {\"nodes\": [...], \"edges\": [...]}.")
 	}
 	stats := doc.DAG.Stats()
@@ -570,13 +583,14 @@ func (d *Deps) dagDeserialize(ctx context.Context, in dagDeserializeIn) (dagFile
 	if meta == nil {
 		meta = map[string]any{}
 	}
-	registry.Meta(ctx, "node_count", stats.NodeCount)
-	registry.Meta(ctx, "edge_count", stats.EdgeCount)
+	reply.WithMeta("node_count", stats.NodeCount)
+	reply.WithMeta("edge_count", stats.EdgeCount)
 	if r := doc.DAG.Check(); !r.Valid {
-		registry.Warn(ctx, "the DAG has structural issues: "+strings.Join(r.Categories(), ", "))
+		reply.Warn("the DAG has structural issues: " + strings.Join(r.Categories(), ", "))
 	}
-	return dagFile{Nodes: doc.DAG.Nodes, Edges: doc.DAG.Edges, Stats: stats, Metadata: meta,
-		CreatedAt: nullable(doc.CreatedAt), Version: nullable(doc.Version), Description: nullable(doc.Description)}, nil
+	reply.Out = dagFile{Nodes: doc.DAG.Nodes, Edges: doc.DAG.Edges, Stats: stats, Metadata: meta,
+		CreatedAt: nullable(doc.CreatedAt), Version: nullable(doc.Version), Description: nullable(doc.Description)}
+	return reply, nil
 }
 
 type dagMermaidOut struct {
@@ -584,29 +598,32 @@ type dagMermaidOut struct {
 	NodeCount int    `json:"node_count"`
 }
 
-func (d *Deps) dagMermaid(ctx context.Context, in dagMermaidIn) (dagMermaidOut, error) {
+func (d *Deps) dagMermaid(ctx context.Context, in dagMermaidIn) (registry.Reply[dagMermaidOut], error) {
+	var reply registry.Reply[dagMermaidOut]
 	g, cv, err := d.readGraphWith(ctx, in.dagAndStepsIn)
 	if err != nil {
-		return dagMermaidOut{}, err
+		return reply, err
 	}
+	reply.Warn(cv.Warnings...)
 	opts := dag.MermaidOptions{NodeClass: nodeClassIn(cv.Steps)}
 	if in.Wiring {
 		plan, err := deps.Resolve(ctx, g, cv.Steps)
 		if ctxErr := ctx.Err(); ctxErr != nil {
-			return dagMermaidOut{}, ctxErr
+			return reply, ctxErr
 		}
 		if err != nil {
-			return dagMermaidOut{}, registry.Errorf(registry.CodeValidationFailed, "cannot wire the DAG for labels: %v", err).
+			return reply, registry.Errorf(registry.CodeValidationFailed, "cannot wire the DAG for labels: %v", err).
 				Suggest("Check the DAG first, or call without wiring.", "dag.validate_integrity")
 		}
 		opts.EdgeLabel = edgeLabels(plan)
 		if len(plan.Unresolved) > 0 {
-			registry.Warn(ctx, fmt.Sprintf("%d required dependencies are unresolved (see dag.resolve_plan)", len(plan.Unresolved)))
+			reply.Warn(fmt.Sprintf("%d required dependencies are unresolved (see dag.resolve_plan)", len(plan.Unresolved)))
 		}
 	}
 	mermaid, err := g.Mermaid(ctx, opts)
 	if err != nil {
-		return dagMermaidOut{}, err
+		return reply, err
 	}
-	return dagMermaidOut{Mermaid: mermaid, NodeCount: g.Stats().NodeCount}, nil
+	reply.Out = dagMermaidOut{Mermaid: mermaid, NodeCount: g.Stats().NodeCount}
+	return reply, nil
 }

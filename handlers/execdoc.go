@@ -72,7 +72,7 @@ func execdocNamespace(d *Deps) (registry.Namespace, error) {
 				When:        "You need a blank execution document.",
 				Examples:    []string{`execdoc.template {"step_names": ["TabularPreprocessing-Training", "XGBoostTraining"]}`},
 				Tags:        []string{registry.PhaseProgrammer},
-			}, registry.Plain(execdocTemplate)),
+			}, execdocTemplate),
 			registry.Define(registry.ToolDef{
 				Name: "execdoc.generate",
 				Description: "Fill an execution document (for a DAG and its config.json): entries keyed by the compiled step names " +
@@ -81,7 +81,7 @@ func execdocNamespace(d *Deps) (registry.Namespace, error) {
 				When:     "Before a run with an execution document.",
 				Examples: []string{`execdoc.generate {` + inlineCompileArgs + `}`},
 				Tags:     []string{registry.PhaseProgrammer},
-			}, registry.Plain(d.execdocGenerate)),
+			}, d.execdocGenerate),
 			registry.Define(registry.ToolDef{
 				Name: "execdoc.validate",
 				Description: "Check an execution document's structure; with a DAG and config.json also that every compiled step is present " +
@@ -89,60 +89,68 @@ func execdocNamespace(d *Deps) (registry.Namespace, error) {
 				When:     "Before a run with an execution document.",
 				Examples: []string{`execdoc.validate {"execution_document": {"PIPELINE_STEP_CONFIGS": {}}}`},
 				Tags:     []string{registry.PhaseValidator},
-			}, registry.Plain(d.execdocValidate)),
+			}, d.execdocValidate),
 			registry.Define(registry.ToolDef{
 				Name:        "execdoc.merge",
 				Description: "Merge two execution documents: new steps are added; for an existing step STEP_CONFIG is updated key by key and other keys replaced.",
 				When:        "You add hand-written parts to a generated document.",
 				Examples:    []string{`execdoc.merge {"base_doc": {"PIPELINE_STEP_CONFIGS": {"A": {"STEP_TYPE": ["PROCESSING_STEP"], "STEP_CONFIG": {}}}}, "additional_doc": {"PIPELINE_STEP_CONFIGS": {"A": {"STEP_CONFIG": {"k": "v"}}}}}`},
 				Tags:        []string{registry.PhaseProgrammer},
-			}, registry.Plain(execdocMerge)),
+			}, execdocMerge),
 		},
 	}, nil
 }
 
-func execdocTemplate(ctx context.Context, in execdocTemplateIn) (execDocument, error) {
-	registry.Meta(ctx, "step_count", len(in.StepNames))
-	return execdoc.Template(in.StepNames), nil
+func execdocTemplate(ctx context.Context, in execdocTemplateIn) (registry.Reply[execDocument], error) {
+	var reply registry.Reply[execDocument]
+	reply.WithMeta("step_count", len(in.StepNames))
+	reply.Out = execdoc.Template(in.StepNames)
+	return reply, nil
 }
 
 // execdocBound binds the DAG's nodes to their configs, in the step
-// catalog of the call (returned too).
-func (d *Deps) execdocBound(ctx context.Context, src compileSource) ([]compiler.BoundNode, compiler.Catalog, int, error) {
-	in, f, err := d.compileInput(ctx, src, "")
+// catalog of the call (returned too, with the warnings of the step types
+// it sent).
+func (d *Deps) execdocBound(ctx context.Context, src compileSource) ([]compiler.BoundNode, compiler.Catalog, int, []string, error) {
+	in, f, stepWarns, err := d.compileInput(ctx, src, "")
 	if err != nil {
-		return nil, nil, 0, err
+		return nil, nil, 0, nil, err
 	}
 	bound, err := compiler.Bind(ctx, in)
 	if ctxErr := ctx.Err(); ctxErr != nil {
-		return nil, nil, 0, ctxErr
+		return nil, nil, 0, nil, ctxErr
 	}
 	if err != nil {
-		return nil, nil, 0, compileError(err)
+		return nil, nil, 0, nil, compileError(err)
 	}
-	return bound, in.Catalog, len(f.Configs), nil
+	return bound, in.Catalog, len(f.Configs), stepWarns, nil
 }
 
-func (d *Deps) execdocGenerate(ctx context.Context, in execdocGenerateIn) (execDocument, error) {
-	in.unusedRoleArg.warn(ctx)
-	warnUnused(ctx, "project_root", in.ProjectRoot != "", "config_file, dag_file and the configs' source_dir are paths inside the workspace")
-	warnUnused(ctx, "anchor_file", in.AnchorFile != "", "config_file, dag_file and the configs' source_dir are paths inside the workspace")
-	if err := deprecatedAlias(ctx, &in.ConfigFile, in.ConfigPath, "config_file", "config_path"); err != nil {
-		return nil, err
+func (d *Deps) execdocGenerate(ctx context.Context, in execdocGenerateIn) (registry.Reply[execDocument], error) {
+	var reply registry.Reply[execDocument]
+	in.unusedRoleArg.warn(reply.Warn)
+	warnUnused(reply.Warn, "project_root", in.ProjectRoot != "", "config_file, dag_file and the configs' source_dir are paths inside the workspace")
+	warnUnused(reply.Warn, "anchor_file", in.AnchorFile != "", "config_file, dag_file and the configs' source_dir are paths inside the workspace")
+	if err := deprecatedAlias(reply.Warn, &in.ConfigFile, in.ConfigPath, "config_file", "config_path"); err != nil {
+		reply.Out = nil
+		return reply, err
 	}
-	bound, cat, nConfigs, err := d.execdocBound(ctx, in.compileSource)
+	bound, cat, nConfigs, stepWarns, err := d.execdocBound(ctx, in.compileSource)
 	if err != nil {
-		return nil, err
+		reply.Out = nil
+		return reply, err
 	}
+	reply.Warn(stepWarns...)
 	out, st, warns := execdoc.Generate(bound, cat, in.ExecutionDocument, nConfigs)
-	registry.Warn(ctx, warns...)
-	registry.Meta(ctx, "node_count", st.NodeCount)
-	registry.Meta(ctx, "config_count", st.ConfigCount)
-	registry.Meta(ctx, "step_count", st.StepCount)
-	registry.Meta(ctx, "steps_with_config", st.StepsWithConfig)
-	registry.Meta(ctx, "auto_template", st.AutoTemplate)
-	registry.Next(ctx, registry.NextStep{Tool: "execdoc.validate", When: "before running", Why: "check every step is present with its type"})
-	return out, nil
+	reply.Warn(warns...)
+	reply.WithMeta("node_count", st.NodeCount)
+	reply.WithMeta("config_count", st.ConfigCount)
+	reply.WithMeta("step_count", st.StepCount)
+	reply.WithMeta("steps_with_config", st.StepsWithConfig)
+	reply.WithMeta("auto_template", st.AutoTemplate)
+	reply.Next(registry.NextStep{Tool: "execdoc.validate", When: "before running", Why: "check every step is present with its type"})
+	reply.Out = out
+	return reply, nil
 }
 
 type execdocValidateOut struct {
@@ -150,34 +158,40 @@ type execdocValidateOut struct {
 	Valid  bool            `json:"valid"`
 }
 
-func (d *Deps) execdocValidate(ctx context.Context, in execdocValidateIn) (execdocValidateOut, error) {
+func (d *Deps) execdocValidate(ctx context.Context, in execdocValidateIn) (registry.Reply[execdocValidateOut], error) {
+	var reply registry.Reply[execdocValidateOut]
 	var expected []execdoc.ExpectedStep
 	hasCfg, hasDAG := in.Config != nil || in.ConfigFile != "", in.DAG != nil || in.DAGFile != ""
 	if hasCfg != hasDAG {
-		return execdocValidateOut{}, registry.Errorf(registry.CodeInvalidInput, "give config or config_file together with dag or dag_file (or neither, for a structure check only)")
+		return reply, registry.Errorf(registry.CodeInvalidInput, "give config or config_file together with dag or dag_file (or neither, for a structure check only)")
 	}
 	if hasCfg {
-		bound, cat, _, err := d.execdocBound(ctx, in.compileSource)
+		bound, cat, _, stepWarns, err := d.execdocBound(ctx, in.compileSource)
 		if err != nil {
-			return execdocValidateOut{}, err
+			return reply, err
 		}
+		reply.Warn(stepWarns...)
 		expected = execdoc.Expected(bound, cat)
 	}
 	// Validate inspects the document's dynamic type: pass the plain map.
 	issues := execdoc.Validate(map[string]any(in.ExecutionDocument), expected)
-	registry.Meta(ctx, "issue_count", len(issues))
-	return execdocValidateOut{Valid: len(issues) == 0, Issues: nonNilList(issues)}, nil
+	reply.WithMeta("issue_count", len(issues))
+	reply.Out = execdocValidateOut{Valid: len(issues) == 0, Issues: nonNilList(issues)}
+	return reply, nil
 }
 
-func execdocMerge(ctx context.Context, in execdocMergeIn) (execDocument, error) {
+func execdocMerge(ctx context.Context, in execdocMergeIn) (registry.Reply[execDocument], error) {
+	var reply registry.Reply[execDocument]
 	out, err := execdoc.Merge(in.BaseDoc, in.AdditionalDoc)
 	if err != nil {
-		return nil, registry.Errorf(registry.CodeInvalidInput, "%v", err)
+		reply.Out = nil
+		return reply, registry.Errorf(registry.CodeInvalidInput, "%v", err)
 	}
 	n := 0
 	if e, ok := out[execdoc.StepConfigs].(map[string]any); ok {
 		n = len(e)
 	}
-	registry.Meta(ctx, "step_count", n)
-	return out, nil
+	reply.WithMeta("step_count", n)
+	reply.Out = out
+	return reply, nil
 }

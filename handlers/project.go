@@ -66,7 +66,7 @@ func projectNamespace(d *Deps) (registry.Namespace, error) {
 				Tags:        []string{registry.PhasePlanner},
 				WritesWith:  []string{"target_dir"},
 				Alternative: &registry.Alternative{Tool: "project.init", How: "leave out target_dir and it returns the project's files in data.files, writing nothing."},
-			}, registry.Plain(d.projectInit)),
+			}, d.projectInit),
 			registry.Define(registry.ToolDef{
 				Name: "project.bring_up",
 				Description: "Plan a new project end to end (writing nothing): checks the arguments and returns the " +
@@ -74,7 +74,7 @@ func projectNamespace(d *Deps) (registry.Namespace, error) {
 				When:     "Before scaffolding a new project.",
 				Examples: []string{`project.bring_up {"name": "new_model", "framework": "pytorch", "dag_source": "manual"}`},
 				Tags:     []string{registry.PhasePlanner},
-			}, registry.Plain(d.projectBringUp)),
+			}, d.projectBringUp),
 		},
 	}, nil
 }
@@ -104,48 +104,49 @@ type projectInitOut struct {
 	Files map[string]string `json:"files,omitempty"`
 }
 
-func (d *Deps) projectInit(ctx context.Context, in projectInitIn) (projectInitOut, error) {
+func (d *Deps) projectInit(ctx context.Context, in projectInitIn) (registry.Reply[projectInitOut], error) {
+	var reply registry.Reply[projectInitOut]
 	g, err := d.loadDAG(ctx, in.dagSource, true)
 	if err != nil {
-		return projectInitOut{}, err
+		return reply, err
 	}
 	cv := d.catalogs(ctx)
 	if in.TargetDir == "" {
 		if in.Overwrite {
-			return projectInitOut{}, registry.Errorf(registry.CodeInvalidInput, "'overwrite' applies to a write: give target_dir too, or leave overwrite out to get the files").
+			return reply, registry.Errorf(registry.CodeInvalidInput, "'overwrite' applies to a write: give target_dir too, or leave overwrite out to get the files").
 				WithDetails(map[string]any{"argument": "overwrite"})
 		}
 		res, files, err := scaffold.Render(cv.Steps, cv.Config, scaffold.Options{Name: in.Name, Framework: string(in.Framework),
 			DAG: g, CreatedAt: time.Now().UTC().Format(time.RFC3339)})
 		if err != nil {
-			return projectInitOut{}, scaffoldError(err)
+			return reply, scaffoldError(err)
 		}
-		registry.Meta(ctx, "file_count", len(files))
-		registry.Warn(ctx, res.Notes...)
-		registry.Next(ctx,
-			registry.NextStep{Tool: "workflow.start", When: "to check the project", Why: "cursus-init-project's Verify gate takes these files and the DAG",
-				ArgsHint: map[string]any{"workflow": "cursus-init-project", "args": map[string]any{"name": in.Name, "framework": res.Framework}}},
+		reply.WithMeta("file_count", len(files))
+		reply.Warn(res.Notes...)
+		reply.Next(registry.NextStep{Tool: "workflow.start", When: "to check the project", Why: "cursus-init-project's Verify gate takes these files and the DAG",
+			ArgsHint: map[string]any{"workflow": "cursus-init-project", "args": map[string]any{"name": in.Name, "framework": res.Framework}}},
 			registry.NextStep{Tool: "config.merge_save", When: "to fill the config template", Why: "returns the checked config.json document",
 				ArgsHint: map[string]any{"dag_file": res.DAGFile, "files": "<data.files>"}},
 		)
-		return projectInitOut{Result: *res, Files: files}, nil
+		reply.Out = projectInitOut{Result: *res, Files: files}
+		return reply, nil
 	}
 	res, err := scaffold.Init(d.Root, cv.Steps, cv.Config, scaffold.Options{Name: in.Name, Framework: string(in.Framework),
 		TargetDir: in.TargetDir, Overwrite: in.Overwrite, DAG: g, CreatedAt: time.Now().UTC().Format(time.RFC3339)})
 	if err != nil {
-		return projectInitOut{}, scaffoldError(err)
+		return reply, scaffoldError(err)
 	}
-	registry.Meta(ctx, "file_count", len(res.FilesWritten))
-	registry.Warn(ctx, res.Notes...)
-	registry.Next(ctx,
-		registry.NextStep{Tool: "author.preflight_step", When: "after editing a script", Why: "check the step's gates against the project scripts",
-			ArgsHint: map[string]any{"step_name": firstScriptStep(res), "source_dir": res.TargetPath + "/scripts"}},
+	reply.WithMeta("file_count", len(res.FilesWritten))
+	reply.Warn(res.Notes...)
+	reply.Next(registry.NextStep{Tool: "author.preflight_step", When: "after editing a script", Why: "check the step's gates against the project scripts",
+		ArgsHint: map[string]any{"step_name": firstScriptStep(res), "source_dir": res.TargetPath + "/scripts"}},
 		registry.NextStep{Tool: "config.load", When: "after filling the config template", Why: "check every value",
 			ArgsHint: map[string]any{"config_file": res.ConfigTemplate}},
 		registry.NextStep{Tool: "compile.validate", When: "configs are filled", Why: "check DAG, configs and wiring together",
 			ArgsHint: map[string]any{"dag_file": res.DAGFile, "config_file": res.ConfigTemplate}},
 	)
-	return projectInitOut{Result: *res}, nil
+	reply.Out = projectInitOut{Result: *res}
+	return reply, nil
 }
 
 func firstScriptStep(r *scaffold.Result) string {
@@ -178,13 +179,14 @@ type bringUpArgs struct {
 	DAGSource string `json:"dag_source"`
 }
 
-func (d *Deps) projectBringUp(ctx context.Context, in projectBringUpIn) (bringUpPlan, error) {
+func (d *Deps) projectBringUp(ctx context.Context, in projectBringUpIn) (registry.Reply[bringUpPlan], error) {
+	var reply registry.Reply[bringUpPlan]
 	opts, err := scaffold.Check(scaffold.Options{Name: in.Name, Framework: string(in.Framework), TargetDir: in.TargetDir})
 	if err != nil {
-		return bringUpPlan{}, scaffoldError(err)
+		return reply, scaffoldError(err)
 	}
 	if _, err := d.Root.Resolve(opts.TargetDir); err != nil {
-		return bringUpPlan{}, pathError("target_dir", err)
+		return reply, pathError("target_dir", err)
 	}
 	// Region names (us-east-1) are lower case, the short forms (NA) upper.
 	region := strings.ToUpper(cmp.Or(in.Region, "NA"))
@@ -200,19 +202,19 @@ func (d *Deps) projectBringUp(ctx context.Context, in projectBringUpIn) (bringUp
 			note += " " + HowToRun(wf.Name)
 		}
 	}
-	registry.Next(ctx,
-		registry.NextStep{Tool: "workflow.start", When: "to run the plan with the server checking each gate", Why: "returns a run token and the first stage",
-			ArgsHint: map[string]any{"workflow": wf.Name, "args": map[string]any{"name": opts.Name, "framework": opts.Framework, "target_dir": opts.TargetDir}}},
+	reply.Next(registry.NextStep{Tool: "workflow.start", When: "to run the plan with the server checking each gate", Why: "returns a run token and the first stage",
+		ArgsHint: map[string]any{"workflow": wf.Name, "args": map[string]any{"name": opts.Name, "framework": opts.Framework, "target_dir": opts.TargetDir}}},
 		registry.NextStep{Tool: "project.init", When: "to start the Scaffold stage", Why: "returns the project files (add target_dir to write them)",
 			ArgsHint: map[string]any{"name": opts.Name, "framework": opts.Framework}},
 		registry.NextStep{Tool: "pipeline_catalog.recommend", When: "to pick the project's DAG (writes nothing)",
 			Why: "ranks the shared DAGs for the framework", ArgsHint: map[string]any{"framework": opts.Framework}})
-	return bringUpPlan{
+	reply.Out = bringUpPlan{
 		Workflow: wf.Name, Prompt: wf.Name, Stages: wf.Stages, Outcome: wf.Outcome,
 		Args: bringUpArgs{Name: opts.Name, Framework: opts.Framework, TargetDir: opts.TargetDir, Region: region,
 			DAGSource: cmp.Or(in.DAGSource, "catalog")},
 		ProjectPath:  opts.TargetDir + "/" + opts.Name + "_" + opts.Framework,
 		Note:         note,
 		WorkflowPath: "cursus://workflows/" + wf.Name,
-	}, nil
+	}
+	return reply, nil
 }

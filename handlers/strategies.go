@@ -73,7 +73,7 @@ func strategiesNamespace() (registry.Namespace, error) {
 					`strategies.for_step_type {"sagemaker_step_type": "RegisterModel"}`,
 				},
 				Tags: []string{registry.PhasePlanner},
-			}, registry.Plain(strategiesForStepType)),
+			}, strategiesForStepType),
 			registry.Define(registry.ToolDef{
 				Name: "strategies.knobs", Description: "The knobs of one routable strategy: name, type, default, required flag and meaning.",
 				When: "You want to tune how a step is constructed.", Examples: []string{`strategies.knobs {"axis": "sagemaker_step_type", "name": "Training"}`},
@@ -136,18 +136,20 @@ type forStepTypeOut struct {
 	Strategy          strategies.Strategy `json:"strategy"`
 }
 
-func strategiesForStepType(ctx context.Context, in forStepTypeIn) (forStepTypeOut, error) {
+func strategiesForStepType(ctx context.Context, in forStepTypeIn) (registry.Reply[forStepTypeOut], error) {
+	var reply registry.Reply[forStepTypeOut]
 	smType := string(in.SMType)
 	s, axis, name, err := strategies.Default().ForStepType(smType, in.Assembly)
 	if err != nil {
-		return forStepTypeOut{}, registry.Errorf(registry.CodeNotFound, "%v", err).
+		return reply, registry.Errorf(registry.CodeNotFound, "%v", err).
 			WithDetails(map[string]any{"sagemaker_step_type": smType, "step_assembly": nullable(in.Assembly)}).
 			Suggest("See the routable strategies in strategies.list.", "strategies.list")
 	}
 	if !s.Implemented {
-		registry.Warn(ctx, s.Note)
+		reply.Warn(s.Note)
 	}
-	return forStepTypeOut{SageMakerStepType: smType, StepAssembly: nullable(in.Assembly), ResolvedAxis: axis, ResolvedName: name, Strategy: s}, nil
+	reply.Out = forStepTypeOut{SageMakerStepType: smType, StepAssembly: nullable(in.Assembly), ResolvedAxis: axis, ResolvedName: name, Strategy: s}
+	return reply, nil
 }
 
 type knobsOut struct {

@@ -59,7 +59,9 @@ func toolsNamespace(workflows []workflowInfo, stepDirs func(context.Context) ste
 					`tools.help {"phase": "validator", "include_schema": true}  # validator tools with schemas`,
 				},
 				Tags: []string{registry.PhasePlanner},
-			}, registry.Plain(func(ctx context.Context, in helpIn) (helpData, error) { return toolsHelp(ctx, in, workflows, stepDirs) })),
+			}, func(ctx context.Context, in helpIn) (registry.Reply[helpData], error) {
+				return toolsHelp(ctx, in, workflows, stepDirs)
+			}),
 			registry.Define(registry.ToolDef{
 				Name:        "tools.by_phase",
 				Description: "The tools of one phase (planner, validator or programmer).",
@@ -95,9 +97,9 @@ func withHelp(ns registry.Namespace, workflows []workflowInfo, stepDirs func(con
 			name + `.help {"include_schema": true}  # the same, plus JSON input schemas`,
 		},
 		Tags: []string{registry.PhasePlanner},
-	}, registry.Plain(func(ctx context.Context, in namespaceHelpIn) (helpData, error) {
+	}, func(ctx context.Context, in namespaceHelpIn) (registry.Reply[helpData], error) {
 		return toolsHelp(ctx, helpIn{Namespace: &name, Phase: in.Phase, IncludeSchema: in.IncludeSchema, Detail: detailFull}, workflows, stepDirs)
-	})))
+	}))
 	return ns
 }
 
@@ -178,14 +180,15 @@ type workflowInfo struct {
 	Run string `json:"run,omitempty"`
 }
 
-func toolsHelp(ctx context.Context, in helpIn, workflows []workflowInfo, stepDirs func(context.Context) stepCatalogStatus) (helpData, error) {
+func toolsHelp(ctx context.Context, in helpIn, workflows []workflowInfo, stepDirs func(context.Context) stepCatalogStatus) (registry.Reply[helpData], error) {
+	var reply registry.Reply[helpData]
 	reg, caller := registry.RegistryFrom(ctx), registry.CallerFrom(ctx)
 	nsDesc := reg.Namespaces()
 	ns := ""
 	if in.Namespace != nil {
 		ns = *in.Namespace
 		if _, ok := nsDesc[ns]; !ok {
-			return helpData{}, unknownNamespace(ns, nsDesc)
+			return reply, unknownNamespace(ns, nsDesc)
 		}
 	}
 	var shown []*registry.ToolDef
@@ -202,10 +205,10 @@ func toolsHelp(ctx context.Context, in helpIn, workflows []workflowInfo, stepDir
 	}
 	if ns == "" {
 		// A namespace's help does not suggest itself.
-		registry.Next(ctx, registry.NextStep{Tool: "<namespace>.help", When: "You know which namespace you need and want just its tools and examples.",
+		reply.Next(registry.NextStep{Tool: "<namespace>.help", When: "You know which namespace you need and want just its tools and examples.",
 			Why: "Each namespace has its own help (e.g. compile.help, catalog.help).", ArgsHint: map[string]any{"include_schema": false}})
 	}
-	registry.Next(ctx,
+	reply.Next(
 		registry.NextStep{Tool: "tools.describe_tool", When: "You have chosen a tool and need its exact input schema.",
 			Why: "Returns the full JSON schema, when-cue, examples, tags and flags.", ArgsHint: map[string]any{"name": "<dotted tool name, e.g. compile.preview>"}},
 		registry.NextStep{Tool: "tools.by_phase", When: "You want just the tools for the phase you are in.",
@@ -218,7 +221,8 @@ func toolsHelp(ctx context.Context, in helpIn, workflows []workflowInfo, stepDir
 	if in.Detail == detailFull || in.IncludeSchema {
 		out.Namespaces = groupByNamespace(shown, nsDesc, in.IncludeSchema)
 		out.Workflows = runnable(workflows, reg, caller, HowToRun)
-		return out, nil
+		reply.Out = out
+		return reply, nil
 	}
 	out.Overview, out.Detail = toolsSummaryOverview, detailSummary
 	for name, p := range out.Phases {
@@ -231,7 +235,8 @@ func toolsHelp(ctx context.Context, in helpIn, workflows []workflowInfo, stepDir
 		out.Phases[name] = p
 	}
 	out.Workflows = runnable(workflows, reg, caller, shortRun)
-	return out, nil
+	reply.Out = out
+	return reply, nil
 }
 
 // shortRun is how to run a workflow, in the summary of tools.help.

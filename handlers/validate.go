@@ -116,14 +116,14 @@ func validateNamespace(d *Deps) (registry.Namespace, error) {
 				`validate.alignment {}  # every step type in the catalog`,
 			},
 			Tags: []string{registry.PhaseValidator},
-		}, registry.Plain(d.validateAlignment)),
+		}, d.validateAlignment),
 		registry.Define(registry.ToolDef{
 			Name:        "validate.step",
 			Description: "All alignment checks for one step (optionally one job type), with its script found in the workspace or given by path.",
 			When:        "For one step's full report.",
 			Examples:    []string{`validate.step {"step_name": "XGBoostTraining"}  # catalog-level checks`},
 			Tags:        []string{registry.PhaseValidator},
-		}, registry.Plain(d.validateStep)),
+		}, d.validateStep),
 		registry.Define(registry.ToolDef{
 			Name: "validate.step_interface",
 			Description: "Validate .step.yaml interfaces: required keys, enumerations, path prefixes, contract ↔ spec key alignment, " +
@@ -135,7 +135,7 @@ func validateNamespace(d *Deps) (registry.Namespace, error) {
 				`validate.step_interface {"step_name": "TabularPreprocessing", "job_type": "training"}`,
 			},
 			Tags: []string{registry.PhaseValidator},
-		}, registry.Plain(d.validateStepInterface)),
+		}, d.validateStepInterface),
 		registry.Define(registry.ToolDef{
 			Name: "validate.builder",
 			Description: "Universal builder test for one step type: synthesizes a valid config, wires the step to catalog providers " +
@@ -144,7 +144,7 @@ func validateNamespace(d *Deps) (registry.Namespace, error) {
 			When:     "You want proof that a step type builds.",
 			Examples: []string{`validate.builder {"step_name": "XGBoostTraining", "enable_scoring": false}`},
 			Tags:     []string{registry.PhaseValidator},
-		}, registry.Plain(d.validateBuilder)),
+		}, d.validateBuilder),
 		registry.Define(registry.ToolDef{
 			Name:        "validate.info",
 			Description: "What the validation tools check: levels, rulesets per SageMaker step type, rules and their levels, dependency thresholds, and what a script run isolates and does not.",
@@ -166,7 +166,7 @@ func validateNamespace(d *Deps) (registry.Namespace, error) {
 			Tags:        []string{registry.PhaseValidator},
 			ExecCode:    true,
 			Alternative: &registry.Alternative{Tool: "validate.alignment", How: "it checks each script against its contract statically, running nothing."},
-		}, registry.Plain(d.validateRunScripts)),
+		}, d.validateRunScripts),
 	}
 	tools = append(tools, validateRunPipelineTool(d))
 	tools = append(tools, validateDepsTools(d)...)
@@ -184,28 +184,31 @@ func progressTo(ctx context.Context) func(done, total int, msg string) {
 
 // ---- validate.alignment / validate.step ----------------------------------
 
-func (d *Deps) validateAlignment(ctx context.Context, in validateAlignmentIn) (alignmentOut, error) {
-	suite, err := d.verifierFor(ctx, in.Files, in.stepTypesArg)
+func (d *Deps) validateAlignment(ctx context.Context, in validateAlignmentIn) (registry.Reply[alignmentOut], error) {
+	var reply registry.Reply[alignmentOut]
+	suite, stepWarns, err := d.verifierFor(ctx, in.Files, in.stepTypesArg)
 	if err != nil {
-		return alignmentOut{}, err
+		return reply, err
 	}
+	reply.Warn(stepWarns...)
 	rep, err := suite.Alignment(ctx, strs(in.Targets), in.search(), progressTo(ctx))
 	if err != nil {
-		return alignmentOut{}, verifyError(err)
+		return reply, verifyError(err)
 	}
 	if rep.FailedSteps > 0 {
-		return alignmentOut{}, registry.Errorf(registry.CodeValidationFailed, "%d of %d step(s) failed alignment", rep.FailedSteps, rep.TotalSteps).
+		return reply, registry.Errorf(registry.CodeValidationFailed, "%d of %d step(s) failed alignment", rep.FailedSteps, rep.TotalSteps).
 			WithDetails(toMap(rep)).
 			Suggest("Apply each finding's fix (critical_issues lists them), then re-run validate.alignment.", "author.check_script", "steps.io", "validate.step_interface")
 	}
-	registry.Next(ctx, registry.NextStep{Tool: "validate.builder", When: "alignment passes", Why: "prove the step builds into a pipeline definition"})
-	registry.Meta(ctx, "tool_scope", rep.Scope)
+	reply.Next(registry.NextStep{Tool: "validate.builder", When: "alignment passes", Why: "prove the step builds into a pipeline definition"})
+	reply.WithMeta("tool_scope", rep.Scope)
 	out := alignmentOut{AlignmentReport: *rep, DetailedResults: map[string]cursusStepResult{}}
 	for _, r := range rep.Results {
 		out.DetailedResults[r.StepName] = cursusStepResult{StepName: r.StepName, SageMakerStepType: r.SageMakerStepType,
 			Category: r.Ruleset.Name, OverallStatus: r.Status, cursusLevels: cursusLevelsOf(r)}
 	}
-	return out, nil
+	reply.Out = out
+	return reply, nil
 }
 
 // stepReportOut is validate.step's report plus the keys the Python
@@ -280,78 +283,87 @@ type alignmentOut struct {
 	DetailedResults map[string]cursusStepResult `json:"detailed_results"`
 }
 
-func (d *Deps) validateStep(ctx context.Context, in validateStepIn) (stepReportOut, error) {
-	suite, err := d.verifierFor(ctx, in.Files, in.stepTypesArg)
+func (d *Deps) validateStep(ctx context.Context, in validateStepIn) (registry.Reply[stepReportOut], error) {
+	var reply registry.Reply[stepReportOut]
+	suite, stepWarns, err := d.verifierFor(ctx, in.Files, in.stepTypesArg)
 	if err != nil {
-		return stepReportOut{}, err
+		return reply, err
 	}
+	reply.Warn(stepWarns...)
 	r, warns, err := suite.CheckStep(ctx, string(in.StepName), string(in.JobType), in.search())
 	if err != nil {
-		return stepReportOut{}, verifyError(err)
+		return reply, verifyError(err)
 	}
 	if r.Status == validate.StatusFailed {
-		return stepReportOut{}, registry.Errorf(registry.CodeValidationFailed, "%s failed alignment: %d critical, %d error finding(s)", r.StepName, r.Counts["critical"], r.Counts["error"]).
+		return reply, registry.Errorf(registry.CodeValidationFailed, "%s failed alignment: %d critical, %d error finding(s)", r.StepName, r.Counts["critical"], r.Counts["error"]).
 			WithDetails(map[string]any{"report": r}).
 			Suggest("Apply each finding's fix, then re-run validate.step.", "author.check_script", "steps.io")
 	}
-	registry.Warn(ctx, warns...)
-	registry.Next(ctx, registry.NextStep{Tool: "validate.builder", When: "alignment passes",
+	reply.Warn(warns...)
+	reply.Next(registry.NextStep{Tool: "validate.builder", When: "alignment passes",
 		Why: "build the step from a synthesized config", ArgsHint: map[string]any{"step_name": r.StepName}})
-	return stepReportOut{StepReport: r, OverallStatus: r.Status, Category: r.Ruleset.Name, cursusLevels: cursusLevelsOf(r)}, nil
+	reply.Out = stepReportOut{StepReport: r, OverallStatus: r.Status, Category: r.Ruleset.Name, cursusLevels: cursusLevelsOf(r)}
+	return reply, nil
 }
 
 // ---- validate.step_interface ---------------------------------------------
 
-func (d *Deps) validateStepInterface(ctx context.Context, in validateStepInterfaceIn) (verify.InterfaceReport, error) {
+func (d *Deps) validateStepInterface(ctx context.Context, in validateStepInterfaceIn) (registry.Reply[verify.InterfaceReport], error) {
+	var reply registry.Reply[verify.InterfaceReport]
 	req := verify.InterfaceRequest{StepName: string(in.StepName), All: in.All, JobType: string(in.JobType), Path: string(in.Path), YAML: in.YAML}
 	types := in.stepTypesArg
 	if req.StepName == "" && !req.All && req.Path == "" && req.YAML == "" {
 		// Only step_types: they are what to validate, so a broken one is a
 		// finding of the report, not a rejected call.
 		if err := d.checkStepTypeCaps(in.stepTypesArg); err != nil {
-			return verify.InterfaceReport{}, err
+			return reply, err
 		}
 		req.Documents, types = in.StepTypes, stepTypesArg{}
 	}
-	suite, err := d.verifierFor(ctx, in.Files, types)
+	suite, stepWarns, err := d.verifierFor(ctx, in.Files, types)
 	if err != nil {
-		return verify.InterfaceReport{}, err
+		return reply, err
 	}
+	reply.Warn(stepWarns...)
 	rep, err := suite.CheckInterfaces(ctx, req)
 	if err != nil {
-		return verify.InterfaceReport{}, verifyError(err)
+		return reply, verifyError(err)
 	}
 	if rep.Failed > 0 {
-		return verify.InterfaceReport{}, registry.Errorf(registry.CodeValidationFailed, "%d interface(s) failed validation", rep.Failed).WithDetails(toMap(rep)).
+		return reply, registry.Errorf(registry.CodeValidationFailed, "%d interface(s) failed validation", rep.Failed).WithDetails(toMap(rep)).
 			Suggest("Fix each error at its key path (rule names the check); steps.io shows an exemplar's ports.",
 				"strategies.for_step_type", "catalog.config_fields", "validate.deps_explain")
 	}
-	registry.Next(ctx, registry.NextStep{Tool: "validate.alignment", When: "the interface is valid", Why: "check the script and config against it"})
+	reply.Next(registry.NextStep{Tool: "validate.alignment", When: "the interface is valid", Why: "check the script and config against it"})
 	if rep.Warnings > 0 {
-		registry.Warn(ctx, fmt.Sprintf("%d non-blocking incompleteness warning(s) across interfaces", rep.Warnings))
+		reply.Warn(fmt.Sprintf("%d non-blocking incompleteness warning(s) across interfaces", rep.Warnings))
 	}
-	return *rep, nil
+	reply.Out = *rep
+	return reply, nil
 }
 
 // ---- validate.builder -----------------------------------------------------
 
-func (d *Deps) validateBuilder(ctx context.Context, in validateBuilderIn) (verify.BuilderReport, error) {
-	in.unusedWorkspaceDirsArg.warn(ctx)
-	suite, err := d.verifierFor(ctx, nil, in.stepTypesArg)
+func (d *Deps) validateBuilder(ctx context.Context, in validateBuilderIn) (registry.Reply[verify.BuilderReport], error) {
+	var reply registry.Reply[verify.BuilderReport]
+	in.unusedWorkspaceDirsArg.warn(reply.Warn)
+	suite, stepWarns, err := d.verifierFor(ctx, nil, in.stepTypesArg)
 	if err != nil {
-		return verify.BuilderReport{}, err
+		return reply, err
 	}
+	reply.Warn(stepWarns...)
 	rep, err := suite.TestBuilder(ctx, string(in.StepName), string(in.JobType), in.Scoring == nil || *in.Scoring)
 	if err != nil {
-		return verify.BuilderReport{}, verifyError(err)
+		return reply, verifyError(err)
 	}
 	if rep.Failed() {
-		return verify.BuilderReport{}, registry.Errorf(registry.CodeNotConstructible, "%s could not be built: see the failing components", rep.StepName).WithDetails(toMap(rep)).
+		return reply, registry.Errorf(registry.CodeNotConstructible, "%s could not be built: see the failing components", rep.StepName).WithDetails(toMap(rep)).
 			Suggest("Fix the issues of each ERROR component (config problems: author.config_constraints; wiring: steps.io).",
 				"validate.step_interface", "author.config_constraints", "steps.io")
 	}
-	registry.Meta(ctx, "step_name", rep.StepName)
-	return *rep, nil
+	reply.WithMeta("step_name", rep.StepName)
+	reply.Out = *rep
+	return reply, nil
 }
 
 // ---- validate.info ----------------------------------------------------------
@@ -362,19 +374,21 @@ func (d *Deps) validateInfo(ctx context.Context, _ struct{}) (verify.Info, error
 
 // ---- validate.run_scripts ---------------------------------------------------
 
-func (d *Deps) validateRunScripts(ctx context.Context, in validateRunScriptsIn) (verify.RunScriptsReport, error) {
-	if err := deprecatedAlias(ctx, &in.ConfigFile, in.ConfigPath, "config_file", "config_path"); err != nil {
-		return verify.RunScriptsReport{}, err
+func (d *Deps) validateRunScripts(ctx context.Context, in validateRunScriptsIn) (registry.Reply[verify.RunScriptsReport], error) {
+	var reply registry.Reply[verify.RunScriptsReport]
+	if err := deprecatedAlias(reply.Warn, &in.ConfigFile, in.ConfigPath, "config_file", "config_path"); err != nil {
+		return reply, err
 	}
 	rep, err := d.verifier(ctx).RunScripts(ctx, verify.RunScriptsRequest{Nodes: in.Nodes, Edges: in.Edges, DAGFile: string(in.DAGFile),
 		ConfigPath: string(in.ConfigFile), Samples: in.Samples, Env: in.Env, JobArgs: in.JobArgs,
 		Timeout: time.Duration(in.Timeout) * time.Second, NoWiring: in.UseDeps != nil && !*in.UseDeps, Search: in.search(),
 		Progress: progressTo(ctx)})
 	if err != nil {
-		return verify.RunScriptsReport{}, verifyError(err)
+		return reply, verifyError(err)
 	}
-	registry.Warn(ctx, rep.Warnings...)
-	return *rep, nil
+	reply.Warn(rep.Warnings...)
+	reply.Out = *rep
+	return reply, nil
 }
 
 // newScriptRunner makes the runner: at most two scripts at once (the
