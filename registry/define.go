@@ -26,13 +26,15 @@ import (
 // its pattern) is used wherever it appears, so a shape shared by many
 // tools is written once.
 //
-// The handler returns its whole reply as a value: a Reply holds the
-// output and whatever else goes into the envelope (next steps, warnings,
-// meta keys); a failed call returns a *ToolError, and its reply is
-// dropped. A handler that only has an output is written as
-// func(ctx, In) (Out, error) and given to Define through Plain. Nothing
-// travels back through ctx, so a handler may build its reply from any
-// goroutine it starts.
+// The handler returns its whole answer as a value, a Reply: the output
+// (the envelope's data) with the next steps, warnings and meta keys that
+// go with it. It fails by returning an error, a *ToolError to choose the
+// code; the reply beside an error is dropped. This is the one handler form
+// (as the MCP go-sdk's typed tool handlers return their result with their
+// output); a handler with nothing to say beyond its output is written
+// func(ctx, In) (Out, error) and passed through Plain. Nothing travels
+// back through ctx: a handler that starts goroutines gathers what they
+// find and puts it in its reply itself.
 func Define[In, Out any](spec ToolDef, handle func(ctx context.Context, in In) (Reply[Out], error)) ToolDef {
 	in, err := inputSchema(reflect.TypeFor[In]())
 	if err != nil {
@@ -57,56 +59,9 @@ func Define[In, Out any](spec ToolDef, handle func(ctx context.Context, in In) (
 		if err != nil {
 			return nil, err
 		}
-		res := reply.result()
-		extras := &scopeFrom(ctx).extras // the registry runs every call in a scope
-		res.Next(extras.next...).Warn(extras.warnings...)
-		for _, kv := range extras.meta {
-			res.WithMeta(kv.key, kv.value)
-		}
-		return res, nil
+		return reply.result(), nil
 	}
 	return spec
-}
-
-// replyExtras collects what a handler not yet returning its Reply adds to
-// its envelope through its context (Next, Warn, Meta): being removed.
-type replyExtras struct {
-	next     []NextStep
-	warnings []string
-	meta     []metaEntry
-}
-
-type metaEntry struct {
-	key   string
-	value any
-}
-
-func extrasFrom(ctx context.Context) *replyExtras {
-	if s := scopeFrom(ctx); s != nil {
-		return &s.extras
-	}
-	return nil
-}
-
-// Next suggests the tools to call after this successful call.
-func Next(ctx context.Context, steps ...NextStep) {
-	if e := extrasFrom(ctx); e != nil {
-		e.next = append(e.next, steps...)
-	}
-}
-
-// Warn adds warnings to this call's envelope.
-func Warn(ctx context.Context, msgs ...string) {
-	if e := extrasFrom(ctx); e != nil {
-		e.warnings = append(e.warnings, msgs...)
-	}
-}
-
-// Meta sets one key of this call's envelope meta.
-func Meta(ctx context.Context, key string, value any) {
-	if e := extrasFrom(ctx); e != nil {
-		e.meta = append(e.meta, metaEntry{key, value})
-	}
 }
 
 // Schemer is a named argument or output type that knows its own JSON
@@ -118,7 +73,7 @@ type Schemer interface {
 // Reply is a typed handler's answer: Out is the envelope's data, and the
 // rest its next_steps, warnings and meta. Build it field by field or with
 // Next, Warn and WithMeta, which append as Result's methods of the same
-// names do.
+// names do (not synchronised: one goroutine builds a reply).
 type Reply[Out any] struct {
 	Out       Out
 	NextSteps []NextStep

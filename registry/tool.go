@@ -32,7 +32,6 @@ type callFunc func(ctx context.Context, args map[string]any, text []byte) (*Resu
 // registry: the registry running it.
 type callScope struct {
 	registry *Registry
-	extras   replyExtras
 }
 
 type callScopeKey struct{}
