@@ -15,10 +15,6 @@ import (
 	"github.com/cursus-dev/cursus/registry"
 )
 
-type authorRulesIn struct {
-	Topic authorTopic `json:"topic,omitempty" jsonschema:"Rule topic; leave out for every topic."`
-}
-
 // authorTopic is a topic of the engine's rule table.
 type authorTopic string
 
@@ -28,11 +24,6 @@ const stubScript = `"def main(input_paths, output_paths, environ_vars, job_args)
 
 func (authorTopic) JSONSchema() *jsonschema.Schema {
 	return &jsonschema.Schema{Type: "string", Enum: enumOf(steps.RuleTopics)}
-}
-
-type authorChecklistIn struct {
-	SMType   authorSMType   `json:"sagemaker_step_type" jsonschema:"SageMaker step type of the new step."`
-	Assembly authorAssembly `json:"step_assembly,omitempty" jsonschema:"How the step is assembled (Processing only)."`
 }
 
 // authorSMType is any SageMaker step type a .step.yaml may declare.
@@ -57,26 +48,58 @@ func enumOf(values []string) []any {
 	return out
 }
 
-type authorCheckScriptIn struct {
-	stepJobIn
-	scriptSearchIn
-	filesIn
-	stepTypesArg
+func authorNamespace(d *Deps) (registry.Namespace, error) {
+	if d.live == nil {
+		return registry.Namespace{}, errors.New("the step catalog is not loaded")
+	}
+	tools := []registry.ToolDef{
+		authorRulesTool(d),
+		authorChecklistTool(d),
+		authorCheckScriptTool(d),
+		authorPreflightStepTool(d),
+	}
+	tools = append(tools, authorConfigTools(d)...)
+	return registry.Namespace{
+		Name:        "author",
+		Description: "Guardrails for authoring new step types: rules, the checklist, script and config checks, and preflight gates.",
+		Tools:       tools,
+	}, nil
 }
 
-type authorPreflightIn struct {
-	StepName verifyStepName `json:"step_name,omitempty"`
-	All      bool           `json:"all,omitempty" jsonschema:"Check every step type in the catalog."`
-	JobType  jobTypeName    `json:"job_type,omitempty" jsonschema:"Job type variant to apply (training, calibration, …)."`
-	scriptSearchIn
-	filesIn
-	stepTypesArg
+type authorRulesIn struct {
+	Topic authorTopic `json:"topic,omitempty" jsonschema:"Rule topic; leave out for every topic."`
 }
 
 // authorRulesOut is one topic's rules; each topic has its own fixed shape.
 type authorRulesOut struct {
 	Topic string         `json:"topic"`
 	Rules map[string]any `json:"rules"`
+}
+
+func authorRulesTool(d *Deps) registry.ToolDef {
+	return registry.Define(registry.ToolDef{
+		Name:        "author.rules",
+		Description: "The rules a new step type must follow, by topic: naming, packaging, sdk_carveout, reuse_class, closure.",
+		When:        "Before writing a .step.yaml or script.",
+		Examples:    []string{`author.rules {}  # every topic`, `author.rules {"topic": "naming"}`},
+		Tags:        []string{registry.PhaseValidator},
+	}, registry.Plain(d.authorRules))
+}
+
+func (d *Deps) authorRules(_ context.Context, in authorRulesIn) (authorRulesOut, error) {
+	if in.Topic == "" {
+		all := map[string]any{}
+		for _, topic := range steps.RuleTopics {
+			all[topic] = steps.AuthorRules(topic)
+		}
+		return authorRulesOut{Topic: "all", Rules: all}, nil
+	}
+	return authorRulesOut{Topic: string(in.Topic), Rules: steps.AuthorRules(string(in.Topic))}, nil
+}
+
+type authorChecklistIn struct {
+	SMType   authorSMType   `json:"sagemaker_step_type" jsonschema:"SageMaker step type of the new step."`
+	Assembly authorAssembly `json:"step_assembly,omitempty" jsonschema:"How the step is assembled (Processing only)."`
 }
 
 // authorChecklistOut is the authoring procedure for one step type.
@@ -99,70 +122,16 @@ type checklistStep struct {
 	ArgsHint map[string]any `json:"args_hint"`
 }
 
-func authorNamespace(d *Deps) (registry.Namespace, error) {
-	if d.live == nil {
-		return registry.Namespace{}, errors.New("the step catalog is not loaded")
-	}
-	tools := []registry.ToolDef{
-		registry.Define(registry.ToolDef{
-			Name:        "author.rules",
-			Description: "The rules a new step type must follow, by topic: naming, packaging, sdk_carveout, reuse_class, closure.",
-			When:        "Before writing a .step.yaml or script.",
-			Examples:    []string{`author.rules {}  # every topic`, `author.rules {"topic": "naming"}`},
-			Tags:        []string{registry.PhaseValidator},
-		}, registry.Plain(d.authorRules)),
-		registry.Define(registry.ToolDef{
-			Name: "author.checklist",
-			Description: "The authoring procedure for a new step type (of a SageMaker step type), as ordered data: which tools to call, " +
-				"which exemplar step to copy shapes from, which files to write, and the gates to pass. The exemplar's .step.yaml is steps.source; " +
-				"the formats are steps.format (step_yaml, config_json); a new step type is usable at once when sent in step_types.",
-			When:     "Before authoring a step type.",
-			Examples: []string{`author.checklist {"sagemaker_step_type": "Processing", "step_assembly": "code"}`},
-			Tags:     []string{registry.PhasePlanner},
-		}, d.authorChecklist),
-		registry.Define(registry.ToolDef{
-			Name: "author.check_script",
-			Description: "Check a step's Python script against its contract (static analysis; no interpreter): main() signature, " +
-				"forward checks (names, env vars and job args the script reads must be declared) and reverse checks (declared " +
-				"outputs written, required env vars read, declared flags parsed). Issues carry severity, rule, location and fix.",
-			When: "You wrote or edited a step script.",
-			Examples: []string{
-				`author.check_script {"step_name": "TabularPreprocessing", "source_dir": "scripts", "files": {"scripts/tabular_preprocessing.py": ` + stubScript + `}}`,
-				`author.check_script {"step_name": "XGBoostTraining", "script_path": "scripts/xgboost_training.py", "files": {"scripts/xgboost_training.py": ` + stubScript + `}}`,
-			},
-			Tags: []string{registry.PhaseValidator},
-		}, d.authorCheckScript),
-		registry.Define(registry.ToolDef{
-			Name: "author.preflight_step",
-			Description: "The CI gates of a step type (what it must pass to be constructible): interface (the .step.yaml is valid), " +
-				"registry_binding (a builder handler binds its SageMaker type and assembly, and the config has the fields the " +
-				"builder reads), config_constructible (a valid config can be built from sample values) and script_alignment " +
-				"(every check validate.alignment runs, with the script when found; its findings are listed). Each gate has a detail and a remedy.",
-			When: "Before using a new or edited step.",
-			Examples: []string{
-				`author.preflight_step {"step_name": "TabularPreprocessing"}`,
-				`author.preflight_step {"all": true}  # every step type in the catalog`,
-			},
-			Tags: []string{registry.PhaseValidator},
-		}, d.authorPreflightStep),
-	}
-	tools = append(tools, authorConfigTools(d)...)
-	return registry.Namespace{
-		Name:        "author",
-		Description: "Guardrails for authoring new step types: rules, the checklist, script and config checks, and preflight gates.",
-		Tools:       tools,
-	}, nil
-}
-
-func (d *Deps) authorRules(_ context.Context, in authorRulesIn) (authorRulesOut, error) {
-	if in.Topic == "" {
-		all := map[string]any{}
-		for _, topic := range steps.RuleTopics {
-			all[topic] = steps.AuthorRules(topic)
-		}
-		return authorRulesOut{Topic: "all", Rules: all}, nil
-	}
-	return authorRulesOut{Topic: string(in.Topic), Rules: steps.AuthorRules(string(in.Topic))}, nil
+func authorChecklistTool(d *Deps) registry.ToolDef {
+	return registry.Define(registry.ToolDef{
+		Name: "author.checklist",
+		Description: "The authoring procedure for a new step type (of a SageMaker step type), as ordered data: which tools to call, " +
+			"which exemplar step to copy shapes from, which files to write, and the gates to pass. The exemplar's .step.yaml is steps.source; " +
+			"the formats are steps.format (step_yaml, config_json); a new step type is usable at once when sent in step_types.",
+		When:     "Before authoring a step type.",
+		Examples: []string{`author.checklist {"sagemaker_step_type": "Processing", "step_assembly": "code"}`},
+		Tags:     []string{registry.PhasePlanner},
+	}, d.authorChecklist)
 }
 
 func (d *Deps) authorChecklist(ctx context.Context, in authorChecklistIn) (registry.Reply[authorChecklistOut], error) {
@@ -229,6 +198,28 @@ func checklistRouting(smType, assembly string) (bool, []string) {
 	return true, nil
 }
 
+type authorCheckScriptIn struct {
+	stepJobIn
+	scriptSearchIn
+	filesIn
+	stepTypesArg
+}
+
+func authorCheckScriptTool(d *Deps) registry.ToolDef {
+	return registry.Define(registry.ToolDef{
+		Name: "author.check_script",
+		Description: "Check a step's Python script against its contract (static analysis; no interpreter): main() signature, " +
+			"forward checks (names, env vars and job args the script reads must be declared) and reverse checks (declared " +
+			"outputs written, required env vars read, declared flags parsed). Issues carry severity, rule, location and fix.",
+		When: "You wrote or edited a step script.",
+		Examples: []string{
+			`author.check_script {"step_name": "TabularPreprocessing", "source_dir": "scripts", "files": {"scripts/tabular_preprocessing.py": ` + stubScript + `}}`,
+			`author.check_script {"step_name": "XGBoostTraining", "script_path": "scripts/xgboost_training.py", "files": {"scripts/xgboost_training.py": ` + stubScript + `}}`,
+		},
+		Tags: []string{registry.PhaseValidator},
+	}, d.authorCheckScript)
+}
+
 func (d *Deps) authorCheckScript(ctx context.Context, in authorCheckScriptIn) (registry.Reply[verify.ScriptCheckReport], error) {
 	var reply registry.Reply[verify.ScriptCheckReport]
 	suite, stepWarns, err := d.verifierFor(ctx, in.Files, in.stepTypesArg)
@@ -269,6 +260,31 @@ func analysisError(e *verify.AnalysisError) error {
 			Suggest(fmt.Sprintf("Fix the syntax at line %d.", se.Line))
 	}
 	return registry.Errorf(registry.CodeScriptAnalysisError, "%v", e.Err)
+}
+
+type authorPreflightIn struct {
+	StepName verifyStepName `json:"step_name,omitempty"`
+	All      bool           `json:"all,omitempty" jsonschema:"Check every step type in the catalog."`
+	JobType  jobTypeName    `json:"job_type,omitempty" jsonschema:"Job type variant to apply (training, calibration, …)."`
+	scriptSearchIn
+	filesIn
+	stepTypesArg
+}
+
+func authorPreflightStepTool(d *Deps) registry.ToolDef {
+	return registry.Define(registry.ToolDef{
+		Name: "author.preflight_step",
+		Description: "The CI gates of a step type (what it must pass to be constructible): interface (the .step.yaml is valid), " +
+			"registry_binding (a builder handler binds its SageMaker type and assembly, and the config has the fields the " +
+			"builder reads), config_constructible (a valid config can be built from sample values) and script_alignment " +
+			"(every check validate.alignment runs, with the script when found; its findings are listed). Each gate has a detail and a remedy.",
+		When: "Before using a new or edited step.",
+		Examples: []string{
+			`author.preflight_step {"step_name": "TabularPreprocessing"}`,
+			`author.preflight_step {"all": true}  # every step type in the catalog`,
+		},
+		Tags: []string{registry.PhaseValidator},
+	}, d.authorPreflightStep)
 }
 
 func (d *Deps) authorPreflightStep(ctx context.Context, in authorPreflightIn) (registry.Reply[verify.PreflightReport], error) {
