@@ -48,25 +48,6 @@ type stepNameIn struct {
 	stepTypesArg
 }
 
-type listStepsIn struct {
-	WorkspaceID string            `json:"workspace_id,omitempty" jsonschema:"Accepted for compatibility; steps come from the built-in catalog and the configured extra directories." schema:"maxLength=200"`
-	JobType     jobTypeName       `json:"job_type,omitempty" jsonschema:"Job type variant (training, validation, testing, calibration, or any custom job type)."`
-	SMType      sagemakerStepType `json:"sagemaker_step_type,omitempty" jsonschema:"SageMaker step type: Processing, Training, CreateModel, Transform, Tuning, RegisterModel, …"`
-	stepTypesArg
-}
-
-type searchIn struct {
-	Query   searchQuery `json:"query" jsonschema:"Words to look for (case-insensitive)."`
-	JobType jobTypeName `json:"job_type,omitempty" jsonschema:"Job type variant (training, validation, testing, calibration, or any custom job type)."`
-	Limit   int         `json:"limit,omitempty" jsonschema:"Most matches to return (default 20)." schema:"minimum=1,maximum=100"`
-	stepTypesArg
-}
-
-type listBuildersIn struct {
-	SMType sagemakerStepType `json:"sagemaker_step_type,omitempty" jsonschema:"SageMaker step type: Processing, Training, CreateModel, Transform, Tuning, RegisterModel, …"`
-	stepTypesArg
-}
-
 func catalogNamespace(d *Deps) (registry.Namespace, error) {
 	if d.live == nil {
 		return registry.Namespace{}, errors.New("step catalog is not loaded")
@@ -75,67 +56,13 @@ func catalogNamespace(d *Deps) (registry.Namespace, error) {
 		Name:        "catalog",
 		Description: "Discover and search step types, their specs, configs and builders.",
 		Tools: []registry.ToolDef{
-			registry.Define(registry.ToolDef{
-				Name:        "catalog.list_steps",
-				Description: "List every known step type (built-in plus extra catalog directories, plus any sent in step_types), sorted, with SageMaker step type, node type, job-type variants and a one-line description; step_dirs says which operator directories are loaded and which of their files failed, and why.",
-				When:        "You want to see which steps exist.",
-				Examples: []string{
-					`catalog.list_steps {}  # everything`,
-					`catalog.list_steps {"sagemaker_step_type": "Training"}  # only training steps`,
-					`catalog.list_steps {"job_type": "calibration"}  # steps that take a calibration job type`,
-				},
-				Tags: []string{registry.PhasePlanner},
-			}, d.catalogListSteps),
-			registry.Define(registry.ToolDef{
-				Name: "catalog.search",
-				Description: "Search step types by free text. Ranked and explainable: each match has a score and the reasons it matched " +
-					"(name, description, SageMaker step type, framework, port names and keywords). Deterministic order.",
-				When: "You know what a step does but not its name.",
-				Examples: []string{
-					`catalog.search {"query": "xgboost"}  # XGBoostTraining first`,
-					`catalog.search {"query": "calibrat", "limit": 5}`,
-				},
-				Tags: []string{registry.PhasePlanner},
-			}, d.catalogSearch),
-			registry.Define(registry.ToolDef{
-				Name:        "catalog.step_info",
-				Description: "Registry facts of one step: SageMaker step type, node type, config class, builder name, framework, job-type variants, routing strategy and where its interface file comes from.",
-				When:        "You picked a step and want its identity card.",
-				Examples:    []string{`catalog.step_info {"step_name": "TabularPreprocessing"}`, `catalog.step_info {"step_name": "XGBoostModelEval_calibration"}`},
-				Tags:        []string{registry.PhasePlanner},
-			}, d.catalogStepInfo),
-			registry.Define(registry.ToolDef{
-				Name:        "catalog.step_spec",
-				Description: "The logical ports of a step (job-type variant applied): dependencies with type, required flag, compatible sources and keywords; outputs with type, property path and aliases. Keys are those of the .step.yaml (type; dependency_type and output_type repeat it under the reference's names).",
-				When:        "Before wiring a step: what it consumes and produces.",
-				Examples:    []string{`catalog.step_spec {"step_name": "XGBoostTraining"}`, `catalog.step_spec {"step_name": "TabularPreprocessing", "job_type": "calibration"}`},
-				Tags:        []string{registry.PhasePlanner},
-			}, d.catalogStepSpec),
-			registry.Define(registry.ToolDef{
-				Name: "catalog.resolve_step",
-				Description: "Interpret any spelling of a step: step type, DAG node (<StepType>_<job_type>), pipeline step name (<StepType>-<Jobtype>), " +
-					"config class, builder name, snake-case file stem or file-style words. Returns step type, job type, variant, config key, pipeline step name, config class and builder.",
-				When: "You have a name and need the step it means.",
-				Examples: []string{
-					`catalog.resolve_step {"step_name": "TabularPreprocessing_training"}  # job type training, variant applied`,
-					`catalog.resolve_step {"step_name": "model_evaluation_xgb"}  # file-style name`,
-				},
-				Tags: []string{registry.PhaseProgrammer},
-			}, d.catalogResolveStep),
-			registry.Define(registry.ToolDef{
-				Name:        "catalog.config_fields",
-				Description: "Every config field of a step type (inherited base fields included): type, tier (essential/system/derived), required flag, default, allowed values, pattern, range, description and the layer that declares it.",
-				When:        "You need to know what to configure for a step.",
-				Examples:    []string{`catalog.config_fields {"step_name": "TabularPreprocessing"}`},
-				Tags:        []string{registry.PhasePlanner, registry.PhaseProgrammer},
-			}, d.catalogConfigFields),
-			registry.Define(registry.ToolDef{
-				Name:        "catalog.list_builders",
-				Description: "Builder names of every step type (with the construction strategy it routes to and whether this service can compile it).",
-				When:        "Which steps can be built.",
-				Examples:    []string{`catalog.list_builders {}`, `catalog.list_builders {"sagemaker_step_type": "Training"}`},
-				Tags:        []string{registry.PhaseProgrammer},
-			}, d.catalogListBuilders),
+			catalogListStepsTool(d),
+			catalogSearchTool(d),
+			catalogStepInfoTool(d),
+			catalogStepSpecTool(d),
+			catalogResolveStepTool(d),
+			catalogConfigFieldsTool(d),
+			catalogListBuildersTool(d),
 		},
 	}, nil
 }
@@ -223,6 +150,13 @@ func componentsAvailable(iface *steps.Interface) []string {
 	return out
 }
 
+type listStepsIn struct {
+	WorkspaceID string            `json:"workspace_id,omitempty" jsonschema:"Accepted for compatibility; steps come from the built-in catalog and the configured extra directories." schema:"maxLength=200"`
+	JobType     jobTypeName       `json:"job_type,omitempty" jsonschema:"Job type variant (training, validation, testing, calibration, or any custom job type)."`
+	SMType      sagemakerStepType `json:"sagemaker_step_type,omitempty" jsonschema:"SageMaker step type: Processing, Training, CreateModel, Transform, Tuning, RegisterModel, …"`
+	stepTypesArg
+}
+
 type listStepsOut struct {
 	Steps       []string     `json:"steps"`
 	Count       int          `json:"count"`
@@ -241,6 +175,20 @@ type stepDetail struct {
 	NodeType          string   `json:"node_type"`
 	JobTypes          []string `json:"job_types"`
 	Description       string   `json:"description"`
+}
+
+func catalogListStepsTool(d *Deps) registry.ToolDef {
+	return registry.Define(registry.ToolDef{
+		Name:        "catalog.list_steps",
+		Description: "List every known step type (built-in plus extra catalog directories, plus any sent in step_types), sorted, with SageMaker step type, node type, job-type variants and a one-line description; step_dirs says which operator directories are loaded and which of their files failed, and why.",
+		When:        "You want to see which steps exist.",
+		Examples: []string{
+			`catalog.list_steps {}  # everything`,
+			`catalog.list_steps {"sagemaker_step_type": "Training"}  # only training steps`,
+			`catalog.list_steps {"job_type": "calibration"}  # steps that take a calibration job type`,
+		},
+		Tags: []string{registry.PhasePlanner},
+	}, d.catalogListSteps)
 }
 
 func (d *Deps) catalogListSteps(ctx context.Context, in listStepsIn) (registry.Reply[listStepsOut], error) {
@@ -330,6 +278,13 @@ func nullable(s string) *string {
 	return &s
 }
 
+type searchIn struct {
+	Query   searchQuery `json:"query" jsonschema:"Words to look for (case-insensitive)."`
+	JobType jobTypeName `json:"job_type,omitempty" jsonschema:"Job type variant (training, validation, testing, calibration, or any custom job type)."`
+	Limit   int         `json:"limit,omitempty" jsonschema:"Most matches to return (default 20)." schema:"minimum=1,maximum=100"`
+	stepTypesArg
+}
+
 type searchOut struct {
 	Matches      []searchMatch `json:"matches"`
 	Count        int           `json:"count"`
@@ -345,6 +300,20 @@ type searchMatch struct {
 	SageMakerStepType   string   `json:"sagemaker_step_type"`
 	Description         string   `json:"description"`
 	ComponentsAvailable []string `json:"components_available"`
+}
+
+func catalogSearchTool(d *Deps) registry.ToolDef {
+	return registry.Define(registry.ToolDef{
+		Name: "catalog.search",
+		Description: "Search step types by free text. Ranked and explainable: each match has a score and the reasons it matched " +
+			"(name, description, SageMaker step type, framework, port names and keywords). Deterministic order.",
+		When: "You know what a step does but not its name.",
+		Examples: []string{
+			`catalog.search {"query": "xgboost"}  # XGBoostTraining first`,
+			`catalog.search {"query": "calibrat", "limit": 5}`,
+		},
+		Tags: []string{registry.PhasePlanner},
+	}, d.catalogSearch)
 }
 
 func (d *Deps) catalogSearch(ctx context.Context, in searchIn) (registry.Reply[searchOut], error) {
@@ -432,6 +401,16 @@ type stepStrategy struct {
 	Error       string `json:"error,omitempty"`
 }
 
+func catalogStepInfoTool(d *Deps) registry.ToolDef {
+	return registry.Define(registry.ToolDef{
+		Name:        "catalog.step_info",
+		Description: "Registry facts of one step: SageMaker step type, node type, config class, builder name, framework, job-type variants, routing strategy and where its interface file comes from.",
+		When:        "You picked a step and want its identity card.",
+		Examples:    []string{`catalog.step_info {"step_name": "TabularPreprocessing"}`, `catalog.step_info {"step_name": "XGBoostModelEval_calibration"}`},
+		Tags:        []string{registry.PhasePlanner},
+	}, d.catalogStepInfo)
+}
+
 func (d *Deps) catalogStepInfo(ctx context.Context, in stepIn) (registry.Reply[stepInfoOut], error) {
 	var reply registry.Reply[stepInfoOut]
 	iface, r, warnings, err := d.requestedStep(ctx, in)
@@ -508,6 +487,16 @@ type specOutput struct {
 	SemanticKeywords []string `json:"semantic_keywords"`
 }
 
+func catalogStepSpecTool(d *Deps) registry.ToolDef {
+	return registry.Define(registry.ToolDef{
+		Name:        "catalog.step_spec",
+		Description: "The logical ports of a step (job-type variant applied): dependencies with type, required flag, compatible sources and keywords; outputs with type, property path and aliases. Keys are those of the .step.yaml (type; dependency_type and output_type repeat it under the reference's names).",
+		When:        "Before wiring a step: what it consumes and produces.",
+		Examples:    []string{`catalog.step_spec {"step_name": "XGBoostTraining"}`, `catalog.step_spec {"step_name": "TabularPreprocessing", "job_type": "calibration"}`},
+		Tags:        []string{registry.PhasePlanner},
+	}, d.catalogStepSpec)
+}
+
 func (d *Deps) catalogStepSpec(ctx context.Context, in stepIn) (registry.Reply[stepSpecOut], error) {
 	var reply registry.Reply[stepSpecOut]
 	iface, r, warnings, err := d.requestedStep(ctx, in)
@@ -562,6 +551,20 @@ type resolveStepOut struct {
 	PipelineStepName  string  `json:"pipeline_step_name"`
 }
 
+func catalogResolveStepTool(d *Deps) registry.ToolDef {
+	return registry.Define(registry.ToolDef{
+		Name: "catalog.resolve_step",
+		Description: "Interpret any spelling of a step: step type, DAG node (<StepType>_<job_type>), pipeline step name (<StepType>-<Jobtype>), " +
+			"config class, builder name, snake-case file stem or file-style words. Returns step type, job type, variant, config key, pipeline step name, config class and builder.",
+		When: "You have a name and need the step it means.",
+		Examples: []string{
+			`catalog.resolve_step {"step_name": "TabularPreprocessing_training"}  # job type training, variant applied`,
+			`catalog.resolve_step {"step_name": "model_evaluation_xgb"}  # file-style name`,
+		},
+		Tags: []string{registry.PhaseProgrammer},
+	}, d.catalogResolveStep)
+}
+
 func (d *Deps) catalogResolveStep(ctx context.Context, in stepNameIn) (registry.Reply[resolveStepOut], error) {
 	var reply registry.Reply[resolveStepOut]
 	name := string(in.StepName)
@@ -599,17 +602,6 @@ func (d *Deps) catalogResolveStep(ctx context.Context, in stepNameIn) (registry.
 	return reply, nil
 }
 
-// configFieldsOut lists a step's config fields. tier_counts needs the
-// config engine; without it only the step's own section is known.
-type configFieldsOut struct {
-	StepName    string         `json:"step_name"`
-	ConfigClass string         `json:"config_class"`
-	Chain       []string       `json:"chain"`
-	Fields      []configField  `json:"fields"`
-	Count       int            `json:"count"`
-	TierCounts  map[string]int `json:"tier_counts,omitzero"`
-}
-
 // configField is one field; the constraint keys appear only when set, and
 // origin only from the config engine.
 type configField struct {
@@ -627,6 +619,27 @@ type configField struct {
 	Maximum       *float64 `json:"maximum,omitempty"`
 	Items         string   `json:"items,omitempty"`
 	Rule          string   `json:"rule,omitempty"`
+}
+
+// configFieldsOut lists a step's config fields. tier_counts needs the
+// config engine; without it only the step's own section is known.
+type configFieldsOut struct {
+	StepName    string         `json:"step_name"`
+	ConfigClass string         `json:"config_class"`
+	Chain       []string       `json:"chain"`
+	Fields      []configField  `json:"fields"`
+	Count       int            `json:"count"`
+	TierCounts  map[string]int `json:"tier_counts,omitzero"`
+}
+
+func catalogConfigFieldsTool(d *Deps) registry.ToolDef {
+	return registry.Define(registry.ToolDef{
+		Name:        "catalog.config_fields",
+		Description: "Every config field of a step type (inherited base fields included): type, tier (essential/system/derived), required flag, default, allowed values, pattern, range, description and the layer that declares it.",
+		When:        "You need to know what to configure for a step.",
+		Examples:    []string{`catalog.config_fields {"step_name": "TabularPreprocessing"}`},
+		Tags:        []string{registry.PhasePlanner, registry.PhaseProgrammer},
+	}, d.catalogConfigFields)
 }
 
 func (d *Deps) catalogConfigFields(ctx context.Context, in stepNameIn) (registry.Reply[configFieldsOut], error) {
@@ -680,6 +693,11 @@ func fieldRecord(name string, f steps.Field, source string, required bool) confi
 	}
 }
 
+type listBuildersIn struct {
+	SMType sagemakerStepType `json:"sagemaker_step_type,omitempty" jsonschema:"SageMaker step type: Processing, Training, CreateModel, Transform, Tuning, RegisterModel, …"`
+	stepTypesArg
+}
+
 type listBuildersOut struct {
 	Builders []builderRow `json:"builders"`
 	Count    int          `json:"count"`
@@ -692,6 +710,16 @@ type builderRow struct {
 	Strategy          string `json:"strategy"` // <axis>/<name>
 	Handler           string `json:"handler"`
 	Implemented       bool   `json:"implemented"`
+}
+
+func catalogListBuildersTool(d *Deps) registry.ToolDef {
+	return registry.Define(registry.ToolDef{
+		Name:        "catalog.list_builders",
+		Description: "Builder names of every step type (with the construction strategy it routes to and whether this service can compile it).",
+		When:        "Which steps can be built.",
+		Examples:    []string{`catalog.list_builders {}`, `catalog.list_builders {"sagemaker_step_type": "Training"}`},
+		Tags:        []string{registry.PhaseProgrammer},
+	}, d.catalogListBuilders)
 }
 
 func (d *Deps) catalogListBuilders(ctx context.Context, in listBuildersIn) (registry.Reply[listBuildersOut], error) {
