@@ -50,45 +50,6 @@ type compileSource struct {
 	stepTypesArg
 }
 
-type compileValidateIn struct {
-	compileSource
-	unusedRoleArg
-}
-
-type compilePreviewIn struct {
-	compileSource
-	unusedRoleArg
-}
-
-type compileWithReportIn struct {
-	compileSource
-	PipelineName pipelineNameArg `json:"pipeline_name,omitempty"`
-	unusedRoleArg
-}
-
-type compileNameIn struct {
-	Base     string `json:"base,omitempty" jsonschema:"Name base, e.g. the config's pipeline_name." schema:"minLength=1,maxLength=512"`
-	DAG      string `json:"dag,omitempty" jsonschema:"The DAG's name or id (its metadata.name, a shared DAG id, or its file path without .json and with / as -), as the compile tools put it in the name." schema:"minLength=1,maxLength=256"`
-	Version  string `json:"version,omitempty" jsonschema:"Version (default 1.0)." schema:"minLength=1,maxLength=64"`
-	Sanitize string `json:"sanitize,omitempty" jsonschema:"A name to sanitise." schema:"minLength=1,maxLength=1024"`
-}
-
-type compileSingleNodeIn struct {
-	compileSource
-	TargetNode     string          `json:"target_node" jsonschema:"DAG node to compile." schema:"minLength=1,maxLength=256"`
-	ManualInputs   manualInputs    `json:"manual_inputs" jsonschema:"Dependency name → s3:// URI."`
-	PipelineName   pipelineNameArg `json:"pipeline_name,omitempty"`
-	ValidateInputs *bool           `json:"validate_inputs,omitempty" jsonschema:"Check the node and every URI first (default true)."`
-	unusedRoleArg
-}
-
-type compileDAGIn struct {
-	compileSource
-	PipelineName pipelineNameArg `json:"pipeline_name,omitempty"`
-	Role         roleARNArg      `json:"role,omitempty"`
-	Upsert       bool            `json:"upsert,omitempty" jsonschema:"Upload artifacts and create/update the pipeline in SageMaker (default false)."`
-}
-
 func compileNamespace(d *Deps) (registry.Namespace, error) {
 	if d.live == nil {
 		return registry.Namespace{}, errors.New("step catalog or config schemas are not loaded")
@@ -97,65 +58,12 @@ func compileNamespace(d *Deps) (registry.Namespace, error) {
 		Name:        "compile",
 		Description: "Compile a DAG and its config.json into a SageMaker Pipelines definition; check, preview, name and deploy it.",
 		Tools: []registry.ToolDef{
-			registry.Define(registry.ToolDef{
-				Name: "compile.validate",
-				Description: "Check that a DAG and its config.json fit together (without deploying anything): every node has a config " +
-					"(matched with a confidence), an interface and a builder; required inputs are wired; every step builds. Never fails: problems are in the result.",
-				When:     "Before compiling.",
-				Examples: []string{`compile.validate {` + inlineCompileArgs + `}`},
-				Tags:     []string{registry.PhaseValidator},
-			}, d.compileValidate),
-			registry.Define(registry.ToolDef{
-				Name: "compile.preview",
-				Description: "Show how each DAG node resolves to a config (class, method, confidence, reasons) and which builder " +
-					"builds it, with renaming recommendations for weak matches, and (when every node resolves) the findings compile.validate " +
-					"reports: settings SageMaker would reject or that would misbehave at run time. Deploys nothing.",
-				When:     "Before compiling: node → config → builder.",
-				Examples: []string{`compile.preview {` + inlineCompileArgs + `}`},
-				Tags:     []string{registry.PhasePlanner, registry.PhaseValidator},
-			}, d.compilePreview),
-			registry.Define(registry.ToolDef{
-				Name: "compile.with_report",
-				Description: "Compile without deploying and return the report (per step: node, config, builder, confidence, wired inputs), " +
-					"the full pipeline definition JSON and the manifest of code artifacts (local file → content-addressed S3 URI).",
-				When:     "You want the compiled definition.",
-				Examples: []string{`compile.with_report {` + inlineCompileArgs + `}`},
-				Tags:     []string{registry.PhaseProgrammer},
-			}, d.compileWithReport),
-			registry.Define(registry.ToolDef{
-				Name: "compile.name",
-				Description: "Generate a pipeline name (sanitised \"<base>-<dag>-<version>-pipeline\", or \"<base>-<version>-pipeline\" without dag) and/or sanitise a name: \".\" and \"_\" become \"-\", " +
-					"other characters outside [a-zA-Z0-9-] are dropped, at most 255 characters; reports whether each result is valid. " +
-					"The compile tools name a pipeline this way by default: base is the config's pipeline_name and dag the DAG's metadata.name " +
-					"(else its file path without .json, \"/\" as \"-\", a file named dag.json taking its folder's path; an unnamed inline DAG gets dag-<hash of its nodes and edges>), so DAGs compiled with one " +
-					"config get distinct pipelines. A pipeline_name_override in the config, or a pipeline_name argument, replaces the generated name.",
-				When: "You need a valid SageMaker pipeline name.",
-				Examples: []string{`compile.name {"base": "jdoe-fraud-xgboost-NA", "dag": "xgboost_complete_e2e", "version": "1.0.0"}  # jdoe-fraud-xgboost-NA-xgboost-complete-e2e-1-0-0-pipeline`,
-					`compile.name {"base": "xgboost-training", "version": "1.0"}  # xgboost-training-1-0-pipeline`,
-					`compile.name {"sanitize": "My Pipeline!! v3"}  # MyPipelinev3`},
-				Tags: []string{registry.PhaseProgrammer},
-			}, registry.Plain(compileName)),
-			registry.Define(registry.ToolDef{
-				Name: "compile.single_node",
-				Description: "Compile one DAG node as its own pipeline (its inputs given as S3 URIs: dependency → s3://bucket/key). " +
-					"Returns the definition; deploys nothing.",
-				When: "To run or debug one step alone.",
-				Examples: []string{`compile.single_node {` + inlineCompileArgs + `, ` +
-					`"target_node": "XGBoostTraining", "manual_inputs": {"input_path": "s3://my-bucket/run/processed"}}`},
-				Tags: []string{registry.PhaseProgrammer},
-			}, d.compileSingleNode),
-			registry.Define(registry.ToolDef{
-				Name: "compile.dag",
-				Description: "Compile the DAG into a SageMaker pipeline definition and return it. With upsert: true, uploads each code " +
-					"artifact to S3 (once: keys are content hashes) and creates the pipeline in SageMaker, or updates it when it exists.",
-				When: "You want to deploy the pipeline to SageMaker (upsert) or get its definition.",
-				Examples: []string{`compile.dag {` + inlineCompileArgs + `}  # build only`,
-					`compile.dag {` + inlineCompileArgs + `, "upsert": true}  # deploy`},
-				Tags:        []string{registry.PhaseProgrammer},
-				Destructive: true,
-				Network:     true,
-				Alternative: &registry.Alternative{Tool: "compile.with_report", How: "it returns the pipeline definition, the report and the artifact manifest without deploying anything."},
-			}, d.compileDAG),
+			compileValidateTool(d),
+			compilePreviewTool(d),
+			compileWithReportTool(d),
+			compileNameTool(),
+			compileSingleNodeTool(d),
+			compileDAGTool(d),
 		},
 	}, nil
 }
@@ -321,6 +229,22 @@ func definitionValue(res *compiler.Result) any {
 	return def
 }
 
+type compileValidateIn struct {
+	compileSource
+	unusedRoleArg
+}
+
+func compileValidateTool(d *Deps) registry.ToolDef {
+	return registry.Define(registry.ToolDef{
+		Name: "compile.validate",
+		Description: "Check that a DAG and its config.json fit together (without deploying anything): every node has a config " +
+			"(matched with a confidence), an interface and a builder; required inputs are wired; every step builds. Never fails: problems are in the result.",
+		When:     "Before compiling.",
+		Examples: []string{`compile.validate {` + inlineCompileArgs + `}`},
+		Tags:     []string{registry.PhaseValidator},
+	}, d.compileValidate)
+}
+
 func (d *Deps) compileValidate(ctx context.Context, in compileValidateIn) (registry.Reply[compiler.ValidationResult], error) {
 	var reply registry.Reply[compiler.ValidationResult]
 	in.unusedRoleArg.warn(reply.Warn)
@@ -343,6 +267,23 @@ func (d *Deps) compileValidate(ctx context.Context, in compileValidateIn) (regis
 	return reply, nil
 }
 
+type compilePreviewIn struct {
+	compileSource
+	unusedRoleArg
+}
+
+func compilePreviewTool(d *Deps) registry.ToolDef {
+	return registry.Define(registry.ToolDef{
+		Name: "compile.preview",
+		Description: "Show how each DAG node resolves to a config (class, method, confidence, reasons) and which builder " +
+			"builds it, with renaming recommendations for weak matches, and (when every node resolves) the findings compile.validate " +
+			"reports: settings SageMaker would reject or that would misbehave at run time. Deploys nothing.",
+		When:     "Before compiling: node → config → builder.",
+		Examples: []string{`compile.preview {` + inlineCompileArgs + `}`},
+		Tags:     []string{registry.PhasePlanner, registry.PhaseValidator},
+	}, d.compilePreview)
+}
+
 func (d *Deps) compilePreview(ctx context.Context, in compilePreviewIn) (registry.Reply[compiler.Preview], error) {
 	var reply registry.Reply[compiler.Preview]
 	in.unusedRoleArg.warn(reply.Warn)
@@ -359,6 +300,12 @@ func (d *Deps) compilePreview(ctx context.Context, in compilePreviewIn) (registr
 	reply.Next(registry.NextStep{Tool: "compile.validate", When: "the mapping looks right", Why: "check inputs and builds"})
 	reply.Out = p
 	return reply, nil
+}
+
+type compileWithReportIn struct {
+	compileSource
+	PipelineName pipelineNameArg `json:"pipeline_name,omitempty"`
+	unusedRoleArg
 }
 
 // compileReport is the compile.with_report payload.
@@ -393,6 +340,17 @@ type resolutionDetail struct {
 	Confidence  float64 `json:"confidence"`
 	ConfigType  string  `json:"config_type"`
 	Method      string  `json:"method"`
+}
+
+func compileWithReportTool(d *Deps) registry.ToolDef {
+	return registry.Define(registry.ToolDef{
+		Name: "compile.with_report",
+		Description: "Compile without deploying and return the report (per step: node, config, builder, confidence, wired inputs), " +
+			"the full pipeline definition JSON and the manifest of code artifacts (local file → content-addressed S3 URI).",
+		When:     "You want the compiled definition.",
+		Examples: []string{`compile.with_report {` + inlineCompileArgs + `}`},
+		Tags:     []string{registry.PhaseProgrammer},
+	}, d.compileWithReport)
 }
 
 func (d *Deps) compileWithReport(ctx context.Context, in compileWithReportIn) (registry.Reply[compileReport], error) {
@@ -438,6 +396,13 @@ func (d *Deps) compileWithReport(ctx context.Context, in compileWithReportIn) (r
 	return reply, nil
 }
 
+type compileNameIn struct {
+	Base     string `json:"base,omitempty" jsonschema:"Name base, e.g. the config's pipeline_name." schema:"minLength=1,maxLength=512"`
+	DAG      string `json:"dag,omitempty" jsonschema:"The DAG's name or id (its metadata.name, a shared DAG id, or its file path without .json and with / as -), as the compile tools put it in the name." schema:"minLength=1,maxLength=256"`
+	Version  string `json:"version,omitempty" jsonschema:"Version (default 1.0)." schema:"minLength=1,maxLength=64"`
+	Sanitize string `json:"sanitize,omitempty" jsonschema:"A name to sanitise." schema:"minLength=1,maxLength=1024"`
+}
+
 // compileNameOut has the generated name only for a base and the sanitised
 // one only for a name to sanitise.
 type compileNameOut struct {
@@ -445,6 +410,22 @@ type compileNameOut struct {
 	GeneratedIsValid *bool  `json:"generated_is_valid,omitempty"`
 	Sanitized        string `json:"sanitized,omitempty"`
 	SanitizedIsValid *bool  `json:"sanitized_is_valid,omitempty"`
+}
+
+func compileNameTool() registry.ToolDef {
+	return registry.Define(registry.ToolDef{
+		Name: "compile.name",
+		Description: "Generate a pipeline name (sanitised \"<base>-<dag>-<version>-pipeline\", or \"<base>-<version>-pipeline\" without dag) and/or sanitise a name: \".\" and \"_\" become \"-\", " +
+			"other characters outside [a-zA-Z0-9-] are dropped, at most 255 characters; reports whether each result is valid. " +
+			"The compile tools name a pipeline this way by default: base is the config's pipeline_name and dag the DAG's metadata.name " +
+			"(else its file path without .json, \"/\" as \"-\", a file named dag.json taking its folder's path; an unnamed inline DAG gets dag-<hash of its nodes and edges>), so DAGs compiled with one " +
+			"config get distinct pipelines. A pipeline_name_override in the config, or a pipeline_name argument, replaces the generated name.",
+		When: "You need a valid SageMaker pipeline name.",
+		Examples: []string{`compile.name {"base": "jdoe-fraud-xgboost-NA", "dag": "xgboost_complete_e2e", "version": "1.0.0"}  # jdoe-fraud-xgboost-NA-xgboost-complete-e2e-1-0-0-pipeline`,
+			`compile.name {"base": "xgboost-training", "version": "1.0"}  # xgboost-training-1-0-pipeline`,
+			`compile.name {"sanitize": "My Pipeline!! v3"}  # MyPipelinev3`},
+		Tags: []string{registry.PhaseProgrammer},
+	}, registry.Plain(compileName))
 }
 
 func compileName(_ context.Context, in compileNameIn) (compileNameOut, error) {
@@ -470,12 +451,33 @@ func compileName(_ context.Context, in compileNameIn) (compileNameOut, error) {
 	return out, nil
 }
 
+type compileSingleNodeIn struct {
+	compileSource
+	TargetNode     string          `json:"target_node" jsonschema:"DAG node to compile." schema:"minLength=1,maxLength=256"`
+	ManualInputs   manualInputs    `json:"manual_inputs" jsonschema:"Dependency name → s3:// URI."`
+	PipelineName   pipelineNameArg `json:"pipeline_name,omitempty"`
+	ValidateInputs *bool           `json:"validate_inputs,omitempty" jsonschema:"Check the node and every URI first (default true)."`
+	unusedRoleArg
+}
+
 type compileSingleNodeOut struct {
 	Artifacts    []compiler.Artifact `json:"artifacts"`
 	Definition   any                 `json:"definition"`
 	PipelineName string              `json:"pipeline_name"`
 	StepCount    int                 `json:"step_count"`
 	TargetNode   string              `json:"target_node"`
+}
+
+func compileSingleNodeTool(d *Deps) registry.ToolDef {
+	return registry.Define(registry.ToolDef{
+		Name: "compile.single_node",
+		Description: "Compile one DAG node as its own pipeline (its inputs given as S3 URIs: dependency → s3://bucket/key). " +
+			"Returns the definition; deploys nothing.",
+		When: "To run or debug one step alone.",
+		Examples: []string{`compile.single_node {` + inlineCompileArgs + `, ` +
+			`"target_node": "XGBoostTraining", "manual_inputs": {"input_path": "s3://my-bucket/run/processed"}}`},
+		Tags: []string{registry.PhaseProgrammer},
+	}, d.compileSingleNode)
 }
 
 func (d *Deps) compileSingleNode(ctx context.Context, in compileSingleNodeIn) (registry.Reply[compileSingleNodeOut], error) {
@@ -498,6 +500,13 @@ func (d *Deps) compileSingleNode(ctx context.Context, in compileSingleNodeIn) (r
 	return reply, nil
 }
 
+type compileDAGIn struct {
+	compileSource
+	PipelineName pipelineNameArg `json:"pipeline_name,omitempty"`
+	Role         roleARNArg      `json:"role,omitempty"`
+	Upsert       bool            `json:"upsert,omitempty" jsonschema:"Upload artifacts and create/update the pipeline in SageMaker (default false)."`
+}
+
 // compileDAGOut is the compile.dag payload; the upsert report's keys are
 // present only after an upsert.
 type compileDAGOut struct {
@@ -511,6 +520,21 @@ type compileDAGOut struct {
 	StepCount    int                 `json:"step_count"`
 	Uploaded     *[]string           `json:"uploaded,omitempty"`
 	Upserted     bool                `json:"upserted"`
+}
+
+func compileDAGTool(d *Deps) registry.ToolDef {
+	return registry.Define(registry.ToolDef{
+		Name: "compile.dag",
+		Description: "Compile the DAG into a SageMaker pipeline definition and return it. With upsert: true, uploads each code " +
+			"artifact to S3 (once: keys are content hashes) and creates the pipeline in SageMaker, or updates it when it exists.",
+		When: "You want to deploy the pipeline to SageMaker (upsert) or get its definition.",
+		Examples: []string{`compile.dag {` + inlineCompileArgs + `}  # build only`,
+			`compile.dag {` + inlineCompileArgs + `, "upsert": true}  # deploy`},
+		Tags:        []string{registry.PhaseProgrammer},
+		Destructive: true,
+		Network:     true,
+		Alternative: &registry.Alternative{Tool: "compile.with_report", How: "it returns the pipeline definition, the report and the artifact manifest without deploying anything."},
+	}, d.compileDAG)
 }
 
 func (d *Deps) compileDAG(ctx context.Context, in compileDAGIn) (registry.Reply[compileDAGOut], error) {
