@@ -33,25 +33,6 @@ func (perNodeValues) JSONSchema() *jsonschema.Schema {
 	return &jsonschema.Schema{Type: "object", MaxProperties: ptr(500), AdditionalProperties: configValues{}.JSONSchema()}
 }
 
-type configRequirementsIn struct {
-	dagSource
-	stepTypesArg
-	Detail detailArg `json:"detail,omitempty" jsonschema:"summary (default): the template, each asked-for field described once and every other field's default; full: every field of every node with tier, type, description, pattern and range, and Cursus's keys."`
-}
-
-type configFieldInfoIn struct {
-	ConfigClass string `json:"config_class" jsonschema:"Config class (XGBoostTrainingConfig) or step type (XGBoostTraining)." schema:"minLength=1,maxLength=200"`
-	Categorized bool   `json:"categorized,omitempty" jsonschema:"Group fields by tier instead of one list (default false)."`
-	stepTypesArg
-}
-
-type configLoadIn struct {
-	configSource
-	Path          workspacePath `json:"path,omitempty" jsonschema:"Deprecated alias of config_file (the Cursus argument name); answers with a warning."`
-	IncludeValues bool          `json:"include_values,omitempty" jsonschema:"Include each step's values and derived values (default false)."`
-	stepTypesArg
-}
-
 type configMergeSaveIn struct {
 	dagSource
 	Base       configValues  `json:"base,omitempty"`
@@ -70,56 +51,10 @@ func configNamespace(d *Deps) (registry.Namespace, error) {
 		Name:        "config",
 		Description: "Work out, fill, validate and save the per-step configuration (config.json) of a DAG.",
 		Tools: []registry.ToolDef{
-			registry.Define(registry.ToolDef{
-				Name: "config.requirements",
-				Description: "The config fields each DAG node still needs: a fill-in template (config.merge_save's base and per_node, every value to give null), " +
-					"each asked-for field described once (type, description, allowed values), and the default of every other settable field, shared ones once. " +
-					"detail full lists every field of every node by tier (essential = you must give it, system = has a default, derived = computed) " +
-					"with types, defaults, allowed values, patterns, ranges and descriptions, and Cursus's keys.",
-				When: "You have a DAG to configure.",
-				Examples: []string{
-					`config.requirements {"dag": {"nodes": ["TabularPreprocessing_training", "XGBoostTraining"], "edges": [["TabularPreprocessing_training", "XGBoostTraining"]]}}  # inline`,
-					`config.requirements {"dag": {"nodes": ["XGBoostTraining"], "edges": []}, "detail": "full"}  # every field in full`,
-				},
-				Tags: []string{registry.PhasePlanner},
-			}, d.configRequirements),
-			registry.Define(registry.ToolDef{
-				Name: "config.field_info",
-				Description: "Every config field of one step type or config class (inherited base fields included): type, tier, default, allowed values, pattern, range, derivation rule and which layer declares it. " +
-					"For a training or tuning step, also the documented keys of its hyperparameters (type, range, default) for its framework.",
-				When: "You need one step's full field list.",
-				Examples: []string{
-					`config.field_info {"config_class": "XGBoostTrainingConfig", "categorized": true}  # by class, grouped by tier`,
-					`config.field_info {"config_class": "TabularPreprocessing"}  # a step type works too`,
-				},
-				Tags: []string{registry.PhasePlanner},
-			}, d.configFieldInfo),
-			registry.Define(registry.ToolDef{
-				Name: "config.load",
-				Description: "Load and validate a config.json (Cursus layout): merges shared and specific values per step, ignores derived keys, " +
-					"reports unknown keys as warnings, and fails with every invalid value listed. Returns the field names per step (values on request).",
-				When: "You want to check or inspect an existing config.json.",
-				Examples: []string{
-					`config.load {` + inlineConfigArg + `}  # summary`,
-					`config.load {` + inlineConfigArg + `, "include_values": true}  # with values and derived values`,
-				},
-				Tags: []string{registry.PhasePlanner},
-			}, d.configLoad),
-			registry.Define(registry.ToolDef{
-				Name: "config.merge_save",
-				Description: "Build every node's config from base values (shared by all nodes) and per-node values, validate them all " +
-					"(every problem at once), and return the merged config.json document (sorted keys, 2-space indent; fields equal in " +
-					"every config go to shared). Read-only without output_file: pass the document on as the config argument of the compile tools. " +
-					"With output_file it also writes the file into the workspace (never overwriting unless overwrite is true): a write, which needs the server's write gate.",
-				When: "You have what config.requirements asked for.",
-				Examples: []string{
-					`config.merge_save {"dag": {"nodes": ["XGBoostModel"], "edges": []}, "base": {"author": "jdoe", "bucket": "my-bucket", "role": "arn:aws:iam::123456789012:role/SageMakerRole", "region": "NA", "service_name": "fraud", "pipeline_version": "1.0.0"}}  # returns the document`,
-					`config.merge_save {"dag_file": "dag.json", "base": {"region": "EU"}, "per_node": {"XGBoostTraining": {"hyperparameters": {"num_round": 100}}}, "output_file": "config.json", "created_at": "2025-01-01T00:00:00Z"}  # writes it`,
-				},
-				Tags:        []string{registry.PhasePlanner, registry.PhaseProgrammer},
-				WritesWith:  []string{"output_file"},
-				Alternative: &registry.Alternative{Tool: "config.merge_save", How: "leave out output_file and it returns the config.json document in data.document, writing nothing."},
-			}, d.configMergeSave),
+			configRequirementsTool(d),
+			configFieldInfoTool(d),
+			configLoadTool(d),
+			configMergeSaveTool(d),
 		},
 	}, nil
 }
@@ -360,6 +295,28 @@ type configTemplate struct {
 	PerNode map[string]map[string]any `json:"per_node"`
 }
 
+type configRequirementsIn struct {
+	dagSource
+	stepTypesArg
+	Detail detailArg `json:"detail,omitempty" jsonschema:"summary (default): the template, each asked-for field described once and every other field's default; full: every field of every node with tier, type, description, pattern and range, and Cursus's keys."`
+}
+
+func configRequirementsTool(d *Deps) registry.ToolDef {
+	return registry.Define(registry.ToolDef{
+		Name: "config.requirements",
+		Description: "The config fields each DAG node still needs: a fill-in template (config.merge_save's base and per_node, every value to give null), " +
+			"each asked-for field described once (type, description, allowed values), and the default of every other settable field, shared ones once. " +
+			"detail full lists every field of every node by tier (essential = you must give it, system = has a default, derived = computed) " +
+			"with types, defaults, allowed values, patterns, ranges and descriptions, and Cursus's keys.",
+		When: "You have a DAG to configure.",
+		Examples: []string{
+			`config.requirements {"dag": {"nodes": ["TabularPreprocessing_training", "XGBoostTraining"], "edges": [["TabularPreprocessing_training", "XGBoostTraining"]]}}  # inline`,
+			`config.requirements {"dag": {"nodes": ["XGBoostTraining"], "edges": []}, "detail": "full"}  # every field in full`,
+		},
+		Tags: []string{registry.PhasePlanner},
+	}, d.configRequirements)
+}
+
 func (d *Deps) configRequirements(ctx context.Context, in configRequirementsIn) (registry.Reply[configRequirementsOut], error) {
 	var reply registry.Reply[configRequirementsOut]
 	cv, err := d.catalogsFor(ctx, in.stepTypesArg)
@@ -440,6 +397,12 @@ func (v *catalogView) configSchemaFor(name string) (*config.Schema, error) {
 		WithDetails(details).Suggest("Use a step type from catalog.list_steps or its config class (<StepType>Config).", "catalog.list_steps", "catalog.search")
 }
 
+type configFieldInfoIn struct {
+	ConfigClass string `json:"config_class" jsonschema:"Config class (XGBoostTrainingConfig) or step type (XGBoostTraining)." schema:"minLength=1,maxLength=200"`
+	Categorized bool   `json:"categorized,omitempty" jsonschema:"Group fields by tier instead of one list (default false)."`
+	stepTypesArg
+}
+
 // configFieldInfoOut is the config.field_info payload: all fields in
 // requirements, or (categorized) grouped by tier. Each shape's lists are
 // present, even empty, only in that shape, hence the pointers.
@@ -455,6 +418,20 @@ type configFieldInfoOut struct {
 	Requirements    *[]*config.Field             `json:"requirements,omitempty"`
 	StepType        string                       `json:"step_type"`
 	System          *[]*config.Field             `json:"system,omitempty"`
+}
+
+func configFieldInfoTool(d *Deps) registry.ToolDef {
+	return registry.Define(registry.ToolDef{
+		Name: "config.field_info",
+		Description: "Every config field of one step type or config class (inherited base fields included): type, tier, default, allowed values, pattern, range, derivation rule and which layer declares it. " +
+			"For a training or tuning step, also the documented keys of its hyperparameters (type, range, default) for its framework.",
+		When: "You need one step's full field list.",
+		Examples: []string{
+			`config.field_info {"config_class": "XGBoostTrainingConfig", "categorized": true}  # by class, grouped by tier`,
+			`config.field_info {"config_class": "TabularPreprocessing"}  # a step type works too`,
+		},
+		Tags: []string{registry.PhasePlanner},
+	}, d.configFieldInfo)
 }
 
 func (d *Deps) configFieldInfo(ctx context.Context, in configFieldInfoIn) (registry.Reply[configFieldInfoOut], error) {
@@ -498,6 +475,13 @@ func nonNilPtr[T any](l []T) *[]T {
 	return &l
 }
 
+type configLoadIn struct {
+	configSource
+	Path          workspacePath `json:"path,omitempty" jsonschema:"Deprecated alias of config_file (the Cursus argument name); answers with a warning."`
+	IncludeValues bool          `json:"include_values,omitempty" jsonschema:"Include each step's values and derived values (default false)."`
+	stepTypesArg
+}
+
 type configLoadOut struct {
 	CreatedAt        string                      `json:"created_at"`
 	Path             string                      `json:"path"`
@@ -516,6 +500,20 @@ type configLoadedStep struct {
 	JobType     string          `json:"job_type,omitempty"`
 	StepType    string          `json:"step_type"`
 	Values      *map[string]any `json:"values,omitempty"`
+}
+
+func configLoadTool(d *Deps) registry.ToolDef {
+	return registry.Define(registry.ToolDef{
+		Name: "config.load",
+		Description: "Load and validate a config.json (Cursus layout): merges shared and specific values per step, ignores derived keys, " +
+			"reports unknown keys as warnings, and fails with every invalid value listed. Returns the field names per step (values on request).",
+		When: "You want to check or inspect an existing config.json.",
+		Examples: []string{
+			`config.load {` + inlineConfigArg + `}  # summary`,
+			`config.load {` + inlineConfigArg + `, "include_values": true}  # with values and derived values`,
+		},
+		Tags: []string{registry.PhasePlanner},
+	}, d.configLoad)
 }
 
 func (d *Deps) configLoad(ctx context.Context, in configLoadIn) (registry.Reply[configLoadOut], error) {
@@ -585,6 +583,24 @@ type rawJSONDocument struct{ json.RawMessage }
 
 func (rawJSONDocument) JSONSchema() *jsonschema.Schema {
 	return &jsonschema.Schema{Type: "object", Description: "The config.json document."}
+}
+
+func configMergeSaveTool(d *Deps) registry.ToolDef {
+	return registry.Define(registry.ToolDef{
+		Name: "config.merge_save",
+		Description: "Build every node's config from base values (shared by all nodes) and per-node values, validate them all " +
+			"(every problem at once), and return the merged config.json document (sorted keys, 2-space indent; fields equal in " +
+			"every config go to shared). Read-only without output_file: pass the document on as the config argument of the compile tools. " +
+			"With output_file it also writes the file into the workspace (never overwriting unless overwrite is true): a write, which needs the server's write gate.",
+		When: "You have what config.requirements asked for.",
+		Examples: []string{
+			`config.merge_save {"dag": {"nodes": ["XGBoostModel"], "edges": []}, "base": {"author": "jdoe", "bucket": "my-bucket", "role": "arn:aws:iam::123456789012:role/SageMakerRole", "region": "NA", "service_name": "fraud", "pipeline_version": "1.0.0"}}  # returns the document`,
+			`config.merge_save {"dag_file": "dag.json", "base": {"region": "EU"}, "per_node": {"XGBoostTraining": {"hyperparameters": {"num_round": 100}}}, "output_file": "config.json", "created_at": "2025-01-01T00:00:00Z"}  # writes it`,
+		},
+		Tags:        []string{registry.PhasePlanner, registry.PhaseProgrammer},
+		WritesWith:  []string{"output_file"},
+		Alternative: &registry.Alternative{Tool: "config.merge_save", How: "leave out output_file and it returns the config.json document in data.document, writing nothing."},
+	}, d.configMergeSave)
 }
 
 func (d *Deps) configMergeSave(ctx context.Context, in configMergeSaveIn) (registry.Reply[configMergeSaveOut], error) {
