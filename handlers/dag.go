@@ -75,13 +75,6 @@ type dagDocumentIn struct {
 	Metadata map[string]any `json:"metadata,omitempty" jsonschema:"Free-form metadata stored with the DAG." schema:"maxProperties=200"`
 }
 
-// dagConstructIn is dag.construct's argument: the document, and the step
-// types that colour its picture.
-type dagConstructIn struct {
-	dagDocumentIn
-	stepTypesArg
-}
-
 // dagAndStepsIn is a DAG in with the step types it may use: the
 // argument of dag.validate_integrity, and part of resolve_plan's and
 // mermaid's.
@@ -90,105 +83,24 @@ type dagAndStepsIn struct {
 	stepTypesArg
 }
 
-type dagResolvePlanIn struct {
-	dagAndStepsIn
-	IncludeBreakdown bool `json:"include_breakdown,omitempty" jsonschema:"Include the score breakdown of every binding (default false; unresolved candidates always have one)."`
-}
-
-type dagDependenciesIn struct {
-	dagReadIn
-	Step nodeName `json:"step"`
-}
-
-type dagSerializeIn struct {
-	dagDocumentIn
-	Path      workspacePath `json:"path,omitempty" jsonschema:"File path inside the workspace root."`
-	Pretty    *bool         `json:"pretty,omitempty" jsonschema:"Indent the JSON (default true)."`
-	Overwrite bool          `json:"overwrite,omitempty" jsonschema:"Replace an existing file (default false)."`
-	CreatedAt string        `json:"created_at,omitempty" jsonschema:"Timestamp to record (e.g. 2025-01-31T12:00:00Z); omitted when not given." schema:"maxLength=64"`
-}
-
-type dagDeserializeIn struct {
-	Path workspacePath `json:"path" jsonschema:"File path inside the workspace root."`
-}
-
-type dagMermaidIn struct {
-	dagAndStepsIn
-	Wiring bool `json:"wiring,omitempty" jsonschema:"Label edges with the wired ports (needs known step types; default false)."`
-}
+// dagExample is the three-step training DAG of the dag tools' examples.
+const dagExample = `{"nodes": ["DummyDataLoading_training", "TabularPreprocessing_training", "XGBoostTraining"], "edges": [["DummyDataLoading_training", "TabularPreprocessing_training"], ["TabularPreprocessing_training", "XGBoostTraining"]]}`
 
 func dagNamespace(d *Deps) (registry.Namespace, error) {
 	if d.live == nil {
 		return registry.Namespace{}, errors.New("step catalog is not loaded")
 	}
-	const ex = `{"nodes": ["DummyDataLoading_training", "TabularPreprocessing_training", "XGBoostTraining"], "edges": [["DummyDataLoading_training", "TabularPreprocessing_training"], ["TabularPreprocessing_training", "XGBoostTraining"]]}`
 	return registry.Namespace{
 		Name:        "dag",
 		Description: "Build, check, wire, draw and (de)serialise pipeline DAGs.",
 		Tools: []registry.ToolDef{
-			registry.Define(registry.ToolDef{
-				Name: "dag.construct",
-				Description: "Build the DAG document (format version, metadata, nodes, edges) with statistics (entry/exit/isolated nodes, " +
-					"longest path, cycles) and a Mermaid flowchart. Nothing is written and nothing is validated against the step catalog.",
-				When:     "You have steps and edges and want the DAG document.",
-				Examples: []string{`dag.construct ` + ex + `  # three-step training DAG`},
-				Tags:     []string{registry.PhasePlanner},
-			}, d.dagConstruct),
-			registry.Define(registry.ToolDef{
-				Name: "dag.validate_integrity",
-				Description: "Check a DAG: cycles (named), edges to undeclared nodes, duplicate nodes/edges, self-loops, isolated nodes, " +
-					"unknown step types (with suggestions) and node-type rules (a source step has no parents, a sink no children). " +
-					"Fails with validation_failed and the full report in details when anything is wrong.",
-				When: "Before wiring or compiling a DAG you assembled by hand.",
-				Examples: []string{`dag.validate_integrity {"nodes": ["TabularPreprocessing", "XGBoostTraining"], "edges": [["TabularPreprocessing", "XGBoostTrainng"]]}  # typo in an edge`,
-					`dag.validate_integrity {"dag": {"nodes": ["XGBoostTraining"], "edges": []}}  # a DAG document, as the compile tools take it`},
-				Tags: []string{registry.PhaseValidator},
-			}, d.dagValidateIntegrity),
-			registry.Define(registry.ToolDef{
-				Name: "dag.resolve_plan",
-				Description: "Wire the DAG: execution order, and for every node each dependency's chosen upstream output with its " +
-					"compatibility score and runtime property reference ({\"Get\": \"Steps.<step>.<path>\"}); required dependencies " +
-					"nothing can feed are listed with the best candidates and their score breakdowns. Includes a Mermaid flowchart " +
-					"whose edges are labelled with the wired ports.",
-				When:     "How data flows between steps.",
-				Examples: []string{`dag.resolve_plan ` + ex, `dag.resolve_plan {"nodes": ["XGBoostTraining", "Package"], "edges": [["XGBoostTraining", "Package"]], "include_breakdown": true}  # with score components`},
-				Tags:     []string{registry.PhasePlanner},
-			}, d.dagResolvePlan),
-			registry.Define(registry.ToolDef{
-				Name:        "dag.dependencies",
-				Description: "The neighbours of one node (immediate parents and children, and everything upstream and downstream of it).",
-				When:        "You want a step's neighbours.",
-				Examples:    []string{`dag.dependencies {"step": "B", "nodes": ["A", "B", "C"], "edges": [["A", "B"], ["B", "C"]]}`},
-				Tags:        []string{registry.PhasePlanner},
-			}, registry.Plain(d.dagDependencies)),
-			registry.Define(registry.ToolDef{
-				Name: "dag.serialize",
-				Description: "Render the DAG document as JSON (read-only without path), or with path also write it to a file inside the workspace: " +
-					"a write, which needs the server's write gate (the DAG must then be non-empty, acyclic and have no dangling edge). " +
-					"Output is deterministic: no timestamp unless created_at is given.",
-				When: "You want the DAG as JSON (or saved).",
-				Examples: []string{
-					`dag.serialize {"nodes": ["A", "B"], "edges": [["A", "B"]]}  # JSON string only`,
-					`dag.serialize ` + strings.TrimSuffix(ex, "}") + `, "path": "dags/training.json"}  # write into the workspace`,
-				},
-				Tags:        []string{registry.PhasePlanner},
-				WritesWith:  []string{"path"},
-				Alternative: &registry.Alternative{Tool: "dag.serialize", How: "leave out path and it returns the DAG document as JSON in data.json, writing nothing; the other tools take the DAG inline."},
-			}, d.dagSerialize),
-			registry.Define(registry.ToolDef{
-				Name:        "dag.deserialize",
-				Description: "Read a DAG JSON file from the workspace (writer format, Cursus shared-DAG format, or flat {nodes, edges}).",
-				When:        "You have a DAG file to read.",
-				Examples:    []string{`dag.deserialize {"path": "dags/training.json"}  # a file in the workspace (the other tools take the DAG inline)`},
-				Tags:        []string{registry.PhasePlanner},
-			}, d.dagDeserialize),
-			registry.Define(registry.ToolDef{
-				Name:        "dag.mermaid",
-				Description: "A Mermaid flowchart (flowchart TD) of the DAG to show a user; with wiring, edges are labelled output → input.",
-				When:        "You want a picture of the pipeline.",
-				Examples:    []string{`dag.mermaid ` + strings.TrimSuffix(ex, "}") + `, "wiring": true}`},
-				Tags:        []string{registry.PhasePlanner},
-			}, d.dagMermaid),
+			dagConstructTool(d),
+			dagValidateIntegrityTool(d),
+			dagResolvePlanTool(d),
+			dagDependenciesTool(d),
+			dagSerializeTool(d),
+			dagDeserializeTool(d),
+			dagMermaidTool(d),
 		},
 	}, nil
 }
@@ -210,6 +122,13 @@ func nodeClassIn(cat *steps.Catalog) func(node string) string {
 	}
 }
 
+// dagConstructIn is dag.construct's argument: the document, and the step
+// types that colour its picture.
+type dagConstructIn struct {
+	dagDocumentIn
+	stepTypesArg
+}
+
 // dagDocument is the dag.construct payload: the writer format's document
 // (no created_at: construct never records one) plus its Mermaid picture.
 type dagDocument struct {
@@ -226,6 +145,17 @@ type dagDocument struct {
 type dagNodesEdges struct {
 	Nodes []string    `json:"nodes"`
 	Edges [][2]string `json:"edges"`
+}
+
+func dagConstructTool(d *Deps) registry.ToolDef {
+	return registry.Define(registry.ToolDef{
+		Name: "dag.construct",
+		Description: "Build the DAG document (format version, metadata, nodes, edges) with statistics (entry/exit/isolated nodes, " +
+			"longest path, cycles) and a Mermaid flowchart. Nothing is written and nothing is validated against the step catalog.",
+		When:     "You have steps and edges and want the DAG document.",
+		Examples: []string{`dag.construct ` + dagExample + `  # three-step training DAG`},
+		Tags:     []string{registry.PhasePlanner},
+	}, d.dagConstruct)
 }
 
 func (d *Deps) dagConstruct(ctx context.Context, in dagConstructIn) (registry.Reply[dagDocument], error) {
@@ -302,6 +232,19 @@ func integrityFailure(r dag.Integrity) *registry.ToolError {
 		WithDetails(newIntegrityReport(r).details()).
 		Suggest("Fix the listed issues (details.findings locate each one) and check again; unknown steps list close matches.",
 			"dag.validate_integrity", "catalog.search")
+}
+
+func dagValidateIntegrityTool(d *Deps) registry.ToolDef {
+	return registry.Define(registry.ToolDef{
+		Name: "dag.validate_integrity",
+		Description: "Check a DAG: cycles (named), edges to undeclared nodes, duplicate nodes/edges, self-loops, isolated nodes, " +
+			"unknown step types (with suggestions) and node-type rules (a source step has no parents, a sink no children). " +
+			"Fails with validation_failed and the full report in details when anything is wrong.",
+		When: "Before wiring or compiling a DAG you assembled by hand.",
+		Examples: []string{`dag.validate_integrity {"nodes": ["TabularPreprocessing", "XGBoostTraining"], "edges": [["TabularPreprocessing", "XGBoostTrainng"]]}  # typo in an edge`,
+			`dag.validate_integrity {"dag": {"nodes": ["XGBoostTraining"], "edges": []}}  # a DAG document, as the compile tools take it`},
+		Tags: []string{registry.PhaseValidator},
+	}, d.dagValidateIntegrity)
 }
 
 func (d *Deps) dagValidateIntegrity(ctx context.Context, in dagAndStepsIn) (registry.Reply[integrityReport], error) {
@@ -446,6 +389,24 @@ func resolveChecked(ctx context.Context, cat *steps.Catalog, g *dag.DAG) (*deps.
 	return plan, nil
 }
 
+type dagResolvePlanIn struct {
+	dagAndStepsIn
+	IncludeBreakdown bool `json:"include_breakdown,omitempty" jsonschema:"Include the score breakdown of every binding (default false; unresolved candidates always have one)."`
+}
+
+func dagResolvePlanTool(d *Deps) registry.ToolDef {
+	return registry.Define(registry.ToolDef{
+		Name: "dag.resolve_plan",
+		Description: "Wire the DAG: execution order, and for every node each dependency's chosen upstream output with its " +
+			"compatibility score and runtime property reference ({\"Get\": \"Steps.<step>.<path>\"}); required dependencies " +
+			"nothing can feed are listed with the best candidates and their score breakdowns. Includes a Mermaid flowchart " +
+			"whose edges are labelled with the wired ports.",
+		When:     "How data flows between steps.",
+		Examples: []string{`dag.resolve_plan ` + dagExample, `dag.resolve_plan {"nodes": ["XGBoostTraining", "Package"], "edges": [["XGBoostTraining", "Package"]], "include_breakdown": true}  # with score components`},
+		Tags:     []string{registry.PhasePlanner},
+	}, d.dagResolvePlan)
+}
+
 func (d *Deps) dagResolvePlan(ctx context.Context, in dagResolvePlanIn) (registry.Reply[wiringPlan], error) {
 	var reply registry.Reply[wiringPlan]
 	g, cv, err := d.readGraphWith(ctx, in.dagAndStepsIn)
@@ -472,6 +433,11 @@ func (d *Deps) dagResolvePlan(ctx context.Context, in dagResolvePlanIn) (registr
 	return reply, err
 }
 
+type dagDependenciesIn struct {
+	dagReadIn
+	Step nodeName `json:"step"`
+}
+
 // nodeNeighbours is the dag.dependencies payload.
 type nodeNeighbours struct {
 	Step         string   `json:"step"`
@@ -479,6 +445,16 @@ type nodeNeighbours struct {
 	Dependents   []string `json:"dependents"`
 	Upstream     []string `json:"upstream"`
 	Downstream   []string `json:"downstream"`
+}
+
+func dagDependenciesTool(d *Deps) registry.ToolDef {
+	return registry.Define(registry.ToolDef{
+		Name:        "dag.dependencies",
+		Description: "The neighbours of one node (immediate parents and children, and everything upstream and downstream of it).",
+		When:        "You want a step's neighbours.",
+		Examples:    []string{`dag.dependencies {"step": "B", "nodes": ["A", "B", "C"], "edges": [["A", "B"], ["B", "C"]]}`},
+		Tags:        []string{registry.PhasePlanner},
+	}, registry.Plain(d.dagDependencies))
 }
 
 func (d *Deps) dagDependencies(ctx context.Context, in dagDependenciesIn) (nodeNeighbours, error) {
@@ -498,6 +474,14 @@ func (d *Deps) dagDependencies(ctx context.Context, in dagDependenciesIn) (nodeN
 		Upstream: nonNilStrings(g.Upstream(step)), Downstream: nonNilStrings(g.Downstream(step))}, nil
 }
 
+type dagSerializeIn struct {
+	dagDocumentIn
+	Path      workspacePath `json:"path,omitempty" jsonschema:"File path inside the workspace root."`
+	Pretty    *bool         `json:"pretty,omitempty" jsonschema:"Indent the JSON (default true)."`
+	Overwrite bool          `json:"overwrite,omitempty" jsonschema:"Replace an existing file (default false)."`
+	CreatedAt string        `json:"created_at,omitempty" jsonschema:"Timestamp to record (e.g. 2025-01-31T12:00:00Z); omitted when not given." schema:"maxLength=64"`
+}
+
 // dagSerialized is the dag.serialize payload: the JSON itself, or where
 // it was written (path and bytes).
 type dagSerialized struct {
@@ -506,6 +490,23 @@ type dagSerialized struct {
 	NodeCount int    `json:"node_count"`
 	EdgeCount int    `json:"edge_count"`
 	Bytes     int    `json:"bytes,omitempty"`
+}
+
+func dagSerializeTool(d *Deps) registry.ToolDef {
+	return registry.Define(registry.ToolDef{
+		Name: "dag.serialize",
+		Description: "Render the DAG document as JSON (read-only without path), or with path also write it to a file inside the workspace: " +
+			"a write, which needs the server's write gate (the DAG must then be non-empty, acyclic and have no dangling edge). " +
+			"Output is deterministic: no timestamp unless created_at is given.",
+		When: "You want the DAG as JSON (or saved).",
+		Examples: []string{
+			`dag.serialize {"nodes": ["A", "B"], "edges": [["A", "B"]]}  # JSON string only`,
+			`dag.serialize ` + strings.TrimSuffix(dagExample, "}") + `, "path": "dags/training.json"}  # write into the workspace`,
+		},
+		Tags:        []string{registry.PhasePlanner},
+		WritesWith:  []string{"path"},
+		Alternative: &registry.Alternative{Tool: "dag.serialize", How: "leave out path and it returns the DAG document as JSON in data.json, writing nothing; the other tools take the DAG inline."},
+	}, d.dagSerialize)
 }
 
 func (d *Deps) dagSerialize(ctx context.Context, in dagSerializeIn) (registry.Reply[dagSerialized], error) {
@@ -550,6 +551,10 @@ func (d *Deps) dagSerialize(ctx context.Context, in dagSerializeIn) (registry.Re
 	return reply, nil
 }
 
+type dagDeserializeIn struct {
+	Path workspacePath `json:"path" jsonschema:"File path inside the workspace root."`
+}
+
 // dagFile is the dag.deserialize payload; created_at, version and
 // description are null when the file has none.
 type dagFile struct {
@@ -560,6 +565,16 @@ type dagFile struct {
 	CreatedAt   *string        `json:"created_at"`
 	Version     *string        `json:"version"`
 	Description *string        `json:"description"`
+}
+
+func dagDeserializeTool(d *Deps) registry.ToolDef {
+	return registry.Define(registry.ToolDef{
+		Name:        "dag.deserialize",
+		Description: "Read a DAG JSON file from the workspace (writer format, Cursus shared-DAG format, or flat {nodes, edges}).",
+		When:        "You have a DAG file to read.",
+		Examples:    []string{`dag.deserialize {"path": "dags/training.json"}  # a file in the workspace (the other tools take the DAG inline)`},
+		Tags:        []string{registry.PhasePlanner},
+	}, d.dagDeserialize)
 }
 
 func (d *Deps) dagDeserialize(ctx context.Context, in dagDeserializeIn) (registry.Reply[dagFile], error) {
@@ -593,9 +608,24 @@ func (d *Deps) dagDeserialize(ctx context.Context, in dagDeserializeIn) (registr
 	return reply, nil
 }
 
+type dagMermaidIn struct {
+	dagAndStepsIn
+	Wiring bool `json:"wiring,omitempty" jsonschema:"Label edges with the wired ports (needs known step types; default false)."`
+}
+
 type dagMermaidOut struct {
 	Mermaid   string `json:"mermaid"`
 	NodeCount int    `json:"node_count"`
+}
+
+func dagMermaidTool(d *Deps) registry.ToolDef {
+	return registry.Define(registry.ToolDef{
+		Name:        "dag.mermaid",
+		Description: "A Mermaid flowchart (flowchart TD) of the DAG to show a user; with wiring, edges are labelled output → input.",
+		When:        "You want a picture of the pipeline.",
+		Examples:    []string{`dag.mermaid ` + strings.TrimSuffix(dagExample, "}") + `, "wiring": true}`},
+		Tags:        []string{registry.PhasePlanner},
+	}, d.dagMermaid)
 }
 
 func (d *Deps) dagMermaid(ctx context.Context, in dagMermaidIn) (registry.Reply[dagMermaidOut], error) {
