@@ -35,29 +35,6 @@ func (execdocStepNames) JSONSchema() *jsonschema.Schema {
 	return &jsonschema.Schema{Type: "array", MinItems: ptr(1), MaxItems: ptr(1000), Items: &jsonschema.Schema{Type: "string", MinLength: ptr(1), MaxLength: ptr(256)}}
 }
 
-type execdocTemplateIn struct {
-	StepNames execdocStepNames `json:"step_names" jsonschema:"Pipeline step names."`
-}
-
-type execdocGenerateIn struct {
-	compileSource
-	ConfigPath        workspacePath `json:"config_path,omitempty" jsonschema:"Deprecated alias of config_file (the Cursus argument name); answers with a warning."`
-	ExecutionDocument execdocArg    `json:"execution_document,omitempty"`
-	unusedRoleArg
-	ProjectRoot string `json:"project_root,omitempty" jsonschema:"Accepted for Cursus; unused (paths are inside the workspace)." schema:"maxLength=4096"`
-	AnchorFile  string `json:"anchor_file,omitempty" jsonschema:"Accepted for Cursus; unused (paths are inside the workspace)." schema:"maxLength=4096"`
-}
-
-type execdocValidateIn struct {
-	ExecutionDocument execdocArg `json:"execution_document"`
-	compileSource
-}
-
-type execdocMergeIn struct {
-	BaseDoc       execdocArg `json:"base_doc"`
-	AdditionalDoc execdocArg `json:"additional_doc"`
-}
-
 func execdocNamespace(d *Deps) (registry.Namespace, error) {
 	if d.live == nil {
 		return registry.Namespace{}, errors.New("step catalog or config schemas are not loaded")
@@ -66,39 +43,26 @@ func execdocNamespace(d *Deps) (registry.Namespace, error) {
 		Name:        "execdoc",
 		Description: "Build, fill, check and merge execution documents keyed by the compiled pipeline's step names.",
 		Tools: []registry.ToolDef{
-			registry.Define(registry.ToolDef{
-				Name:        "execdoc.template",
-				Description: "An empty execution document (one entry per step name) (STEP_TYPE [\"PROCESSING_STEP\"], empty STEP_CONFIG).",
-				When:        "You need a blank execution document.",
-				Examples:    []string{`execdoc.template {"step_names": ["TabularPreprocessing-Training", "XGBoostTraining"]}`},
-				Tags:        []string{registry.PhaseProgrammer},
-			}, execdocTemplate),
-			registry.Define(registry.ToolDef{
-				Name: "execdoc.generate",
-				Description: "Fill an execution document (for a DAG and its config.json): entries keyed by the compiled step names " +
-					"(TabularPreprocessing-Training), data-loading and registration steps get their STEP_CONFIG from their configs. " +
-					"Without execution_document a template for the DAG is used.",
-				When:     "Before a run with an execution document.",
-				Examples: []string{`execdoc.generate {` + inlineCompileArgs + `}`},
-				Tags:     []string{registry.PhaseProgrammer},
-			}, d.execdocGenerate),
-			registry.Define(registry.ToolDef{
-				Name: "execdoc.validate",
-				Description: "Check an execution document's structure; with a DAG and config.json also that every compiled step is present " +
-					"with the right STEP_TYPE and no unknown step is listed. Never fails: {valid, issues}.",
-				When:     "Before a run with an execution document.",
-				Examples: []string{`execdoc.validate {"execution_document": {"PIPELINE_STEP_CONFIGS": {}}}`},
-				Tags:     []string{registry.PhaseValidator},
-			}, d.execdocValidate),
-			registry.Define(registry.ToolDef{
-				Name:        "execdoc.merge",
-				Description: "Merge two execution documents: new steps are added; for an existing step STEP_CONFIG is updated key by key and other keys replaced.",
-				When:        "You add hand-written parts to a generated document.",
-				Examples:    []string{`execdoc.merge {"base_doc": {"PIPELINE_STEP_CONFIGS": {"A": {"STEP_TYPE": ["PROCESSING_STEP"], "STEP_CONFIG": {}}}}, "additional_doc": {"PIPELINE_STEP_CONFIGS": {"A": {"STEP_CONFIG": {"k": "v"}}}}}`},
-				Tags:        []string{registry.PhaseProgrammer},
-			}, execdocMerge),
+			execdocTemplateTool(),
+			execdocGenerateTool(d),
+			execdocValidateTool(d),
+			execdocMergeTool(),
 		},
 	}, nil
+}
+
+type execdocTemplateIn struct {
+	StepNames execdocStepNames `json:"step_names" jsonschema:"Pipeline step names."`
+}
+
+func execdocTemplateTool() registry.ToolDef {
+	return registry.Define(registry.ToolDef{
+		Name:        "execdoc.template",
+		Description: "An empty execution document (one entry per step name) (STEP_TYPE [\"PROCESSING_STEP\"], empty STEP_CONFIG).",
+		When:        "You need a blank execution document.",
+		Examples:    []string{`execdoc.template {"step_names": ["TabularPreprocessing-Training", "XGBoostTraining"]}`},
+		Tags:        []string{registry.PhaseProgrammer},
+	}, execdocTemplate)
 }
 
 func execdocTemplate(ctx context.Context, in execdocTemplateIn) (registry.Reply[execDocument], error) {
@@ -124,6 +88,27 @@ func (d *Deps) execdocBound(ctx context.Context, src compileSource) ([]compiler.
 		return nil, nil, 0, nil, compileError(err)
 	}
 	return bound, in.Catalog, len(f.Configs), stepWarns, nil
+}
+
+type execdocGenerateIn struct {
+	compileSource
+	ConfigPath        workspacePath `json:"config_path,omitempty" jsonschema:"Deprecated alias of config_file (the Cursus argument name); answers with a warning."`
+	ExecutionDocument execdocArg    `json:"execution_document,omitempty"`
+	unusedRoleArg
+	ProjectRoot string `json:"project_root,omitempty" jsonschema:"Accepted for Cursus; unused (paths are inside the workspace)." schema:"maxLength=4096"`
+	AnchorFile  string `json:"anchor_file,omitempty" jsonschema:"Accepted for Cursus; unused (paths are inside the workspace)." schema:"maxLength=4096"`
+}
+
+func execdocGenerateTool(d *Deps) registry.ToolDef {
+	return registry.Define(registry.ToolDef{
+		Name: "execdoc.generate",
+		Description: "Fill an execution document (for a DAG and its config.json): entries keyed by the compiled step names " +
+			"(TabularPreprocessing-Training), data-loading and registration steps get their STEP_CONFIG from their configs. " +
+			"Without execution_document a template for the DAG is used.",
+		When:     "Before a run with an execution document.",
+		Examples: []string{`execdoc.generate {` + inlineCompileArgs + `}`},
+		Tags:     []string{registry.PhaseProgrammer},
+	}, d.execdocGenerate)
 }
 
 func (d *Deps) execdocGenerate(ctx context.Context, in execdocGenerateIn) (registry.Reply[execDocument], error) {
@@ -153,9 +138,25 @@ func (d *Deps) execdocGenerate(ctx context.Context, in execdocGenerateIn) (regis
 	return reply, nil
 }
 
+type execdocValidateIn struct {
+	ExecutionDocument execdocArg `json:"execution_document"`
+	compileSource
+}
+
 type execdocValidateOut struct {
 	Issues []execdoc.Issue `json:"issues"`
 	Valid  bool            `json:"valid"`
+}
+
+func execdocValidateTool(d *Deps) registry.ToolDef {
+	return registry.Define(registry.ToolDef{
+		Name: "execdoc.validate",
+		Description: "Check an execution document's structure; with a DAG and config.json also that every compiled step is present " +
+			"with the right STEP_TYPE and no unknown step is listed. Never fails: {valid, issues}.",
+		When:     "Before a run with an execution document.",
+		Examples: []string{`execdoc.validate {"execution_document": {"PIPELINE_STEP_CONFIGS": {}}}`},
+		Tags:     []string{registry.PhaseValidator},
+	}, d.execdocValidate)
 }
 
 func (d *Deps) execdocValidate(ctx context.Context, in execdocValidateIn) (registry.Reply[execdocValidateOut], error) {
@@ -178,6 +179,21 @@ func (d *Deps) execdocValidate(ctx context.Context, in execdocValidateIn) (regis
 	reply.WithMeta("issue_count", len(issues))
 	reply.Out = execdocValidateOut{Valid: len(issues) == 0, Issues: nonNilList(issues)}
 	return reply, nil
+}
+
+type execdocMergeIn struct {
+	BaseDoc       execdocArg `json:"base_doc"`
+	AdditionalDoc execdocArg `json:"additional_doc"`
+}
+
+func execdocMergeTool() registry.ToolDef {
+	return registry.Define(registry.ToolDef{
+		Name:        "execdoc.merge",
+		Description: "Merge two execution documents: new steps are added; for an existing step STEP_CONFIG is updated key by key and other keys replaced.",
+		When:        "You add hand-written parts to a generated document.",
+		Examples:    []string{`execdoc.merge {"base_doc": {"PIPELINE_STEP_CONFIGS": {"A": {"STEP_TYPE": ["PROCESSING_STEP"], "STEP_CONFIG": {}}}}, "additional_doc": {"PIPELINE_STEP_CONFIGS": {"A": {"STEP_CONFIG": {"k": "v"}}}}}`},
+		Tags:        []string{registry.PhaseProgrammer},
+	}, execdocMerge)
 }
 
 func execdocMerge(ctx context.Context, in execdocMergeIn) (registry.Reply[execDocument], error) {
