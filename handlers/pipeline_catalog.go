@@ -47,16 +47,6 @@ func (in pcQueryIn) query() pipelines.Query {
 		Incremental: in.Incremental, GPUAvailable: in.GPUAvailable}
 }
 
-type pcRecommendIn struct {
-	pcQueryIn
-	MaxResults int `json:"max_results,omitempty" jsonschema:"How many to return (default 5)." schema:"minimum=1,maximum=50"`
-}
-
-type pcAutoSelectIn struct {
-	pcQueryIn
-	MinScore *float64 `json:"min_score,omitempty" jsonschema:"Lowest acceptable score (default 0.6)." schema:"minimum=0,maximum=1"`
-}
-
 func pipelineCatalogNamespace(d *Deps) (registry.Namespace, error) {
 	if d.Pipelines == nil {
 		return registry.Namespace{}, errors.New("pipeline catalog is not loaded")
@@ -65,53 +55,12 @@ func pipelineCatalogNamespace(d *Deps) (registry.Namespace, error) {
 		Name:        "pipeline_catalog",
 		Description: "Ready-made pipeline DAGs: list, rank for a use case, and load one to start from.",
 		Tools: []registry.ToolDef{
-			registry.Define(registry.ToolDef{
-				Name:        "pipeline_catalog.list",
-				Description: "Every shared DAG (framework, task type, complexity, features and node count), sorted by id.",
-				When:        "You want to see which ready-made pipelines exist.",
-				Examples:    []string{`pipeline_catalog.list {}`},
-				Tags:        []string{registry.PhasePlanner},
-			}, d.pcList),
-			registry.Define(registry.ToolDef{
-				Name: "pipeline_catalog.recommend",
-				Description: "Rank shared DAGs for a request. Score = match × suitability: match is 0.5·features (incl. words of use_case) + " +
-					"0.25·framework + 0.15·task type + 0.1·complexity, suitability multiplies penalties (data type, labels, LLM, multi-task, " +
-					"incremental, GPU). Each result explains its score component by component.",
-				When: "To pick a starting DAG.",
-				Examples: []string{
-					`pipeline_catalog.recommend {"framework": "xgboost", "use_case": "xgboost training with calibration"}`,
-					`pipeline_catalog.recommend {"data_type": "tabular", "features": ["registration"]}`,
-				},
-				Tags: []string{registry.PhasePlanner},
-			}, d.pcRecommend),
-			registry.Define(registry.ToolDef{
-				Name:        "pipeline_catalog.auto_select",
-				Description: "The best shared DAG for a request (same scoring as recommend; ties go to the simpler, smaller DAG, then the id), or none below min_score.",
-				When:        "To have one DAG picked.",
-				Examples:    []string{`pipeline_catalog.auto_select {"framework": "xgboost"}`, `pipeline_catalog.auto_select {"use_case": "pytorch end to end with registration"}`},
-				Tags:        []string{registry.PhasePlanner},
-			}, d.pcAutoSelect),
-			registry.Define(registry.ToolDef{
-				Name:        "pipeline_catalog.get_dag",
-				Description: "One shared DAG in full (nodes, edges, requirements, constraints, cost and agent context).",
-				When:        "You picked a DAG and want everything known about it.",
-				Examples:    []string{`pipeline_catalog.get_dag {"dag_id": "xgboost_training_with_calibration"}`},
-				Tags:        []string{registry.PhasePlanner},
-			}, d.pcGetDAG),
-			registry.Define(registry.ToolDef{
-				Name:        "pipeline_catalog.load_dag",
-				Description: "Nodes and edges of a shared DAG (ready for dag.* and config.* tools).",
-				When:        "You want to use a shared DAG as the pipeline.",
-				Examples:    []string{`pipeline_catalog.load_dag {"dag_id": "xgboost_complete_e2e"}`},
-				Tags:        []string{registry.PhasePlanner},
-			}, d.pcLoadDAG),
-			registry.Define(registry.ToolDef{
-				Name:        "pipeline_catalog.config_guidance",
-				Description: "What to check and configure before running a shared DAG: prerequisites, fields the user must provide, safe defaults, pitfalls and a decision tree.",
-				When:        "Before configuring a chosen DAG.",
-				Examples:    []string{`pipeline_catalog.config_guidance {"dag_id": "xgboost_complete_e2e"}`},
-				Tags:        []string{registry.PhasePlanner},
-			}, d.pcConfigGuidance),
+			pcListTool(d),
+			pcRecommendTool(d),
+			pcAutoSelectTool(d),
+			pcGetDAGTool(d),
+			pcLoadDAGTool(d),
+			pcConfigGuidanceTool(d),
 		},
 	}, nil
 }
@@ -133,6 +82,10 @@ func pcNodesEdges(e *pipelines.Entry) ([]string, [][2]string) {
 	return nonNilStrings(g.Nodes), nonNilList(g.Edges)
 }
 
+// maxListedProblems bounds the problems pipeline_catalog.list names in
+// its warnings.
+const maxListedProblems = 20
+
 type pcListOut struct {
 	DAGs  []pcSummary `json:"dags"`
 	Count int         `json:"count"`
@@ -151,9 +104,15 @@ type pcSummary struct {
 	Source      string   `json:"source"`
 }
 
-// maxListedProblems bounds the problems pipeline_catalog.list names in
-// its warnings.
-const maxListedProblems = 20
+func pcListTool(d *Deps) registry.ToolDef {
+	return registry.Define(registry.ToolDef{
+		Name:        "pipeline_catalog.list",
+		Description: "Every shared DAG (framework, task type, complexity, features and node count), sorted by id.",
+		When:        "You want to see which ready-made pipelines exist.",
+		Examples:    []string{`pipeline_catalog.list {}`},
+		Tags:        []string{registry.PhasePlanner},
+	}, d.pcList)
+}
 
 func (d *Deps) pcList(ctx context.Context, _ struct{}) (registry.Reply[pcListOut], error) {
 	var reply registry.Reply[pcListOut]
@@ -183,13 +142,6 @@ type pcStatus struct {
 }
 
 func pcSuccess(action string) pcStatus { return pcStatus{Status: "success", Action: action} }
-
-type pcRecommendOut struct {
-	pcStatus
-	TotalMatches    int                `json:"total_matches"`
-	Recommendations []pcRecommendation `json:"recommendations"`
-	NextStep        string             `json:"next_step"` // the Python project's one-line hint; next_steps has the calls
-}
 
 // pcRecommendation is one ranked shared DAG with its explained score.
 type pcRecommendation struct {
@@ -225,6 +177,33 @@ func newRecommendation(r pipelines.Recommendation) pcRecommendation {
 	}
 }
 
+type pcRecommendIn struct {
+	pcQueryIn
+	MaxResults int `json:"max_results,omitempty" jsonschema:"How many to return (default 5)." schema:"minimum=1,maximum=50"`
+}
+
+type pcRecommendOut struct {
+	pcStatus
+	TotalMatches    int                `json:"total_matches"`
+	Recommendations []pcRecommendation `json:"recommendations"`
+	NextStep        string             `json:"next_step"` // the Python project's one-line hint; next_steps has the calls
+}
+
+func pcRecommendTool(d *Deps) registry.ToolDef {
+	return registry.Define(registry.ToolDef{
+		Name: "pipeline_catalog.recommend",
+		Description: "Rank shared DAGs for a request. Score = match × suitability: match is 0.5·features (incl. words of use_case) + " +
+			"0.25·framework + 0.15·task type + 0.1·complexity, suitability multiplies penalties (data type, labels, LLM, multi-task, " +
+			"incremental, GPU). Each result explains its score component by component.",
+		When: "To pick a starting DAG.",
+		Examples: []string{
+			`pipeline_catalog.recommend {"framework": "xgboost", "use_case": "xgboost training with calibration"}`,
+			`pipeline_catalog.recommend {"data_type": "tabular", "features": ["registration"]}`,
+		},
+		Tags: []string{registry.PhasePlanner},
+	}, d.pcRecommend)
+}
+
 func (d *Deps) pcRecommend(ctx context.Context, in pcRecommendIn) (registry.Reply[pcRecommendOut], error) {
 	var reply registry.Reply[pcRecommendOut]
 	q := in.query()
@@ -249,6 +228,11 @@ func (d *Deps) pcRecommend(ctx context.Context, in pcRecommendIn) (registry.Repl
 	return reply, nil
 }
 
+type pcAutoSelectIn struct {
+	pcQueryIn
+	MinScore *float64 `json:"min_score,omitempty" jsonschema:"Lowest acceptable score (default 0.6)." schema:"minimum=0,maximum=1"`
+}
+
 // pcAutoSelected is the pipeline_catalog.auto_select payload. A match has
 // dag_id, score, reasoning, components and factors (which may be null, so
 // it is a pointer: present exactly when matched); no match has null dag_id
@@ -267,6 +251,16 @@ type pcCandidate struct {
 	DAGID     string  `json:"dag_id"`
 	Score     float64 `json:"score"`
 	Reasoning string  `json:"reasoning"`
+}
+
+func pcAutoSelectTool(d *Deps) registry.ToolDef {
+	return registry.Define(registry.ToolDef{
+		Name:        "pipeline_catalog.auto_select",
+		Description: "The best shared DAG for a request (same scoring as recommend; ties go to the simpler, smaller DAG, then the id), or none below min_score.",
+		When:        "To have one DAG picked.",
+		Examples:    []string{`pipeline_catalog.auto_select {"framework": "xgboost"}`, `pipeline_catalog.auto_select {"use_case": "pytorch end to end with registration"}`},
+		Tags:        []string{registry.PhasePlanner},
+	}, d.pcAutoSelect)
 }
 
 func (d *Deps) pcAutoSelect(ctx context.Context, in pcAutoSelectIn) (registry.Reply[pcAutoSelected], error) {
@@ -313,6 +307,16 @@ type pcDAG struct {
 	Source            string                 `json:"source"`
 }
 
+func pcGetDAGTool(d *Deps) registry.ToolDef {
+	return registry.Define(registry.ToolDef{
+		Name:        "pipeline_catalog.get_dag",
+		Description: "One shared DAG in full (nodes, edges, requirements, constraints, cost and agent context).",
+		When:        "You picked a DAG and want everything known about it.",
+		Examples:    []string{`pipeline_catalog.get_dag {"dag_id": "xgboost_training_with_calibration"}`},
+		Tags:        []string{registry.PhasePlanner},
+	}, d.pcGetDAG)
+}
+
 func (d *Deps) pcGetDAG(ctx context.Context, in pcDAGIDIn) (registry.Reply[pcDAG], error) {
 	var reply registry.Reply[pcDAG]
 	e, err := d.pcEntry(in.DAGID)
@@ -351,6 +355,16 @@ type pcDAGMetadata struct {
 	Name string `json:"name"`
 }
 
+func pcLoadDAGTool(d *Deps) registry.ToolDef {
+	return registry.Define(registry.ToolDef{
+		Name:        "pipeline_catalog.load_dag",
+		Description: "Nodes and edges of a shared DAG (ready for dag.* and config.* tools).",
+		When:        "You want to use a shared DAG as the pipeline.",
+		Examples:    []string{`pipeline_catalog.load_dag {"dag_id": "xgboost_complete_e2e"}`},
+		Tags:        []string{registry.PhasePlanner},
+	}, d.pcLoadDAG)
+}
+
 func (d *Deps) pcLoadDAG(ctx context.Context, in pcDAGIDIn) (registry.Reply[pcLoadedDAG], error) {
 	var reply registry.Reply[pcLoadedDAG]
 	e, err := d.pcEntry(in.DAGID)
@@ -374,6 +388,16 @@ type pcGuidance struct {
 	CommonPitfalls []string                     `json:"common_pitfalls"`
 	DecisionTree   map[string]map[string]string `json:"decision_tree"`
 	NextStep       string                       `json:"next_step"` // the Python project's one-line hint; next_steps has the call
+}
+
+func pcConfigGuidanceTool(d *Deps) registry.ToolDef {
+	return registry.Define(registry.ToolDef{
+		Name:        "pipeline_catalog.config_guidance",
+		Description: "What to check and configure before running a shared DAG: prerequisites, fields the user must provide, safe defaults, pitfalls and a decision tree.",
+		When:        "Before configuring a chosen DAG.",
+		Examples:    []string{`pipeline_catalog.config_guidance {"dag_id": "xgboost_complete_e2e"}`},
+		Tags:        []string{registry.PhasePlanner},
+	}, d.pcConfigGuidance)
 }
 
 func (d *Deps) pcConfigGuidance(ctx context.Context, in pcDAGIDIn) (registry.Reply[pcGuidance], error) {
