@@ -25,27 +25,6 @@ func (projectFramework) JSONSchema() *jsonschema.Schema {
 	return s
 }
 
-// projectIn names the project both project tools take.
-type projectIn struct {
-	Name      string           `json:"name" jsonschema:"Project name: letters, digits, '_', '-', '.'; no path separators." schema:"minLength=1,maxLength=64"`
-	Framework projectFramework `json:"framework" jsonschema:"Model framework."`
-	TargetDir string           `json:"target_dir,omitempty" jsonschema:"Directory under the workspace root (default projects)." schema:"minLength=1,maxLength=1024"`
-}
-
-type projectInitIn struct {
-	Name      string           `json:"name" jsonschema:"Project name: letters, digits, '_', '-', '.'; no path separators." schema:"minLength=1,maxLength=64"`
-	Framework projectFramework `json:"framework" jsonschema:"Model framework."`
-	TargetDir string           `json:"target_dir,omitempty" jsonschema:"Write the project under this workspace directory (else the files are returned)." schema:"minLength=1,maxLength=1024"`
-	Overwrite bool             `json:"overwrite,omitempty" jsonschema:"With target_dir: replace an existing project's files as one set."`
-	dagSource
-}
-
-type projectBringUpIn struct {
-	projectIn
-	Region    string `json:"region,omitempty" jsonschema:"NA, EU, FE or an AWS region name (default NA)." schema:"minLength=2,maxLength=32" pattern:"^[A-Za-z0-9-]+$"`
-	DAGSource string `json:"dag_source,omitempty" jsonschema:"Seed the DAG from the pipeline catalog or author it by hand (default catalog)." schema:"enum=catalog|manual"`
-}
-
 func projectNamespace(d *Deps) (registry.Namespace, error) {
 	if d.live == nil {
 		return registry.Namespace{}, errors.New("the step catalog is not loaded")
@@ -54,27 +33,8 @@ func projectNamespace(d *Deps) (registry.Namespace, error) {
 		Name:        "project",
 		Description: "Scaffold new pipeline projects inside the workspace root and plan their bring-up.",
 		Tools: []registry.ToolDef{
-			registry.Define(registry.ToolDef{
-				Name: "project.init",
-				Description: "Scaffold a project: returns its files, or writes them under target_dir. The folder <name>_<framework> holds dag.json, " +
-					"a config.json template (nulls to fill), a contract-aligned stub per script and a README checklist; a write never overwrites unless asked.",
-				When: "Starting a new project.",
-				Examples: []string{
-					`project.init {"name": "fraud", "framework": "xgboost"}  # starter DAG, files returned`,
-					`project.init {"name": "demo", "framework": "pytorch", "target_dir": "work", "dag": {"nodes": ["DummyDataLoading_training", "TabularPreprocessing_training"], "edges": [["DummyDataLoading_training", "TabularPreprocessing_training"]]}}  # writes`,
-				},
-				Tags:        []string{registry.PhasePlanner},
-				WritesWith:  []string{"target_dir"},
-				Alternative: &registry.Alternative{Tool: "project.init", How: "leave out target_dir and it returns the project's files in data.files, writing nothing."},
-			}, d.projectInit),
-			registry.Define(registry.ToolDef{
-				Name: "project.bring_up",
-				Description: "Plan a new project end to end (writing nothing): checks the arguments and returns the " +
-					"cursus-new-project workflow (stages, tools, gates) with the arguments filled in.",
-				When:     "Before scaffolding a new project.",
-				Examples: []string{`project.bring_up {"name": "new_model", "framework": "pytorch", "dag_source": "manual"}`},
-				Tags:     []string{registry.PhasePlanner},
-			}, d.projectBringUp),
+			projectInitTool(d),
+			projectBringUpTool(d),
 		},
 	}, nil
 }
@@ -94,6 +54,14 @@ func scaffoldError(err error) error {
 	return perr
 }
 
+type projectInitIn struct {
+	Name      string           `json:"name" jsonschema:"Project name: letters, digits, '_', '-', '.'; no path separators." schema:"minLength=1,maxLength=64"`
+	Framework projectFramework `json:"framework" jsonschema:"Model framework."`
+	TargetDir string           `json:"target_dir,omitempty" jsonschema:"Write the project under this workspace directory (else the files are returned)." schema:"minLength=1,maxLength=1024"`
+	Overwrite bool             `json:"overwrite,omitempty" jsonschema:"With target_dir: replace an existing project's files as one set."`
+	dagSource
+}
+
 // projectInitOut is the scaffold's result with Cursus's import_prefix,
 // always null: the scaffold writes no Python package to import from.
 type projectInitOut struct {
@@ -102,6 +70,22 @@ type projectInitOut struct {
 	// Files are the project's files, path → text, when none were written
 	// (no target_dir).
 	Files map[string]string `json:"files,omitempty"`
+}
+
+func projectInitTool(d *Deps) registry.ToolDef {
+	return registry.Define(registry.ToolDef{
+		Name: "project.init",
+		Description: "Scaffold a project: returns its files, or writes them under target_dir. The folder <name>_<framework> holds dag.json, " +
+			"a config.json template (nulls to fill), a contract-aligned stub per script and a README checklist; a write never overwrites unless asked.",
+		When: "Starting a new project.",
+		Examples: []string{
+			`project.init {"name": "fraud", "framework": "xgboost"}  # starter DAG, files returned`,
+			`project.init {"name": "demo", "framework": "pytorch", "target_dir": "work", "dag": {"nodes": ["DummyDataLoading_training", "TabularPreprocessing_training"], "edges": [["DummyDataLoading_training", "TabularPreprocessing_training"]]}}  # writes`,
+		},
+		Tags:        []string{registry.PhasePlanner},
+		WritesWith:  []string{"target_dir"},
+		Alternative: &registry.Alternative{Tool: "project.init", How: "leave out target_dir and it returns the project's files in data.files, writing nothing."},
+	}, d.projectInit)
 }
 
 func (d *Deps) projectInit(ctx context.Context, in projectInitIn) (registry.Reply[projectInitOut], error) {
@@ -156,6 +140,12 @@ func firstScriptStep(r *scaffold.Result) string {
 	return ""
 }
 
+type projectBringUpIn struct {
+	projectIn
+	Region    string `json:"region,omitempty" jsonschema:"NA, EU, FE or an AWS region name (default NA)." schema:"minLength=2,maxLength=32" pattern:"^[A-Za-z0-9-]+$"`
+	DAGSource string `json:"dag_source,omitempty" jsonschema:"Seed the DAG from the pipeline catalog or author it by hand (default catalog)." schema:"enum=catalog|manual"`
+}
+
 // bringUpPlan is the project.bring_up payload: the new-project workflow
 // with the checked arguments filled in.
 type bringUpPlan struct {
@@ -171,12 +161,30 @@ type bringUpPlan struct {
 	WorkflowPath string `json:"workflow_path"`
 }
 
+// projectIn names the project both project tools take.
+type projectIn struct {
+	Name      string           `json:"name" jsonschema:"Project name: letters, digits, '_', '-', '.'; no path separators." schema:"minLength=1,maxLength=64"`
+	Framework projectFramework `json:"framework" jsonschema:"Model framework."`
+	TargetDir string           `json:"target_dir,omitempty" jsonschema:"Directory under the workspace root (default projects)." schema:"minLength=1,maxLength=1024"`
+}
+
 type bringUpArgs struct {
 	Name      string `json:"name"`
 	Framework string `json:"framework"`
 	TargetDir string `json:"target_dir"`
 	Region    string `json:"region"`
 	DAGSource string `json:"dag_source"`
+}
+
+func projectBringUpTool(d *Deps) registry.ToolDef {
+	return registry.Define(registry.ToolDef{
+		Name: "project.bring_up",
+		Description: "Plan a new project end to end (writing nothing): checks the arguments and returns the " +
+			"cursus-new-project workflow (stages, tools, gates) with the arguments filled in.",
+		When:     "Before scaffolding a new project.",
+		Examples: []string{`project.bring_up {"name": "new_model", "framework": "pytorch", "dag_source": "manual"}`},
+		Tags:     []string{registry.PhasePlanner},
+	}, d.projectBringUp)
 }
 
 func (d *Deps) projectBringUp(ctx context.Context, in projectBringUpIn) (registry.Reply[bringUpPlan], error) {
