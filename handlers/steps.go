@@ -23,59 +23,27 @@ func stepsNamespace(d *Deps) (registry.Namespace, error) {
 		Name:        "steps",
 		Description: "Container-level view of one step: paths, channels, property references and construction patterns; its .step.yaml text and built-in code, and the JSON Schemas of the .step.yaml and config.json formats.",
 		Tools: []registry.ToolDef{
-			registry.Define(registry.ToolDef{
-				Name: "steps.io",
-				Description: "Inputs and outputs of a step (joined with its script contract): container paths, required flags, types, " +
-					"training channels, property paths and the runtime property reference ({\"Get\": \"Steps.<name>.<path>\"}) a consumer receives.",
-				When: "You write a step script or wire two steps by hand.",
-				Examples: []string{
-					`steps.io {"step_name": "XGBoostTraining"}  # channels train/val/test`,
-					`steps.io {"step_name": "TabularPreprocessing", "job_type": "training"}`,
-				},
-				Tags: []string{registry.PhasePlanner},
-			}, d.stepsIO),
-			registry.Define(registry.ToolDef{
-				Name: "steps.patterns",
-				Description: "How a step is built, axis by axis: routing strategy and handler, compute class, environment variables, " +
-					"job arguments, input deviations and output path pattern, plus build-time and runtime dependencies.",
-				When:     "What the compiler will do with a step.",
-				Examples: []string{`steps.patterns {"step_name": "TabularPreprocessing", "job_type": "calibration"}`},
-				Tags:     []string{registry.PhasePlanner},
-			}, d.stepsPatterns),
-			registry.Define(registry.ToolDef{
-				Name: "steps.source",
-				Description: "The .step.yaml text of a step type (as its file is written): a built-in one, one from an operator's step directory, " +
-					"or one sent in step_types. Copy it as an exemplar for a new step type; steps.format gives the format's JSON Schema.",
-				When: "To start a new step from an interface file.",
-				Examples: []string{
-					`steps.source {"step_name": "XGBoostTraining"}`,
-					`steps.source {"step_name": "TabularPreprocessing"}  # a processing step with job-type variants`,
-				},
-				Tags: []string{registry.PhasePlanner},
-			}, d.stepsSource),
-			registry.Define(registry.ToolDef{
-				Name:        "steps.code",
-				Description: "The built-in code of a step type: each file of its folder (path, text) and the entry point. A compile without your script ships it; send your version in files to replace it.",
-				When:        "To read or adapt a step's script.",
-				Examples: []string{
-					`steps.code {"step_type": "TabularPreprocessing"}`,
-					`steps.code {"step_type": "XGBoostTraining"}  # script, helper module, serving handler`,
-				},
-				Tags: []string{registry.PhasePlanner},
-			}, d.stepsCode),
-			registry.Define(registry.ToolDef{
-				Name: "steps.format",
-				Description: "The JSON Schema (draft 2020-12) of a format callers write: step_yaml is a .step.yaml step interface " +
-					"(as JSON: every key, what it holds, closed sets), config_json is config.json in the Cursus layout.",
-				When: "You write a .step.yaml or a config.json by hand.",
-				Examples: []string{
-					`steps.format {"format": "step_yaml"}`,
-					`steps.format {"format": "config_json"}`,
-				},
-				Tags: []string{registry.PhasePlanner},
-			}, d.stepsFormat),
+			stepsIOTool(d),
+			stepsPatternsTool(d),
+			stepsSourceTool(d),
+			stepsCodeTool(d),
+			stepsFormatTool(d),
 		},
 	}, nil
+}
+
+func stepsIOTool(d *Deps) registry.ToolDef {
+	return registry.Define(registry.ToolDef{
+		Name: "steps.io",
+		Description: "Inputs and outputs of a step (joined with its script contract): container paths, required flags, types, " +
+			"training channels, property paths and the runtime property reference ({\"Get\": \"Steps.<name>.<path>\"}) a consumer receives.",
+		When: "You write a step script or wire two steps by hand.",
+		Examples: []string{
+			`steps.io {"step_name": "XGBoostTraining"}  # channels train/val/test`,
+			`steps.io {"step_name": "TabularPreprocessing", "job_type": "training"}`,
+		},
+		Tags: []string{registry.PhasePlanner},
+	}, d.stepsIO)
 }
 
 func (d *Deps) stepsIO(ctx context.Context, in stepIn) (registry.Reply[steps.IOView], error) {
@@ -90,6 +58,17 @@ func (d *Deps) stepsIO(ctx context.Context, in stepIn) (registry.Reply[steps.IOV
 		ArgsHint: map[string]any{"step_name": iface.StepType}})
 	reply.Out = steps.IO(iface)
 	return reply, nil
+}
+
+func stepsPatternsTool(d *Deps) registry.ToolDef {
+	return registry.Define(registry.ToolDef{
+		Name: "steps.patterns",
+		Description: "How a step is built, axis by axis: routing strategy and handler, compute class, environment variables, " +
+			"job arguments, input deviations and output path pattern, plus build-time and runtime dependencies.",
+		When:     "What the compiler will do with a step.",
+		Examples: []string{`steps.patterns {"step_name": "TabularPreprocessing", "job_type": "calibration"}`},
+		Tags:     []string{registry.PhasePlanner},
+	}, d.stepsPatterns)
 }
 
 func (d *Deps) stepsPatterns(ctx context.Context, in stepIn) (registry.Reply[strategies.PatternsView], error) {
@@ -113,6 +92,20 @@ type stepsSourceOut struct {
 	// a step directory, or step_types[<i>].
 	Source string `json:"source"`
 	YAML   string `json:"yaml"`
+}
+
+func stepsSourceTool(d *Deps) registry.ToolDef {
+	return registry.Define(registry.ToolDef{
+		Name: "steps.source",
+		Description: "The .step.yaml text of a step type (as its file is written): a built-in one, one from an operator's step directory, " +
+			"or one sent in step_types. Copy it as an exemplar for a new step type; steps.format gives the format's JSON Schema.",
+		When: "To start a new step from an interface file.",
+		Examples: []string{
+			`steps.source {"step_name": "XGBoostTraining"}`,
+			`steps.source {"step_name": "TabularPreprocessing"}  # a processing step with job-type variants`,
+		},
+		Tags: []string{registry.PhasePlanner},
+	}, d.stepsSource)
 }
 
 func (d *Deps) stepsSource(ctx context.Context, in stepNameIn) (registry.Reply[stepsSourceOut], error) {
@@ -149,10 +142,6 @@ func (v *catalogView) stepSource(name string) (*steps.Interface, steps.Resolutio
 	return iface, r, text, nil
 }
 
-type stepsCodeIn struct {
-	StepType stepTypeName `json:"step_type" jsonschema:"Built-in step type (XGBoostTraining) or DAG node name (TabularPreprocessing_training)."`
-}
-
 type stepsCodeOut struct {
 	StepType string `json:"step_type"`
 	// Folder is the code's manifest name in a compile: builtin:<folder>.
@@ -161,6 +150,23 @@ type stepsCodeOut struct {
 	Files      []stepcode.File `json:"files"`
 	// Override says how a caller's version replaces it.
 	Override string `json:"override"`
+}
+
+type stepsCodeIn struct {
+	StepType stepTypeName `json:"step_type" jsonschema:"Built-in step type (XGBoostTraining) or DAG node name (TabularPreprocessing_training)."`
+}
+
+func stepsCodeTool(d *Deps) registry.ToolDef {
+	return registry.Define(registry.ToolDef{
+		Name:        "steps.code",
+		Description: "The built-in code of a step type: each file of its folder (path, text) and the entry point. A compile without your script ships it; send your version in files to replace it.",
+		When:        "To read or adapt a step's script.",
+		Examples: []string{
+			`steps.code {"step_type": "TabularPreprocessing"}`,
+			`steps.code {"step_type": "XGBoostTraining"}  # script, helper module, serving handler`,
+		},
+		Tags: []string{registry.PhasePlanner},
+	}, d.stepsCode)
 }
 
 func (d *Deps) stepsCode(ctx context.Context, in stepsCodeIn) (registry.Reply[stepsCodeOut], error) {
@@ -223,6 +229,20 @@ type stepsFormatOut struct {
 	Schema map[string]any `json:"schema"`
 	// Exemplar says where a complete example of the format comes from.
 	Exemplar string `json:"exemplar"`
+}
+
+func stepsFormatTool(d *Deps) registry.ToolDef {
+	return registry.Define(registry.ToolDef{
+		Name: "steps.format",
+		Description: "The JSON Schema (draft 2020-12) of a format callers write: step_yaml is a .step.yaml step interface " +
+			"(as JSON: every key, what it holds, closed sets), config_json is config.json in the Cursus layout.",
+		When: "You write a .step.yaml or a config.json by hand.",
+		Examples: []string{
+			`steps.format {"format": "step_yaml"}`,
+			`steps.format {"format": "config_json"}`,
+		},
+		Tags: []string{registry.PhasePlanner},
+	}, d.stepsFormat)
 }
 
 func (d *Deps) stepsFormat(ctx context.Context, in stepsFormatIn) (registry.Reply[stepsFormatOut], error) {
