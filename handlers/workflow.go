@@ -73,39 +73,6 @@ func (c workflowContent) engine() workflows.Content {
 	return workflows.Content{DAG: c.DAG, Config: c.Config, Files: c.Files, StepTypes: c.StepTypes, StepName: c.StepName}
 }
 
-type workflowStartIn struct {
-	Workflow string         `json:"workflow" jsonschema:"Workflow name (workflow.list)." schema:"minLength=1,maxLength=64"`
-	Args     workflowArgs   `json:"args,omitempty"`
-	Items    []workflowArgs `json:"items,omitempty" jsonschema:"Batch: one run per item, each with these arguments over args." schema:"maxItems=50"`
-}
-
-type workflowSubmitItem struct {
-	Run     runToken        `json:"run"`
-	Content workflowContent `json:"content,omitempty"`
-}
-
-type workflowSubmitIn struct {
-	Run     runToken             `json:"run,omitempty"`
-	Stage   string               `json:"stage" jsonschema:"The stage this content is for (the one the run waits for)." schema:"minLength=1,maxLength=64"`
-	Content workflowContent      `json:"content,omitempty"`
-	Items   []workflowSubmitItem `json:"items,omitempty" jsonschema:"Batch: each run with its own content; gates run in parallel." schema:"maxItems=50"`
-}
-
-type workflowStatusIn struct {
-	Run runToken `json:"run"`
-}
-
-type workflowListOut struct {
-	Workflows []workflowListed `json:"workflows"`
-}
-
-type workflowListed struct {
-	Name      string                `json:"name"`
-	Title     string                `json:"title"`
-	Arguments []workflows.Argument  `json:"arguments"`
-	Stages    []workflows.GateStage `json:"stages"`
-}
-
 // workflowRun is one run's place: its token and what to send next.
 type workflowRun struct {
 	Run          string                       `json:"run"`
@@ -151,16 +118,28 @@ func workflowNamespace(d *Deps) (registry.Namespace, error) {
 		Name:        "workflow",
 		Description: "Run a guided workflow with server-checked gates: each stage's content is checked by the same engine checks as the validate, author and compile tools; the run state is a signed token.",
 		Tools: []registry.ToolDef{
-			registry.Define(registry.ToolDef{Name: "workflow.list", Description: "The workflows and their stages.",
-				When: "Before workflow.start.", Examples: []string{`workflow.list {}`}, Tags: []string{registry.PhasePlanner}}, registry.Plain(d.workflowList)),
-			registry.Define(registry.ToolDef{Name: "workflow.start", Description: "Start a run (items: a batch); returns its token and the first stage.",
-				When: "To run a workflow.", Examples: []string{`workflow.start {"workflow": "cursus-configure-pipeline"}`}, Tags: []string{registry.PhasePlanner}}, d.workflowStart),
-			registry.Define(registry.ToolDef{Name: "workflow.submit", Description: "Run a stage's gate on the content sent.",
-				When: "For each stage, in order.", Examples: []string{`workflow.submit {"run": "<token>", "stage": "Constrain", "content": {"dag": {"nodes": ["XGBoostTraining"], "edges": []}}}`}, Tags: []string{registry.PhasePlanner}}, d.workflowSubmit),
-			registry.Define(registry.ToolDef{Name: "workflow.status", Description: "Where a run is.",
-				When: "To resume a run.", Examples: []string{`workflow.status {"run": "<token>"}`}, Tags: []string{registry.PhasePlanner}}, registry.Plain(d.workflowStatus)),
+			workflowListTool(d),
+			workflowStartTool(d),
+			workflowSubmitTool(d),
+			workflowStatusTool(d),
 		},
 	}, nil
+}
+
+type workflowListOut struct {
+	Workflows []workflowListed `json:"workflows"`
+}
+
+type workflowListed struct {
+	Name      string                `json:"name"`
+	Title     string                `json:"title"`
+	Arguments []workflows.Argument  `json:"arguments"`
+	Stages    []workflows.GateStage `json:"stages"`
+}
+
+func workflowListTool(d *Deps) registry.ToolDef {
+	return registry.Define(registry.ToolDef{Name: "workflow.list", Description: "The workflows and their stages.",
+		When: "Before workflow.start.", Examples: []string{`workflow.list {}`}, Tags: []string{registry.PhasePlanner}}, registry.Plain(d.workflowList))
 }
 
 func (d *Deps) workflowList(_ context.Context, _ struct{}) (workflowListOut, error) {
@@ -170,6 +149,17 @@ func (d *Deps) workflowList(_ context.Context, _ struct{}) (workflowListOut, err
 		out.Workflows = append(out.Workflows, workflowListed{Name: w.Name, Title: w.Title, Arguments: w.Arguments, Stages: stages})
 	}
 	return out, nil
+}
+
+type workflowStartIn struct {
+	Workflow string         `json:"workflow" jsonschema:"Workflow name (workflow.list)." schema:"minLength=1,maxLength=64"`
+	Args     workflowArgs   `json:"args,omitempty"`
+	Items    []workflowArgs `json:"items,omitempty" jsonschema:"Batch: one run per item, each with these arguments over args." schema:"maxItems=50"`
+}
+
+func workflowStartTool(d *Deps) registry.ToolDef {
+	return registry.Define(registry.ToolDef{Name: "workflow.start", Description: "Start a run (items: a batch); returns its token and the first stage.",
+		When: "To run a workflow.", Examples: []string{`workflow.start {"workflow": "cursus-configure-pipeline"}`}, Tags: []string{registry.PhasePlanner}}, d.workflowStart)
 }
 
 func (d *Deps) workflowStart(ctx context.Context, in workflowStartIn) (registry.Reply[workflowOut], error) {
@@ -211,6 +201,23 @@ func (d *Deps) startRun(name string, args map[string]string) (workflowRun, error
 	}
 	t.Status = workflows.StatusStarted
 	return d.sealed(t)
+}
+
+type workflowSubmitIn struct {
+	Run     runToken             `json:"run,omitempty"`
+	Stage   string               `json:"stage" jsonschema:"The stage this content is for (the one the run waits for)." schema:"minLength=1,maxLength=64"`
+	Content workflowContent      `json:"content,omitempty"`
+	Items   []workflowSubmitItem `json:"items,omitempty" jsonschema:"Batch: each run with its own content; gates run in parallel." schema:"maxItems=50"`
+}
+
+type workflowSubmitItem struct {
+	Run     runToken        `json:"run"`
+	Content workflowContent `json:"content,omitempty"`
+}
+
+func workflowSubmitTool(d *Deps) registry.ToolDef {
+	return registry.Define(registry.ToolDef{Name: "workflow.submit", Description: "Run a stage's gate on the content sent.",
+		When: "For each stage, in order.", Examples: []string{`workflow.submit {"run": "<token>", "stage": "Constrain", "content": {"dag": {"nodes": ["XGBoostTraining"], "edges": []}}}`}, Tags: []string{registry.PhasePlanner}}, d.workflowSubmit)
 }
 
 func (d *Deps) workflowSubmit(ctx context.Context, in workflowSubmitIn) (registry.Reply[workflowOut], error) {
@@ -283,6 +290,15 @@ func spentError() error {
 	return registry.Errorf(registry.CodeRunTokenSpent, "'run': this run token was already used for a submission; each token moves its run once").
 		WithDetails(map[string]any{"argument": "run", "reason": "spent"}).
 		Suggest("Send the token the last workflow.submit returned (workflow.status with it shows where the run is).", "workflow.status")
+}
+
+type workflowStatusIn struct {
+	Run runToken `json:"run"`
+}
+
+func workflowStatusTool(d *Deps) registry.ToolDef {
+	return registry.Define(registry.ToolDef{Name: "workflow.status", Description: "Where a run is.",
+		When: "To resume a run.", Examples: []string{`workflow.status {"run": "<token>"}`}, Tags: []string{registry.PhasePlanner}}, registry.Plain(d.workflowStatus))
 }
 
 func (d *Deps) workflowStatus(_ context.Context, in workflowStatusIn) (workflowOut, error) {
