@@ -14,54 +14,6 @@ import (
 	"github.com/cursus-dev/cursus/registry"
 )
 
-type validateAlignmentIn struct {
-	Targets []verifyStepName `json:"target_scripts,omitempty" jsonschema:"Step types to check (default: all)." schema:"maxItems=200"`
-	scriptDirsIn
-	filesIn
-	stepTypesArg
-}
-
-type validateStepIn struct {
-	stepJobIn
-	scriptSearchIn
-	filesIn
-	stepTypesArg
-}
-
-type validateStepInterfaceIn struct {
-	StepName verifyStepName `json:"step_name,omitempty"`
-	All      bool           `json:"all,omitempty" jsonschema:"Validate every step type in the catalog."`
-	JobType  jobTypeName    `json:"job_type,omitempty" jsonschema:"Job type variant to apply (training, calibration, …)."`
-	Path     workspacePath  `json:"path,omitempty" jsonschema:"A .step.yaml file or a directory of them, inside the workspace."`
-	YAML     string         `json:"yaml,omitempty" jsonschema:"Inline .step.yaml text." schema:"minLength=1,maxLength=262144"`
-	// Alone, step_types are the documents to validate; with step_name or
-	// all they overlay the catalog those name.
-	stepTypesArg
-	filesIn
-}
-
-type validateBuilderIn struct {
-	stepJobIn
-	Scoring *bool `json:"enable_scoring,omitempty" jsonschema:"Add a score and rating (default true)."`
-	stepTypesArg
-	unusedWorkspaceDirsArg
-}
-
-type validateRunScriptsIn struct {
-	Nodes      runNodes      `json:"nodes,omitempty" jsonschema:"DAG nodes to run. Give this or dag_file."`
-	Edges      runEdges      `json:"edges,omitempty" jsonschema:"[src, dst] pairs between the nodes."`
-	DAGFile    workspacePath `json:"dag_file,omitempty" jsonschema:"DAG JSON file in the workspace: run every node of it. Give this or nodes."`
-	ConfigFile workspacePath `json:"config_file,omitempty" jsonschema:"config.json in the workspace: source_dir, entry points and env values come from it."`
-	ConfigPath workspacePath `json:"config_path,omitempty" jsonschema:"Deprecated alias of config_file; answers with a warning."`
-	scriptDirsIn
-	Samples       sampleInputs `json:"sample_inputs,omitempty" jsonschema:"node → {input name → file or directory in the workspace}."`
-	Env           envOverrides `json:"env,omitempty" jsonschema:"Environment variable overrides for every node."`
-	JobArgs       jobArgValues `json:"job_args,omitempty" jsonschema:"Job argument values (flag without dashes → value), e.g. {\"job_type\": \"training\"}."`
-	Timeout       int          `json:"timeout_seconds,omitempty" jsonschema:"Wall-clock limit per script (default 60)." schema:"minimum=1,maximum=3600"`
-	UseDeps       *bool        `json:"use_dependency_resolution,omitempty" jsonschema:"Feed each node's outputs to its consumers' inputs (default true)."`
-	TestWorkspace string       `json:"test_workspace_dir,omitempty" jsonschema:"Accepted for compatibility; runs always use a fresh temporary sandbox." schema:"maxLength=4096"`
-}
-
 // runNodes is bounded by what one run may start.
 type runNodes []string
 
@@ -105,71 +57,16 @@ func validateNamespace(d *Deps) (registry.Namespace, error) {
 		return registry.Namespace{}, errors.New("the step catalog is not loaded")
 	}
 	tools := []registry.ToolDef{
-		registry.Define(registry.ToolDef{
-			Name: "validate.alignment",
-			Description: "Alignment checks of step types: script ↔ contract (static analysis of the Python script: main() " +
-				"signature, logical names, env vars, argparse flags, container paths), config ↔ contract, spec ↔ the catalog's " +
-				"outputs (dependency scores), and builder binding. Each finding has a level (critical/error/warning/info), a rule, a location and a fix.",
-			When: "You changed a step's script, contract or config section.",
-			Examples: []string{
-				`validate.alignment {"target_scripts": ["TabularPreprocessing"], "source_dir": "scripts", "files": {"scripts/tabular_preprocessing.py": ` + stubScript + `}}  # one step against its script, sent inline`,
-				`validate.alignment {}  # every step type in the catalog`,
-			},
-			Tags: []string{registry.PhaseValidator},
-		}, d.validateAlignment),
-		registry.Define(registry.ToolDef{
-			Name:        "validate.step",
-			Description: "All alignment checks for one step (optionally one job type), with its script found in the workspace or given by path.",
-			When:        "For one step's full report.",
-			Examples:    []string{`validate.step {"step_name": "XGBoostTraining"}  # catalog-level checks`},
-			Tags:        []string{registry.PhaseValidator},
-		}, d.validateStep),
-		registry.Define(registry.ToolDef{
-			Name: "validate.step_interface",
-			Description: "Validate .step.yaml interfaces: required keys, enumerations, path prefixes, contract ↔ spec key alignment, " +
-				"property paths, compute rules and the config section. Checks a catalog step, every catalog step (all), a file or " +
-				"directory in the workspace (path), or inline YAML (yaml).",
-			When: "You wrote or edited a .step.yaml.",
-			Examples: []string{
-				`validate.step_interface {"all": true}  # every built-in and extra step type`,
-				`validate.step_interface {"step_name": "TabularPreprocessing", "job_type": "training"}`,
-			},
-			Tags: []string{registry.PhaseValidator},
-		}, d.validateStepInterface),
-		registry.Define(registry.ToolDef{
-			Name: "validate.builder",
-			Description: "Universal builder test for one step type: synthesizes a valid config, wires the step to catalog providers " +
-				"for its required inputs, compiles that small pipeline and checks the step's SageMaker request shape; plus the " +
-				"alignment, config-construction and step-type checks. Scored (weights 2.0/1.5/1.0/1.0) and rated.",
-			When:     "You want proof that a step type builds.",
-			Examples: []string{`validate.builder {"step_name": "XGBoostTraining", "enable_scoring": false}`},
-			Tags:     []string{registry.PhaseValidator},
-		}, d.validateBuilder),
-		registry.Define(registry.ToolDef{
-			Name:        "validate.info",
-			Description: "What the validation tools check: levels, rulesets per SageMaker step type, rules and their levels, dependency thresholds, and what a script run isolates and does not.",
-			When:        "Before choosing a validation tool.",
-			Examples:    []string{`validate.info {}`},
-			Tags:        []string{registry.PhaseValidator},
-		}, registry.Plain(d.validateInfo)),
-		registry.Define(registry.ToolDef{
-			Name: "validate.run_scripts",
-			Description: "Run step scripts locally with python3 in a temporary sandbox: the contract's /opt/ml paths mapped to sandbox " +
-				"directories, the contract's env vars (plus config values and overrides) and job arguments, sample inputs copied in. " +
-				"Nodes run in DAG order with each step's outputs fed to its consumers. Bounded time and output; reports the outputs " +
-				"produced against the contract. Each script runs in a kernel sandbox (Landlock, seccomp, rlimits; no network, no reads outside its inputs); where the kernel cannot provide it the tool answers runtime_unavailable (see validate.info).",
-			When: "Scripts pass static alignment and you want to see them actually run on a small sample.",
-			Examples: []string{
-				`validate.run_scripts {"nodes": ["TabularPreprocessing_training"], "source_dir": "scripts", "sample_inputs": {"TabularPreprocessing_training": {"input_data": "data/sample.csv"}}, "env": {"LABEL_FIELD": "label"}}`,
-				`validate.run_scripts {"dag_file": "examples/xgboost-tabular/dag.json", "config_file": "examples/xgboost-tabular/config.json", "sample_inputs": {"DummyDataLoading_training": {"data_source": "examples/xgboost-tabular/data/tabular.csv"}, "DummyDataLoading_calibration": {"data_source": "examples/xgboost-tabular/data/tabular.csv"}}}  # the whole example`,
-			},
-			Tags:        []string{registry.PhaseValidator},
-			ExecCode:    true,
-			Alternative: &registry.Alternative{Tool: "validate.alignment", How: "it checks each script against its contract statically, running nothing."},
-		}, d.validateRunScripts),
+		validateAlignmentTool(d),
+		validateStepTool(d),
+		validateStepInterfaceTool(d),
+		validateBuilderTool(d),
+		validateInfoTool(d),
+		validateRunScriptsTool(d),
+		validateRunPipelineTool(d),
+		validateDepsResolveTool(d),
+		validateDepsExplainTool(d),
 	}
-	tools = append(tools, validateRunPipelineTool(d))
-	tools = append(tools, validateDepsTools(d)...)
 	return registry.Namespace{
 		Name:        "validate",
 		Description: "Check scripts, contracts, specs, configs and builders against each other, and run scripts in a sandbox.",
@@ -180,6 +77,44 @@ func validateNamespace(d *Deps) (registry.Namespace, error) {
 // progressTo reports an engine use-case's progress on the call.
 func progressTo(ctx context.Context) func(done, total int, msg string) {
 	return func(done, total int, msg string) { registry.Progress(ctx, float64(done), float64(total), msg) }
+}
+
+type validateAlignmentIn struct {
+	Targets []verifyStepName `json:"target_scripts,omitempty" jsonschema:"Step types to check (default: all)." schema:"maxItems=200"`
+	scriptDirsIn
+	filesIn
+	stepTypesArg
+}
+
+// alignmentOut is validate.alignment's report plus Cursus's
+// detailed_results: each step's result by step name.
+type alignmentOut struct {
+	verify.AlignmentReport
+	DetailedResults map[string]cursusStepResult `json:"detailed_results"`
+}
+
+// cursusStepResult is one step of validate.alignment's detailed_results.
+type cursusStepResult struct {
+	StepName          string `json:"step_name"`
+	SageMakerStepType string `json:"sagemaker_step_type"`
+	Category          string `json:"category"`
+	OverallStatus     string `json:"overall_status"`
+	cursusLevels
+}
+
+func validateAlignmentTool(d *Deps) registry.ToolDef {
+	return registry.Define(registry.ToolDef{
+		Name: "validate.alignment",
+		Description: "Alignment checks of step types: script ↔ contract (static analysis of the Python script: main() " +
+			"signature, logical names, env vars, argparse flags, container paths), config ↔ contract, spec ↔ the catalog's " +
+			"outputs (dependency scores), and builder binding. Each finding has a level (critical/error/warning/info), a rule, a location and a fix.",
+		When: "You changed a step's script, contract or config section.",
+		Examples: []string{
+			`validate.alignment {"target_scripts": ["TabularPreprocessing"], "source_dir": "scripts", "files": {"scripts/tabular_preprocessing.py": ` + stubScript + `}}  # one step against its script, sent inline`,
+			`validate.alignment {}  # every step type in the catalog`,
+		},
+		Tags: []string{registry.PhaseValidator},
+	}, d.validateAlignment)
 }
 
 // ---- validate.alignment / validate.step ----------------------------------
@@ -209,16 +144,6 @@ func (d *Deps) validateAlignment(ctx context.Context, in validateAlignmentIn) (r
 	}
 	reply.Out = out
 	return reply, nil
-}
-
-// stepReportOut is validate.step's report plus the keys the Python
-// project's report has under other names: its overall_status is status,
-// its category is the ruleset's name.
-type stepReportOut struct {
-	validate.StepReport
-	OverallStatus string `json:"overall_status"`
-	Category      string `json:"category"`
-	cursusLevels
 }
 
 // cursusLevels is a step report as Cursus numbers its validation levels:
@@ -267,20 +192,31 @@ func cursusLevelsOf(r validate.StepReport) cursusLevels {
 	return out
 }
 
-// cursusStepResult is one step of validate.alignment's detailed_results.
-type cursusStepResult struct {
-	StepName          string `json:"step_name"`
-	SageMakerStepType string `json:"sagemaker_step_type"`
-	Category          string `json:"category"`
-	OverallStatus     string `json:"overall_status"`
+type validateStepIn struct {
+	stepJobIn
+	scriptSearchIn
+	filesIn
+	stepTypesArg
+}
+
+// stepReportOut is validate.step's report plus the keys the Python
+// project's report has under other names: its overall_status is status,
+// its category is the ruleset's name.
+type stepReportOut struct {
+	validate.StepReport
+	OverallStatus string `json:"overall_status"`
+	Category      string `json:"category"`
 	cursusLevels
 }
 
-// alignmentOut is validate.alignment's report plus Cursus's
-// detailed_results: each step's result by step name.
-type alignmentOut struct {
-	verify.AlignmentReport
-	DetailedResults map[string]cursusStepResult `json:"detailed_results"`
+func validateStepTool(d *Deps) registry.ToolDef {
+	return registry.Define(registry.ToolDef{
+		Name:        "validate.step",
+		Description: "All alignment checks for one step (optionally one job type), with its script found in the workspace or given by path.",
+		When:        "For one step's full report.",
+		Examples:    []string{`validate.step {"step_name": "XGBoostTraining"}  # catalog-level checks`},
+		Tags:        []string{registry.PhaseValidator},
+	}, d.validateStep)
 }
 
 func (d *Deps) validateStep(ctx context.Context, in validateStepIn) (registry.Reply[stepReportOut], error) {
@@ -304,6 +240,33 @@ func (d *Deps) validateStep(ctx context.Context, in validateStepIn) (registry.Re
 		Why: "build the step from a synthesized config", ArgsHint: map[string]any{"step_name": r.StepName}})
 	reply.Out = stepReportOut{StepReport: r, OverallStatus: r.Status, Category: r.Ruleset.Name, cursusLevels: cursusLevelsOf(r)}
 	return reply, nil
+}
+
+type validateStepInterfaceIn struct {
+	StepName verifyStepName `json:"step_name,omitempty"`
+	All      bool           `json:"all,omitempty" jsonschema:"Validate every step type in the catalog."`
+	JobType  jobTypeName    `json:"job_type,omitempty" jsonschema:"Job type variant to apply (training, calibration, …)."`
+	Path     workspacePath  `json:"path,omitempty" jsonschema:"A .step.yaml file or a directory of them, inside the workspace."`
+	YAML     string         `json:"yaml,omitempty" jsonschema:"Inline .step.yaml text." schema:"minLength=1,maxLength=262144"`
+	// Alone, step_types are the documents to validate; with step_name or
+	// all they overlay the catalog those name.
+	stepTypesArg
+	filesIn
+}
+
+func validateStepInterfaceTool(d *Deps) registry.ToolDef {
+	return registry.Define(registry.ToolDef{
+		Name: "validate.step_interface",
+		Description: "Validate .step.yaml interfaces: required keys, enumerations, path prefixes, contract ↔ spec key alignment, " +
+			"property paths, compute rules and the config section. Checks a catalog step, every catalog step (all), a file or " +
+			"directory in the workspace (path), or inline YAML (yaml).",
+		When: "You wrote or edited a .step.yaml.",
+		Examples: []string{
+			`validate.step_interface {"all": true}  # every built-in and extra step type`,
+			`validate.step_interface {"step_name": "TabularPreprocessing", "job_type": "training"}`,
+		},
+		Tags: []string{registry.PhaseValidator},
+	}, d.validateStepInterface)
 }
 
 // ---- validate.step_interface ---------------------------------------------
@@ -342,6 +305,25 @@ func (d *Deps) validateStepInterface(ctx context.Context, in validateStepInterfa
 	return reply, nil
 }
 
+type validateBuilderIn struct {
+	stepJobIn
+	Scoring *bool `json:"enable_scoring,omitempty" jsonschema:"Add a score and rating (default true)."`
+	stepTypesArg
+	unusedWorkspaceDirsArg
+}
+
+func validateBuilderTool(d *Deps) registry.ToolDef {
+	return registry.Define(registry.ToolDef{
+		Name: "validate.builder",
+		Description: "Universal builder test for one step type: synthesizes a valid config, wires the step to catalog providers " +
+			"for its required inputs, compiles that small pipeline and checks the step's SageMaker request shape; plus the " +
+			"alignment, config-construction and step-type checks. Scored (weights 2.0/1.5/1.0/1.0) and rated.",
+		When:     "You want proof that a step type builds.",
+		Examples: []string{`validate.builder {"step_name": "XGBoostTraining", "enable_scoring": false}`},
+		Tags:     []string{registry.PhaseValidator},
+	}, d.validateBuilder)
+}
+
 // ---- validate.builder -----------------------------------------------------
 
 func (d *Deps) validateBuilder(ctx context.Context, in validateBuilderIn) (registry.Reply[verify.BuilderReport], error) {
@@ -366,10 +348,53 @@ func (d *Deps) validateBuilder(ctx context.Context, in validateBuilderIn) (regis
 	return reply, nil
 }
 
+func validateInfoTool(d *Deps) registry.ToolDef {
+	return registry.Define(registry.ToolDef{
+		Name:        "validate.info",
+		Description: "What the validation tools check: levels, rulesets per SageMaker step type, rules and their levels, dependency thresholds, and what a script run isolates and does not.",
+		When:        "Before choosing a validation tool.",
+		Examples:    []string{`validate.info {}`},
+		Tags:        []string{registry.PhaseValidator},
+	}, registry.Plain(d.validateInfo))
+}
+
 // ---- validate.info ----------------------------------------------------------
 
 func (d *Deps) validateInfo(ctx context.Context, _ struct{}) (verify.Info, error) {
 	return d.verifier(ctx).Describe(), nil
+}
+
+type validateRunScriptsIn struct {
+	Nodes      runNodes      `json:"nodes,omitempty" jsonschema:"DAG nodes to run. Give this or dag_file."`
+	Edges      runEdges      `json:"edges,omitempty" jsonschema:"[src, dst] pairs between the nodes."`
+	DAGFile    workspacePath `json:"dag_file,omitempty" jsonschema:"DAG JSON file in the workspace: run every node of it. Give this or nodes."`
+	ConfigFile workspacePath `json:"config_file,omitempty" jsonschema:"config.json in the workspace: source_dir, entry points and env values come from it."`
+	ConfigPath workspacePath `json:"config_path,omitempty" jsonschema:"Deprecated alias of config_file; answers with a warning."`
+	scriptDirsIn
+	Samples       sampleInputs `json:"sample_inputs,omitempty" jsonschema:"node → {input name → file or directory in the workspace}."`
+	Env           envOverrides `json:"env,omitempty" jsonschema:"Environment variable overrides for every node."`
+	JobArgs       jobArgValues `json:"job_args,omitempty" jsonschema:"Job argument values (flag without dashes → value), e.g. {\"job_type\": \"training\"}."`
+	Timeout       int          `json:"timeout_seconds,omitempty" jsonschema:"Wall-clock limit per script (default 60)." schema:"minimum=1,maximum=3600"`
+	UseDeps       *bool        `json:"use_dependency_resolution,omitempty" jsonschema:"Feed each node's outputs to its consumers' inputs (default true)."`
+	TestWorkspace string       `json:"test_workspace_dir,omitempty" jsonschema:"Accepted for compatibility; runs always use a fresh temporary sandbox." schema:"maxLength=4096"`
+}
+
+func validateRunScriptsTool(d *Deps) registry.ToolDef {
+	return registry.Define(registry.ToolDef{
+		Name: "validate.run_scripts",
+		Description: "Run step scripts locally with python3 in a temporary sandbox: the contract's /opt/ml paths mapped to sandbox " +
+			"directories, the contract's env vars (plus config values and overrides) and job arguments, sample inputs copied in. " +
+			"Nodes run in DAG order with each step's outputs fed to its consumers. Bounded time and output; reports the outputs " +
+			"produced against the contract. Each script runs in a kernel sandbox (Landlock, seccomp, rlimits; no network, no reads outside its inputs); where the kernel cannot provide it the tool answers runtime_unavailable (see validate.info).",
+		When: "Scripts pass static alignment and you want to see them actually run on a small sample.",
+		Examples: []string{
+			`validate.run_scripts {"nodes": ["TabularPreprocessing_training"], "source_dir": "scripts", "sample_inputs": {"TabularPreprocessing_training": {"input_data": "data/sample.csv"}}, "env": {"LABEL_FIELD": "label"}}`,
+			`validate.run_scripts {"dag_file": "examples/xgboost-tabular/dag.json", "config_file": "examples/xgboost-tabular/config.json", "sample_inputs": {"DummyDataLoading_training": {"data_source": "examples/xgboost-tabular/data/tabular.csv"}, "DummyDataLoading_calibration": {"data_source": "examples/xgboost-tabular/data/tabular.csv"}}}  # the whole example`,
+		},
+		Tags:        []string{registry.PhaseValidator},
+		ExecCode:    true,
+		Alternative: &registry.Alternative{Tool: "validate.alignment", How: "it checks each script against its contract statically, running nothing."},
+	}, d.validateRunScripts)
 }
 
 // ---- validate.run_scripts ---------------------------------------------------

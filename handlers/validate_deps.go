@@ -22,26 +22,6 @@ func (depsName) JSONSchema() *jsonschema.Schema {
 
 // depsResolveIn takes a step set or a DAG in one of three forms; a key is
 // non-nil exactly when it was given.
-type depsResolveIn struct {
-	StepNames []depsName     `json:"step_names,omitempty" jsonschema:"Step types or node names to resolve as a set." schema:"maxItems=500"`
-	DAG       map[string]any `json:"dag,omitempty" jsonschema:"Inline DAG: {\"nodes\": [...], \"edges\": [...]} or {\"dag\": {...}}."`
-	DAGFile   workspacePath  `json:"dag_file,omitempty" jsonschema:"DAG JSON file inside the workspace."`
-	Nodes     []nodeName     `json:"nodes,omitempty" jsonschema:"Node names: <StepType> or <StepType>_<job_type>, e.g. TabularPreprocessing_training." schema:"maxItems=10000"`
-	Edges     []dagEdge      `json:"edges,omitempty" jsonschema:"Edges as [source, destination] node pairs; the source runs first and feeds the destination." schema:"maxItems=50000"`
-	stepTypesArg
-	unusedWorkspaceDirsArg
-}
-
-type depsExplainIn struct {
-	Name1      depsName `json:"name1,omitempty"`
-	Name2      depsName `json:"name2,omitempty"`
-	Consumer   depsName `json:"consumer,omitempty"`
-	Dependency depsName `json:"dependency,omitempty"`
-	Producer   depsName `json:"producer,omitempty"`
-	Output     depsName `json:"output,omitempty"`
-	stepTypesArg
-}
-
 // depsExplanation is one of the two answers of validate.deps_explain: the
 // similarity of two names, or the score of one dependency/output pair.
 type depsExplanation struct {
@@ -77,35 +57,29 @@ func mustSchema[T any]() *jsonschema.Schema {
 	return s
 }
 
-// validateDepsTools are validate.deps_resolve and validate.deps_explain; the
-// validate namespace includes them.
-func validateDepsTools(d *Deps) []registry.ToolDef {
-	return []registry.ToolDef{
-		registry.Define(registry.ToolDef{
-			Name: "validate.deps_resolve",
-			Description: "Dependency resolution report. With a DAG (dag, dag_file, or nodes/edges) every node is wired to its " +
-				"parents exactly as compile does; with step_names every dependency is matched against the outputs of all the " +
-				"other named steps (could they be wired at all?). Per step: resolved dependencies with scores, unresolved ones, and a summary.",
-			When: "To check steps can feed each other.",
-			Examples: []string{
-				`validate.deps_resolve {"step_names": ["TabularPreprocessing_training", "XGBoostTraining", "XGBoostModelEval_calibration"]}  # a set of steps`,
-				`validate.deps_resolve {"nodes": ["XGBoostTraining", "Package"], "edges": [["XGBoostTraining", "Package"]]}  # a DAG`,
-			},
-			Tags: []string{registry.PhaseValidator},
-		}, d.validateDepsResolve),
-		registry.Define(registry.ToolDef{
-			Name: "validate.deps_explain",
-			Description: "Explain a score. With name1/name2: the semantic name similarity and its parts (string ratio, token " +
-				"Jaccard, synonyms, substring) on the normalised names. With consumer/dependency/producer/output: every component " +
-				"of the compatibility score that decides wiring (type, data type, similarity, exact-name bonus, compatible sources, keywords).",
-			When: "A dependency was wired unexpectedly, or not at all.",
-			Examples: []string{
-				`validate.deps_explain {"name1": "processed_data", "name2": "input_data"}`,
-				`validate.deps_explain {"consumer": "XGBoostTraining", "dependency": "input_path", "producer": "TabularPreprocessing_training", "output": "processed_data"}`,
-			},
-			Tags: []string{registry.PhaseValidator},
-		}, d.validateDepsExplain),
-	}
+type depsResolveIn struct {
+	StepNames []depsName     `json:"step_names,omitempty" jsonschema:"Step types or node names to resolve as a set." schema:"maxItems=500"`
+	DAG       map[string]any `json:"dag,omitempty" jsonschema:"Inline DAG: {\"nodes\": [...], \"edges\": [...]} or {\"dag\": {...}}."`
+	DAGFile   workspacePath  `json:"dag_file,omitempty" jsonschema:"DAG JSON file inside the workspace."`
+	Nodes     []nodeName     `json:"nodes,omitempty" jsonschema:"Node names: <StepType> or <StepType>_<job_type>, e.g. TabularPreprocessing_training." schema:"maxItems=10000"`
+	Edges     []dagEdge      `json:"edges,omitempty" jsonschema:"Edges as [source, destination] node pairs; the source runs first and feeds the destination." schema:"maxItems=50000"`
+	stepTypesArg
+	unusedWorkspaceDirsArg
+}
+
+func validateDepsResolveTool(d *Deps) registry.ToolDef {
+	return registry.Define(registry.ToolDef{
+		Name: "validate.deps_resolve",
+		Description: "Dependency resolution report. With a DAG (dag, dag_file, or nodes/edges) every node is wired to its " +
+			"parents exactly as compile does; with step_names every dependency is matched against the outputs of all the " +
+			"other named steps (could they be wired at all?). Per step: resolved dependencies with scores, unresolved ones, and a summary.",
+		When: "To check steps can feed each other.",
+		Examples: []string{
+			`validate.deps_resolve {"step_names": ["TabularPreprocessing_training", "XGBoostTraining", "XGBoostModelEval_calibration"]}  # a set of steps`,
+			`validate.deps_resolve {"nodes": ["XGBoostTraining", "Package"], "edges": [["XGBoostTraining", "Package"]]}  # a DAG`,
+		},
+		Tags: []string{registry.PhaseValidator},
+	}, d.validateDepsResolve)
 }
 
 func (d *Deps) validateDepsResolve(ctx context.Context, in depsResolveIn) (registry.Reply[deps.Report], error) {
@@ -183,6 +157,31 @@ func depsResolveSet(ctx context.Context, cat *steps.Catalog, names []string) (*d
 		return nil, err
 	}
 	return rep, nil
+}
+
+type depsExplainIn struct {
+	Name1      depsName `json:"name1,omitempty"`
+	Name2      depsName `json:"name2,omitempty"`
+	Consumer   depsName `json:"consumer,omitempty"`
+	Dependency depsName `json:"dependency,omitempty"`
+	Producer   depsName `json:"producer,omitempty"`
+	Output     depsName `json:"output,omitempty"`
+	stepTypesArg
+}
+
+func validateDepsExplainTool(d *Deps) registry.ToolDef {
+	return registry.Define(registry.ToolDef{
+		Name: "validate.deps_explain",
+		Description: "Explain a score. With name1/name2: the semantic name similarity and its parts (string ratio, token " +
+			"Jaccard, synonyms, substring) on the normalised names. With consumer/dependency/producer/output: every component " +
+			"of the compatibility score that decides wiring (type, data type, similarity, exact-name bonus, compatible sources, keywords).",
+		When: "A dependency was wired unexpectedly, or not at all.",
+		Examples: []string{
+			`validate.deps_explain {"name1": "processed_data", "name2": "input_data"}`,
+			`validate.deps_explain {"consumer": "XGBoostTraining", "dependency": "input_path", "producer": "TabularPreprocessing_training", "output": "processed_data"}`,
+		},
+		Tags: []string{registry.PhaseValidator},
+	}, d.validateDepsExplain)
 }
 
 func (d *Deps) validateDepsExplain(ctx context.Context, in depsExplainIn) (registry.Reply[depsExplanation], error) {
