@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"context"
 	"fmt"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -106,8 +105,9 @@ type filesIn struct {
 
 // deprecatedAlias folds an old argument name into its current one: both
 // given is invalid_input naming both; the old one alone is used, with a
-// warning in the envelope so callers move to the current name.
-func deprecatedAlias[T comparable](ctx context.Context, current *T, old T, currentName, oldName string) error {
+// warning (given to warn: the reply's Warn) so callers move to the
+// current name.
+func deprecatedAlias[T comparable](warn func(...string), current *T, old T, currentName, oldName string) error {
 	var zero T
 	if old == zero {
 		return nil
@@ -116,7 +116,7 @@ func deprecatedAlias[T comparable](ctx context.Context, current *T, old T, curre
 		return registry.Errorf(registry.CodeInvalidInput, "give %s or its deprecated alias %s, not both", currentName, oldName)
 	}
 	*current = old
-	registry.Warn(ctx, fmt.Sprintf("'%s' is deprecated; call with '%s' instead", oldName, currentName))
+	warn(fmt.Sprintf("'%s' is deprecated; call with '%s' instead", oldName, currentName))
 	return nil
 }
 
@@ -132,8 +132,8 @@ type unusedRoleArg struct {
 	Role string `json:"role,omitempty" jsonschema:"Accepted for Cursus; unused (steps run as their config's role)." schema:"maxLength=2048"`
 }
 
-func (a unusedRoleArg) warn(ctx context.Context) {
-	warnUnused(ctx, "role", a.Role != "", "steps run as the role of their config; compile.dag takes role to upsert")
+func (a unusedRoleArg) warn(warn func(...string)) {
+	warnUnused(warn, "role", a.Role != "", "steps run as the role of their config; compile.dag takes role to upsert")
 }
 
 // unusedWorkspaceDirsArg is Cursus's workspace_dirs on a tool that reads
@@ -142,14 +142,14 @@ type unusedWorkspaceDirsArg struct {
 	WorkspaceDirs []string `json:"workspace_dirs,omitempty" jsonschema:"Accepted for Cursus; unused (steps come from the catalog and step_types)." schema:"maxItems=20"`
 }
 
-func (a unusedWorkspaceDirsArg) warn(ctx context.Context) {
-	warnUnused(ctx, "workspace_dirs", a.WorkspaceDirs != nil, "this tool reads no script; step types come from the catalog and step_types")
+func (a unusedWorkspaceDirsArg) warn(warn func(...string)) {
+	warnUnused(warn, "workspace_dirs", a.WorkspaceDirs != nil, "this tool reads no script; step types come from the catalog and step_types")
 }
 
 // warnUnused answers a call that passed an argument accepted only for
 // Cursus with a warning saying why it changed nothing.
-func warnUnused(ctx context.Context, arg string, given bool, why string) {
+func warnUnused(warn func(...string), arg string, given bool, why string) {
 	if given {
-		registry.Warn(ctx, fmt.Sprintf("'%s' is accepted for Cursus compatibility and not used: %s", arg, why))
+		warn(fmt.Sprintf("'%s' is accepted for Cursus compatibility and not used: %s", arg, why))
 	}
 }

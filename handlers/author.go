@@ -15,10 +15,6 @@ import (
 	"github.com/cursus-dev/cursus/registry"
 )
 
-type authorRulesIn struct {
-	Topic authorTopic `json:"topic,omitempty" jsonschema:"Rule topic; leave out for every topic."`
-}
-
 // authorTopic is a topic of the engine's rule table.
 type authorTopic string
 
@@ -28,11 +24,6 @@ const stubScript = `"def main(input_paths, output_paths, environ_vars, job_args)
 
 func (authorTopic) JSONSchema() *jsonschema.Schema {
 	return &jsonschema.Schema{Type: "string", Enum: enumOf(steps.RuleTopics)}
-}
-
-type authorChecklistIn struct {
-	SMType   authorSMType   `json:"sagemaker_step_type" jsonschema:"SageMaker step type of the new step."`
-	Assembly authorAssembly `json:"step_assembly,omitempty" jsonschema:"How the step is assembled (Processing only)."`
 }
 
 // authorSMType is any SageMaker step type a .step.yaml may declare.
@@ -57,26 +48,58 @@ func enumOf(values []string) []any {
 	return out
 }
 
-type authorCheckScriptIn struct {
-	stepJobIn
-	scriptSearchIn
-	filesIn
-	stepTypesArg
+func authorNamespace(d *Deps) (registry.Namespace, error) {
+	if d.live == nil {
+		return registry.Namespace{}, errors.New("the step catalog is not loaded")
+	}
+	tools := []registry.ToolDef{
+		authorRulesTool(d),
+		authorChecklistTool(d),
+		authorCheckScriptTool(d),
+		authorPreflightStepTool(d),
+	}
+	tools = append(tools, authorConfigTools(d)...)
+	return registry.Namespace{
+		Name:        "author",
+		Description: "Guardrails for authoring new step types: rules, the checklist, script and config checks, and preflight gates.",
+		Tools:       tools,
+	}, nil
 }
 
-type authorPreflightIn struct {
-	StepName verifyStepName `json:"step_name,omitempty"`
-	All      bool           `json:"all,omitempty" jsonschema:"Check every step type in the catalog."`
-	JobType  jobTypeName    `json:"job_type,omitempty" jsonschema:"Job type variant to apply (training, calibration, …)."`
-	scriptSearchIn
-	filesIn
-	stepTypesArg
+type authorRulesIn struct {
+	Topic authorTopic `json:"topic,omitempty" jsonschema:"Rule topic; leave out for every topic."`
 }
 
 // authorRulesOut is one topic's rules; each topic has its own fixed shape.
 type authorRulesOut struct {
 	Topic string         `json:"topic"`
 	Rules map[string]any `json:"rules"`
+}
+
+func authorRulesTool(d *Deps) registry.ToolDef {
+	return registry.Define(registry.ToolDef{
+		Name:        "author.rules",
+		Description: "The rules a new step type must follow, by topic: naming, packaging, sdk_carveout, reuse_class, closure.",
+		When:        "Before writing a .step.yaml or script.",
+		Examples:    []string{`author.rules {}  # every topic`, `author.rules {"topic": "naming"}`},
+		Tags:        []string{registry.PhaseValidator},
+	}, registry.Plain(d.authorRules))
+}
+
+func (d *Deps) authorRules(_ context.Context, in authorRulesIn) (authorRulesOut, error) {
+	if in.Topic == "" {
+		all := map[string]any{}
+		for _, topic := range steps.RuleTopics {
+			all[topic] = authorRules(topic)
+		}
+		return authorRulesOut{Topic: "all", Rules: all}, nil
+	}
+	return authorRulesOut{Topic: string(in.Topic), Rules: authorRules(string(in.Topic))}, nil
+}
+
+type authorChecklistIn struct {
+	SMType   authorSMType   `json:"sagemaker_step_type" jsonschema:"SageMaker step type of the new step."`
+	Assembly authorAssembly `json:"step_assembly,omitempty" jsonschema:"How the step is assembled (Processing only)."`
 }
 
 // authorChecklistOut is the authoring procedure for one step type.
@@ -99,73 +122,20 @@ type checklistStep struct {
 	ArgsHint map[string]any `json:"args_hint"`
 }
 
-func authorNamespace(d *Deps) (registry.Namespace, error) {
-	if d.live == nil {
-		return registry.Namespace{}, errors.New("the step catalog is not loaded")
-	}
-	tools := []registry.ToolDef{
-		registry.Define(registry.ToolDef{
-			Name:        "author.rules",
-			Description: "The rules a new step type must follow, by topic: naming, packaging, sdk_carveout, reuse_class, closure.",
-			When:        "Before writing a .step.yaml or script.",
-			Examples:    []string{`author.rules {}  # every topic`, `author.rules {"topic": "naming"}`},
-			Tags:        []string{registry.PhaseValidator},
-		}, d.authorRules),
-		registry.Define(registry.ToolDef{
-			Name: "author.checklist",
-			Description: "The authoring procedure for a new step type (of a SageMaker step type), as ordered data: which tools to call, " +
-				"which exemplar step to copy shapes from, which files to write, and the gates to pass. The exemplar's .step.yaml is steps.source; " +
-				"the formats are steps.format (step_yaml, config_json); a new step type is usable at once when sent in step_types.",
-			When:     "Before authoring a step type.",
-			Examples: []string{`author.checklist {"sagemaker_step_type": "Processing", "step_assembly": "code"}`},
-			Tags:     []string{registry.PhasePlanner},
-		}, d.authorChecklist),
-		registry.Define(registry.ToolDef{
-			Name: "author.check_script",
-			Description: "Check a step's Python script against its contract (static analysis; no interpreter): main() signature, " +
-				"forward checks (names, env vars and job args the script reads must be declared) and reverse checks (declared " +
-				"outputs written, required env vars read, declared flags parsed). Issues carry severity, rule, location and fix.",
-			When: "You wrote or edited a step script.",
-			Examples: []string{
-				`author.check_script {"step_name": "TabularPreprocessing", "source_dir": "scripts", "files": {"scripts/tabular_preprocessing.py": ` + stubScript + `}}`,
-				`author.check_script {"step_name": "XGBoostTraining", "script_path": "scripts/xgboost_training.py", "files": {"scripts/xgboost_training.py": ` + stubScript + `}}`,
-			},
-			Tags: []string{registry.PhaseValidator},
-		}, d.authorCheckScript),
-		registry.Define(registry.ToolDef{
-			Name: "author.preflight_step",
-			Description: "The CI gates of a step type (what it must pass to be constructible): interface (the .step.yaml is valid), " +
-				"registry_binding (a builder handler binds its SageMaker type and assembly, and the config has the fields the " +
-				"builder reads), config_constructible (a valid config can be built from sample values) and script_alignment " +
-				"(every check validate.alignment runs, with the script when found; its findings are listed). Each gate has a detail and a remedy.",
-			When: "Before using a new or edited step.",
-			Examples: []string{
-				`author.preflight_step {"step_name": "TabularPreprocessing"}`,
-				`author.preflight_step {"all": true}  # every step type in the catalog`,
-			},
-			Tags: []string{registry.PhaseValidator},
-		}, d.authorPreflightStep),
-	}
-	tools = append(tools, authorConfigTools(d)...)
-	return registry.Namespace{
-		Name:        "author",
-		Description: "Guardrails for authoring new step types: rules, the checklist, script and config checks, and preflight gates.",
-		Tools:       tools,
-	}, nil
+func authorChecklistTool(d *Deps) registry.ToolDef {
+	return registry.Define(registry.ToolDef{
+		Name: "author.checklist",
+		Description: "The authoring procedure for a new step type (of a SageMaker step type), as ordered data: which tools to call, " +
+			"which exemplar step to copy shapes from, which files to write, and the gates to pass. The exemplar's .step.yaml is steps.source; " +
+			"the formats are steps.format (step_yaml, config_json); a new step type is usable at once when sent in step_types.",
+		When:     "Before authoring a step type.",
+		Examples: []string{`author.checklist {"sagemaker_step_type": "Processing", "step_assembly": "code"}`},
+		Tags:     []string{registry.PhasePlanner},
+	}, d.authorChecklist)
 }
 
-func (d *Deps) authorRules(_ context.Context, in authorRulesIn) (authorRulesOut, error) {
-	if in.Topic == "" {
-		all := map[string]any{}
-		for _, topic := range steps.RuleTopics {
-			all[topic] = authorRules(topic)
-		}
-		return authorRulesOut{Topic: "all", Rules: all}, nil
-	}
-	return authorRulesOut{Topic: string(in.Topic), Rules: authorRules(string(in.Topic))}, nil
-}
-
-func (d *Deps) authorChecklist(ctx context.Context, in authorChecklistIn) (authorChecklistOut, error) {
+func (d *Deps) authorChecklist(ctx context.Context, in authorChecklistIn) (registry.Reply[authorChecklistOut], error) {
+	var reply registry.Reply[authorChecklistOut]
 	smType, assembly := string(in.SMType), string(in.Assembly)
 	routable, warn := checklistRouting(smType, assembly)
 	exemplar := d.checklistExemplar(ctx, smType)
@@ -182,13 +152,12 @@ func (d *Deps) authorChecklist(ctx context.Context, in authorChecklistIn) (autho
 		{8, "integrate", "Compile the DAG and read the report", "compile.with_report", map[string]any{"dag": map[string]any{"nodes": []any{"<upstream node>", "<StepName>"}, "edges": []any{[]any{"<upstream node>", "<StepName>"}}},
 			"config": "<config.json document with a config for each node>", "step_types": []any{"<the .step.yaml text>"}, "files": map[string]any{"scripts/" + snake + ".py": "<the script>"}}},
 	}
-	registry.Warn(ctx, warn...)
+	reply.Warn(warn...)
 	if routable {
-		registry.Next(ctx, registry.NextStep{Tool: "strategies.for_step_type", When: "first", Why: "see the builder strategy and its knobs",
+		reply.Next(registry.NextStep{Tool: "strategies.for_step_type", When: "first", Why: "see the builder strategy and its knobs",
 			ArgsHint: map[string]any{"sagemaker_step_type": smType}})
 	}
-	registry.Next(ctx,
-		registry.NextStep{Tool: "steps.source", When: "you start the .step.yaml", Why: "the exemplar's file, to copy from", ArgsHint: map[string]any{"step_name": exemplar}},
+	reply.Next(registry.NextStep{Tool: "steps.source", When: "you start the .step.yaml", Why: "the exemplar's file, to copy from", ArgsHint: map[string]any{"step_name": exemplar}},
 		registry.NextStep{Tool: "steps.format", When: "you need what each key may hold", Why: "the .step.yaml format as a JSON Schema", ArgsHint: map[string]any{"format": formatStepYAML}})
 	out := authorChecklistOut{SageMakerStepType: smType, Routable: routable, ExemplarStep: exemplar, Steps: list}
 	if routable {
@@ -199,7 +168,8 @@ func (d *Deps) authorChecklist(ctx context.Context, in authorChecklistIn) (autho
 	if assembly != "" {
 		out.StepAssembly = &assembly
 	}
-	return out, nil
+	reply.Out = out
+	return reply, nil
 }
 
 // checklistExemplar is the catalog step whose shapes a new step of smType
@@ -230,32 +200,57 @@ func checklistRouting(smType, assembly string) (bool, []string) {
 	return true, nil
 }
 
-func (d *Deps) authorCheckScript(ctx context.Context, in authorCheckScriptIn) (verify.ScriptCheckReport, error) {
-	suite, err := d.verifierFor(ctx, in.Files, in.stepTypesArg)
+type authorCheckScriptIn struct {
+	stepJobIn
+	scriptSearchIn
+	filesIn
+	stepTypesArg
+}
+
+func authorCheckScriptTool(d *Deps) registry.ToolDef {
+	return registry.Define(registry.ToolDef{
+		Name: "author.check_script",
+		Description: "Check a step's Python script against its contract (static analysis; no interpreter): main() signature, " +
+			"forward checks (names, env vars and job args the script reads must be declared) and reverse checks (declared " +
+			"outputs written, required env vars read, declared flags parsed). Issues carry severity, rule, location and fix.",
+		When: "You wrote or edited a step script.",
+		Examples: []string{
+			`author.check_script {"step_name": "TabularPreprocessing", "source_dir": "scripts", "files": {"scripts/tabular_preprocessing.py": ` + stubScript + `}}`,
+			`author.check_script {"step_name": "XGBoostTraining", "script_path": "scripts/xgboost_training.py", "files": {"scripts/xgboost_training.py": ` + stubScript + `}}`,
+		},
+		Tags: []string{registry.PhaseValidator},
+	}, d.authorCheckScript)
+}
+
+func (d *Deps) authorCheckScript(ctx context.Context, in authorCheckScriptIn) (registry.Reply[verify.ScriptCheckReport], error) {
+	var reply registry.Reply[verify.ScriptCheckReport]
+	suite, stepWarns, err := d.verifierFor(ctx, in.Files, in.stepTypesArg)
 	if err != nil {
-		return verify.ScriptCheckReport{}, err
+		return reply, err
 	}
+	reply.Warn(stepWarns...)
 	rep, err := suite.CheckScript(ctx, string(in.StepName), string(in.JobType), in.search())
 	var missing *verify.ScriptNotFoundError
 	var bad *verify.AnalysisError
 	switch {
 	case errors.As(err, &missing):
-		return verify.ScriptCheckReport{}, registry.Errorf(registry.CodeNotFound, "%s", missing.Error()).WithDetails(map[string]any{"searched": nonNilList(missing.Searched)}).
+		return reply, registry.Errorf(registry.CodeNotFound, "%s", missing.Error()).WithDetails(map[string]any{"searched": nonNilList(missing.Searched)}).
 			Suggest("Send the script in files (path → text) and name it in script_path, or name the directory holding it in source_dir; steps.io shows the contract a stub must satisfy.", "steps.io")
 	case errors.As(err, &bad):
-		return verify.ScriptCheckReport{}, analysisError(bad)
+		return reply, analysisError(bad)
 	case err != nil:
-		return verify.ScriptCheckReport{}, verifyError(err)
+		return reply, verifyError(err)
 	}
 	if !rep.Passed {
-		return verify.ScriptCheckReport{}, registry.Errorf(registry.CodeScriptCheckFailed, "%s does not match the %s contract", rep.Script, rep.StepName).
+		return reply, registry.Errorf(registry.CodeScriptCheckFailed, "%s does not match the %s contract", rep.Script, rep.StepName).
 			WithDetails(toMap(rep)).Suggest("Apply each issue's fix; steps.io shows the declared ports.", "steps.io", "author.config_constraints")
 	}
 	if rep.Status == "checked" {
-		registry.Next(ctx, registry.NextStep{Tool: "author.preflight_step", When: "the script passes", Why: resendWhy("run the constructibility gates", in.Files, in.StepTypes),
+		reply.Next(registry.NextStep{Tool: "author.preflight_step", When: "the script passes", Why: resendWhy("run the constructibility gates", in.Files, in.StepTypes),
 			ArgsHint: carryExtras(map[string]any{"step_name": rep.StepName}, in.Files, in.StepTypes)})
 	}
-	return *rep, nil
+	reply.Out = *rep
+	return reply, nil
 }
 
 // analysisError is script_analysis_error, with the line of a syntax error.
@@ -269,24 +264,51 @@ func analysisError(e *verify.AnalysisError) error {
 	return registry.Errorf(registry.CodeScriptAnalysisError, "%v", e.Err)
 }
 
-func (d *Deps) authorPreflightStep(ctx context.Context, in authorPreflightIn) (verify.PreflightReport, error) {
-	suite, err := d.verifierFor(ctx, in.Files, in.stepTypesArg)
+type authorPreflightIn struct {
+	StepName verifyStepName `json:"step_name,omitempty"`
+	All      bool           `json:"all,omitempty" jsonschema:"Check every step type in the catalog."`
+	JobType  jobTypeName    `json:"job_type,omitempty" jsonschema:"Job type variant to apply (training, calibration, …)."`
+	scriptSearchIn
+	filesIn
+	stepTypesArg
+}
+
+func authorPreflightStepTool(d *Deps) registry.ToolDef {
+	return registry.Define(registry.ToolDef{
+		Name: "author.preflight_step",
+		Description: "The CI gates of a step type (what it must pass to be constructible): interface (the .step.yaml is valid), " +
+			"registry_binding (a builder handler binds its SageMaker type and assembly, and the config has the fields the " +
+			"builder reads), config_constructible (a valid config can be built from sample values) and script_alignment " +
+			"(every check validate.alignment runs, with the script when found; its findings are listed). Each gate has a detail and a remedy.",
+		When: "Before using a new or edited step.",
+		Examples: []string{
+			`author.preflight_step {"step_name": "TabularPreprocessing"}`,
+			`author.preflight_step {"all": true}  # every step type in the catalog`,
+		},
+		Tags: []string{registry.PhaseValidator},
+	}, d.authorPreflightStep)
+}
+
+func (d *Deps) authorPreflightStep(ctx context.Context, in authorPreflightIn) (registry.Reply[verify.PreflightReport], error) {
+	var reply registry.Reply[verify.PreflightReport]
+	suite, stepWarns, err := d.verifierFor(ctx, in.Files, in.stepTypesArg)
 	if err != nil {
-		return verify.PreflightReport{}, err
+		return reply, err
 	}
+	reply.Warn(stepWarns...)
 	rep, err := suite.Preflight(ctx, verify.PreflightRequest{StepName: string(in.StepName), All: in.All, JobType: string(in.JobType),
 		Search: in.search(), Progress: progressTo(ctx)})
 	if err != nil {
-		return verify.PreflightReport{}, verifyError(err)
+		return reply, verifyError(err)
 	}
 	if !rep.Constructible {
-		return verify.PreflightReport{}, registry.Errorf(registry.CodeNotConstructible, "step not constructible — failing gate(s): %s", strings.Join(rep.Failing, ", ")).
+		return reply, registry.Errorf(registry.CodeNotConstructible, "step not constructible — failing gate(s): %s", strings.Join(rep.Failing, ", ")).
 			WithDetails(toMap(rep)).
 			Suggest("Each failing gate has a remedy; fix them in order (interface first).", "validate.step_interface", "strategies.for_step_type", "author.rules")
 	}
-	registry.Next(ctx,
-		registry.NextStep{Tool: "compile.with_report", When: "all gates pass", Why: resendWhy("compile a DAG that uses the step and read the report", in.Files, in.StepTypes),
-			ArgsHint: carryExtras(map[string]any{"dag": "<a DAG with a node of the step>", "config": "<a config.json document for its nodes>"}, in.Files, in.StepTypes)},
+	reply.Next(registry.NextStep{Tool: "compile.with_report", When: "all gates pass", Why: resendWhy("compile a DAG that uses the step and read the report", in.Files, in.StepTypes),
+		ArgsHint: carryExtras(map[string]any{"dag": "<a DAG with a node of the step>", "config": "<a config.json document for its nodes>"}, in.Files, in.StepTypes)},
 		registry.NextStep{Tool: "compile.dag", When: "the report is right and deploying is allowed", Why: "integrate the step into a deployed pipeline"})
-	return *rep, nil
+	reply.Out = *rep
+	return reply, nil
 }

@@ -78,10 +78,11 @@ type constrainedField struct {
 	Type          string   `json:"type"`
 }
 
-func (d *Deps) authorConfigConstraints(ctx context.Context, in authorConfigConstraintsIn) (authorConfigConstraintsOut, error) {
+func (d *Deps) authorConfigConstraints(ctx context.Context, in authorConfigConstraintsIn) (registry.Reply[authorConfigConstraintsOut], error) {
+	var reply registry.Reply[authorConfigConstraintsOut]
 	sc, err := d.catalogs(ctx).configSchemaFor(string(in.StepName))
 	if err != nil {
-		return authorConfigConstraintsOut{}, err
+		return reply, err
 	}
 	out := authorConfigConstraintsOut{StepName: sc.StepType, ConfigClass: sc.ConfigClass, Chain: sc.Chain, FieldCount: len(sc.Fields),
 		Fields: sc.Fields, RequiredNoDefault: []string{}, ConstrainedFields: []constrainedField{}}
@@ -100,10 +101,11 @@ func (d *Deps) authorConfigConstraints(ctx context.Context, in authorConfigConst
 		}
 		out.ConstrainedFields = append(out.ConstrainedFields, c)
 	}
-	registry.Meta(ctx, "step_name", sc.StepType)
-	registry.Next(ctx, registry.NextStep{Tool: "author.preflight_config", When: "you have values to check", Why: "validates them against these constraints",
+	reply.WithMeta("step_name", sc.StepType)
+	reply.Next(registry.NextStep{Tool: "author.preflight_config", When: "you have values to check", Why: "validates them against these constraints",
 		ArgsHint: map[string]any{"step_name": sc.StepType, "values": map[string]any{}}})
-	return out, nil
+	reply.Out = out
+	return reply, nil
 }
 
 type authorPreflightConfigOut struct {
@@ -115,12 +117,13 @@ type authorPreflightConfigOut struct {
 	Values      map[string]any `json:"values"`
 }
 
-func (d *Deps) authorPreflightConfig(ctx context.Context, in authorPreflightConfigIn) (authorPreflightConfigOut, error) {
+func (d *Deps) authorPreflightConfig(ctx context.Context, in authorPreflightConfigIn) (registry.Reply[authorPreflightConfigOut], error) {
+	var reply registry.Reply[authorPreflightConfigOut]
 	name := string(in.StepName)
 	cv := d.catalogs(ctx)
 	sc, err := cv.configSchemaFor(name)
 	if err != nil {
-		return authorPreflightConfigOut{}, err
+		return reply, err
 	}
 	values := in.Values
 	// A node name carries its job type; use it unless the values set one.
@@ -134,14 +137,15 @@ func (d *Deps) authorPreflightConfig(ctx context.Context, in authorPreflightConf
 	}
 	cfg, probs := cv.Config.Build(sc.StepType, nil, values)
 	if len(probs) > 0 {
-		return authorPreflightConfigOut{}, registry.Errorf(registry.CodeConfigInvalid, "config values invalid for %s: %d error(s)", sc.ConfigClass, len(probs)).
+		return reply, registry.Errorf(registry.CodeConfigInvalid, "config values invalid for %s: %d error(s)", sc.ConfigClass, len(probs)).
 			WithDetails(map[string]any{"step_name": sc.StepType, "config_class": sc.ConfigClass, "valid": false, "errors": preflightErrors(probs)}).
 			Suggest("Fix each listed field; author.config_constraints shows types, allowed values and ranges.", "author.config_constraints")
 	}
-	registry.Next(ctx, registry.NextStep{Tool: "author.preflight_step", When: "the config is valid",
+	reply.Next(registry.NextStep{Tool: "author.preflight_step", When: "the config is valid",
 		Why: "checks the step itself is constructible", ArgsHint: map[string]any{"step_name": sc.StepType}})
-	return authorPreflightConfigOut{StepName: sc.StepType, ConfigClass: sc.ConfigClass, Valid: true,
-		ConfigKey: cfg.Key, Values: cfg.Values, Derived: cfg.Derived}, nil
+	reply.Out = authorPreflightConfigOut{StepName: sc.StepType, ConfigClass: sc.ConfigClass, Valid: true,
+		ConfigKey: cfg.Key, Values: cfg.Values, Derived: cfg.Derived}
+	return reply, nil
 }
 
 // preflightConfigError keeps the reference's {field, message, type} record and

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -47,25 +48,6 @@ type stepNameIn struct {
 	stepTypesArg
 }
 
-type listStepsIn struct {
-	WorkspaceID string            `json:"workspace_id,omitempty" jsonschema:"Accepted for compatibility; steps come from the built-in catalog and the configured extra directories." schema:"maxLength=200"`
-	JobType     jobTypeName       `json:"job_type,omitempty" jsonschema:"Job type variant (training, validation, testing, calibration, or any custom job type)."`
-	SMType      sagemakerStepType `json:"sagemaker_step_type,omitempty" jsonschema:"SageMaker step type: Processing, Training, CreateModel, Transform, Tuning, RegisterModel, …"`
-	stepTypesArg
-}
-
-type searchIn struct {
-	Query   searchQuery `json:"query" jsonschema:"Words to look for (case-insensitive)."`
-	JobType jobTypeName `json:"job_type,omitempty" jsonschema:"Job type variant (training, validation, testing, calibration, or any custom job type)."`
-	Limit   int         `json:"limit,omitempty" jsonschema:"Most matches to return (default 20)." schema:"minimum=1,maximum=100"`
-	stepTypesArg
-}
-
-type listBuildersIn struct {
-	SMType sagemakerStepType `json:"sagemaker_step_type,omitempty" jsonschema:"SageMaker step type: Processing, Training, CreateModel, Transform, Tuning, RegisterModel, …"`
-	stepTypesArg
-}
-
 func catalogNamespace(d *Deps) (registry.Namespace, error) {
 	if d.live == nil {
 		return registry.Namespace{}, errors.New("step catalog is not loaded")
@@ -74,67 +56,13 @@ func catalogNamespace(d *Deps) (registry.Namespace, error) {
 		Name:        "catalog",
 		Description: "Discover and search step types, their specs, configs and builders.",
 		Tools: []registry.ToolDef{
-			registry.Define(registry.ToolDef{
-				Name:        "catalog.list_steps",
-				Description: "List every known step type (built-in plus extra catalog directories, plus any sent in step_types), sorted, with SageMaker step type, node type, job-type variants and a one-line description; step_dirs says which operator directories are loaded and which of their files failed, and why.",
-				When:        "You want to see which steps exist.",
-				Examples: []string{
-					`catalog.list_steps {}  # everything`,
-					`catalog.list_steps {"sagemaker_step_type": "Training"}  # only training steps`,
-					`catalog.list_steps {"job_type": "calibration"}  # steps that take a calibration job type`,
-				},
-				Tags: []string{registry.PhasePlanner},
-			}, d.catalogListSteps),
-			registry.Define(registry.ToolDef{
-				Name: "catalog.search",
-				Description: "Search step types by free text. Ranked and explainable: each match has a score and the reasons it matched " +
-					"(name, description, SageMaker step type, framework, port names and keywords). Deterministic order.",
-				When: "You know what a step does but not its name.",
-				Examples: []string{
-					`catalog.search {"query": "xgboost"}  # XGBoostTraining first`,
-					`catalog.search {"query": "calibrat", "limit": 5}`,
-				},
-				Tags: []string{registry.PhasePlanner},
-			}, d.catalogSearch),
-			registry.Define(registry.ToolDef{
-				Name:        "catalog.step_info",
-				Description: "Registry facts of one step: SageMaker step type, node type, config class, builder name, framework, job-type variants, routing strategy and where its interface file comes from.",
-				When:        "You picked a step and want its identity card.",
-				Examples:    []string{`catalog.step_info {"step_name": "TabularPreprocessing"}`, `catalog.step_info {"step_name": "XGBoostModelEval_calibration"}`},
-				Tags:        []string{registry.PhasePlanner},
-			}, d.catalogStepInfo),
-			registry.Define(registry.ToolDef{
-				Name:        "catalog.step_spec",
-				Description: "The logical ports of a step (job-type variant applied): dependencies with type, required flag, compatible sources and keywords; outputs with type, property path and aliases. Keys are those of the .step.yaml (type; dependency_type and output_type repeat it under the reference's names).",
-				When:        "Before wiring a step: what it consumes and produces.",
-				Examples:    []string{`catalog.step_spec {"step_name": "XGBoostTraining"}`, `catalog.step_spec {"step_name": "TabularPreprocessing", "job_type": "calibration"}`},
-				Tags:        []string{registry.PhasePlanner},
-			}, d.catalogStepSpec),
-			registry.Define(registry.ToolDef{
-				Name: "catalog.resolve_step",
-				Description: "Interpret any spelling of a step: step type, DAG node (<StepType>_<job_type>), pipeline step name (<StepType>-<Jobtype>), " +
-					"config class, builder name, snake-case file stem or file-style words. Returns step type, job type, variant, config key, pipeline step name, config class and builder.",
-				When: "You have a name and need the step it means.",
-				Examples: []string{
-					`catalog.resolve_step {"step_name": "TabularPreprocessing_training"}  # job type training, variant applied`,
-					`catalog.resolve_step {"step_name": "model_evaluation_xgb"}  # file-style name`,
-				},
-				Tags: []string{registry.PhaseProgrammer},
-			}, d.catalogResolveStep),
-			registry.Define(registry.ToolDef{
-				Name:        "catalog.config_fields",
-				Description: "Every config field of a step type (inherited base fields included): type, tier (essential/system/derived), required flag, default, allowed values, pattern, range, description and the layer that declares it.",
-				When:        "You need to know what to configure for a step.",
-				Examples:    []string{`catalog.config_fields {"step_name": "TabularPreprocessing"}`},
-				Tags:        []string{registry.PhasePlanner, registry.PhaseProgrammer},
-			}, d.catalogConfigFields),
-			registry.Define(registry.ToolDef{
-				Name:        "catalog.list_builders",
-				Description: "Builder names of every step type (with the construction strategy it routes to and whether this service can compile it).",
-				When:        "Which steps can be built.",
-				Examples:    []string{`catalog.list_builders {}`, `catalog.list_builders {"sagemaker_step_type": "Training"}`},
-				Tags:        []string{registry.PhaseProgrammer},
-			}, d.catalogListBuilders),
+			catalogListStepsTool(d),
+			catalogSearchTool(d),
+			catalogStepInfoTool(d),
+			catalogStepSpecTool(d),
+			catalogResolveStepTool(d),
+			catalogConfigFieldsTool(d),
+			catalogListBuildersTool(d),
 		},
 	}, nil
 }
@@ -159,13 +87,15 @@ func (v *catalogView) lookupStep(name, jobType string) (*steps.Interface, steps.
 	return iface, r, warnings, nil
 }
 
-// requestedStep resolves a stepIn argument in the catalogs of the call.
+// requestedStep resolves a stepIn argument in the catalogs of the call;
+// its warnings are those of the step types sent, then the lookup's.
 func (d *Deps) requestedStep(ctx context.Context, in stepIn) (*steps.Interface, steps.Resolution, []string, error) {
 	cv, err := d.catalogsFor(ctx, in.stepTypesArg)
 	if err != nil {
 		return nil, steps.Resolution{}, nil, err
 	}
-	return cv.lookupStep(string(in.StepName), string(in.JobType))
+	iface, r, warnings, err := cv.lookupStep(string(in.StepName), string(in.JobType))
+	return iface, r, slices.Concat(cv.Warnings, warnings), err
 }
 
 // stepNotFound turns a catalog miss into not_found with close matches, or
@@ -220,6 +150,13 @@ func componentsAvailable(iface *steps.Interface) []string {
 	return out
 }
 
+type listStepsIn struct {
+	WorkspaceID string            `json:"workspace_id,omitempty" jsonschema:"Accepted for compatibility; steps come from the built-in catalog and the configured extra directories." schema:"maxLength=200"`
+	JobType     jobTypeName       `json:"job_type,omitempty" jsonschema:"Job type variant (training, validation, testing, calibration, or any custom job type)."`
+	SMType      sagemakerStepType `json:"sagemaker_step_type,omitempty" jsonschema:"SageMaker step type: Processing, Training, CreateModel, Transform, Tuning, RegisterModel, …"`
+	stepTypesArg
+}
+
 type listStepsOut struct {
 	Steps       []string     `json:"steps"`
 	Count       int          `json:"count"`
@@ -240,11 +177,27 @@ type stepDetail struct {
 	Description       string   `json:"description"`
 }
 
-func (d *Deps) catalogListSteps(ctx context.Context, in listStepsIn) (listStepsOut, error) {
+func catalogListStepsTool(d *Deps) registry.ToolDef {
+	return registry.Define(registry.ToolDef{
+		Name:        "catalog.list_steps",
+		Description: "List every known step type (built-in plus extra catalog directories, plus any sent in step_types), sorted, with SageMaker step type, node type, job-type variants and a one-line description; step_dirs says which operator directories are loaded and which of their files failed, and why.",
+		When:        "You want to see which steps exist.",
+		Examples: []string{
+			`catalog.list_steps {}  # everything`,
+			`catalog.list_steps {"sagemaker_step_type": "Training"}  # only training steps`,
+			`catalog.list_steps {"job_type": "calibration"}  # steps that take a calibration job type`,
+		},
+		Tags: []string{registry.PhasePlanner},
+	}, d.catalogListSteps)
+}
+
+func (d *Deps) catalogListSteps(ctx context.Context, in listStepsIn) (registry.Reply[listStepsOut], error) {
+	var reply registry.Reply[listStepsOut]
 	cv, err := d.catalogsFor(ctx, in.stepTypesArg)
 	if err != nil {
-		return listStepsOut{}, err
+		return reply, err
 	}
+	reply.Warn(cv.Warnings...)
 	names := stepsOfSMType(cv.Steps, cv.Steps.Names(), string(in.SMType))
 	// The reference's job_type filter returned nothing for every real job
 	// type; here it keeps the steps that take that job type, and never
@@ -252,11 +205,11 @@ func (d *Deps) catalogListSteps(ctx context.Context, in listStepsIn) (listStepsO
 	if jt := string(in.JobType); jt != "" && jt != "default" {
 		var filtered bool
 		if names, filtered = keepJobType(cv.Steps, names, func(n string) string { return n }, jt); !filtered {
-			registry.Warn(ctx, fmt.Sprintf("no step declares job type '%s'; showing all steps (job types are open: any step with a job_type field accepts it)", jt))
+			reply.Warn(fmt.Sprintf("no step declares job type '%s'; showing all steps (job types are open: any step with a job_type field accepts it)", jt))
 		}
 	}
 	if in.WorkspaceID != "" {
-		registry.Warn(ctx, "workspace_id is not used: steps come from the built-in catalog and the configured extra directories")
+		reply.Warn("workspace_id is not used: steps come from the built-in catalog and the configured extra directories")
 	}
 	details := make([]stepDetail, 0, len(names))
 	for _, n := range names {
@@ -264,20 +217,21 @@ func (d *Deps) catalogListSteps(ctx context.Context, in listStepsIn) (listStepsO
 		details = append(details, stepDetail{StepName: n, SageMakerStepType: iface.Registry.SageMakerStepType, NodeType: nodeType(iface),
 			JobTypes: nonNilStrings(iface.JobTypes()), Description: iface.Registry.Description})
 	}
-	registry.Meta(ctx, "workspace_id", nullable(in.WorkspaceID))
-	registry.Meta(ctx, "job_type", nullable(string(in.JobType)))
-	registry.Next(ctx, registry.NextStep{Tool: "catalog.step_info", When: "You picked a step.", Why: "See its SageMaker type, config class and variants.",
+	reply.WithMeta("workspace_id", nullable(in.WorkspaceID))
+	reply.WithMeta("job_type", nullable(string(in.JobType)))
+	reply.Next(registry.NextStep{Tool: "catalog.step_info", When: "You picked a step.", Why: "See its SageMaker type, config class and variants.",
 		ArgsHint: map[string]any{"step_name": "XGBoostTraining"}})
 	dirs := cv.stepDirsStatus()
 	for _, dir := range dirs {
 		if n := len(dir.Problems); n > 0 {
-			registry.Warn(ctx, fmt.Sprintf("%d problem(s) in step directory %s: files that failed to load are not listed (see step_dirs)", n, dir.Dir))
+			reply.Warn(fmt.Sprintf("%d problem(s) in step directory %s: files that failed to load are not listed (see step_dirs)", n, dir.Dir))
 		}
 	}
 	if cv.ReloadError != "" {
-		registry.Warn(ctx, "the step directories could not be reloaded: "+cv.ReloadError)
+		reply.Warn("the step directories could not be reloaded: " + cv.ReloadError)
 	}
-	return listStepsOut{Steps: nonNilStrings(names), Count: len(names), StepDetails: details, StepDirs: dirs, ReloadError: cv.ReloadError}, nil
+	reply.Out = listStepsOut{Steps: nonNilStrings(names), Count: len(names), StepDetails: details, StepDirs: dirs, ReloadError: cv.ReloadError}
+	return reply, nil
 }
 
 // keepJobType keeps the items whose step takes jobType. Rather than empty
@@ -324,6 +278,13 @@ func nullable(s string) *string {
 	return &s
 }
 
+type searchIn struct {
+	Query   searchQuery `json:"query" jsonschema:"Words to look for (case-insensitive)."`
+	JobType jobTypeName `json:"job_type,omitempty" jsonschema:"Job type variant (training, validation, testing, calibration, or any custom job type)."`
+	Limit   int         `json:"limit,omitempty" jsonschema:"Most matches to return (default 20)." schema:"minimum=1,maximum=100"`
+	stepTypesArg
+}
+
 type searchOut struct {
 	Matches      []searchMatch `json:"matches"`
 	Count        int           `json:"count"`
@@ -341,10 +302,25 @@ type searchMatch struct {
 	ComponentsAvailable []string `json:"components_available"`
 }
 
-func (d *Deps) catalogSearch(ctx context.Context, in searchIn) (searchOut, error) {
+func catalogSearchTool(d *Deps) registry.ToolDef {
+	return registry.Define(registry.ToolDef{
+		Name: "catalog.search",
+		Description: "Search step types by free text. Ranked and explainable: each match has a score and the reasons it matched " +
+			"(name, description, SageMaker step type, framework, port names and keywords). Deterministic order.",
+		When: "You know what a step does but not its name.",
+		Examples: []string{
+			`catalog.search {"query": "xgboost"}  # XGBoostTraining first`,
+			`catalog.search {"query": "calibrat", "limit": 5}`,
+		},
+		Tags: []string{registry.PhasePlanner},
+	}, d.catalogSearch)
+}
+
+func (d *Deps) catalogSearch(ctx context.Context, in searchIn) (registry.Reply[searchOut], error) {
+	var reply registry.Reply[searchOut]
 	query := string(in.Query)
 	if steps.CanonicalKey(query) == "" {
-		return searchOut{}, registry.Errorf(registry.CodeInvalidInput, "query must contain letters or digits")
+		return reply, registry.Errorf(registry.CodeInvalidInput, "query must contain letters or digits")
 	}
 	limit := in.Limit
 	if limit == 0 {
@@ -352,13 +328,14 @@ func (d *Deps) catalogSearch(ctx context.Context, in searchIn) (searchOut, error
 	}
 	cv, err := d.catalogsFor(ctx, in.stepTypesArg)
 	if err != nil {
-		return searchOut{}, err
+		return reply, err
 	}
+	reply.Warn(cv.Warnings...)
 	hits := cv.Steps.Search(query)
 	if jt := string(in.JobType); jt != "" {
 		var filtered bool
 		if hits, filtered = keepJobType(cv.Steps, hits, func(h steps.SearchHit) string { return h.StepType }, jt); !filtered {
-			registry.Warn(ctx, fmt.Sprintf("no match declares job type '%s'; showing all matches", jt))
+			reply.Warn(fmt.Sprintf("no match declares job type '%s'; showing all matches", jt))
 		}
 	}
 	out := searchOut{TotalMatches: len(hits), Matches: make([]searchMatch, 0, min(len(hits), limit))}
@@ -368,14 +345,15 @@ func (d *Deps) catalogSearch(ctx context.Context, in searchIn) (searchOut, error
 			SageMakerStepType: h.SageMakerStepType, Description: h.Description, ComponentsAvailable: componentsAvailable(iface)})
 	}
 	out.Count = len(out.Matches)
-	registry.Meta(ctx, "query", query)
+	reply.WithMeta("query", query)
 	if out.Count > 0 {
-		registry.Next(ctx, registry.NextStep{Tool: "catalog.step_info", When: "The first match looks right.", Why: "Check its identity card.",
+		reply.Next(registry.NextStep{Tool: "catalog.step_info", When: "The first match looks right.", Why: "Check its identity card.",
 			ArgsHint: map[string]any{"step_name": out.Matches[0].StepName}})
 	} else {
-		registry.Next(ctx, registry.NextStep{Tool: "catalog.list_steps", When: "Nothing matched.", Why: "Browse every step type."})
+		reply.Next(registry.NextStep{Tool: "catalog.list_steps", When: "Nothing matched.", Why: "Browse every step type."})
 	}
-	return out, nil
+	reply.Out = out
+	return reply, nil
 }
 
 // stepInfoOut is a step's identity card. Empty strings of the registry
@@ -423,18 +401,29 @@ type stepStrategy struct {
 	Error       string `json:"error,omitempty"`
 }
 
-func (d *Deps) catalogStepInfo(ctx context.Context, in stepIn) (stepInfoOut, error) {
+func catalogStepInfoTool(d *Deps) registry.ToolDef {
+	return registry.Define(registry.ToolDef{
+		Name:        "catalog.step_info",
+		Description: "Registry facts of one step: SageMaker step type, node type, config class, builder name, framework, job-type variants, routing strategy and where its interface file comes from.",
+		When:        "You picked a step and want its identity card.",
+		Examples:    []string{`catalog.step_info {"step_name": "TabularPreprocessing"}`, `catalog.step_info {"step_name": "XGBoostModelEval_calibration"}`},
+		Tags:        []string{registry.PhasePlanner},
+	}, d.catalogStepInfo)
+}
+
+func (d *Deps) catalogStepInfo(ctx context.Context, in stepIn) (registry.Reply[stepInfoOut], error) {
+	var reply registry.Reply[stepInfoOut]
 	iface, r, warnings, err := d.requestedStep(ctx, in)
 	if err != nil {
-		return stepInfoOut{}, err
+		return reply, err
 	}
-	registry.Meta(ctx, "step_name", r.Node)
-	registry.Warn(ctx, warnings...)
-	registry.Next(ctx,
-		registry.NextStep{Tool: "catalog.step_spec", When: "Next, its ports.", Why: "See what it consumes and produces.", ArgsHint: map[string]any{"step_name": iface.StepType}},
+	reply.WithMeta("step_name", r.Node)
+	reply.Warn(warnings...)
+	reply.Next(registry.NextStep{Tool: "catalog.step_spec", When: "Next, its ports.", Why: "See what it consumes and produces.", ArgsHint: map[string]any{"step_name": iface.StepType}},
 		registry.NextStep{Tool: "catalog.config_fields", When: "Next, its configuration.", Why: "See what you must configure.", ArgsHint: map[string]any{"step_name": iface.StepType}},
 	)
-	return stepInfo(iface, r), nil
+	reply.Out = stepInfo(iface, r)
+	return reply, nil
 }
 
 func stepInfo(iface *steps.Interface, r steps.Resolution) stepInfoOut {
@@ -498,10 +487,21 @@ type specOutput struct {
 	SemanticKeywords []string `json:"semantic_keywords"`
 }
 
-func (d *Deps) catalogStepSpec(ctx context.Context, in stepIn) (stepSpecOut, error) {
+func catalogStepSpecTool(d *Deps) registry.ToolDef {
+	return registry.Define(registry.ToolDef{
+		Name:        "catalog.step_spec",
+		Description: "The logical ports of a step (job-type variant applied): dependencies with type, required flag, compatible sources and keywords; outputs with type, property path and aliases. Keys are those of the .step.yaml (type; dependency_type and output_type repeat it under the reference's names).",
+		When:        "Before wiring a step: what it consumes and produces.",
+		Examples:    []string{`catalog.step_spec {"step_name": "XGBoostTraining"}`, `catalog.step_spec {"step_name": "TabularPreprocessing", "job_type": "calibration"}`},
+		Tags:        []string{registry.PhasePlanner},
+	}, d.catalogStepSpec)
+}
+
+func (d *Deps) catalogStepSpec(ctx context.Context, in stepIn) (registry.Reply[stepSpecOut], error) {
+	var reply registry.Reply[stepSpecOut]
 	iface, r, warnings, err := d.requestedStep(ctx, in)
 	if err != nil {
-		return stepSpecOut{}, err
+		return reply, err
 	}
 	out := stepSpecOut{StepType: iface.StepType, NodeType: nodeType(iface), JobType: nullable(iface.JobType), JobTypes: nonNilStrings(iface.JobTypes()),
 		Dependencies: make([]specDep, 0, iface.Spec.Dependencies.Len()), Outputs: make([]specOutput, 0, iface.Spec.Outputs.Len())}
@@ -520,11 +520,12 @@ func (d *Deps) catalogStepSpec(ctx context.Context, in stepIn) (stepSpecOut, err
 			Aliases: nonNilStrings(o.Aliases), SemanticKeywords: nonNilStrings(o.SemanticKeywords)})
 	}
 	out.DependencyCount, out.OutputCount = len(out.Dependencies), len(out.Outputs)
-	registry.Meta(ctx, "step_name", r.Node)
-	registry.Warn(ctx, warnings...)
-	registry.Next(ctx, registry.NextStep{Tool: "steps.io", When: "You need container paths or property references.", Why: "Joins these ports with the script contract.",
+	reply.WithMeta("step_name", r.Node)
+	reply.Warn(warnings...)
+	reply.Next(registry.NextStep{Tool: "steps.io", When: "You need container paths or property references.", Why: "Joins these ports with the script contract.",
 		ArgsHint: map[string]any{"step_name": iface.StepType}})
-	return out, nil
+	reply.Out = out
+	return reply, nil
 }
 
 func orDefault(v, def string) string {
@@ -550,15 +551,31 @@ type resolveStepOut struct {
 	PipelineStepName  string  `json:"pipeline_step_name"`
 }
 
-func (d *Deps) catalogResolveStep(ctx context.Context, in stepNameIn) (resolveStepOut, error) {
+func catalogResolveStepTool(d *Deps) registry.ToolDef {
+	return registry.Define(registry.ToolDef{
+		Name: "catalog.resolve_step",
+		Description: "Interpret any spelling of a step: step type, DAG node (<StepType>_<job_type>), pipeline step name (<StepType>-<Jobtype>), " +
+			"config class, builder name, snake-case file stem or file-style words. Returns step type, job type, variant, config key, pipeline step name, config class and builder.",
+		When: "You have a name and need the step it means.",
+		Examples: []string{
+			`catalog.resolve_step {"step_name": "TabularPreprocessing_training"}  # job type training, variant applied`,
+			`catalog.resolve_step {"step_name": "model_evaluation_xgb"}  # file-style name`,
+		},
+		Tags: []string{registry.PhaseProgrammer},
+	}, d.catalogResolveStep)
+}
+
+func (d *Deps) catalogResolveStep(ctx context.Context, in stepNameIn) (registry.Reply[resolveStepOut], error) {
+	var reply registry.Reply[resolveStepOut]
 	name := string(in.StepName)
 	cv, err := d.catalogsFor(ctx, in.stepTypesArg)
 	if err != nil {
-		return resolveStepOut{}, err
+		return reply, err
 	}
+	reply.Warn(cv.Warnings...)
 	r, err := cv.Steps.Resolve(name)
 	if err != nil {
-		return resolveStepOut{}, stepNotFound(name, err)
+		return reply, stepNotFound(name, err)
 	}
 	iface, _ := cv.Steps.Get(r.StepType)
 	variant := ""
@@ -567,32 +584,22 @@ func (d *Deps) catalogResolveStep(ctx context.Context, in stepNameIn) (resolveSt
 			variant = r.JobType
 		} else if iface.Variants.Len() > 0 {
 			_, warnings, _ := cv.Steps.ForJobType(r.StepType, r.JobType)
-			registry.Warn(ctx, warnings...)
+			reply.Warn(warnings...)
 		}
 	}
 	source := "canonical"
 	if r.Via != "step_type" {
 		source = "file_name"
 	}
-	registry.Next(ctx, registry.NextStep{Tool: "catalog.step_spec", When: "Next, its ports.",
+	reply.Next(registry.NextStep{Tool: "catalog.step_spec", When: "Next, its ports.",
 		Why: "See the ports with this job type applied.", ArgsHint: map[string]any{"step_name": r.StepType, "job_type": r.JobType}})
-	return resolveStepOut{
+	reply.Out = resolveStepOut{
 		Input: name, CanonicalName: r.StepType, ConfigClass: r.ConfigClass, BuilderClass: r.BuilderName,
 		SpecType: r.StepType, SageMakerStepType: iface.Registry.SageMakerStepType, Source: source, MatchedBy: r.Via,
 		JobType: nullable(r.JobType), VariantApplied: variant != "", Variant: nullable(variant),
 		ConfigKey: r.ConfigKey, PipelineStepName: r.PipelineStepName,
-	}, nil
-}
-
-// configFieldsOut lists a step's config fields. tier_counts needs the
-// config engine; without it only the step's own section is known.
-type configFieldsOut struct {
-	StepName    string         `json:"step_name"`
-	ConfigClass string         `json:"config_class"`
-	Chain       []string       `json:"chain"`
-	Fields      []configField  `json:"fields"`
-	Count       int            `json:"count"`
-	TierCounts  map[string]int `json:"tier_counts,omitzero"`
+	}
+	return reply, nil
 }
 
 // configField is one field; the constraint keys appear only when set, and
@@ -614,14 +621,37 @@ type configField struct {
 	Rule          string   `json:"rule,omitempty"`
 }
 
-func (d *Deps) catalogConfigFields(ctx context.Context, in stepNameIn) (configFieldsOut, error) {
+// configFieldsOut lists a step's config fields. tier_counts needs the
+// config engine; without it only the step's own section is known.
+type configFieldsOut struct {
+	StepName    string         `json:"step_name"`
+	ConfigClass string         `json:"config_class"`
+	Chain       []string       `json:"chain"`
+	Fields      []configField  `json:"fields"`
+	Count       int            `json:"count"`
+	TierCounts  map[string]int `json:"tier_counts,omitzero"`
+}
+
+func catalogConfigFieldsTool(d *Deps) registry.ToolDef {
+	return registry.Define(registry.ToolDef{
+		Name:        "catalog.config_fields",
+		Description: "Every config field of a step type (inherited base fields included): type, tier (essential/system/derived), required flag, default, allowed values, pattern, range, description and the layer that declares it.",
+		When:        "You need to know what to configure for a step.",
+		Examples:    []string{`catalog.config_fields {"step_name": "TabularPreprocessing"}`},
+		Tags:        []string{registry.PhasePlanner, registry.PhaseProgrammer},
+	}, d.catalogConfigFields)
+}
+
+func (d *Deps) catalogConfigFields(ctx context.Context, in stepNameIn) (registry.Reply[configFieldsOut], error) {
+	var reply registry.Reply[configFieldsOut]
 	cv, err := d.catalogsFor(ctx, in.stepTypesArg)
 	if err != nil {
-		return configFieldsOut{}, err
+		return reply, err
 	}
+	reply.Warn(cv.Warnings...)
 	iface, _, _, err := cv.lookupStep(string(in.StepName), "")
 	if err != nil {
-		return configFieldsOut{}, err
+		return reply, err
 	}
 	if cv.Config == nil {
 		fields := make([]configField, 0, iface.Config.Fields.Len())
@@ -629,13 +659,14 @@ func (d *Deps) catalogConfigFields(ctx context.Context, in stepNameIn) (configFi
 			f, _ := iface.Config.Fields.Get(n)
 			fields = append(fields, fieldRecord(n, f, "step", f.Tier == steps.TierEssential && f.Default == nil))
 		}
-		registry.Warn(ctx, "base config schemas are not loaded; only the step's own fields are listed")
-		return configFieldsOut{StepName: iface.StepType, ConfigClass: iface.ConfigClass(), Chain: []string{iface.Config.Extends},
-			Fields: fields, Count: len(fields)}, nil
+		reply.Warn("base config schemas are not loaded; only the step's own fields are listed")
+		reply.Out = configFieldsOut{StepName: iface.StepType, ConfigClass: iface.ConfigClass(), Chain: []string{iface.Config.Extends},
+			Fields: fields, Count: len(fields)}
+		return reply, nil
 	}
 	sc, err := cv.Config.ForStep(iface.StepType)
 	if err != nil {
-		return configFieldsOut{}, registry.Errorf(registry.CodeNotFound, "no config schema for step '%s': %v", iface.StepType, err).
+		return reply, registry.Errorf(registry.CodeNotFound, "no config schema for step '%s': %v", iface.StepType, err).
 			WithDetails(map[string]any{"step_name": iface.StepType, "config_class": iface.ConfigClass()}).
 			Suggest("Check the step's config section with validate.step_interface.", "validate.step_interface")
 	}
@@ -648,10 +679,11 @@ func (d *Deps) catalogConfigFields(ctx context.Context, in stepNameIn) (configFi
 		out.TierCounts[f.Tier]++
 	}
 	out.Count = len(out.Fields)
-	registry.Meta(ctx, "step_name", string(in.StepName))
-	registry.Next(ctx, registry.NextStep{Tool: "config.requirements",
+	reply.WithMeta("step_name", string(in.StepName))
+	reply.Next(registry.NextStep{Tool: "config.requirements",
 		When: "You have a DAG using this step.", Why: "Lists what is still missing for every node at once."})
-	return out, nil
+	reply.Out = out
+	return reply, nil
 }
 
 func fieldRecord(name string, f steps.Field, source string, required bool) configField {
@@ -659,6 +691,11 @@ func fieldRecord(name string, f steps.Field, source string, required bool) confi
 		Name: name, Type: f.Type, Tier: f.Tier, Required: required, Default: f.Default, Description: f.Description, Source: source,
 		AllowedValues: f.Allowed, Pattern: f.Pattern, Minimum: f.Minimum, Maximum: f.Maximum, Items: f.Items, Rule: f.Rule,
 	}
+}
+
+type listBuildersIn struct {
+	SMType sagemakerStepType `json:"sagemaker_step_type,omitempty" jsonschema:"SageMaker step type: Processing, Training, CreateModel, Transform, Tuning, RegisterModel, …"`
+	stepTypesArg
 }
 
 type listBuildersOut struct {
@@ -675,14 +712,26 @@ type builderRow struct {
 	Implemented       bool   `json:"implemented"`
 }
 
-func (d *Deps) catalogListBuilders(ctx context.Context, in listBuildersIn) (listBuildersOut, error) {
+func catalogListBuildersTool(d *Deps) registry.ToolDef {
+	return registry.Define(registry.ToolDef{
+		Name:        "catalog.list_builders",
+		Description: "Builder names of every step type (with the construction strategy it routes to and whether this service can compile it).",
+		When:        "Which steps can be built.",
+		Examples:    []string{`catalog.list_builders {}`, `catalog.list_builders {"sagemaker_step_type": "Training"}`},
+		Tags:        []string{registry.PhaseProgrammer},
+	}, d.catalogListBuilders)
+}
+
+func (d *Deps) catalogListBuilders(ctx context.Context, in listBuildersIn) (registry.Reply[listBuildersOut], error) {
+	var reply registry.Reply[listBuildersOut]
 	lib := strategies.Default()
 	builders := []builderRow{}
 	var unroutable, refused []string
 	cv, err := d.catalogsFor(ctx, in.stepTypesArg)
 	if err != nil {
-		return listBuildersOut{}, err
+		return reply, err
 	}
+	reply.Warn(cv.Warnings...)
 	for _, n := range stepsOfSMType(cv.Steps, cv.Steps.Names(), string(in.SMType)) {
 		iface, _ := cv.Steps.Get(n)
 		s, err := lib.ForInterface(iface)
@@ -701,12 +750,13 @@ func (d *Deps) catalogListBuilders(ctx context.Context, in listBuildersIn) (list
 			Strategy: s.Axis + "/" + s.Name, Handler: s.Handler, Implemented: implemented})
 	}
 	sort.Strings(unroutable)
-	registry.Meta(ctx, "sagemaker_step_type", nullable(string(in.SMType)))
+	reply.WithMeta("sagemaker_step_type", nullable(string(in.SMType)))
 	if len(unroutable) > 0 {
-		registry.Warn(ctx, fmt.Sprintf("no construction strategy for: %s", strings.Join(unroutable, ", ")))
+		reply.Warn(fmt.Sprintf("no construction strategy for: %s", strings.Join(unroutable, ", ")))
 	}
 	if len(refused) > 0 {
-		registry.Warn(ctx, fmt.Sprintf("not compiled here (Amazon-internal; compile.validate says what to use instead): %s", strings.Join(refused, ", ")))
+		reply.Warn(fmt.Sprintf("not compiled here (Amazon-internal; compile.validate says what to use instead): %s", strings.Join(refused, ", ")))
 	}
-	return listBuildersOut{Builders: builders, Count: len(builders)}, nil
+	reply.Out = listBuildersOut{Builders: builders, Count: len(builders)}
+	return reply, nil
 }

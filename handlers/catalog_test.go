@@ -32,30 +32,30 @@ func catMap(t *testing.T, v any) map[string]any {
 
 func TestCatalogListSteps(t *testing.T) {
 	reg, _ := newTestRegistry(t)
-	data := catOK(t, call(t, reg, "catalog.list_steps", `{}`))
-	if n := int(data["count"].(float64)); n < 25 {
-		t.Fatalf("count %d", n)
+	data := answer[listStepsOut](t, call(t, reg, "catalog.list_steps", `{}`))
+	if data.Count < 25 || data.Count != len(data.Steps) || len(data.StepDetails) != data.Count {
+		t.Fatalf("count %d, %d steps, %d details", data.Count, len(data.Steps), len(data.StepDetails))
 	}
 	seen := map[string]bool{}
-	for _, d := range catList(t, data["step_details"]) {
-		seen[catMap(t, d)["sagemaker_step_type"].(string)] = true
+	for _, d := range data.StepDetails {
+		seen[d.SageMakerStepType] = true
 	}
 	for _, sm := range []string{"Processing", "Training", "CreateModel", "Transform", "Tuning", "RegisterModel"} {
 		if !seen[sm] {
 			t.Errorf("no %s step listed", sm)
 		}
 	}
-	cal := catOK(t, call(t, reg, "catalog.list_steps", `{"job_type":"calibration"}`))
-	if n := int(cal["count"].(float64)); n == 0 || n >= int(data["count"].(float64)) {
+	cal := answer[listStepsOut](t, call(t, reg, "catalog.list_steps", `{"job_type":"calibration"}`))
+	if n := cal.Count; n == 0 || n >= data.Count {
 		t.Fatalf("job_type filter: %d", n)
 	}
 	res := call(t, reg, "catalog.list_steps", `{"job_type":"training","sagemaker_step_type":"CreateModel"}`)
-	if d := catOK(t, res); int(d["count"].(float64)) == 0 || len(res.Warnings) == 0 {
+	if d := answer[listStepsOut](t, res); d.Count == 0 || len(res.Warnings) == 0 {
 		t.Fatalf("a job_type filter must not empty the list: %v", res.Warnings)
 	}
-	tr := catOK(t, call(t, reg, "catalog.list_steps", `{"sagemaker_step_type":"Training"}`))
-	if int(tr["count"].(float64)) != 3 {
-		t.Fatalf("training steps: %v", tr["steps"])
+	tr := answer[listStepsOut](t, call(t, reg, "catalog.list_steps", `{"sagemaker_step_type":"Training"}`))
+	if tr.Count != 3 {
+		t.Fatalf("training steps: %v", tr.Steps)
 	}
 	mustFail(t, call(t, reg, "catalog.list_steps", `{"job_type":5}`), registry.CodeInvalidInput)
 	mustFail(t, call(t, reg, "catalog.list_steps", `{"colour":"red"}`), registry.CodeInvalidInput)
@@ -64,15 +64,17 @@ func TestCatalogListSteps(t *testing.T) {
 
 func TestCatalogSearch(t *testing.T) {
 	reg, _ := newTestRegistry(t)
-	data := catOK(t, call(t, reg, "catalog.search", `{"query":"xgboost"}`))
-	first := catMap(t, catList(t, data["matches"])[0])
-	if first["step_name"] != "XGBoostTraining" || first["match_reason"] == "" {
-		t.Fatalf("first: %v", first)
+	data := answer[searchOut](t, call(t, reg, "catalog.search", `{"query":"xgboost"}`))
+	if len(data.Matches) == 0 {
+		t.Fatal("xgboost matched nothing")
 	}
-	cal := catOK(t, call(t, reg, "catalog.search", `{"query":"calibrat","limit":2}`))
+	if first := data.Matches[0]; first.StepName != "XGBoostTraining" || first.MatchReason == "" {
+		t.Fatalf("first: %+v", first)
+	}
+	cal := answer[searchOut](t, call(t, reg, "catalog.search", `{"query":"calibrat","limit":2}`))
 	var names []string
-	for _, m := range catList(t, cal["matches"]) {
-		names = append(names, catMap(t, m)["step_name"].(string))
+	for _, m := range cal.Matches {
+		names = append(names, m.StepName)
 	}
 	if strings.Join(names, ",") != "ModelCalibration,PercentileModelCalibration" {
 		t.Fatalf("calibrat: %v", names)
@@ -83,8 +85,8 @@ func TestCatalogSearch(t *testing.T) {
 	if strip(a) != strip(b) {
 		t.Fatal("search is not deterministic")
 	}
-	if d := catOK(t, call(t, reg, "catalog.search", `{"query":"zzzzqqq"}`)); d["count"].(float64) != 0 {
-		t.Fatal("nonsense matched")
+	if d := answer[searchOut](t, call(t, reg, "catalog.search", `{"query":"zzzzqqq"}`)); d.Count != 0 || len(d.Matches) != 0 {
+		t.Fatalf("nonsense matched: %+v", d)
 	}
 	mustFail(t, call(t, reg, "catalog.search", `{}`), registry.CodeInvalidInput)
 	mustFail(t, call(t, reg, "catalog.search", `{"query":"   "}`), registry.CodeInvalidInput)
@@ -95,23 +97,23 @@ func TestCatalogSearch(t *testing.T) {
 
 func TestCatalogStepInfoSpecResolve(t *testing.T) {
 	reg, _ := newTestRegistry(t)
-	info := catOK(t, call(t, reg, "catalog.step_info", `{"step_name":"XGBoostModel"}`))
-	if info["config_class"] != "XGBoostModelStepConfig" || info["sagemaker_step_type"] != "CreateModel" || info["framework"] != "xgboost" {
-		t.Fatalf("info: %v", info)
+	info := answer[stepInfoOut](t, call(t, reg, "catalog.step_info", `{"step_name":"XGBoostModel"}`))
+	if info.ConfigClass != "XGBoostModelStepConfig" || info.SageMakerStepType != "CreateModel" || info.Framework == nil || *info.Framework != "xgboost" {
+		t.Fatalf("info: %+v", info)
 	}
-	spec := catOK(t, call(t, reg, "catalog.step_spec", `{"step_name":"TabularPreprocessing_calibration"}`))
-	out := catMap(t, catList(t, spec["outputs"])[0])
-	if spec["job_type"] != "calibration" || !strings.Contains(strings.Join(catStrings(catList(t, out["aliases"])), ","), "calibration_data") {
-		t.Fatalf("variant not applied: %v", spec)
+	spec := answer[stepSpecOut](t, call(t, reg, "catalog.step_spec", `{"step_name":"TabularPreprocessing_calibration"}`))
+	if len(spec.Outputs) == 0 || spec.JobType == nil || *spec.JobType != "calibration" ||
+		!strings.Contains(strings.Join(spec.Outputs[0].Aliases, ","), "calibration_data") {
+		t.Fatalf("variant not applied: %+v", spec)
 	}
-	res := catOK(t, call(t, reg, "catalog.resolve_step", `{"step_name":"TabularPreprocessing_training"}`))
-	if res["canonical_name"] != "TabularPreprocessing" || res["job_type"] != "training" || res["variant_applied"] != true ||
-		res["pipeline_step_name"] != "TabularPreprocessing-Training" {
-		t.Fatalf("resolve: %v", res)
+	res := answer[resolveStepOut](t, call(t, reg, "catalog.resolve_step", `{"step_name":"TabularPreprocessing_training"}`))
+	if res.CanonicalName != "TabularPreprocessing" || res.JobType == nil || *res.JobType != "training" || !res.VariantApplied ||
+		res.PipelineStepName != "TabularPreprocessing-Training" {
+		t.Fatalf("resolve: %+v", res)
 	}
-	res = catOK(t, call(t, reg, "catalog.resolve_step", `{"step_name":"XGBoostTraining"}`))
-	if res["job_type"] != nil || res["source"] != "canonical" {
-		t.Fatalf("resolve: %v", res)
+	res = answer[resolveStepOut](t, call(t, reg, "catalog.resolve_step", `{"step_name":"XGBoostTraining"}`))
+	if res.JobType != nil || res.Source != "canonical" {
+		t.Fatalf("resolve: %+v", res)
 	}
 	unknown := call(t, reg, "catalog.resolve_step", `{"step_name":"XGBoostTrainng"}`)
 	mustFail(t, unknown, registry.CodeNotFound)
@@ -145,23 +147,23 @@ func catStrings(l []any) []string {
 
 func TestCatalogConfigFieldsAndBuilders(t *testing.T) {
 	reg, _ := newTestRegistry(t)
-	cf := catOK(t, call(t, reg, "catalog.config_fields", `{"step_name":"TabularPreprocessing"}`))
-	names := map[string]map[string]any{}
-	for _, f := range catList(t, cf["fields"]) {
-		m := catMap(t, f)
-		names[m["name"].(string)] = m
+	cf := answer[configFieldsOut](t, call(t, reg, "catalog.config_fields", `{"step_name":"TabularPreprocessing"}`))
+	names := map[string]configField{}
+	for _, f := range cf.Fields {
+		names[f.Name] = f
 	}
-	if names["label_field"]["source"] != "step" || names["author"] == nil || names["processing_instance_count"] == nil {
-		t.Fatalf("fields: %v", cf["fields"])
+	_, author := names["author"]
+	_, count := names["processing_instance_count"]
+	if names["label_field"].Source != "step" || !author || !count {
+		t.Fatalf("fields: %+v", cf.Fields)
 	}
-	b := catOK(t, call(t, reg, "catalog.list_builders", `{}`))
-	if int(b["count"].(float64)) < 25 {
-		t.Fatalf("builders: %v", b["count"])
+	b := answer[listBuildersOut](t, call(t, reg, "catalog.list_builders", `{}`))
+	if b.Count < 25 || len(b.Builders) != b.Count {
+		t.Fatalf("builders: %d, %d rows", b.Count, len(b.Builders))
 	}
-	tr := catOK(t, call(t, reg, "catalog.list_builders", `{"sagemaker_step_type":"Training"}`))
-	first := catMap(t, catList(t, tr["builders"])[0])
-	if first["builder_class"] != "LightGBMTrainingStepBuilder" || first["strategy"] != "sagemaker_step_type/Training" {
-		t.Fatalf("builders: %v", tr)
+	tr := answer[listBuildersOut](t, call(t, reg, "catalog.list_builders", `{"sagemaker_step_type":"Training"}`))
+	if len(tr.Builders) == 0 || tr.Builders[0].BuilderClass != "LightGBMTrainingStepBuilder" || tr.Builders[0].Strategy != "sagemaker_step_type/Training" {
+		t.Fatalf("builders: %+v", tr)
 	}
 	mustFail(t, call(t, reg, "catalog.list_builders", `{"sagemaker_step_type":"../../x"}`), registry.CodeInvalidInput)
 	mustFail(t, call(t, reg, "catalog.list_builders", `{"sagemaker_step_type":7}`), registry.CodeInvalidInput)
@@ -188,13 +190,13 @@ func TestStepsTools(t *testing.T) {
 
 func TestStrategiesTools(t *testing.T) {
 	reg, _ := newTestRegistry(t)
-	axes := catOK(t, call(t, reg, "strategies.list_axes", `{}`))
-	if axes["count"].(float64) != 2 {
-		t.Fatalf("axes: %v", axes)
+	axes := answer[listAxesOut](t, call(t, reg, "strategies.list_axes", `{}`))
+	if axes.Count != 2 || len(axes.Axes) != 2 {
+		t.Fatalf("axes: %+v", axes)
 	}
-	l := catOK(t, call(t, reg, "strategies.list", `{"axis":"step_assembly"}`))
-	if l["count"].(float64) != 3 {
-		t.Fatalf("list: %v", l)
+	l := answer[strategiesListOut](t, call(t, reg, "strategies.list", `{"axis":"step_assembly"}`))
+	if l.Count != 3 || len(l.Strategies) != 3 {
+		t.Fatalf("list: %+v", l)
 	}
 	s := catOK(t, call(t, reg, "strategies.show", `{"name":"code"}`))
 	if s["handler"] != "ProcessingHandler" {
@@ -215,9 +217,9 @@ func TestStrategiesTools(t *testing.T) {
 	mustFail(t, call(t, reg, "strategies.for_step_type", `{"sagemaker_step_type":"Lambda"}`), registry.CodeNotFound)
 	mustFail(t, call(t, reg, "strategies.for_step_type", `{"sagemaker_step_type":"Processing","step_assembly":"magic"}`), registry.CodeInvalidInput)
 	mustFail(t, call(t, reg, "strategies.for_step_type", `{}`), registry.CodeInvalidInput)
-	k := catOK(t, call(t, reg, "strategies.knobs", `{"axis":"sagemaker_step_type","name":"Training"}`))
-	if k["count"].(float64) != 2 {
-		t.Fatalf("knobs: %v", k)
+	k := answer[knobsOut](t, call(t, reg, "strategies.knobs", `{"axis":"sagemaker_step_type","name":"Training"}`))
+	if k.Count != 2 || len(k.Knobs) != 2 {
+		t.Fatalf("knobs: %+v", k)
 	}
 	mustFail(t, call(t, reg, "strategies.knobs", `{"axis":"sagemaker_step_type","name":"Base"}`), registry.CodeNotFound)
 	mustFail(t, call(t, reg, "strategies.knobs", `{"axis":"colour","name":"Training"}`), registry.CodeInvalidInput)

@@ -36,6 +36,9 @@ type catalogView struct {
 	// directories that could not join it.
 	DAGs        *pipelines.Catalog
 	DAGProblems []pipelines.Problem
+	// Warnings are the findings of warning level in the step types the
+	// call sent, for its reply.
+	Warnings []string
 }
 
 // Defaults of the caps on step_types.
@@ -160,7 +163,7 @@ type stepTypesArg struct {
 // catalogsFor is the catalogs this call sees: the shared ones, overlaid by
 // the step types the caller sent (if any). The shared catalogs are not
 // modified, so concurrent calls with different step types each see their
-// own. Warnings of the sent documents join the envelope.
+// own. Warnings of the sent documents are the view's, for the reply.
 func (d *Deps) catalogsFor(ctx context.Context, in stepTypesArg) (*catalogView, error) {
 	shared := d.catalogs(ctx)
 	if len(in.StepTypes) == 0 {
@@ -191,13 +194,13 @@ func (d *Deps) catalogsFor(ctx context.Context, in stepTypesArg) (*catalogView, 
 		}
 		return nil, overlayError(&steps.OverlayError{Documents: docs})
 	}
-	for _, w := range warned {
-		for _, f := range w.Warnings {
-			registry.Warn(ctx, f.String())
-		}
-	}
 	view := *shared
 	view.Steps, view.Config = cat, schemas
+	for _, w := range warned {
+		for _, f := range w.Warnings {
+			view.Warnings = append(view.Warnings, f.String())
+		}
+	}
 	return &view, nil
 }
 

@@ -50,45 +50,6 @@ type compileSource struct {
 	stepTypesArg
 }
 
-type compileValidateIn struct {
-	compileSource
-	unusedRoleArg
-}
-
-type compilePreviewIn struct {
-	compileSource
-	unusedRoleArg
-}
-
-type compileWithReportIn struct {
-	compileSource
-	PipelineName pipelineNameArg `json:"pipeline_name,omitempty"`
-	unusedRoleArg
-}
-
-type compileNameIn struct {
-	Base     string `json:"base,omitempty" jsonschema:"Name base, e.g. the config's pipeline_name." schema:"minLength=1,maxLength=512"`
-	DAG      string `json:"dag,omitempty" jsonschema:"The DAG's name or id (its metadata.name, a shared DAG id, or its file path without .json and with / as -), as the compile tools put it in the name." schema:"minLength=1,maxLength=256"`
-	Version  string `json:"version,omitempty" jsonschema:"Version (default 1.0)." schema:"minLength=1,maxLength=64"`
-	Sanitize string `json:"sanitize,omitempty" jsonschema:"A name to sanitise." schema:"minLength=1,maxLength=1024"`
-}
-
-type compileSingleNodeIn struct {
-	compileSource
-	TargetNode     string          `json:"target_node" jsonschema:"DAG node to compile." schema:"minLength=1,maxLength=256"`
-	ManualInputs   manualInputs    `json:"manual_inputs" jsonschema:"Dependency name → s3:// URI."`
-	PipelineName   pipelineNameArg `json:"pipeline_name,omitempty"`
-	ValidateInputs *bool           `json:"validate_inputs,omitempty" jsonschema:"Check the node and every URI first (default true)."`
-	unusedRoleArg
-}
-
-type compileDAGIn struct {
-	compileSource
-	PipelineName pipelineNameArg `json:"pipeline_name,omitempty"`
-	Role         roleARNArg      `json:"role,omitempty"`
-	Upsert       bool            `json:"upsert,omitempty" jsonschema:"Upload artifacts and create/update the pipeline in SageMaker (default false)."`
-}
-
 func compileNamespace(d *Deps) (registry.Namespace, error) {
 	if d.live == nil {
 		return registry.Namespace{}, errors.New("step catalog or config schemas are not loaded")
@@ -97,65 +58,12 @@ func compileNamespace(d *Deps) (registry.Namespace, error) {
 		Name:        "compile",
 		Description: "Compile a DAG and its config.json into a SageMaker Pipelines definition; check, preview, name and deploy it.",
 		Tools: []registry.ToolDef{
-			registry.Define(registry.ToolDef{
-				Name: "compile.validate",
-				Description: "Check that a DAG and its config.json fit together (without deploying anything): every node has a config " +
-					"(matched with a confidence), an interface and a builder; required inputs are wired; every step builds. Never fails: problems are in the result.",
-				When:     "Before compiling.",
-				Examples: []string{`compile.validate {` + inlineCompileArgs + `}`},
-				Tags:     []string{registry.PhaseValidator},
-			}, d.compileValidate),
-			registry.Define(registry.ToolDef{
-				Name: "compile.preview",
-				Description: "Show how each DAG node resolves to a config (class, method, confidence, reasons) and which builder " +
-					"builds it, with renaming recommendations for weak matches, and (when every node resolves) the findings compile.validate " +
-					"reports: settings SageMaker would reject or that would misbehave at run time. Deploys nothing.",
-				When:     "Before compiling: node → config → builder.",
-				Examples: []string{`compile.preview {` + inlineCompileArgs + `}`},
-				Tags:     []string{registry.PhasePlanner, registry.PhaseValidator},
-			}, d.compilePreview),
-			registry.Define(registry.ToolDef{
-				Name: "compile.with_report",
-				Description: "Compile without deploying and return the report (per step: node, config, builder, confidence, wired inputs), " +
-					"the full pipeline definition JSON and the manifest of code artifacts (local file → content-addressed S3 URI).",
-				When:     "You want the compiled definition.",
-				Examples: []string{`compile.with_report {` + inlineCompileArgs + `}`},
-				Tags:     []string{registry.PhaseProgrammer},
-			}, d.compileWithReport),
-			registry.Define(registry.ToolDef{
-				Name: "compile.name",
-				Description: "Generate a pipeline name (sanitised \"<base>-<dag>-<version>-pipeline\", or \"<base>-<version>-pipeline\" without dag) and/or sanitise a name: \".\" and \"_\" become \"-\", " +
-					"other characters outside [a-zA-Z0-9-] are dropped, at most 255 characters; reports whether each result is valid. " +
-					"The compile tools name a pipeline this way by default: base is the config's pipeline_name and dag the DAG's metadata.name " +
-					"(else its file path without .json, \"/\" as \"-\", a file named dag.json taking its folder's path; an unnamed inline DAG gets dag-<hash of its nodes and edges>), so DAGs compiled with one " +
-					"config get distinct pipelines. A pipeline_name_override in the config, or a pipeline_name argument, replaces the generated name.",
-				When: "You need a valid SageMaker pipeline name.",
-				Examples: []string{`compile.name {"base": "jdoe-fraud-xgboost-NA", "dag": "xgboost_complete_e2e", "version": "1.0.0"}  # jdoe-fraud-xgboost-NA-xgboost-complete-e2e-1-0-0-pipeline`,
-					`compile.name {"base": "xgboost-training", "version": "1.0"}  # xgboost-training-1-0-pipeline`,
-					`compile.name {"sanitize": "My Pipeline!! v3"}  # MyPipelinev3`},
-				Tags: []string{registry.PhaseProgrammer},
-			}, compileName),
-			registry.Define(registry.ToolDef{
-				Name: "compile.single_node",
-				Description: "Compile one DAG node as its own pipeline (its inputs given as S3 URIs: dependency → s3://bucket/key). " +
-					"Returns the definition; deploys nothing.",
-				When: "To run or debug one step alone.",
-				Examples: []string{`compile.single_node {` + inlineCompileArgs + `, ` +
-					`"target_node": "XGBoostTraining", "manual_inputs": {"input_path": "s3://my-bucket/run/processed"}}`},
-				Tags: []string{registry.PhaseProgrammer},
-			}, d.compileSingleNode),
-			registry.Define(registry.ToolDef{
-				Name: "compile.dag",
-				Description: "Compile the DAG into a SageMaker pipeline definition and return it. With upsert: true, uploads each code " +
-					"artifact to S3 (once: keys are content hashes) and creates the pipeline in SageMaker, or updates it when it exists.",
-				When: "You want to deploy the pipeline to SageMaker (upsert) or get its definition.",
-				Examples: []string{`compile.dag {` + inlineCompileArgs + `}  # build only`,
-					`compile.dag {` + inlineCompileArgs + `, "upsert": true}  # deploy`},
-				Tags:        []string{registry.PhaseProgrammer},
-				Destructive: true,
-				Network:     true,
-				Alternative: &registry.Alternative{Tool: "compile.with_report", How: "it returns the pipeline definition, the report and the artifact manifest without deploying anything."},
-			}, d.compileDAG),
+			compileValidateTool(d),
+			compilePreviewTool(d),
+			compileWithReportTool(d),
+			compileNameTool(),
+			compileSingleNodeTool(d),
+			compileDAGTool(d),
 		},
 	}, nil
 }
@@ -229,27 +137,28 @@ func resendWhy(why string, files inlineFiles, stepTypes []string) string {
 // compileInput loads the config (checked first, as the reference does)
 // and the DAG; the compiler reads sources through the call's files over
 // the workspace, so the same content inline or on disk compiles alike.
-func (d *Deps) compileInput(ctx context.Context, src compileSource, pipelineName pipelineNameArg) (compiler.Input, *config.File, error) {
+// The warnings are those of the step types the call sent.
+func (d *Deps) compileInput(ctx context.Context, src compileSource, pipelineName pipelineNameArg) (compiler.Input, *config.File, []string, error) {
 	return d.compileInputWith(ctx, src, pipelineName, d.configFrom)
 }
 
 // compileInputWith is compileInput with the config loaded by load.
 func (d *Deps) compileInputWith(ctx context.Context, src compileSource, pipelineName pipelineNameArg,
-	load func(*callSources, configSource, string) (*config.File, string, error)) (compiler.Input, *config.File, error) {
+	load func(*callSources, configSource, string) (*config.File, string, error)) (compiler.Input, *config.File, []string, error) {
 	call, err := d.sources(ctx, src.Files, src.stepTypesArg)
 	if err != nil {
-		return compiler.Input{}, nil, err
+		return compiler.Input{}, nil, nil, err
 	}
 	f, _, err := load(call, src.configSource, "config_file")
 	if err != nil {
-		return compiler.Input{}, nil, err
+		return compiler.Input{}, nil, nil, err
 	}
 	doc, err := d.loadDAGDocument(call, src.dagSource, false)
 	if err != nil {
-		return compiler.Input{}, nil, err
+		return compiler.Input{}, nil, nil, err
 	}
 	return compiler.Input{DAG: doc.DAG, Configs: f.Configs, Unloaded: f.Unloaded, Catalog: call.cat.Steps, Sources: call.fs, PipelineName: string(pipelineName),
-		DAGName: compiler.DAGName(doc, string(src.DAGFile))}, f, nil
+		DAGName: compiler.DAGName(doc, string(src.DAGFile))}, f, call.cat.Warnings, nil
 }
 
 // compileError maps engine errors to tool errors.
@@ -320,38 +229,83 @@ func definitionValue(res *compiler.Result) any {
 	return def
 }
 
-func (d *Deps) compileValidate(ctx context.Context, in compileValidateIn) (compiler.ValidationResult, error) {
-	in.unusedRoleArg.warn(ctx)
-	// Invalid config values are findings of their nodes, not a failure.
-	input, _, err := d.compileInputWith(ctx, in.compileSource, "", d.configForCheck)
-	if err != nil {
-		return compiler.ValidationResult{}, err
-	}
-	v := compiler.Validate(ctx, input)
-	registry.Warn(ctx, v.Warnings...)
-	if v.IsValid {
-		registry.Next(ctx, registry.NextStep{Tool: "compile.with_report", When: "validation passed", Why: "get the definition and report",
-			ArgsHint: in.compileSource.resend()})
-	} else {
-		registry.Next(ctx, registry.NextStep{Tool: "compile.preview", When: "nodes did not resolve", Why: "see node → config matching"},
-			registry.NextStep{Tool: "catalog.search", When: "a step type is unknown", Why: "find the right step type"})
-	}
-	return v, nil
+type compileValidateIn struct {
+	compileSource
+	unusedRoleArg
 }
 
-func (d *Deps) compilePreview(ctx context.Context, in compilePreviewIn) (compiler.Preview, error) {
-	in.unusedRoleArg.warn(ctx)
-	input, _, err := d.compileInput(ctx, in.compileSource, "")
+func compileValidateTool(d *Deps) registry.ToolDef {
+	return registry.Define(registry.ToolDef{
+		Name: "compile.validate",
+		Description: "Check that a DAG and its config.json fit together (without deploying anything): every node has a config " +
+			"(matched with a confidence), an interface and a builder; required inputs are wired; every step builds. Never fails: problems are in the result.",
+		When:     "Before compiling.",
+		Examples: []string{`compile.validate {` + inlineCompileArgs + `}`},
+		Tags:     []string{registry.PhaseValidator},
+	}, d.compileValidate)
+}
+
+func (d *Deps) compileValidate(ctx context.Context, in compileValidateIn) (registry.Reply[compiler.ValidationResult], error) {
+	var reply registry.Reply[compiler.ValidationResult]
+	in.unusedRoleArg.warn(reply.Warn)
+	// Invalid config values are findings of their nodes, not a failure.
+	input, _, stepWarns, err := d.compileInputWith(ctx, in.compileSource, "", d.configForCheck)
 	if err != nil {
-		return compiler.Preview{}, err
+		return reply, err
 	}
+	reply.Warn(stepWarns...)
+	v := compiler.Validate(ctx, input)
+	reply.Warn(v.Warnings...)
+	if v.IsValid {
+		reply.Next(registry.NextStep{Tool: "compile.with_report", When: "validation passed", Why: "get the definition and report",
+			ArgsHint: in.compileSource.resend()})
+	} else {
+		reply.Next(registry.NextStep{Tool: "compile.preview", When: "nodes did not resolve", Why: "see node → config matching"},
+			registry.NextStep{Tool: "catalog.search", When: "a step type is unknown", Why: "find the right step type"})
+	}
+	reply.Out = v
+	return reply, nil
+}
+
+type compilePreviewIn struct {
+	compileSource
+	unusedRoleArg
+}
+
+func compilePreviewTool(d *Deps) registry.ToolDef {
+	return registry.Define(registry.ToolDef{
+		Name: "compile.preview",
+		Description: "Show how each DAG node resolves to a config (class, method, confidence, reasons) and which builder " +
+			"builds it, with renaming recommendations for weak matches, and (when every node resolves) the findings compile.validate " +
+			"reports: settings SageMaker would reject or that would misbehave at run time. Deploys nothing.",
+		When:     "Before compiling: node → config → builder.",
+		Examples: []string{`compile.preview {` + inlineCompileArgs + `}`},
+		Tags:     []string{registry.PhasePlanner, registry.PhaseValidator},
+	}, d.compilePreview)
+}
+
+func (d *Deps) compilePreview(ctx context.Context, in compilePreviewIn) (registry.Reply[compiler.Preview], error) {
+	var reply registry.Reply[compiler.Preview]
+	in.unusedRoleArg.warn(reply.Warn)
+	input, _, stepWarns, err := d.compileInput(ctx, in.compileSource, "")
+	if err != nil {
+		return reply, err
+	}
+	reply.Warn(stepWarns...)
 	p, err := compiler.PreviewResolution(ctx, input)
 	if err != nil {
-		return compiler.Preview{}, err
+		return reply, err
 	}
-	registry.Warn(ctx, p.Recommendations...)
-	registry.Next(ctx, registry.NextStep{Tool: "compile.validate", When: "the mapping looks right", Why: "check inputs and builds"})
-	return p, nil
+	reply.Warn(p.Recommendations...)
+	reply.Next(registry.NextStep{Tool: "compile.validate", When: "the mapping looks right", Why: "check inputs and builds"})
+	reply.Out = p
+	return reply, nil
+}
+
+type compileWithReportIn struct {
+	compileSource
+	PipelineName pipelineNameArg `json:"pipeline_name,omitempty"`
+	unusedRoleArg
 }
 
 // compileReport is the compile.with_report payload.
@@ -388,15 +342,28 @@ type resolutionDetail struct {
 	Method      string  `json:"method"`
 }
 
-func (d *Deps) compileWithReport(ctx context.Context, in compileWithReportIn) (compileReport, error) {
-	in.unusedRoleArg.warn(ctx)
-	input, _, err := d.compileInput(ctx, in.compileSource, in.PipelineName)
+func compileWithReportTool(d *Deps) registry.ToolDef {
+	return registry.Define(registry.ToolDef{
+		Name: "compile.with_report",
+		Description: "Compile without deploying and return the report (per step: node, config, builder, confidence, wired inputs), " +
+			"the full pipeline definition JSON and the manifest of code artifacts (local file → content-addressed S3 URI).",
+		When:     "You want the compiled definition.",
+		Examples: []string{`compile.with_report {` + inlineCompileArgs + `}`},
+		Tags:     []string{registry.PhaseProgrammer},
+	}, d.compileWithReport)
+}
+
+func (d *Deps) compileWithReport(ctx context.Context, in compileWithReportIn) (registry.Reply[compileReport], error) {
+	var reply registry.Reply[compileReport]
+	in.unusedRoleArg.warn(reply.Warn)
+	input, _, stepWarns, err := d.compileInput(ctx, in.compileSource, in.PipelineName)
 	if err != nil {
-		return compileReport{}, err
+		return reply, err
 	}
+	reply.Warn(stepWarns...)
 	res, err := compiler.Compile(ctx, input, progress(ctx))
 	if err != nil {
-		return compileReport{}, compileError(err)
+		return reply, compileError(err)
 	}
 	details := map[string]resolutionDetail{}
 	sum := 0.0
@@ -410,22 +377,30 @@ func (d *Deps) compileWithReport(ctx context.Context, in compileWithReportIn) (c
 	}
 	avg := sum / float64(len(res.Steps))
 	warns = append(warns, res.Warnings...)
-	registry.Warn(ctx, warns...)
-	registry.Meta(ctx, "step_count", len(res.Steps))
+	reply.Warn(warns...)
+	reply.WithMeta("step_count", len(res.Steps))
 	deploy := in.compileSource.resend()
 	deploy["upsert"] = true
-	registry.Next(ctx, registry.NextStep{Tool: "compile.dag", When: "the definition is right and deploying is allowed", Why: "upsert it to SageMaker",
+	reply.Next(registry.NextStep{Tool: "compile.dag", When: "the definition is right and deploying is allowed", Why: "upsert it to SageMaker",
 		ArgsHint: deploy},
 		registry.NextStep{Tool: "execdoc.generate", When: "you run it with an execution document", Why: "fill the per-step configs",
 			ArgsHint: in.compileSource.resend()})
-	return compileReport{
+	reply.Out = compileReport{
 		PipelineName: res.PipelineName, StepCount: len(res.Steps), Steps: nonNilList(res.Steps), ResolutionDetails: details,
 		AvgConfidence: avg, Warnings: nonNilList(warns),
 		Metadata: compileReportMeta{DAGNodes: len(input.DAG.Nodes), DAGEdges: len(input.DAG.Edges), ConfigPath: string(in.ConfigFile),
 			StepCatalogStats: stepCatalogStats{SupportedStepTypes: len(input.Catalog.Names())}},
 		Summary:    fmt.Sprintf("Pipeline '%s' compiled with %d steps (avg confidence: %.2f)", res.PipelineName, len(res.Steps), avg),
 		Definition: definitionValue(res), Artifacts: nonNilList(res.Artifacts), Manifest: res.Manifest(),
-	}, nil
+	}
+	return reply, nil
+}
+
+type compileNameIn struct {
+	Base     string `json:"base,omitempty" jsonschema:"Name base, e.g. the config's pipeline_name." schema:"minLength=1,maxLength=512"`
+	DAG      string `json:"dag,omitempty" jsonschema:"The DAG's name or id (its metadata.name, a shared DAG id, or its file path without .json and with / as -), as the compile tools put it in the name." schema:"minLength=1,maxLength=256"`
+	Version  string `json:"version,omitempty" jsonschema:"Version (default 1.0)." schema:"minLength=1,maxLength=64"`
+	Sanitize string `json:"sanitize,omitempty" jsonschema:"A name to sanitise." schema:"minLength=1,maxLength=1024"`
 }
 
 // compileNameOut has the generated name only for a base and the sanitised
@@ -435,6 +410,22 @@ type compileNameOut struct {
 	GeneratedIsValid *bool  `json:"generated_is_valid,omitempty"`
 	Sanitized        string `json:"sanitized,omitempty"`
 	SanitizedIsValid *bool  `json:"sanitized_is_valid,omitempty"`
+}
+
+func compileNameTool() registry.ToolDef {
+	return registry.Define(registry.ToolDef{
+		Name: "compile.name",
+		Description: "Generate a pipeline name (sanitised \"<base>-<dag>-<version>-pipeline\", or \"<base>-<version>-pipeline\" without dag) and/or sanitise a name: \".\" and \"_\" become \"-\", " +
+			"other characters outside [a-zA-Z0-9-] are dropped, at most 255 characters; reports whether each result is valid. " +
+			"The compile tools name a pipeline this way by default: base is the config's pipeline_name and dag the DAG's metadata.name " +
+			"(else its file path without .json, \"/\" as \"-\", a file named dag.json taking its folder's path; an unnamed inline DAG gets dag-<hash of its nodes and edges>), so DAGs compiled with one " +
+			"config get distinct pipelines. A pipeline_name_override in the config, or a pipeline_name argument, replaces the generated name.",
+		When: "You need a valid SageMaker pipeline name.",
+		Examples: []string{`compile.name {"base": "jdoe-fraud-xgboost-NA", "dag": "xgboost_complete_e2e", "version": "1.0.0"}  # jdoe-fraud-xgboost-NA-xgboost-complete-e2e-1-0-0-pipeline`,
+			`compile.name {"base": "xgboost-training", "version": "1.0"}  # xgboost-training-1-0-pipeline`,
+			`compile.name {"sanitize": "My Pipeline!! v3"}  # MyPipelinev3`},
+		Tags: []string{registry.PhaseProgrammer},
+	}, registry.Plain(compileName))
 }
 
 func compileName(_ context.Context, in compileNameIn) (compileNameOut, error) {
@@ -460,6 +451,15 @@ func compileName(_ context.Context, in compileNameIn) (compileNameOut, error) {
 	return out, nil
 }
 
+type compileSingleNodeIn struct {
+	compileSource
+	TargetNode     string          `json:"target_node" jsonschema:"DAG node to compile." schema:"minLength=1,maxLength=256"`
+	ManualInputs   manualInputs    `json:"manual_inputs" jsonschema:"Dependency name → s3:// URI."`
+	PipelineName   pipelineNameArg `json:"pipeline_name,omitempty"`
+	ValidateInputs *bool           `json:"validate_inputs,omitempty" jsonschema:"Check the node and every URI first (default true)."`
+	unusedRoleArg
+}
+
 type compileSingleNodeOut struct {
 	Artifacts    []compiler.Artifact `json:"artifacts"`
 	Definition   any                 `json:"definition"`
@@ -468,21 +468,43 @@ type compileSingleNodeOut struct {
 	TargetNode   string              `json:"target_node"`
 }
 
-func (d *Deps) compileSingleNode(ctx context.Context, in compileSingleNodeIn) (compileSingleNodeOut, error) {
-	in.unusedRoleArg.warn(ctx)
-	input, _, err := d.compileInput(ctx, in.compileSource, in.PipelineName)
+func compileSingleNodeTool(d *Deps) registry.ToolDef {
+	return registry.Define(registry.ToolDef{
+		Name: "compile.single_node",
+		Description: "Compile one DAG node as its own pipeline (its inputs given as S3 URIs: dependency → s3://bucket/key). " +
+			"Returns the definition; deploys nothing.",
+		When: "To run or debug one step alone.",
+		Examples: []string{`compile.single_node {` + inlineCompileArgs + `, ` +
+			`"target_node": "XGBoostTraining", "manual_inputs": {"input_path": "s3://my-bucket/run/processed"}}`},
+		Tags: []string{registry.PhaseProgrammer},
+	}, d.compileSingleNode)
+}
+
+func (d *Deps) compileSingleNode(ctx context.Context, in compileSingleNodeIn) (registry.Reply[compileSingleNodeOut], error) {
+	var reply registry.Reply[compileSingleNodeOut]
+	in.unusedRoleArg.warn(reply.Warn)
+	input, _, stepWarns, err := d.compileInput(ctx, in.compileSource, in.PipelineName)
 	if err != nil {
-		return compileSingleNodeOut{}, err
+		return reply, err
 	}
+	reply.Warn(stepWarns...)
 	validate := in.ValidateInputs == nil || *in.ValidateInputs
 	res, err := compiler.CompileSingleNode(ctx, input, in.TargetNode, in.ManualInputs, validate, progress(ctx))
 	if err != nil {
-		return compileSingleNodeOut{}, compileError(err)
+		return reply, compileError(err)
 	}
-	registry.Warn(ctx, "build-only: single-node pipeline compiled but not started/upserted")
-	registry.Warn(ctx, res.Warnings...)
-	return compileSingleNodeOut{PipelineName: res.PipelineName, TargetNode: in.TargetNode, StepCount: len(res.Steps),
-		Definition: definitionValue(res), Artifacts: nonNilList(res.Artifacts)}, nil
+	reply.Warn("build-only: single-node pipeline compiled but not started/upserted")
+	reply.Warn(res.Warnings...)
+	reply.Out = compileSingleNodeOut{PipelineName: res.PipelineName, TargetNode: in.TargetNode, StepCount: len(res.Steps),
+		Definition: definitionValue(res), Artifacts: nonNilList(res.Artifacts)}
+	return reply, nil
+}
+
+type compileDAGIn struct {
+	compileSource
+	PipelineName pipelineNameArg `json:"pipeline_name,omitempty"`
+	Role         roleARNArg      `json:"role,omitempty"`
+	Upsert       bool            `json:"upsert,omitempty" jsonschema:"Upload artifacts and create/update the pipeline in SageMaker (default false)."`
 }
 
 // compileDAGOut is the compile.dag payload; the upsert report's keys are
@@ -500,31 +522,50 @@ type compileDAGOut struct {
 	Upserted     bool                `json:"upserted"`
 }
 
-func (d *Deps) compileDAG(ctx context.Context, in compileDAGIn) (compileDAGOut, error) {
-	input, _, err := d.compileInput(ctx, in.compileSource, in.PipelineName)
+func compileDAGTool(d *Deps) registry.ToolDef {
+	return registry.Define(registry.ToolDef{
+		Name: "compile.dag",
+		Description: "Compile the DAG into a SageMaker pipeline definition and return it. With upsert: true, uploads each code " +
+			"artifact to S3 (once: keys are content hashes) and creates the pipeline in SageMaker, or updates it when it exists.",
+		When: "You want to deploy the pipeline to SageMaker (upsert) or get its definition.",
+		Examples: []string{`compile.dag {` + inlineCompileArgs + `}  # build only`,
+			`compile.dag {` + inlineCompileArgs + `, "upsert": true}  # deploy`},
+		Tags:        []string{registry.PhaseProgrammer},
+		Destructive: true,
+		Network:     true,
+		Alternative: &registry.Alternative{Tool: "compile.with_report", How: "it returns the pipeline definition, the report and the artifact manifest without deploying anything."},
+	}, d.compileDAG)
+}
+
+func (d *Deps) compileDAG(ctx context.Context, in compileDAGIn) (registry.Reply[compileDAGOut], error) {
+	var reply registry.Reply[compileDAGOut]
+	input, _, stepWarns, err := d.compileInput(ctx, in.compileSource, in.PipelineName)
 	if err != nil {
-		return compileDAGOut{}, err
+		return reply, err
 	}
+	reply.Warn(stepWarns...)
 	res, err := compiler.Compile(ctx, input, progress(ctx))
 	if err != nil {
-		return compileDAGOut{}, compileError(err)
+		return reply, compileError(err)
 	}
 	out := compileDAGOut{PipelineName: res.PipelineName, StepCount: len(res.Steps), Definition: definitionValue(res), Artifacts: nonNilList(res.Artifacts)}
 	if !in.Upsert {
-		registry.Warn(ctx, "build-only: pipeline definition compiled but not upserted to SageMaker")
-		registry.Warn(ctx, res.Warnings...)
-		registry.Meta(ctx, "upserted", false)
-		return out, nil
+		reply.Warn("build-only: pipeline definition compiled but not upserted to SageMaker")
+		reply.Warn(res.Warnings...)
+		reply.WithMeta("upserted", false)
+		reply.Out = out
+		return reply, nil
 	}
 	rep, err := d.upsert(ctx, res, string(in.Role))
 	if err != nil {
-		return compileDAGOut{}, err
+		return reply, err
 	}
 	out.Upserted, out.PipelineName, out.PipelineARN, out.Created = true, rep.PipelineName, &rep.PipelineARN, &rep.Created
 	out.Uploaded, out.Existing, out.DefinitionS3 = &rep.Uploaded, &rep.Existing, rep.DefinitionS3
-	registry.Warn(ctx, res.Warnings...)
-	registry.Meta(ctx, "upserted", true)
-	return out, nil
+	reply.Warn(res.Warnings...)
+	reply.WithMeta("upserted", true)
+	reply.Out = out
+	return reply, nil
 }
 
 // awsClient is the S3 and SageMaker client the AWS options configure, in

@@ -33,25 +33,6 @@ func (perNodeValues) JSONSchema() *jsonschema.Schema {
 	return &jsonschema.Schema{Type: "object", MaxProperties: ptr(500), AdditionalProperties: configValues{}.JSONSchema()}
 }
 
-type configRequirementsIn struct {
-	dagSource
-	stepTypesArg
-	Detail detailArg `json:"detail,omitempty" jsonschema:"summary (default): the template, each asked-for field described once and every other field's default; full: every field of every node with tier, type, description, pattern and range, and Cursus's keys."`
-}
-
-type configFieldInfoIn struct {
-	ConfigClass string `json:"config_class" jsonschema:"Config class (XGBoostTrainingConfig) or step type (XGBoostTraining)." schema:"minLength=1,maxLength=200"`
-	Categorized bool   `json:"categorized,omitempty" jsonschema:"Group fields by tier instead of one list (default false)."`
-	stepTypesArg
-}
-
-type configLoadIn struct {
-	configSource
-	Path          workspacePath `json:"path,omitempty" jsonschema:"Deprecated alias of config_file (the Cursus argument name); answers with a warning."`
-	IncludeValues bool          `json:"include_values,omitempty" jsonschema:"Include each step's values and derived values (default false)."`
-	stepTypesArg
-}
-
 type configMergeSaveIn struct {
 	dagSource
 	Base       configValues  `json:"base,omitempty"`
@@ -70,56 +51,10 @@ func configNamespace(d *Deps) (registry.Namespace, error) {
 		Name:        "config",
 		Description: "Work out, fill, validate and save the per-step configuration (config.json) of a DAG.",
 		Tools: []registry.ToolDef{
-			registry.Define(registry.ToolDef{
-				Name: "config.requirements",
-				Description: "The config fields each DAG node still needs: a fill-in template (config.merge_save's base and per_node, every value to give null), " +
-					"each asked-for field described once (type, description, allowed values), and the default of every other settable field, shared ones once. " +
-					"detail full lists every field of every node by tier (essential = you must give it, system = has a default, derived = computed) " +
-					"with types, defaults, allowed values, patterns, ranges and descriptions, and Cursus's keys.",
-				When: "You have a DAG to configure.",
-				Examples: []string{
-					`config.requirements {"dag": {"nodes": ["TabularPreprocessing_training", "XGBoostTraining"], "edges": [["TabularPreprocessing_training", "XGBoostTraining"]]}}  # inline`,
-					`config.requirements {"dag": {"nodes": ["XGBoostTraining"], "edges": []}, "detail": "full"}  # every field in full`,
-				},
-				Tags: []string{registry.PhasePlanner},
-			}, d.configRequirements),
-			registry.Define(registry.ToolDef{
-				Name: "config.field_info",
-				Description: "Every config field of one step type or config class (inherited base fields included): type, tier, default, allowed values, pattern, range, derivation rule and which layer declares it. " +
-					"For a training or tuning step, also the documented keys of its hyperparameters (type, range, default) for its framework.",
-				When: "You need one step's full field list.",
-				Examples: []string{
-					`config.field_info {"config_class": "XGBoostTrainingConfig", "categorized": true}  # by class, grouped by tier`,
-					`config.field_info {"config_class": "TabularPreprocessing"}  # a step type works too`,
-				},
-				Tags: []string{registry.PhasePlanner},
-			}, d.configFieldInfo),
-			registry.Define(registry.ToolDef{
-				Name: "config.load",
-				Description: "Load and validate a config.json (Cursus layout): merges shared and specific values per step, ignores derived keys, " +
-					"reports unknown keys as warnings, and fails with every invalid value listed. Returns the field names per step (values on request).",
-				When: "You want to check or inspect an existing config.json.",
-				Examples: []string{
-					`config.load {` + inlineConfigArg + `}  # summary`,
-					`config.load {` + inlineConfigArg + `, "include_values": true}  # with values and derived values`,
-				},
-				Tags: []string{registry.PhasePlanner},
-			}, d.configLoad),
-			registry.Define(registry.ToolDef{
-				Name: "config.merge_save",
-				Description: "Build every node's config from base values (shared by all nodes) and per-node values, validate them all " +
-					"(every problem at once), and return the merged config.json document (sorted keys, 2-space indent; fields equal in " +
-					"every config go to shared). Read-only without output_file: pass the document on as the config argument of the compile tools. " +
-					"With output_file it also writes the file into the workspace (never overwriting unless overwrite is true): a write, which needs the server's write gate.",
-				When: "You have what config.requirements asked for.",
-				Examples: []string{
-					`config.merge_save {"dag": {"nodes": ["XGBoostModel"], "edges": []}, "base": {"author": "jdoe", "bucket": "my-bucket", "role": "arn:aws:iam::123456789012:role/SageMakerRole", "region": "NA", "service_name": "fraud", "pipeline_version": "1.0.0"}}  # returns the document`,
-					`config.merge_save {"dag_file": "dag.json", "base": {"region": "EU"}, "per_node": {"XGBoostTraining": {"hyperparameters": {"num_round": 100}}}, "output_file": "config.json", "created_at": "2025-01-01T00:00:00Z"}  # writes it`,
-				},
-				Tags:        []string{registry.PhasePlanner, registry.PhaseProgrammer},
-				WritesWith:  []string{"output_file"},
-				Alternative: &registry.Alternative{Tool: "config.merge_save", How: "leave out output_file and it returns the config.json document in data.document, writing nothing."},
-			}, d.configMergeSave),
+			configRequirementsTool(d),
+			configFieldInfoTool(d),
+			configLoadTool(d),
+			configMergeSaveTool(d),
 		},
 	}, nil
 }
@@ -360,21 +295,45 @@ type configTemplate struct {
 	PerNode map[string]map[string]any `json:"per_node"`
 }
 
-func (d *Deps) configRequirements(ctx context.Context, in configRequirementsIn) (configRequirementsOut, error) {
+type configRequirementsIn struct {
+	dagSource
+	stepTypesArg
+	Detail detailArg `json:"detail,omitempty" jsonschema:"summary (default): the template, each asked-for field described once and every other field's default; full: every field of every node with tier, type, description, pattern and range, and Cursus's keys."`
+}
+
+func configRequirementsTool(d *Deps) registry.ToolDef {
+	return registry.Define(registry.ToolDef{
+		Name: "config.requirements",
+		Description: "The config fields each DAG node still needs: a fill-in template (config.merge_save's base and per_node, every value to give null), " +
+			"each asked-for field described once (type, description, allowed values), and the default of every other settable field, shared ones once. " +
+			"detail full lists every field of every node by tier (essential = you must give it, system = has a default, derived = computed) " +
+			"with types, defaults, allowed values, patterns, ranges and descriptions, and Cursus's keys.",
+		When: "You have a DAG to configure.",
+		Examples: []string{
+			`config.requirements {"dag": {"nodes": ["TabularPreprocessing_training", "XGBoostTraining"], "edges": [["TabularPreprocessing_training", "XGBoostTraining"]]}}  # inline`,
+			`config.requirements {"dag": {"nodes": ["XGBoostTraining"], "edges": []}, "detail": "full"}  # every field in full`,
+		},
+		Tags: []string{registry.PhasePlanner},
+	}, d.configRequirements)
+}
+
+func (d *Deps) configRequirements(ctx context.Context, in configRequirementsIn) (registry.Reply[configRequirementsOut], error) {
+	var reply registry.Reply[configRequirementsOut]
 	cv, err := d.catalogsFor(ctx, in.stepTypesArg)
 	if err != nil {
-		return configRequirementsOut{}, err
+		return reply, err
 	}
+	reply.Warn(cv.Warnings...)
 	g, err := d.loadDAG(ctx, in.dagSource, false)
 	if err != nil {
-		return configRequirementsOut{}, err
+		return reply, err
 	}
 	rep, err := config.Requirements(ctx, g, cv.Config)
 	if ctxErr := ctx.Err(); ctxErr != nil {
-		return configRequirementsOut{}, ctxErr
+		return reply, ctxErr
 	}
 	if err != nil {
-		return configRequirementsOut{}, registry.Errorf(registry.CodeInvalidInput, "%v", err)
+		return reply, registry.Errorf(registry.CodeInvalidInput, "%v", err)
 	}
 	out := configRequirementsOut{Detail: detailSummary, ConfigClassMap: map[string]string{}, Unresolved: nonNilList(rep.Unresolved),
 		Template: configTemplate{Base: map[string]any{}, PerNode: map[string]map[string]any{}}}
@@ -396,15 +355,16 @@ func (d *Deps) configRequirements(ctx context.Context, in configRequirementsIn) 
 		out.Template.Base[name] = nil
 		out.RequiredCount++
 	}
-	registry.Meta(ctx, "node_count", len(g.Nodes))
-	registry.Meta(ctx, "mapped_count", len(rep.Nodes))
+	reply.WithMeta("node_count", len(g.Nodes))
+	reply.WithMeta("mapped_count", len(rep.Nodes))
 	for _, u := range rep.Unresolved {
-		registry.Warn(ctx, fmt.Sprintf("no step type for DAG node %s: %s", u.Node, u.Message))
+		reply.Warn(fmt.Sprintf("no step type for DAG node %s: %s", u.Node, u.Message))
 	}
-	registry.Next(ctx, registry.NextStep{Tool: "config.merge_save", When: "you have filled the template's null values",
+	reply.Next(registry.NextStep{Tool: "config.merge_save", When: "you have filled the template's null values",
 		Why:      "builds and validates every node's config and returns the config.json document",
 		ArgsHint: withStepTypesHint(withDAGHint(map[string]any{"base": out.Template.Base, "per_node": out.Template.PerNode}, in.dagSource, g), in.stepTypesArg)})
-	return out, nil
+	reply.Out = out
+	return reply, nil
 }
 
 func nonNilList[T any](l []T) []T {
@@ -437,6 +397,12 @@ func (v *catalogView) configSchemaFor(name string) (*config.Schema, error) {
 		WithDetails(details).Suggest("Use a step type from catalog.list_steps or its config class (<StepType>Config).", "catalog.list_steps", "catalog.search")
 }
 
+type configFieldInfoIn struct {
+	ConfigClass string `json:"config_class" jsonschema:"Config class (XGBoostTrainingConfig) or step type (XGBoostTraining)." schema:"minLength=1,maxLength=200"`
+	Categorized bool   `json:"categorized,omitempty" jsonschema:"Group fields by tier instead of one list (default false)."`
+	stepTypesArg
+}
+
 // configFieldInfoOut is the config.field_info payload: all fields in
 // requirements, or (categorized) grouped by tier. Each shape's lists are
 // present, even empty, only in that shape, hence the pointers.
@@ -454,14 +420,30 @@ type configFieldInfoOut struct {
 	System          *[]*config.Field             `json:"system,omitempty"`
 }
 
-func (d *Deps) configFieldInfo(ctx context.Context, in configFieldInfoIn) (configFieldInfoOut, error) {
+func configFieldInfoTool(d *Deps) registry.ToolDef {
+	return registry.Define(registry.ToolDef{
+		Name: "config.field_info",
+		Description: "Every config field of one step type or config class (inherited base fields included): type, tier, default, allowed values, pattern, range, derivation rule and which layer declares it. " +
+			"For a training or tuning step, also the documented keys of its hyperparameters (type, range, default) for its framework.",
+		When: "You need one step's full field list.",
+		Examples: []string{
+			`config.field_info {"config_class": "XGBoostTrainingConfig", "categorized": true}  # by class, grouped by tier`,
+			`config.field_info {"config_class": "TabularPreprocessing"}  # a step type works too`,
+		},
+		Tags: []string{registry.PhasePlanner},
+	}, d.configFieldInfo)
+}
+
+func (d *Deps) configFieldInfo(ctx context.Context, in configFieldInfoIn) (registry.Reply[configFieldInfoOut], error) {
+	var reply registry.Reply[configFieldInfoOut]
 	cv, err := d.catalogsFor(ctx, in.stepTypesArg)
 	if err != nil {
-		return configFieldInfoOut{}, err
+		return reply, err
 	}
+	reply.Warn(cv.Warnings...)
 	sc, err := cv.configSchemaFor(in.ConfigClass)
 	if err != nil {
-		return configFieldInfoOut{}, err
+		return reply, err
 	}
 	out := configFieldInfoOut{ConfigClass: sc.ConfigClass, StepType: sc.StepType, Chain: sc.Chain, Hyperparameters: sc.Hyperparameters}
 	if in.Categorized {
@@ -481,8 +463,9 @@ func (d *Deps) configFieldInfo(ctx context.Context, in configFieldInfoIn) (confi
 	} else {
 		out.Requirements = &sc.Fields
 	}
-	registry.Meta(ctx, "field_count", len(sc.Fields))
-	return out, nil
+	reply.WithMeta("field_count", len(sc.Fields))
+	reply.Out = out
+	return reply, nil
 }
 
 // nonNilPtr points at l, never nil, for a list that is present only in
@@ -490,6 +473,13 @@ func (d *Deps) configFieldInfo(ctx context.Context, in configFieldInfoIn) (confi
 func nonNilPtr[T any](l []T) *[]T {
 	l = nonNilList(l)
 	return &l
+}
+
+type configLoadIn struct {
+	configSource
+	Path          workspacePath `json:"path,omitempty" jsonschema:"Deprecated alias of config_file (the Cursus argument name); answers with a warning."`
+	IncludeValues bool          `json:"include_values,omitempty" jsonschema:"Include each step's values and derived values (default false)."`
+	stepTypesArg
 }
 
 type configLoadOut struct {
@@ -512,17 +502,33 @@ type configLoadedStep struct {
 	Values      *map[string]any `json:"values,omitempty"`
 }
 
-func (d *Deps) configLoad(ctx context.Context, in configLoadIn) (configLoadOut, error) {
-	if err := deprecatedAlias(ctx, &in.ConfigFile, in.Path, "config_file", "path"); err != nil {
-		return configLoadOut{}, err
+func configLoadTool(d *Deps) registry.ToolDef {
+	return registry.Define(registry.ToolDef{
+		Name: "config.load",
+		Description: "Load and validate a config.json (Cursus layout): merges shared and specific values per step, ignores derived keys, " +
+			"reports unknown keys as warnings, and fails with every invalid value listed. Returns the field names per step (values on request).",
+		When: "You want to check or inspect an existing config.json.",
+		Examples: []string{
+			`config.load {` + inlineConfigArg + `}  # summary`,
+			`config.load {` + inlineConfigArg + `, "include_values": true}  # with values and derived values`,
+		},
+		Tags: []string{registry.PhasePlanner},
+	}, d.configLoad)
+}
+
+func (d *Deps) configLoad(ctx context.Context, in configLoadIn) (registry.Reply[configLoadOut], error) {
+	var reply registry.Reply[configLoadOut]
+	if err := deprecatedAlias(reply.Warn, &in.ConfigFile, in.Path, "config_file", "path"); err != nil {
+		return reply, err
 	}
 	call, err := d.sources(ctx, nil, in.stepTypesArg)
 	if err != nil {
-		return configLoadOut{}, err
+		return reply, err
 	}
+	reply.Warn(call.cat.Warnings...)
 	f, label, err := d.configFrom(call, in.configSource, "config_file")
 	if err != nil {
-		return configLoadOut{}, err
+		return reply, err
 	}
 	out := configLoadOut{Path: label, CreatedAt: f.CreatedAt, SharedFieldCount: len(f.SharedFields), SharedFields: nonNilList(f.SharedFields),
 		StepCount: len(f.Configs), Steps: map[string]configLoadedStep{}}
@@ -534,10 +540,11 @@ func (d *Deps) configLoad(ctx context.Context, in configLoadIn) (configLoadOut, 
 		}
 		out.Steps[c.Key] = step
 	}
-	registry.Warn(ctx, f.Warnings...)
-	registry.Meta(ctx, "step_count", len(f.Configs))
-	registry.Next(ctx, registry.NextStep{Tool: "compile.validate", When: "the configs look right", Why: "checks DAG, configs and builders fit together"})
-	return out, nil
+	reply.Warn(f.Warnings...)
+	reply.WithMeta("step_count", len(f.Configs))
+	reply.Next(registry.NextStep{Tool: "compile.validate", When: "the configs look right", Why: "checks DAG, configs and builders fit together"})
+	reply.Out = out
+	return reply, nil
 }
 
 func cfgSortedKeys(m map[string]any) []string {
@@ -578,18 +585,38 @@ func (rawJSONDocument) JSONSchema() *jsonschema.Schema {
 	return &jsonschema.Schema{Type: "object", Description: "The config.json document."}
 }
 
-func (d *Deps) configMergeSave(ctx context.Context, in configMergeSaveIn) (configMergeSaveOut, error) {
+func configMergeSaveTool(d *Deps) registry.ToolDef {
+	return registry.Define(registry.ToolDef{
+		Name: "config.merge_save",
+		Description: "Build every node's config from base values (shared by all nodes) and per-node values, validate them all " +
+			"(every problem at once), and return the merged config.json document (sorted keys, 2-space indent; fields equal in " +
+			"every config go to shared). Read-only without output_file: pass the document on as the config argument of the compile tools. " +
+			"With output_file it also writes the file into the workspace (never overwriting unless overwrite is true): a write, which needs the server's write gate.",
+		When: "You have what config.requirements asked for.",
+		Examples: []string{
+			`config.merge_save {"dag": {"nodes": ["XGBoostModel"], "edges": []}, "base": {"author": "jdoe", "bucket": "my-bucket", "role": "arn:aws:iam::123456789012:role/SageMakerRole", "region": "NA", "service_name": "fraud", "pipeline_version": "1.0.0"}}  # returns the document`,
+			`config.merge_save {"dag_file": "dag.json", "base": {"region": "EU"}, "per_node": {"XGBoostTraining": {"hyperparameters": {"num_round": 100}}}, "output_file": "config.json", "created_at": "2025-01-01T00:00:00Z"}  # writes it`,
+		},
+		Tags:        []string{registry.PhasePlanner, registry.PhaseProgrammer},
+		WritesWith:  []string{"output_file"},
+		Alternative: &registry.Alternative{Tool: "config.merge_save", How: "leave out output_file and it returns the config.json document in data.document, writing nothing."},
+	}, d.configMergeSave)
+}
+
+func (d *Deps) configMergeSave(ctx context.Context, in configMergeSaveIn) (registry.Reply[configMergeSaveOut], error) {
+	var reply registry.Reply[configMergeSaveOut]
 	cv, err := d.catalogsFor(ctx, in.stepTypesArg)
 	if err != nil {
-		return configMergeSaveOut{}, err
+		return reply, err
 	}
+	reply.Warn(cv.Warnings...)
 	g, err := d.loadDAG(ctx, in.dagSource, true)
 	if err != nil {
-		return configMergeSaveOut{}, err
+		return reply, err
 	}
 	if g == nil {
 		if len(in.PerNode) == 0 {
-			return configMergeSaveOut{}, registry.Errorf(registry.CodeInvalidInput, "give dag, dag_file or per_node (whose keys are then the nodes)")
+			return reply, registry.Errorf(registry.CodeInvalidInput, "give dag, dag_file or per_node (whose keys are then the nodes)")
 		}
 		g = dag.New(cfgSortedKeys(cfgAnyMap(in.PerNode)), nil)
 	}
@@ -597,35 +624,36 @@ func (d *Deps) configMergeSave(ctx context.Context, in configMergeSaveIn) (confi
 	out := string(in.OutputFile)
 	if out != "" {
 		if _, err := d.Root.Resolve(out); err != nil {
-			return configMergeSaveOut{}, pathError("output_file", err)
+			return reply, pathError("output_file", err)
 		}
 	}
 	res, doc, warnings, err := configDocument(ctx, cv.Config, g, in)
 	if err != nil {
-		return configMergeSaveOut{}, err
+		return reply, err
 	}
-	registry.Warn(ctx, warnings...)
-	registry.Meta(ctx, "config_count", len(res.ConfigKeys))
+	reply.Warn(warnings...)
+	reply.WithMeta("config_count", len(res.ConfigKeys))
 	if out == "" {
 		hint := withStepTypesHint(withDAGHint(map[string]any{"config": "<data.document>"}, in.dagSource, g), in.stepTypesArg)
 		if len(in.StepTypes) > 0 {
 			// The compile tools need the new step types' scripts too.
 			hint["files"] = map[string]string{"<script path of each step type sent>": "<its text>"}
 		}
-		registry.Next(ctx,
-			registry.NextStep{Tool: "compile.with_report", When: "the document is the configuration you want",
-				Why: "compiles the DAG with it (sent inline as config) and returns the pipeline definition and report", ArgsHint: hint},
+		reply.Next(registry.NextStep{Tool: "compile.with_report", When: "the document is the configuration you want",
+			Why: "compiles the DAG with it (sent inline as config) and returns the pipeline definition and report", ArgsHint: hint},
 			registry.NextStep{Tool: "compile.validate", When: "you want the problems listed before compiling",
 				Why: "checks DAG, configs and builders fit together", ArgsHint: hint})
-		return res, nil
+		reply.Out = res
+		return reply, nil
 	}
 	if err := d.Root.WriteFile(out, doc, in.Overwrite); err != nil {
-		return configMergeSaveOut{}, pathError("output_file", err)
+		return reply, pathError("output_file", err)
 	}
 	res.Written = &out
-	registry.Next(ctx, registry.NextStep{Tool: "config.load", When: "you want to re-check the saved file", Why: "re-reads and validates it",
+	reply.Next(registry.NextStep{Tool: "config.load", When: "you want to re-check the saved file", Why: "re-reads and validates it",
 		ArgsHint: map[string]any{"config_file": out}})
-	return res, nil
+	reply.Out = res
+	return reply, nil
 }
 
 // configDocument builds and validates every node's config and renders

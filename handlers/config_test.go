@@ -88,58 +88,60 @@ const twoNodeDAG = `{"nodes":["TabularPreprocessing_training","XGBoostTraining"]
 
 func TestConfigRequirements(t *testing.T) {
 	reg, deps := configEnv(t)
-	data := cfgOK(t, call(t, reg, "config.requirements", `{"dag":`+twoNodeDAG+`}`))
-	tmpl := data["template"].(map[string]any)
-	base := tmpl["base"].(map[string]any)
+	data := answer[configRequirementsOut](t, call(t, reg, "config.requirements", `{"dag":`+twoNodeDAG+`}`))
+	base := data.Template.Base
 	for _, f := range []string{"author", "bucket", "role", "region", "service_name", "pipeline_version"} {
 		if _, ok := base[f]; !ok {
 			t.Errorf("template base lacks %s: %v", f, base)
 		}
 	}
-	per := tmpl["per_node"].(map[string]any)
-	tp := per["TabularPreprocessing_training"].(map[string]any)
-	if _, ok := tp["job_type"]; ok {
-		t.Error("job_type comes from the node name and should not be asked for")
+	tp, ok := data.Template.PerNode["TabularPreprocessing_training"]
+	if _, asked := tp["job_type"]; !ok || asked {
+		t.Errorf("per_node = %v: job_type comes from the node name and should not be asked for", data.Template.PerNode)
 	}
-	if data["config_class_map"].(map[string]any)["XGBoostTraining"] != "XGBoostTrainingConfig" {
-		t.Errorf("class map = %v", data["config_class_map"])
+	if data.ConfigClassMap["XGBoostTraining"] != "XGBoostTrainingConfig" {
+		t.Errorf("class map = %v", data.ConfigClassMap)
 	}
 	// The summary describes each asked-for field once and gives every
 	// other settable field's default; the full form lists every field.
-	req := data["required"].(map[string]any)
-	if f, _ := req["label_field"].(map[string]any); f["type"] != "string" || f["description"] == "" || req["author"] == nil {
-		t.Errorf("required = %v", req)
+	_, author := data.Required["author"]
+	if f := data.Required["label_field"]; f.Type != "string" || f.Description == "" || !author {
+		t.Errorf("required = %v", data.Required)
 	}
-	opt := data["optional"].(map[string]any)
-	if _, ok := opt["shared"].(map[string]any)["source_dir"]; !ok || opt["per_node"].(map[string]any)["XGBoostTraining"] == nil {
-		t.Errorf("optional = %v", opt)
+	if opt := data.Optional; opt == nil || opt.PerNode["XGBoostTraining"] == nil {
+		t.Errorf("optional = %+v", opt)
+	} else if _, ok := opt.Shared["source_dir"]; !ok {
+		t.Errorf("optional = %+v", opt)
 	}
-	if _, ok := data["base_config_requirements"]; ok || data["nodes"] != nil || data["detail"] != "summary" {
+	if data.BaseConfigRequirements != nil || data.Nodes != nil || data.Detail != "summary" {
 		t.Errorf("the summary carries the full form's keys")
 	}
-	data = cfgOK(t, call(t, reg, "config.requirements", `{"detail": "full", "dag":`+twoNodeDAG+`}`))
-	if data["detail"] != "full" || len(data["nodes"].([]any)) != 2 || data["required"] != nil {
-		t.Errorf("detail full: %v", data)
+	data = answer[configRequirementsOut](t, call(t, reg, "config.requirements", `{"detail": "full", "dag":`+twoNodeDAG+`}`))
+	if data.Detail != "full" || data.Nodes == nil || len(*data.Nodes) != 2 || data.Required != nil {
+		t.Errorf("detail full: %+v", data)
 	}
 	// Cursus's keys say the same: base fields include the template's,
 	// every node has its own list and is pending, and a processing node
 	// brings processing fields.
+	if data.BaseConfigRequirements == nil || data.StepRequirements == nil || data.PendingSteps == nil ||
+		data.NeedsProcessingConfig == nil || data.BaseProcessingConfigRequirements == nil {
+		t.Fatalf("detail full lacks Cursus's keys: %+v", data.cursusKeys)
+	}
 	names := map[string]bool{}
-	for _, f := range data["base_config_requirements"].([]any) {
-		names[f.(map[string]any)["name"].(string)] = true
+	for _, f := range *data.BaseConfigRequirements {
+		names[f.Name] = true
 	}
 	for f := range base {
 		if !names[f] {
 			t.Errorf("base_config_requirements lacks the template's %s", f)
 		}
 	}
-	steps := data["step_requirements"].(map[string]any)
-	pending := data["pending_steps"].([]any)
-	if len(steps) != 2 || len(pending) != 2 || steps["XGBoostTraining"] == nil || len(steps["XGBoostTraining"].([]any)) == 0 {
+	steps, pending := *data.StepRequirements, *data.PendingSteps
+	if len(steps) != 2 || len(pending) != 2 || len(steps["XGBoostTraining"]) == 0 {
 		t.Errorf("step_requirements = %v, pending_steps = %v", steps, pending)
 	}
-	if data["needs_processing_config"] != true || len(data["base_processing_config_requirements"].([]any)) == 0 {
-		t.Errorf("a TabularPreprocessing node needs processing fields: %v", data["needs_processing_config"])
+	if !*data.NeedsProcessingConfig || len(*data.BaseProcessingConfigRequirements) == 0 {
+		t.Errorf("a TabularPreprocessing node needs processing fields: %v", *data.NeedsProcessingConfig)
 	}
 	// The wrapped form and a file work too.
 	mustOK(t, call(t, reg, "config.requirements", `{"dag":{"dag":`+twoNodeDAG+`}}`))
@@ -165,19 +167,16 @@ func TestConfigRequirements(t *testing.T) {
 
 func TestConfigFieldInfo(t *testing.T) {
 	reg, _ := configEnv(t)
-	data := cfgOK(t, call(t, reg, "config.field_info", `{"config_class":"XGBoostTrainingConfig"}`))
-	if data["step_type"] != "XGBoostTraining" {
-		t.Errorf("data = %v", data)
+	data := answer[configFieldInfoOut](t, call(t, reg, "config.field_info", `{"config_class":"XGBoostTrainingConfig"}`))
+	if data.StepType != "XGBoostTraining" || data.Requirements == nil || len(*data.Requirements) == 0 {
+		t.Fatalf("data = %+v", data)
 	}
-	fields := data["requirements"].([]any)
-	first := fields[0].(map[string]any)
-	if first["name"] != "author" || first["tier"] != "essential" || first["source"] != "base" {
-		t.Errorf("first field = %v", first)
+	if first := (*data.Requirements)[0]; first.Name != "author" || first.Tier != "essential" || first.Source != "base" {
+		t.Errorf("first field = %+v", first)
 	}
-	data = cfgOK(t, call(t, reg, "config.field_info", `{"config_class":"TabularPreprocessing","categorized":true}`))
-	req := data["required"].([]any)
-	if len(req) == 0 || len(data["derived"].([]any)) == 0 {
-		t.Errorf("categorized = %v", data)
+	data = answer[configFieldInfoOut](t, call(t, reg, "config.field_info", `{"config_class":"TabularPreprocessing","categorized":true}`))
+	if data.Required == nil || len(*data.Required) == 0 || data.Derived == nil || len(*data.Derived) == 0 {
+		t.Errorf("categorized = %+v", data)
 	}
 	res := call(t, reg, "config.field_info", `{"config_class":"XGBoostTrainingConfg"}`)
 	mustFail(t, res, registry.CodeNotFound)
@@ -197,13 +196,17 @@ func TestConfigMergeSaveAndLoad(t *testing.T) {
 	args := map[string]any{"dag": json.RawMessage(twoNodeDAG), "base": base, "per_node": perNode, "created_at": "2025-01-01T00:00:00Z"}
 
 	// Without output_file: the document comes back, nothing is written.
-	data := cfgOK(t, call(t, reg, "config.merge_save", cfgJSONArg(t, args)))
-	if data["written"] != nil {
-		t.Errorf("written = %v", data["written"])
+	data := answer[configMergeSaveOut](t, call(t, reg, "config.merge_save", cfgJSONArg(t, args)))
+	if data.Written != nil {
+		t.Errorf("written = %v", *data.Written)
 	}
-	doc := data["document"].(map[string]any)
-	if doc["metadata"].(map[string]any)["created_at"] != "2025-01-01T00:00:00Z" {
-		t.Errorf("document = %v", doc)
+	var doc struct {
+		Metadata struct {
+			CreatedAt string `json:"created_at"`
+		} `json:"metadata"`
+	}
+	if err := json.Unmarshal(data.Document.RawMessage, &doc); err != nil || doc.Metadata.CreatedAt != "2025-01-01T00:00:00Z" {
+		t.Errorf("document = %s (%v)", data.Document.RawMessage, err)
 	}
 	entries, _ := os.ReadDir(deps.Root.Dir())
 	if len(entries) != 0 {
@@ -211,13 +214,13 @@ func TestConfigMergeSaveAndLoad(t *testing.T) {
 	}
 
 	args["output_file"] = "pipeline_config/config_NA.json"
-	data = cfgOK(t, call(t, reg, "config.merge_save", cfgJSONArg(t, args)))
+	data = answer[configMergeSaveOut](t, call(t, reg, "config.merge_save", cfgJSONArg(t, args)))
 	first, err := os.ReadFile(filepath.Join(deps.Root.Dir(), "pipeline_config/config_NA.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if data["written"] != "pipeline_config/config_NA.json" || int(data["bytes"].(float64)) != len(first) {
-		t.Errorf("data = %v", data)
+	if data.Written == nil || *data.Written != "pipeline_config/config_NA.json" || data.Bytes != len(first) {
+		t.Errorf("data = %+v", data)
 	}
 	// Never overwrite unless asked.
 	mustFail(t, call(t, reg, "config.merge_save", cfgJSONArg(t, args)), registry.CodeAlreadyExists)
@@ -229,14 +232,14 @@ func TestConfigMergeSaveAndLoad(t *testing.T) {
 	}
 
 	// config.load reads it back.
-	loaded := cfgOK(t, call(t, reg, "config.load", `{"config_file":"pipeline_config/config_NA.json"}`))
-	if loaded["step_count"] != float64(2) || loaded["shared_field_count"].(float64) == 0 {
-		t.Errorf("load = %v", loaded)
+	loaded := answer[configLoadOut](t, call(t, reg, "config.load", `{"config_file":"pipeline_config/config_NA.json"}`))
+	if loaded.StepCount != 2 || loaded.SharedFieldCount == 0 {
+		t.Errorf("load = %+v", loaded)
 	}
-	loaded = cfgOK(t, call(t, reg, "config.load", `{"path":"pipeline_config/config_NA.json","include_values":true}`))
-	tp := loaded["steps"].(map[string]any)["TabularPreprocessing_training"].(map[string]any)
-	if tp["job_type"] != "training" || tp["values"].(map[string]any)["job_type"] != "training" {
-		t.Errorf("step = %v", tp)
+	loaded = answer[configLoadOut](t, call(t, reg, "config.load", `{"path":"pipeline_config/config_NA.json","include_values":true}`))
+	tp := loaded.Steps["TabularPreprocessing_training"]
+	if tp.JobType != "training" || tp.Values == nil || (*tp.Values)["job_type"] != "training" {
+		t.Errorf("step = %+v", tp)
 	}
 
 	// Without a DAG the per_node keys are the nodes.

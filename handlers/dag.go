@@ -75,13 +75,6 @@ type dagDocumentIn struct {
 	Metadata map[string]any `json:"metadata,omitempty" jsonschema:"Free-form metadata stored with the DAG." schema:"maxProperties=200"`
 }
 
-// dagConstructIn is dag.construct's argument: the document, and the step
-// types that colour its picture.
-type dagConstructIn struct {
-	dagDocumentIn
-	stepTypesArg
-}
-
 // dagAndStepsIn is a DAG in with the step types it may use: the
 // argument of dag.validate_integrity, and part of resolve_plan's and
 // mermaid's.
@@ -90,105 +83,24 @@ type dagAndStepsIn struct {
 	stepTypesArg
 }
 
-type dagResolvePlanIn struct {
-	dagAndStepsIn
-	IncludeBreakdown bool `json:"include_breakdown,omitempty" jsonschema:"Include the score breakdown of every binding (default false; unresolved candidates always have one)."`
-}
-
-type dagDependenciesIn struct {
-	dagReadIn
-	Step nodeName `json:"step"`
-}
-
-type dagSerializeIn struct {
-	dagDocumentIn
-	Path      workspacePath `json:"path,omitempty" jsonschema:"File path inside the workspace root."`
-	Pretty    *bool         `json:"pretty,omitempty" jsonschema:"Indent the JSON (default true)."`
-	Overwrite bool          `json:"overwrite,omitempty" jsonschema:"Replace an existing file (default false)."`
-	CreatedAt string        `json:"created_at,omitempty" jsonschema:"Timestamp to record (e.g. 2025-01-31T12:00:00Z); omitted when not given." schema:"maxLength=64"`
-}
-
-type dagDeserializeIn struct {
-	Path workspacePath `json:"path" jsonschema:"File path inside the workspace root."`
-}
-
-type dagMermaidIn struct {
-	dagAndStepsIn
-	Wiring bool `json:"wiring,omitempty" jsonschema:"Label edges with the wired ports (needs known step types; default false)."`
-}
+// dagExample is the three-step training DAG of the dag tools' examples.
+const dagExample = `{"nodes": ["DummyDataLoading_training", "TabularPreprocessing_training", "XGBoostTraining"], "edges": [["DummyDataLoading_training", "TabularPreprocessing_training"], ["TabularPreprocessing_training", "XGBoostTraining"]]}`
 
 func dagNamespace(d *Deps) (registry.Namespace, error) {
 	if d.live == nil {
 		return registry.Namespace{}, errors.New("step catalog is not loaded")
 	}
-	const ex = `{"nodes": ["DummyDataLoading_training", "TabularPreprocessing_training", "XGBoostTraining"], "edges": [["DummyDataLoading_training", "TabularPreprocessing_training"], ["TabularPreprocessing_training", "XGBoostTraining"]]}`
 	return registry.Namespace{
 		Name:        "dag",
 		Description: "Build, check, wire, draw and (de)serialise pipeline DAGs.",
 		Tools: []registry.ToolDef{
-			registry.Define(registry.ToolDef{
-				Name: "dag.construct",
-				Description: "Build the DAG document (format version, metadata, nodes, edges) with statistics (entry/exit/isolated nodes, " +
-					"longest path, cycles) and a Mermaid flowchart. Nothing is written and nothing is validated against the step catalog.",
-				When:     "You have steps and edges and want the DAG document.",
-				Examples: []string{`dag.construct ` + ex + `  # three-step training DAG`},
-				Tags:     []string{registry.PhasePlanner},
-			}, d.dagConstruct),
-			registry.Define(registry.ToolDef{
-				Name: "dag.validate_integrity",
-				Description: "Check a DAG: cycles (named), edges to undeclared nodes, duplicate nodes/edges, self-loops, isolated nodes, " +
-					"unknown step types (with suggestions) and node-type rules (a source step has no parents, a sink no children). " +
-					"Fails with validation_failed and the full report in details when anything is wrong.",
-				When: "Before wiring or compiling a DAG you assembled by hand.",
-				Examples: []string{`dag.validate_integrity {"nodes": ["TabularPreprocessing", "XGBoostTraining"], "edges": [["TabularPreprocessing", "XGBoostTrainng"]]}  # typo in an edge`,
-					`dag.validate_integrity {"dag": {"nodes": ["XGBoostTraining"], "edges": []}}  # a DAG document, as the compile tools take it`},
-				Tags: []string{registry.PhaseValidator},
-			}, d.dagValidateIntegrity),
-			registry.Define(registry.ToolDef{
-				Name: "dag.resolve_plan",
-				Description: "Wire the DAG: execution order, and for every node each dependency's chosen upstream output with its " +
-					"compatibility score and runtime property reference ({\"Get\": \"Steps.<step>.<path>\"}); required dependencies " +
-					"nothing can feed are listed with the best candidates and their score breakdowns. Includes a Mermaid flowchart " +
-					"whose edges are labelled with the wired ports.",
-				When:     "How data flows between steps.",
-				Examples: []string{`dag.resolve_plan ` + ex, `dag.resolve_plan {"nodes": ["XGBoostTraining", "Package"], "edges": [["XGBoostTraining", "Package"]], "include_breakdown": true}  # with score components`},
-				Tags:     []string{registry.PhasePlanner},
-			}, d.dagResolvePlan),
-			registry.Define(registry.ToolDef{
-				Name:        "dag.dependencies",
-				Description: "The neighbours of one node (immediate parents and children, and everything upstream and downstream of it).",
-				When:        "You want a step's neighbours.",
-				Examples:    []string{`dag.dependencies {"step": "B", "nodes": ["A", "B", "C"], "edges": [["A", "B"], ["B", "C"]]}`},
-				Tags:        []string{registry.PhasePlanner},
-			}, d.dagDependencies),
-			registry.Define(registry.ToolDef{
-				Name: "dag.serialize",
-				Description: "Render the DAG document as JSON (read-only without path), or with path also write it to a file inside the workspace: " +
-					"a write, which needs the server's write gate (the DAG must then be non-empty, acyclic and have no dangling edge). " +
-					"Output is deterministic: no timestamp unless created_at is given.",
-				When: "You want the DAG as JSON (or saved).",
-				Examples: []string{
-					`dag.serialize {"nodes": ["A", "B"], "edges": [["A", "B"]]}  # JSON string only`,
-					`dag.serialize ` + strings.TrimSuffix(ex, "}") + `, "path": "dags/training.json"}  # write into the workspace`,
-				},
-				Tags:        []string{registry.PhasePlanner},
-				WritesWith:  []string{"path"},
-				Alternative: &registry.Alternative{Tool: "dag.serialize", How: "leave out path and it returns the DAG document as JSON in data.json, writing nothing; the other tools take the DAG inline."},
-			}, d.dagSerialize),
-			registry.Define(registry.ToolDef{
-				Name:        "dag.deserialize",
-				Description: "Read a DAG JSON file from the workspace (writer format, Cursus shared-DAG format, or flat {nodes, edges}).",
-				When:        "You have a DAG file to read.",
-				Examples:    []string{`dag.deserialize {"path": "dags/training.json"}  # a file in the workspace (the other tools take the DAG inline)`},
-				Tags:        []string{registry.PhasePlanner},
-			}, d.dagDeserialize),
-			registry.Define(registry.ToolDef{
-				Name:        "dag.mermaid",
-				Description: "A Mermaid flowchart (flowchart TD) of the DAG to show a user; with wiring, edges are labelled output → input.",
-				When:        "You want a picture of the pipeline.",
-				Examples:    []string{`dag.mermaid ` + strings.TrimSuffix(ex, "}") + `, "wiring": true}`},
-				Tags:        []string{registry.PhasePlanner},
-			}, d.dagMermaid),
+			dagConstructTool(d),
+			dagValidateIntegrityTool(d),
+			dagResolvePlanTool(d),
+			dagDependenciesTool(d),
+			dagSerializeTool(d),
+			dagDeserializeTool(d),
+			dagMermaidTool(d),
 		},
 	}, nil
 }
@@ -210,6 +122,13 @@ func nodeClassIn(cat *steps.Catalog) func(node string) string {
 	}
 }
 
+// dagConstructIn is dag.construct's argument: the document, and the step
+// types that colour its picture.
+type dagConstructIn struct {
+	dagDocumentIn
+	stepTypesArg
+}
+
 // dagDocument is the dag.construct payload: the writer format's document
 // (no created_at: construct never records one) plus its Mermaid picture.
 type dagDocument struct {
@@ -228,33 +147,47 @@ type dagNodesEdges struct {
 	Edges [][2]string `json:"edges"`
 }
 
-func (d *Deps) dagConstruct(ctx context.Context, in dagConstructIn) (dagDocument, error) {
+func dagConstructTool(d *Deps) registry.ToolDef {
+	return registry.Define(registry.ToolDef{
+		Name: "dag.construct",
+		Description: "Build the DAG document (format version, metadata, nodes, edges) with statistics (entry/exit/isolated nodes, " +
+			"longest path, cycles) and a Mermaid flowchart. Nothing is written and nothing is validated against the step catalog.",
+		When:     "You have steps and edges and want the DAG document.",
+		Examples: []string{`dag.construct ` + dagExample + `  # three-step training DAG`},
+		Tags:     []string{registry.PhasePlanner},
+	}, d.dagConstruct)
+}
+
+func (d *Deps) dagConstruct(ctx context.Context, in dagConstructIn) (registry.Reply[dagDocument], error) {
+	var reply registry.Reply[dagDocument]
 	cv, err := d.catalogsFor(ctx, in.stepTypesArg)
 	if err != nil {
-		return dagDocument{}, err
+		return reply, err
 	}
+	reply.Warn(cv.Warnings...)
 	g := in.graph()
 	stats := g.Stats()
 	meta := in.Metadata
 	if meta == nil {
 		meta = map[string]any{}
 	}
-	registry.Meta(ctx, "node_count", stats.NodeCount)
-	registry.Meta(ctx, "edge_count", stats.EdgeCount)
+	reply.WithMeta("node_count", stats.NodeCount)
+	reply.WithMeta("edge_count", stats.EdgeCount)
 	if stats.HasCycles {
-		registry.Warn(ctx, "DAG contains a cycle — it is not a valid pipeline topology.")
+		reply.Warn("DAG contains a cycle — it is not a valid pipeline topology.")
 	}
 	if r := g.Check(); !r.Valid {
-		registry.Warn(ctx, fmt.Sprintf("structural issues: %s", strings.Join(r.Categories(), ", ")))
+		reply.Warn(fmt.Sprintf("structural issues: %s", strings.Join(r.Categories(), ", ")))
 	}
 	mermaid, err := g.Mermaid(ctx, dag.MermaidOptions{NodeClass: nodeClassIn(cv.Steps)})
 	if err != nil {
-		return dagDocument{}, err
+		return reply, err
 	}
-	registry.Next(ctx, registry.NextStep{Tool: "dag.validate_integrity", When: "before wiring", Why: "checks step types and structure",
+	reply.Next(registry.NextStep{Tool: "dag.validate_integrity", When: "before wiring", Why: "checks step types and structure",
 		ArgsHint: map[string]any{"nodes": g.Nodes, "edges": g.Edges}})
-	return dagDocument{Version: dag.WriterVersion, Metadata: meta, DAG: dagNodesEdges{Nodes: g.Nodes, Edges: g.Edges},
-		Statistics: stats, Mermaid: mermaid}, nil
+	reply.Out = dagDocument{Version: dag.WriterVersion, Metadata: meta, DAG: dagNodesEdges{Nodes: g.Nodes, Edges: g.Edges},
+		Statistics: stats, Mermaid: mermaid}
+	return reply, nil
 }
 
 // integrityReport is the payload of an integrity check; a failed check
@@ -301,22 +234,38 @@ func integrityFailure(r dag.Integrity) *registry.ToolError {
 			"dag.validate_integrity", "catalog.search")
 }
 
-func (d *Deps) dagValidateIntegrity(ctx context.Context, in dagAndStepsIn) (integrityReport, error) {
+func dagValidateIntegrityTool(d *Deps) registry.ToolDef {
+	return registry.Define(registry.ToolDef{
+		Name: "dag.validate_integrity",
+		Description: "Check a DAG: cycles (named), edges to undeclared nodes, duplicate nodes/edges, self-loops, isolated nodes, " +
+			"unknown step types (with suggestions) and node-type rules (a source step has no parents, a sink no children). " +
+			"Fails with validation_failed and the full report in details when anything is wrong.",
+		When: "Before wiring or compiling a DAG you assembled by hand.",
+		Examples: []string{`dag.validate_integrity {"nodes": ["TabularPreprocessing", "XGBoostTraining"], "edges": [["TabularPreprocessing", "XGBoostTrainng"]]}  # typo in an edge`,
+			`dag.validate_integrity {"dag": {"nodes": ["XGBoostTraining"], "edges": []}}  # a DAG document, as the compile tools take it`},
+		Tags: []string{registry.PhaseValidator},
+	}, d.dagValidateIntegrity)
+}
+
+func (d *Deps) dagValidateIntegrity(ctx context.Context, in dagAndStepsIn) (registry.Reply[integrityReport], error) {
+	var reply registry.Reply[integrityReport]
 	g, cv, err := d.readGraphWith(ctx, in)
 	if err != nil {
-		return integrityReport{}, err
+		return reply, err
 	}
+	reply.Warn(cv.Warnings...)
 	r, err := g.CheckWith(ctx, deps.NodeLookup(cv.Steps))
 	if err != nil {
-		return integrityReport{}, err
+		return reply, err
 	}
 	if !r.Valid {
-		return integrityReport{}, integrityFailure(r)
+		return reply, integrityFailure(r)
 	}
-	registry.Meta(ctx, "node_count", r.NodeCount)
-	registry.Next(ctx, registry.NextStep{Tool: "dag.resolve_plan", When: "next", Why: "wires each dependency to an upstream output",
+	reply.WithMeta("node_count", r.NodeCount)
+	reply.Next(registry.NextStep{Tool: "dag.resolve_plan", When: "next", Why: "wires each dependency to an upstream output",
 		ArgsHint: map[string]any{"nodes": g.Nodes, "edges": g.Edges}})
-	return newIntegrityReport(r), nil
+	reply.Out = newIntegrityReport(r)
+	return reply, nil
 }
 
 // wiringPlan is the dag.resolve_plan payload.
@@ -440,27 +389,53 @@ func resolveChecked(ctx context.Context, cat *steps.Catalog, g *dag.DAG) (*deps.
 	return plan, nil
 }
 
-func (d *Deps) dagResolvePlan(ctx context.Context, in dagResolvePlanIn) (wiringPlan, error) {
+type dagResolvePlanIn struct {
+	dagAndStepsIn
+	IncludeBreakdown bool `json:"include_breakdown,omitempty" jsonschema:"Include the score breakdown of every binding (default false; unresolved candidates always have one)."`
+}
+
+func dagResolvePlanTool(d *Deps) registry.ToolDef {
+	return registry.Define(registry.ToolDef{
+		Name: "dag.resolve_plan",
+		Description: "Wire the DAG: execution order, and for every node each dependency's chosen upstream output with its " +
+			"compatibility score and runtime property reference ({\"Get\": \"Steps.<step>.<path>\"}); required dependencies " +
+			"nothing can feed are listed with the best candidates and their score breakdowns. Includes a Mermaid flowchart " +
+			"whose edges are labelled with the wired ports.",
+		When:     "How data flows between steps.",
+		Examples: []string{`dag.resolve_plan ` + dagExample, `dag.resolve_plan {"nodes": ["XGBoostTraining", "Package"], "edges": [["XGBoostTraining", "Package"]], "include_breakdown": true}  # with score components`},
+		Tags:     []string{registry.PhasePlanner},
+	}, d.dagResolvePlan)
+}
+
+func (d *Deps) dagResolvePlan(ctx context.Context, in dagResolvePlanIn) (registry.Reply[wiringPlan], error) {
+	var reply registry.Reply[wiringPlan]
 	g, cv, err := d.readGraphWith(ctx, in.dagAndStepsIn)
 	if err != nil {
-		return wiringPlan{}, err
+		return reply, err
 	}
+	reply.Warn(cv.Warnings...)
 	plan, err := resolveChecked(ctx, cv.Steps, g)
 	if err != nil {
-		return wiringPlan{}, err
+		return reply, err
 	}
-	registry.Meta(ctx, "step_count", len(plan.Order))
+	reply.WithMeta("step_count", len(plan.Order))
 	for _, u := range plan.Unresolved {
-		registry.Warn(ctx, fmt.Sprintf("required dependency %s.%s (%s) is unresolved: %s", u.Node, u.Dependency, u.Type, u.Reason))
+		reply.Warn(fmt.Sprintf("required dependency %s.%s (%s) is unresolved: %s", u.Node, u.Dependency, u.Type, u.Reason))
 	}
 	if len(plan.Unresolved) > 0 {
-		registry.Next(ctx, registry.NextStep{Tool: "validate.deps_explain", When: "to see why a candidate scored low",
+		reply.Next(registry.NextStep{Tool: "validate.deps_explain", When: "to see why a candidate scored low",
 			Why: "gives every component of one dependency/output score"})
 	} else {
-		registry.Next(ctx, registry.NextStep{Tool: "config.requirements", When: "next", Why: "lists the configuration the DAG needs",
+		reply.Next(registry.NextStep{Tool: "config.requirements", When: "next", Why: "lists the configuration the DAG needs",
 			ArgsHint: map[string]any{"dag": map[string]any{"nodes": g.Nodes, "edges": g.Edges}}})
 	}
-	return newWiringPlan(ctx, g, plan, in.IncludeBreakdown)
+	reply.Out, err = newWiringPlan(ctx, g, plan, in.IncludeBreakdown)
+	return reply, err
+}
+
+type dagDependenciesIn struct {
+	dagReadIn
+	Step nodeName `json:"step"`
 }
 
 // nodeNeighbours is the dag.dependencies payload.
@@ -470,6 +445,16 @@ type nodeNeighbours struct {
 	Dependents   []string `json:"dependents"`
 	Upstream     []string `json:"upstream"`
 	Downstream   []string `json:"downstream"`
+}
+
+func dagDependenciesTool(d *Deps) registry.ToolDef {
+	return registry.Define(registry.ToolDef{
+		Name:        "dag.dependencies",
+		Description: "The neighbours of one node (immediate parents and children, and everything upstream and downstream of it).",
+		When:        "You want a step's neighbours.",
+		Examples:    []string{`dag.dependencies {"step": "B", "nodes": ["A", "B", "C"], "edges": [["A", "B"], ["B", "C"]]}`},
+		Tags:        []string{registry.PhasePlanner},
+	}, registry.Plain(d.dagDependencies))
 }
 
 func (d *Deps) dagDependencies(ctx context.Context, in dagDependenciesIn) (nodeNeighbours, error) {
@@ -489,6 +474,14 @@ func (d *Deps) dagDependencies(ctx context.Context, in dagDependenciesIn) (nodeN
 		Upstream: nonNilStrings(g.Upstream(step)), Downstream: nonNilStrings(g.Downstream(step))}, nil
 }
 
+type dagSerializeIn struct {
+	dagDocumentIn
+	Path      workspacePath `json:"path,omitempty" jsonschema:"File path inside the workspace root."`
+	Pretty    *bool         `json:"pretty,omitempty" jsonschema:"Indent the JSON (default true)."`
+	Overwrite bool          `json:"overwrite,omitempty" jsonschema:"Replace an existing file (default false)."`
+	CreatedAt string        `json:"created_at,omitempty" jsonschema:"Timestamp to record (e.g. 2025-01-31T12:00:00Z); omitted when not given." schema:"maxLength=64"`
+}
+
 // dagSerialized is the dag.serialize payload: the JSON itself, or where
 // it was written (path and bytes).
 type dagSerialized struct {
@@ -499,27 +492,45 @@ type dagSerialized struct {
 	Bytes     int    `json:"bytes,omitempty"`
 }
 
-func (d *Deps) dagSerialize(ctx context.Context, in dagSerializeIn) (dagSerialized, error) {
+func dagSerializeTool(d *Deps) registry.ToolDef {
+	return registry.Define(registry.ToolDef{
+		Name: "dag.serialize",
+		Description: "Render the DAG document as JSON (read-only without path), or with path also write it to a file inside the workspace: " +
+			"a write, which needs the server's write gate (the DAG must then be non-empty, acyclic and have no dangling edge). " +
+			"Output is deterministic: no timestamp unless created_at is given.",
+		When: "You want the DAG as JSON (or saved).",
+		Examples: []string{
+			`dag.serialize {"nodes": ["A", "B"], "edges": [["A", "B"]]}  # JSON string only`,
+			`dag.serialize ` + strings.TrimSuffix(dagExample, "}") + `, "path": "dags/training.json"}  # write into the workspace`,
+		},
+		Tags:        []string{registry.PhasePlanner},
+		WritesWith:  []string{"path"},
+		Alternative: &registry.Alternative{Tool: "dag.serialize", How: "leave out path and it returns the DAG document as JSON in data.json, writing nothing; the other tools take the DAG inline."},
+	}, d.dagSerialize)
+}
+
+func (d *Deps) dagSerialize(ctx context.Context, in dagSerializeIn) (registry.Reply[dagSerialized], error) {
+	var reply registry.Reply[dagSerialized]
 	g, path := in.graph(), string(in.Path)
 	if path != "" {
 		// Writing validates, so a file on disk is always a usable DAG.
 		if len(g.Nodes) == 0 {
-			return dagSerialized{}, registry.Errorf(registry.CodeInvalidInput, "cannot serialize DAG: cannot write an empty DAG (no nodes)")
+			return reply, registry.Errorf(registry.CodeInvalidInput, "cannot serialize DAG: cannot write an empty DAG (no nodes)")
 		}
 		if r := g.Check(); !r.Valid {
 			fail := integrityFailure(r)
 			fail.Message = "cannot serialize DAG: " + fail.Message
-			return dagSerialized{}, fail
+			return reply, fail
 		}
 	}
 	data, err := dag.MarshalDocument(dag.Document{DAG: g, Metadata: in.Metadata, CreatedAt: in.CreatedAt})
 	if err != nil {
-		return dagSerialized{}, registry.Errorf(registry.CodeInvalidInput, "cannot serialize DAG: %v", err)
+		return reply, registry.Errorf(registry.CodeInvalidInput, "cannot serialize DAG: %v", err)
 	}
 	if in.Pretty != nil && !*in.Pretty {
 		var buf bytes.Buffer
 		if err := json.Compact(&buf, data); err != nil {
-			return dagSerialized{}, err
+			return reply, err
 		}
 		data = buf.Bytes()
 	}
@@ -527,15 +538,21 @@ func (d *Deps) dagSerialize(ctx context.Context, in dagSerializeIn) (dagSerializ
 	out := dagSerialized{NodeCount: stats.NodeCount, EdgeCount: stats.EdgeCount}
 	if path == "" {
 		out.JSON = string(data)
-		return out, nil
+		reply.Out = out
+		return reply, nil
 	}
 	if err := d.Root.WriteFile(path, data, in.Overwrite); err != nil {
-		return dagSerialized{}, pathError("path", err)
+		return reply, pathError("path", err)
 	}
 	abs, _ := d.Root.Resolve(path)
 	out.Path, out.Bytes = d.Root.Rel(abs), len(data)
-	registry.Next(ctx, registry.NextStep{Tool: "dag.deserialize", When: "to read it back", Why: "round-trips byte-for-byte", ArgsHint: map[string]any{"path": path}})
-	return out, nil
+	reply.Next(registry.NextStep{Tool: "dag.deserialize", When: "to read it back", Why: "round-trips byte-for-byte", ArgsHint: map[string]any{"path": path}})
+	reply.Out = out
+	return reply, nil
+}
+
+type dagDeserializeIn struct {
+	Path workspacePath `json:"path" jsonschema:"File path inside the workspace root."`
 }
 
 // dagFile is the dag.deserialize payload; created_at, version and
@@ -550,19 +567,30 @@ type dagFile struct {
 	Description *string        `json:"description"`
 }
 
-func (d *Deps) dagDeserialize(ctx context.Context, in dagDeserializeIn) (dagFile, error) {
+func dagDeserializeTool(d *Deps) registry.ToolDef {
+	return registry.Define(registry.ToolDef{
+		Name:        "dag.deserialize",
+		Description: "Read a DAG JSON file from the workspace (writer format, Cursus shared-DAG format, or flat {nodes, edges}).",
+		When:        "You have a DAG file to read.",
+		Examples:    []string{`dag.deserialize {"path": "dags/training.json"}  # a file in the workspace (the other tools take the DAG inline)`},
+		Tags:        []string{registry.PhasePlanner},
+	}, d.dagDeserialize)
+}
+
+func (d *Deps) dagDeserialize(ctx context.Context, in dagDeserializeIn) (registry.Reply[dagFile], error) {
+	var reply registry.Reply[dagFile]
 	path := string(in.Path)
 	call, err := d.sources(ctx, nil, stepTypesArg{})
 	if err != nil {
-		return dagFile{}, err
+		return reply, err
 	}
 	data, err := call.read("path", path)
 	if err != nil {
-		return dagFile{}, err
+		return reply, err
 	}
 	doc, err := dag.ParseDocument(data)
 	if err != nil {
-		return dagFile{}, registry.Errorf(registry.CodeInvalidInput, "invalid DAG file '%s': %v", path, err).
+		return reply, registry.Errorf(registry.CodeInvalidInput, "invalid DAG file '%s': %v", path, err).
 			Suggest("The file must hold {\"dag\": {\"nodes\": [...], \"edges\": [...]}} or {\"nodes\": [...], \"edges\": [...]}.")
 	}
 	stats := doc.DAG.Stats()
@@ -570,13 +598,19 @@ func (d *Deps) dagDeserialize(ctx context.Context, in dagDeserializeIn) (dagFile
 	if meta == nil {
 		meta = map[string]any{}
 	}
-	registry.Meta(ctx, "node_count", stats.NodeCount)
-	registry.Meta(ctx, "edge_count", stats.EdgeCount)
+	reply.WithMeta("node_count", stats.NodeCount)
+	reply.WithMeta("edge_count", stats.EdgeCount)
 	if r := doc.DAG.Check(); !r.Valid {
-		registry.Warn(ctx, "the DAG has structural issues: "+strings.Join(r.Categories(), ", "))
+		reply.Warn("the DAG has structural issues: " + strings.Join(r.Categories(), ", "))
 	}
-	return dagFile{Nodes: doc.DAG.Nodes, Edges: doc.DAG.Edges, Stats: stats, Metadata: meta,
-		CreatedAt: nullable(doc.CreatedAt), Version: nullable(doc.Version), Description: nullable(doc.Description)}, nil
+	reply.Out = dagFile{Nodes: doc.DAG.Nodes, Edges: doc.DAG.Edges, Stats: stats, Metadata: meta,
+		CreatedAt: nullable(doc.CreatedAt), Version: nullable(doc.Version), Description: nullable(doc.Description)}
+	return reply, nil
+}
+
+type dagMermaidIn struct {
+	dagAndStepsIn
+	Wiring bool `json:"wiring,omitempty" jsonschema:"Label edges with the wired ports (needs known step types; default false)."`
 }
 
 type dagMermaidOut struct {
@@ -584,29 +618,42 @@ type dagMermaidOut struct {
 	NodeCount int    `json:"node_count"`
 }
 
-func (d *Deps) dagMermaid(ctx context.Context, in dagMermaidIn) (dagMermaidOut, error) {
+func dagMermaidTool(d *Deps) registry.ToolDef {
+	return registry.Define(registry.ToolDef{
+		Name:        "dag.mermaid",
+		Description: "A Mermaid flowchart (flowchart TD) of the DAG to show a user; with wiring, edges are labelled output → input.",
+		When:        "You want a picture of the pipeline.",
+		Examples:    []string{`dag.mermaid ` + strings.TrimSuffix(dagExample, "}") + `, "wiring": true}`},
+		Tags:        []string{registry.PhasePlanner},
+	}, d.dagMermaid)
+}
+
+func (d *Deps) dagMermaid(ctx context.Context, in dagMermaidIn) (registry.Reply[dagMermaidOut], error) {
+	var reply registry.Reply[dagMermaidOut]
 	g, cv, err := d.readGraphWith(ctx, in.dagAndStepsIn)
 	if err != nil {
-		return dagMermaidOut{}, err
+		return reply, err
 	}
+	reply.Warn(cv.Warnings...)
 	opts := dag.MermaidOptions{NodeClass: nodeClassIn(cv.Steps)}
 	if in.Wiring {
 		plan, err := deps.Resolve(ctx, g, cv.Steps)
 		if ctxErr := ctx.Err(); ctxErr != nil {
-			return dagMermaidOut{}, ctxErr
+			return reply, ctxErr
 		}
 		if err != nil {
-			return dagMermaidOut{}, registry.Errorf(registry.CodeValidationFailed, "cannot wire the DAG for labels: %v", err).
+			return reply, registry.Errorf(registry.CodeValidationFailed, "cannot wire the DAG for labels: %v", err).
 				Suggest("Check the DAG first, or call without wiring.", "dag.validate_integrity")
 		}
 		opts.EdgeLabel = edgeLabels(plan)
 		if len(plan.Unresolved) > 0 {
-			registry.Warn(ctx, fmt.Sprintf("%d required dependencies are unresolved (see dag.resolve_plan)", len(plan.Unresolved)))
+			reply.Warn(fmt.Sprintf("%d required dependencies are unresolved (see dag.resolve_plan)", len(plan.Unresolved)))
 		}
 	}
 	mermaid, err := g.Mermaid(ctx, opts)
 	if err != nil {
-		return dagMermaidOut{}, err
+		return reply, err
 	}
-	return dagMermaidOut{Mermaid: mermaid, NodeCount: g.Stats().NodeCount}, nil
+	reply.Out = dagMermaidOut{Mermaid: mermaid, NodeCount: g.Stats().NodeCount}
+	return reply, nil
 }

@@ -14,15 +14,14 @@ const dagTrain = `"nodes": ["DummyDataLoading_training", "TabularPreprocessing_t
 
 func TestDAGConstruct(t *testing.T) {
 	reg, _ := newTestRegistry(t)
-	data := mustOK(t, call(t, reg, "dag.construct", `{`+dagTrain+`, "metadata": {"name": "demo"}}`))
-	if data["version"] != "1.0.0" || data["created_at"] != nil {
-		t.Errorf("document head = %v / %v", data["version"], data["created_at"])
+	data := answer[dagDocument](t, call(t, reg, "dag.construct", `{`+dagTrain+`, "metadata": {"name": "demo"}}`))
+	if data.Version != "1.0.0" || data.CreatedAt != nil {
+		t.Errorf("document head = %v / %v", data.Version, data.CreatedAt)
 	}
-	stats := data["statistics"].(map[string]any)
-	if stats["max_depth"].(float64) != 2 || stats["has_cycles"] != false {
-		t.Errorf("stats = %v", stats)
+	if stats := data.Statistics; stats.MaxDepth != 2 || stats.HasCycles {
+		t.Errorf("stats = %+v", stats)
 	}
-	if m := data["mermaid"].(string); !strings.HasPrefix(m, "flowchart TD\n") || !strings.Contains(m, ":::source") {
+	if m := data.Mermaid; !strings.HasPrefix(m, "flowchart TD\n") || !strings.Contains(m, ":::source") {
 		t.Errorf("mermaid = %q", m)
 	}
 	res := call(t, reg, "dag.construct", `{"nodes": ["A", "B"], "edges": [["A", "B"], ["B", "A"]]}`)
@@ -74,22 +73,22 @@ func TestDAGValidateIntegrity(t *testing.T) {
 func TestDAGResolvePlan(t *testing.T) {
 	reg, _ := newTestRegistry(t)
 	res := call(t, reg, "dag.resolve_plan", `{`+dagTrain+`, "include_breakdown": true}`)
-	data := mustOK(t, res)
-	order := fmt.Sprint(data["execution_order"])
+	data := answer[wiringPlan](t, res)
+	order := fmt.Sprint(data.ExecutionOrder)
 	if order != "[DummyDataLoading_training TabularPreprocessing_training XGBoostTraining]" {
 		t.Errorf("order = %v", order)
 	}
-	// step_configs (the Cursus key) holds an empty object for exactly the nodes of execution_order.
-	stepConfigs, _ := data["step_configs"].(map[string]any)
-	if len(stepConfigs) != len(data["execution_order"].([]any)) {
-		t.Errorf("step_configs = %v, want one entry per node of %v", stepConfigs, order)
+	// step_configs (the Cursus key) holds an empty object for exactly the
+	// nodes of execution_order.
+	enc := string(res.Encode())
+	if len(data.StepConfigs) != len(data.ExecutionOrder) {
+		t.Errorf("step_configs = %v, want one entry per node of %v", data.StepConfigs, order)
 	}
-	for _, n := range data["execution_order"].([]any) {
-		if cfg, ok := stepConfigs[n.(string)].(map[string]any); !ok || len(cfg) != 0 {
-			t.Errorf("step_configs[%v] = %v, want {}", n, stepConfigs[n.(string)])
+	for _, n := range data.ExecutionOrder {
+		if _, ok := data.StepConfigs[n]; !ok || !strings.Contains(enc, `"`+n+`":{}`) {
+			t.Errorf("step_configs[%s] is not {}: %s", n, enc)
 		}
 	}
-	enc := string(res.Encode())
 	for _, want := range []string{
 		`"Get":"Steps.TabularPreprocessing-Training.ProcessingOutputConfig.Outputs['processed_data'].S3Output.S3Uri"`,
 		`"dependency":"input_path"`, `"semantic_similarity"`, `"is_complete":true`, `processed_data → input_path`,
@@ -100,9 +99,9 @@ func TestDAGResolvePlan(t *testing.T) {
 	}
 	// A required dependency with nothing to feed it: reported with reason.
 	res = call(t, reg, "dag.resolve_plan", `{"nodes": ["TabularPreprocessing_training", "Package"], "edges": [["TabularPreprocessing_training", "Package"]]}`)
-	data = mustOK(t, res)
-	if data["is_complete"] != false || !strings.Contains(strings.Join(res.Warnings, "\n"), "Package.model_input (model_artifacts) is unresolved: no output of an upstream node has a compatible type") {
-		t.Errorf("unresolved not reported: %v %v", data["unresolved"], res.Warnings)
+	data = answer[wiringPlan](t, res)
+	if data.IsComplete || !strings.Contains(strings.Join(res.Warnings, "\n"), "Package.model_input (model_artifacts) is unresolved: no output of an upstream node has a compatible type") {
+		t.Errorf("unresolved not reported: %v %v", data.Unresolved, res.Warnings)
 	}
 	res = call(t, reg, "dag.resolve_plan", `{"nodes": ["A", "B"], "edges": [["A", "B"], ["B", "A"]]}`)
 	mustFail(t, res, registry.CodeValidationFailed)
@@ -113,9 +112,9 @@ func TestDAGResolvePlan(t *testing.T) {
 
 func TestDAGDependencies(t *testing.T) {
 	reg, _ := newTestRegistry(t)
-	data := mustOK(t, call(t, reg, "dag.dependencies", `{"step": "B", "nodes": ["A", "B", "C"], "edges": [["A", "B"], ["B", "C"]]}`))
-	if fmt.Sprint(data["dependencies"]) != "[A]" || fmt.Sprint(data["dependents"]) != "[C]" {
-		t.Errorf("data = %v", data)
+	data := answer[nodeNeighbours](t, call(t, reg, "dag.dependencies", `{"step": "B", "nodes": ["A", "B", "C"], "edges": [["A", "B"], ["B", "C"]]}`))
+	if fmt.Sprint(data.Dependencies) != "[A]" || fmt.Sprint(data.Dependents) != "[C]" {
+		t.Errorf("data = %+v", data)
 	}
 	res := call(t, reg, "dag.dependencies", `{"step": "Z", "nodes": ["A"]}`)
 	mustFail(t, res, registry.CodeNotFound)
@@ -125,22 +124,22 @@ func TestDAGDependencies(t *testing.T) {
 
 func TestDAGSerializeRoundTrip(t *testing.T) {
 	reg, dir := newTestRegistry(t)
-	data := mustOK(t, call(t, reg, "dag.serialize", `{`+dagTrain+`, "path": "pipeline_config/dag.json", "metadata": {"name": "demo", "n": 3}}`))
-	if data["path"] != filepath.Join("pipeline_config", "dag.json") {
-		t.Errorf("path = %v", data["path"])
+	data := answer[dagSerialized](t, call(t, reg, "dag.serialize", `{`+dagTrain+`, "path": "pipeline_config/dag.json", "metadata": {"name": "demo", "n": 3}}`))
+	if data.Path != filepath.Join("pipeline_config", "dag.json") {
+		t.Errorf("path = %v", data.Path)
 	}
 	first, err := os.ReadFile(filepath.Join(dir, "pipeline_config", "dag.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	back := mustOK(t, call(t, reg, "dag.deserialize", `{"path": "pipeline_config/dag.json"}`))
-	if back["metadata"].(map[string]any)["name"] != "demo" {
-		t.Errorf("metadata = %v", back["metadata"])
+	back := answer[dagFile](t, call(t, reg, "dag.deserialize", `{"path": "pipeline_config/dag.json"}`))
+	if back.Metadata["name"] != "demo" {
+		t.Errorf("metadata = %v", back.Metadata)
 	}
 	// Serialise what was read back; the bytes must be identical.
-	again := mustOK(t, call(t, reg, "dag.serialize", `{`+dagTrain+`, "metadata": {"name": "demo", "n": 3}}`))
-	if again["json"].(string) != string(first) {
-		t.Errorf("round trip differs:\n%s\n---\n%s", first, again["json"])
+	again := answer[dagSerialized](t, call(t, reg, "dag.serialize", `{`+dagTrain+`, "metadata": {"name": "demo", "n": 3}}`))
+	if again.JSON != string(first) {
+		t.Errorf("round trip differs:\n%s\n---\n%s", first, again.JSON)
 	}
 	// Overwrite is refused unless asked.
 	mustFail(t, call(t, reg, "dag.serialize", `{`+dagTrain+`, "path": "pipeline_config/dag.json"}`), registry.CodeAlreadyExists)
@@ -217,16 +216,15 @@ func TestDAGDeserializeErrors(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "flat.json"), []byte(`{"nodes": ["A", "B"], "edges": [["A", "B"]]}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	data := mustOK(t, call(t, reg, "dag.deserialize", `{"path": "flat.json"}`))
-	if data["version"] != nil || len(data["nodes"].([]any)) != 2 {
-		t.Errorf("flat = %v", data)
+	data := answer[dagFile](t, call(t, reg, "dag.deserialize", `{"path": "flat.json"}`))
+	if data.Version != nil || len(data.Nodes) != 2 {
+		t.Errorf("flat = %+v", data)
 	}
 }
 
 func TestDAGMermaid(t *testing.T) {
 	reg, _ := newTestRegistry(t)
-	data := mustOK(t, call(t, reg, "dag.mermaid", `{`+dagTrain+`, "wiring": true}`))
-	m := data["mermaid"].(string)
+	m := answer[dagMermaidOut](t, call(t, reg, "dag.mermaid", `{`+dagTrain+`, "wiring": true}`)).Mermaid
 	if !strings.Contains(m, `TabularPreprocessing_training -->|"processed_data → input_path"| XGBoostTraining`) {
 		t.Errorf("mermaid = %s", m)
 	}

@@ -48,16 +48,6 @@ func (in pcQueryIn) query() pipelines.Query {
 		Incremental: in.Incremental, GPUAvailable: in.GPUAvailable}
 }
 
-type pcRecommendIn struct {
-	pcQueryIn
-	MaxResults int `json:"max_results,omitempty" jsonschema:"How many to return (default 5)." schema:"minimum=1,maximum=50"`
-}
-
-type pcAutoSelectIn struct {
-	pcQueryIn
-	MinScore *float64 `json:"min_score,omitempty" jsonschema:"Lowest acceptable score (default 0.6)." schema:"minimum=0,maximum=1"`
-}
-
 func pipelineCatalogNamespace(d *Deps) (registry.Namespace, error) {
 	if d.live == nil {
 		return registry.Namespace{}, errors.New("pipeline catalog is not loaded")
@@ -66,53 +56,12 @@ func pipelineCatalogNamespace(d *Deps) (registry.Namespace, error) {
 		Name:        "pipeline_catalog",
 		Description: "Ready-made pipeline DAGs: list, rank for a use case, and load one to start from.",
 		Tools: []registry.ToolDef{
-			registry.Define(registry.ToolDef{
-				Name:        "pipeline_catalog.list",
-				Description: "Every shared DAG (framework, task type, complexity, features and node count), sorted by id.",
-				When:        "You want to see which ready-made pipelines exist.",
-				Examples:    []string{`pipeline_catalog.list {}`},
-				Tags:        []string{registry.PhasePlanner},
-			}, d.pcList),
-			registry.Define(registry.ToolDef{
-				Name: "pipeline_catalog.recommend",
-				Description: "Rank shared DAGs for a request. Score = match × suitability: match is 0.5·features (incl. words of use_case) + " +
-					"0.25·framework + 0.15·task type + 0.1·complexity, suitability multiplies penalties (data type, labels, LLM, multi-task, " +
-					"incremental, GPU). Each result explains its score component by component.",
-				When: "To pick a starting DAG.",
-				Examples: []string{
-					`pipeline_catalog.recommend {"framework": "xgboost", "use_case": "xgboost training with calibration"}`,
-					`pipeline_catalog.recommend {"data_type": "tabular", "features": ["registration"]}`,
-				},
-				Tags: []string{registry.PhasePlanner},
-			}, d.pcRecommend),
-			registry.Define(registry.ToolDef{
-				Name:        "pipeline_catalog.auto_select",
-				Description: "The best shared DAG for a request (same scoring as recommend; ties go to the simpler, smaller DAG, then the id), or none below min_score.",
-				When:        "To have one DAG picked.",
-				Examples:    []string{`pipeline_catalog.auto_select {"framework": "xgboost"}`, `pipeline_catalog.auto_select {"use_case": "pytorch end to end with registration"}`},
-				Tags:        []string{registry.PhasePlanner},
-			}, d.pcAutoSelect),
-			registry.Define(registry.ToolDef{
-				Name:        "pipeline_catalog.get_dag",
-				Description: "One shared DAG in full (nodes, edges, requirements, constraints, cost and agent context).",
-				When:        "You picked a DAG and want everything known about it.",
-				Examples:    []string{`pipeline_catalog.get_dag {"dag_id": "xgboost_training_with_calibration"}`},
-				Tags:        []string{registry.PhasePlanner},
-			}, d.pcGetDAG),
-			registry.Define(registry.ToolDef{
-				Name:        "pipeline_catalog.load_dag",
-				Description: "Nodes and edges of a shared DAG (ready for dag.* and config.* tools).",
-				When:        "You want to use a shared DAG as the pipeline.",
-				Examples:    []string{`pipeline_catalog.load_dag {"dag_id": "xgboost_complete_e2e"}`},
-				Tags:        []string{registry.PhasePlanner},
-			}, d.pcLoadDAG),
-			registry.Define(registry.ToolDef{
-				Name:        "pipeline_catalog.config_guidance",
-				Description: "What to check and configure before running a shared DAG: prerequisites, fields the user must provide, safe defaults, pitfalls and a decision tree.",
-				When:        "Before configuring a chosen DAG.",
-				Examples:    []string{`pipeline_catalog.config_guidance {"dag_id": "xgboost_complete_e2e"}`},
-				Tags:        []string{registry.PhasePlanner},
-			}, d.pcConfigGuidance),
+			pcListTool(d),
+			pcRecommendTool(d),
+			pcAutoSelectTool(d),
+			pcGetDAGTool(d),
+			pcLoadDAGTool(d),
+			pcConfigGuidanceTool(d),
 		},
 	}, nil
 }
@@ -138,6 +87,10 @@ func pcNodesEdges(e *pipelines.Entry) ([]string, [][2]string) {
 	return nonNilStrings(g.Nodes), nonNilList(g.Edges)
 }
 
+// maxListedProblems bounds the problems pipeline_catalog.list names in
+// its warnings.
+const maxListedProblems = 20
+
 type pcListOut struct {
 	DAGs  []pcSummary `json:"dags"`
 	Count int         `json:"count"`
@@ -156,26 +109,34 @@ type pcSummary struct {
 	Source      string   `json:"source"`
 }
 
-// maxListedProblems bounds the problems pipeline_catalog.list names in
-// its warnings.
-const maxListedProblems = 20
+func pcListTool(d *Deps) registry.ToolDef {
+	return registry.Define(registry.ToolDef{
+		Name:        "pipeline_catalog.list",
+		Description: "Every shared DAG (framework, task type, complexity, features and node count), sorted by id.",
+		When:        "You want to see which ready-made pipelines exist.",
+		Examples:    []string{`pipeline_catalog.list {}`},
+		Tags:        []string{registry.PhasePlanner},
+	}, d.pcList)
+}
 
-func (d *Deps) pcList(ctx context.Context, _ struct{}) (pcListOut, error) {
+func (d *Deps) pcList(ctx context.Context, _ struct{}) (registry.Reply[pcListOut], error) {
+	var reply registry.Reply[pcListOut]
 	view := d.catalogs(ctx)
 	var out []pcSummary
 	for _, e := range view.DAGs.List() {
 		out = append(out, pcSummary{DAGID: e.ID, Framework: e.Framework, Description: e.Description, TaskType: e.TaskType,
 			Complexity: e.Complexity, Features: e.Features, NodeCount: e.NodeCount, EdgeCount: e.EdgeCount, Source: e.Source})
 	}
-	registry.Meta(ctx, "count", len(out))
+	reply.WithMeta("count", len(out))
 	if n := len(view.DAGProblems); n > 0 {
 		warnings := []string{fmt.Sprintf("%d problem(s) in the pipeline directories: a DAG whose file failed to load is not listed", n)}
 		for _, p := range view.DAGProblems[:min(n, maxListedProblems)] {
 			warnings = append(warnings, p.String())
 		}
-		registry.Warn(ctx, warnings...)
+		reply.Warn(warnings...)
 	}
-	return pcListOut{DAGs: out, Count: len(out)}, nil
+	reply.Out = pcListOut{DAGs: out, Count: len(out)}
+	return reply, nil
 }
 
 // pcStatus is the status and action of the Python project's
@@ -187,13 +148,6 @@ type pcStatus struct {
 }
 
 func pcSuccess(action string) pcStatus { return pcStatus{Status: "success", Action: action} }
-
-type pcRecommendOut struct {
-	pcStatus
-	TotalMatches    int                `json:"total_matches"`
-	Recommendations []pcRecommendation `json:"recommendations"`
-	NextStep        string             `json:"next_step"` // the Python project's one-line hint; next_steps has the calls
-}
 
 // pcRecommendation is one ranked shared DAG with its explained score.
 type pcRecommendation struct {
@@ -229,7 +183,35 @@ func newRecommendation(r pipelines.Recommendation) pcRecommendation {
 	}
 }
 
-func (d *Deps) pcRecommend(ctx context.Context, in pcRecommendIn) (pcRecommendOut, error) {
+type pcRecommendIn struct {
+	pcQueryIn
+	MaxResults int `json:"max_results,omitempty" jsonschema:"How many to return (default 5)." schema:"minimum=1,maximum=50"`
+}
+
+type pcRecommendOut struct {
+	pcStatus
+	TotalMatches    int                `json:"total_matches"`
+	Recommendations []pcRecommendation `json:"recommendations"`
+	NextStep        string             `json:"next_step"` // the Python project's one-line hint; next_steps has the calls
+}
+
+func pcRecommendTool(d *Deps) registry.ToolDef {
+	return registry.Define(registry.ToolDef{
+		Name: "pipeline_catalog.recommend",
+		Description: "Rank shared DAGs for a request. Score = match × suitability: match is 0.5·features (incl. words of use_case) + " +
+			"0.25·framework + 0.15·task type + 0.1·complexity, suitability multiplies penalties (data type, labels, LLM, multi-task, " +
+			"incremental, GPU). Each result explains its score component by component.",
+		When: "To pick a starting DAG.",
+		Examples: []string{
+			`pipeline_catalog.recommend {"framework": "xgboost", "use_case": "xgboost training with calibration"}`,
+			`pipeline_catalog.recommend {"data_type": "tabular", "features": ["registration"]}`,
+		},
+		Tags: []string{registry.PhasePlanner},
+	}, d.pcRecommend)
+}
+
+func (d *Deps) pcRecommend(ctx context.Context, in pcRecommendIn) (registry.Reply[pcRecommendOut], error) {
+	var reply registry.Reply[pcRecommendOut]
 	q := in.query()
 	q.MaxResults = in.MaxResults
 	recs := d.dags(ctx).Recommend(q)
@@ -237,19 +219,24 @@ func (d *Deps) pcRecommend(ctx context.Context, in pcRecommendIn) (pcRecommendOu
 	for _, r := range recs {
 		out = append(out, newRecommendation(r))
 	}
-	registry.Meta(ctx, "total_matches", len(out))
+	reply.WithMeta("total_matches", len(out))
 	next := "Pick a dag_id, then read pipeline_catalog.config_guidance and load it with pipeline_catalog.load_dag."
 	if len(out) == 0 {
 		next = "Relax the framework or features, or pick a DAG from pipeline_catalog.list."
-		registry.Warn(ctx, "no shared DAG matches; relax the framework or features, or see pipeline_catalog.list")
+		reply.Warn("no shared DAG matches; relax the framework or features, or see pipeline_catalog.list")
 	} else {
 		hint := map[string]any{"dag_id": recs[0].Entry.ID}
-		registry.Next(ctx,
-			registry.NextStep{Tool: "pipeline_catalog.config_guidance", When: "after choosing", Why: "what to configure", ArgsHint: hint},
+		reply.Next(registry.NextStep{Tool: "pipeline_catalog.config_guidance", When: "after choosing", Why: "what to configure", ArgsHint: hint},
 			registry.NextStep{Tool: "pipeline_catalog.load_dag", When: "to use it", Why: "nodes and edges for dag.* and config.*", ArgsHint: hint},
 		)
 	}
-	return pcRecommendOut{pcStatus: pcSuccess("recommend"), TotalMatches: len(out), Recommendations: out, NextStep: next}, nil
+	reply.Out = pcRecommendOut{pcStatus: pcSuccess("recommend"), TotalMatches: len(out), Recommendations: out, NextStep: next}
+	return reply, nil
+}
+
+type pcAutoSelectIn struct {
+	pcQueryIn
+	MinScore *float64 `json:"min_score,omitempty" jsonschema:"Lowest acceptable score (default 0.6)." schema:"minimum=0,maximum=1"`
 }
 
 // pcAutoSelected is the pipeline_catalog.auto_select payload. A match has
@@ -275,7 +262,18 @@ type pcCandidate struct {
 	Reasoning string  `json:"reasoning"`
 }
 
-func (d *Deps) pcAutoSelect(ctx context.Context, in pcAutoSelectIn) (pcAutoSelected, error) {
+func pcAutoSelectTool(d *Deps) registry.ToolDef {
+	return registry.Define(registry.ToolDef{
+		Name:        "pipeline_catalog.auto_select",
+		Description: "The best shared DAG for a request (same scoring as recommend; ties go to the simpler, smaller DAG, then the id), or none below min_score.",
+		When:        "To have one DAG picked.",
+		Examples:    []string{`pipeline_catalog.auto_select {"framework": "xgboost"}`, `pipeline_catalog.auto_select {"use_case": "pytorch end to end with registration"}`},
+		Tags:        []string{registry.PhasePlanner},
+	}, d.pcAutoSelect)
+}
+
+func (d *Deps) pcAutoSelect(ctx context.Context, in pcAutoSelectIn) (registry.Reply[pcAutoSelected], error) {
+	var reply registry.Reply[pcAutoSelected]
 	min := pipelines.DefaultAutoSelectScore
 	if in.MinScore != nil {
 		min = *in.MinScore
@@ -286,17 +284,19 @@ func (d *Deps) pcAutoSelect(ctx context.Context, in pcAutoSelectIn) (pcAutoSelec
 		if r.Entry != nil {
 			out.BestCandidate = &pcCandidate{DAGID: r.Entry.ID, Score: r.Score, Reasoning: r.Reasoning}
 		}
-		registry.Warn(ctx, "No DAG met the minimum score threshold.")
-		return out, nil
+		reply.Warn("No DAG met the minimum score threshold.")
+		reply.Out = out
+		return reply, nil
 	}
-	registry.Meta(ctx, "dag_id", r.Entry.ID)
+	reply.WithMeta("dag_id", r.Entry.ID)
 	nodes, edges := pcNodesEdges(r.Entry)
 	dagHint := map[string]any{"nodes": nodes, "edges": edges, "metadata": pcDAGMetadata{Name: r.Entry.ID}}
-	registry.Next(ctx,
+	reply.Next(
 		registry.NextStep{Tool: "config.requirements", When: "next (add nodes to dag first if it lacks a feature)", Why: "the configuration this DAG needs", ArgsHint: map[string]any{"dag": dagHint}},
 		registry.NextStep{Tool: "pipeline_catalog.get_dag", When: "you want its description and constraints", Why: "everything known about it", ArgsHint: map[string]any{"dag_id": r.Entry.ID}})
-	return pcAutoSelected{DAGID: &r.Entry.ID, Score: &r.Score, Matched: true, Reasoning: r.Reasoning,
-		Components: r.Components, Factors: &r.Factors, Lacks: d.stepTypesFor(ctx, r.Lacks)}, nil
+	reply.Out = pcAutoSelected{DAGID: &r.Entry.ID, Score: &r.Score, Matched: true, Reasoning: r.Reasoning,
+		Components: r.Components, Factors: &r.Factors, Lacks: d.stepTypesFor(ctx, r.Lacks)}
+	return reply, nil
 }
 
 // maxLackingHits bounds the step types named for one lacking feature.
@@ -347,13 +347,25 @@ type pcDAG struct {
 	Source            string                 `json:"source"`
 }
 
-func (d *Deps) pcGetDAG(ctx context.Context, in pcDAGIDIn) (pcDAG, error) {
+func pcGetDAGTool(d *Deps) registry.ToolDef {
+	return registry.Define(registry.ToolDef{
+		Name:        "pipeline_catalog.get_dag",
+		Description: "One shared DAG in full (nodes, edges, requirements, constraints, cost and agent context).",
+		When:        "You picked a DAG and want everything known about it.",
+		Examples:    []string{`pipeline_catalog.get_dag {"dag_id": "xgboost_training_with_calibration"}`},
+		Tags:        []string{registry.PhasePlanner},
+	}, d.pcGetDAG)
+}
+
+func (d *Deps) pcGetDAG(ctx context.Context, in pcDAGIDIn) (registry.Reply[pcDAG], error) {
+	var reply registry.Reply[pcDAG]
 	e, err := d.pcEntry(ctx, in.DAGID)
 	if err != nil {
-		return pcDAG{}, err
+		return reply, err
 	}
-	registry.Meta(ctx, "dag_id", e.ID)
-	return newPCDAG(e), nil
+	reply.WithMeta("dag_id", e.ID)
+	reply.Out = newPCDAG(e)
+	return reply, nil
 }
 
 // newPCDAG is a shared DAG as pipeline_catalog.get_dag and the
@@ -383,18 +395,29 @@ type pcDAGMetadata struct {
 	Name string `json:"name"`
 }
 
-func (d *Deps) pcLoadDAG(ctx context.Context, in pcDAGIDIn) (pcLoadedDAG, error) {
+func pcLoadDAGTool(d *Deps) registry.ToolDef {
+	return registry.Define(registry.ToolDef{
+		Name:        "pipeline_catalog.load_dag",
+		Description: "Nodes and edges of a shared DAG (ready for dag.* and config.* tools).",
+		When:        "You want to use a shared DAG as the pipeline.",
+		Examples:    []string{`pipeline_catalog.load_dag {"dag_id": "xgboost_complete_e2e"}`},
+		Tags:        []string{registry.PhasePlanner},
+	}, d.pcLoadDAG)
+}
+
+func (d *Deps) pcLoadDAG(ctx context.Context, in pcDAGIDIn) (registry.Reply[pcLoadedDAG], error) {
+	var reply registry.Reply[pcLoadedDAG]
 	e, err := d.pcEntry(ctx, in.DAGID)
 	if err != nil {
-		return pcLoadedDAG{}, err
+		return reply, err
 	}
 	nodes, edges := pcNodesEdges(e)
-	registry.Meta(ctx, "dag_id", e.ID)
-	registry.Next(ctx,
-		registry.NextStep{Tool: "dag.resolve_plan", When: "next", Why: "see how the steps are wired", ArgsHint: map[string]any{"nodes": nodes, "edges": edges}},
+	reply.WithMeta("dag_id", e.ID)
+	reply.Next(registry.NextStep{Tool: "dag.resolve_plan", When: "next", Why: "see how the steps are wired", ArgsHint: map[string]any{"nodes": nodes, "edges": edges}},
 		registry.NextStep{Tool: "config.requirements", When: "then", Why: "the configuration it needs", ArgsHint: map[string]any{"dag": map[string]any{"nodes": nodes, "edges": edges}}})
-	return pcLoadedDAG{DAGID: e.ID, Nodes: nodes, Edges: edges, NodeCount: e.NodeCount, EdgeCount: e.EdgeCount,
-		Metadata: pcDAGMetadata{Name: e.ID}}, nil
+	reply.Out = pcLoadedDAG{DAGID: e.ID, Nodes: nodes, Edges: edges, NodeCount: e.NodeCount, EdgeCount: e.EdgeCount,
+		Metadata: pcDAGMetadata{Name: e.ID}}
+	return reply, nil
 }
 
 type pcGuidance struct {
@@ -407,15 +430,27 @@ type pcGuidance struct {
 	NextStep       string                       `json:"next_step"` // the Python project's one-line hint; next_steps has the call
 }
 
-func (d *Deps) pcConfigGuidance(ctx context.Context, in pcDAGIDIn) (pcGuidance, error) {
+func pcConfigGuidanceTool(d *Deps) registry.ToolDef {
+	return registry.Define(registry.ToolDef{
+		Name:        "pipeline_catalog.config_guidance",
+		Description: "What to check and configure before running a shared DAG: prerequisites, fields the user must provide, safe defaults, pitfalls and a decision tree.",
+		When:        "Before configuring a chosen DAG.",
+		Examples:    []string{`pipeline_catalog.config_guidance {"dag_id": "xgboost_complete_e2e"}`},
+		Tags:        []string{registry.PhasePlanner},
+	}, d.pcConfigGuidance)
+}
+
+func (d *Deps) pcConfigGuidance(ctx context.Context, in pcDAGIDIn) (registry.Reply[pcGuidance], error) {
+	var reply registry.Reply[pcGuidance]
 	e, err := d.pcEntry(ctx, in.DAGID)
 	if err != nil {
-		return pcGuidance{}, err
+		return reply, err
 	}
 	ac := e.AgentContext
 	nodes, edges := pcNodesEdges(e)
-	registry.Meta(ctx, "dag_id", e.ID)
-	registry.Next(ctx, registry.NextStep{Tool: "config.requirements", When: "next", Why: "exact fields per node", ArgsHint: map[string]any{"dag": map[string]any{"nodes": nodes, "edges": edges}}})
-	return pcGuidance{pcStatus: pcSuccess("get_config_guidance"), NextStep: "Fill the fields config.requirements lists for this DAG's nodes.", DAGID: e.ID, Prerequisites: ac.Prerequisites, ConfigGuidance: ac.ConfigGuidance,
-		CommonPitfalls: ac.ConfigGuidance.CommonPitfalls, DecisionTree: ac.DecisionTree}, nil
+	reply.WithMeta("dag_id", e.ID)
+	reply.Next(registry.NextStep{Tool: "config.requirements", When: "next", Why: "exact fields per node", ArgsHint: map[string]any{"dag": map[string]any{"nodes": nodes, "edges": edges}}})
+	reply.Out = pcGuidance{pcStatus: pcSuccess("get_config_guidance"), NextStep: "Fill the fields config.requirements lists for this DAG's nodes.", DAGID: e.ID, Prerequisites: ac.Prerequisites, ConfigGuidance: ac.ConfigGuidance,
+		CommonPitfalls: ac.ConfigGuidance.CommonPitfalls, DecisionTree: ac.DecisionTree}
+	return reply, nil
 }

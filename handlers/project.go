@@ -25,27 +25,6 @@ func (projectFramework) JSONSchema() *jsonschema.Schema {
 	return s
 }
 
-// projectIn names the project both project tools take.
-type projectIn struct {
-	Name      string           `json:"name" jsonschema:"Project name: letters, digits, '_', '-', '.'; no path separators." schema:"minLength=1,maxLength=64"`
-	Framework projectFramework `json:"framework" jsonschema:"Model framework."`
-	TargetDir string           `json:"target_dir,omitempty" jsonschema:"Directory under the workspace root (default projects)." schema:"minLength=1,maxLength=1024"`
-}
-
-type projectInitIn struct {
-	Name      string           `json:"name" jsonschema:"Project name: letters, digits, '_', '-', '.'; no path separators." schema:"minLength=1,maxLength=64"`
-	Framework projectFramework `json:"framework" jsonschema:"Model framework."`
-	TargetDir string           `json:"target_dir,omitempty" jsonschema:"Write the project under this workspace directory (else the files are returned)." schema:"minLength=1,maxLength=1024"`
-	Overwrite bool             `json:"overwrite,omitempty" jsonschema:"With target_dir: replace an existing project's files as one set."`
-	dagSource
-}
-
-type projectBringUpIn struct {
-	projectIn
-	Region    string `json:"region,omitempty" jsonschema:"NA, EU, FE or an AWS region name (default NA)." schema:"minLength=2,maxLength=32" pattern:"^[A-Za-z0-9-]+$"`
-	DAGSource string `json:"dag_source,omitempty" jsonschema:"Seed the DAG from the pipeline catalog or author it by hand (default catalog)." schema:"enum=catalog|manual"`
-}
-
 func projectNamespace(d *Deps) (registry.Namespace, error) {
 	if d.live == nil {
 		return registry.Namespace{}, errors.New("the step catalog is not loaded")
@@ -54,27 +33,8 @@ func projectNamespace(d *Deps) (registry.Namespace, error) {
 		Name:        "project",
 		Description: "Scaffold new pipeline projects inside the workspace root and plan their bring-up.",
 		Tools: []registry.ToolDef{
-			registry.Define(registry.ToolDef{
-				Name: "project.init",
-				Description: "Scaffold a project: returns its files, or writes them under target_dir. The folder <name>_<framework> holds dag.json, " +
-					"a config.json template (nulls to fill), a contract-aligned stub per script and a README checklist; a write never overwrites unless asked.",
-				When: "Starting a new project.",
-				Examples: []string{
-					`project.init {"name": "fraud", "framework": "xgboost"}  # starter DAG, files returned`,
-					`project.init {"name": "demo", "framework": "pytorch", "target_dir": "work", "dag": {"nodes": ["DummyDataLoading_training", "TabularPreprocessing_training"], "edges": [["DummyDataLoading_training", "TabularPreprocessing_training"]]}}  # writes`,
-				},
-				Tags:        []string{registry.PhasePlanner},
-				WritesWith:  []string{"target_dir"},
-				Alternative: &registry.Alternative{Tool: "project.init", How: "leave out target_dir and it returns the project's files in data.files, writing nothing."},
-			}, d.projectInit),
-			registry.Define(registry.ToolDef{
-				Name: "project.bring_up",
-				Description: "Plan a new project end to end (writing nothing): checks the arguments and returns the " +
-					"cursus-new-project workflow (stages, tools, gates) with the arguments filled in.",
-				When:     "Before scaffolding a new project.",
-				Examples: []string{`project.bring_up {"name": "new_model", "framework": "pytorch", "dag_source": "manual"}`},
-				Tags:     []string{registry.PhasePlanner},
-			}, d.projectBringUp),
+			projectInitTool(d),
+			projectBringUpTool(d),
 		},
 	}, nil
 }
@@ -94,6 +54,14 @@ func scaffoldError(err error) error {
 	return perr
 }
 
+type projectInitIn struct {
+	Name      string           `json:"name" jsonschema:"Project name: letters, digits, '_', '-', '.'; no path separators." schema:"minLength=1,maxLength=64"`
+	Framework projectFramework `json:"framework" jsonschema:"Model framework."`
+	TargetDir string           `json:"target_dir,omitempty" jsonschema:"Write the project under this workspace directory (else the files are returned)." schema:"minLength=1,maxLength=1024"`
+	Overwrite bool             `json:"overwrite,omitempty" jsonschema:"With target_dir: replace an existing project's files as one set."`
+	dagSource
+}
+
 // projectInitOut is the scaffold's result with Cursus's import_prefix,
 // always null: the scaffold writes no Python package to import from.
 type projectInitOut struct {
@@ -104,48 +72,65 @@ type projectInitOut struct {
 	Files map[string]string `json:"files,omitempty"`
 }
 
-func (d *Deps) projectInit(ctx context.Context, in projectInitIn) (projectInitOut, error) {
+func projectInitTool(d *Deps) registry.ToolDef {
+	return registry.Define(registry.ToolDef{
+		Name: "project.init",
+		Description: "Scaffold a project: returns its files, or writes them under target_dir. The folder <name>_<framework> holds dag.json, " +
+			"a config.json template (nulls to fill), a contract-aligned stub per script and a README checklist; a write never overwrites unless asked.",
+		When: "Starting a new project.",
+		Examples: []string{
+			`project.init {"name": "fraud", "framework": "xgboost"}  # starter DAG, files returned`,
+			`project.init {"name": "demo", "framework": "pytorch", "target_dir": "work", "dag": {"nodes": ["DummyDataLoading_training", "TabularPreprocessing_training"], "edges": [["DummyDataLoading_training", "TabularPreprocessing_training"]]}}  # writes`,
+		},
+		Tags:        []string{registry.PhasePlanner},
+		WritesWith:  []string{"target_dir"},
+		Alternative: &registry.Alternative{Tool: "project.init", How: "leave out target_dir and it returns the project's files in data.files, writing nothing."},
+	}, d.projectInit)
+}
+
+func (d *Deps) projectInit(ctx context.Context, in projectInitIn) (registry.Reply[projectInitOut], error) {
+	var reply registry.Reply[projectInitOut]
 	g, err := d.loadDAG(ctx, in.dagSource, true)
 	if err != nil {
-		return projectInitOut{}, err
+		return reply, err
 	}
 	cv := d.catalogs(ctx)
 	if in.TargetDir == "" {
 		if in.Overwrite {
-			return projectInitOut{}, registry.Errorf(registry.CodeInvalidInput, "'overwrite' applies to a write: give target_dir too, or leave overwrite out to get the files").
+			return reply, registry.Errorf(registry.CodeInvalidInput, "'overwrite' applies to a write: give target_dir too, or leave overwrite out to get the files").
 				WithDetails(map[string]any{"argument": "overwrite"})
 		}
 		res, files, err := scaffold.Render(cv.Steps, cv.Config, scaffold.Options{Name: in.Name, Framework: string(in.Framework),
 			DAG: g, CreatedAt: time.Now().UTC().Format(time.RFC3339)})
 		if err != nil {
-			return projectInitOut{}, scaffoldError(err)
+			return reply, scaffoldError(err)
 		}
-		registry.Meta(ctx, "file_count", len(files))
-		registry.Warn(ctx, res.Notes...)
-		registry.Next(ctx,
-			registry.NextStep{Tool: "workflow.start", When: "to check the project", Why: "cursus-init-project's Verify gate takes these files and the DAG",
-				ArgsHint: map[string]any{"workflow": "cursus-init-project", "args": map[string]any{"name": in.Name, "framework": res.Framework}}},
+		reply.WithMeta("file_count", len(files))
+		reply.Warn(res.Notes...)
+		reply.Next(registry.NextStep{Tool: "workflow.start", When: "to check the project", Why: "cursus-init-project's Verify gate takes these files and the DAG",
+			ArgsHint: map[string]any{"workflow": "cursus-init-project", "args": map[string]any{"name": in.Name, "framework": res.Framework}}},
 			registry.NextStep{Tool: "config.merge_save", When: "to fill the config template", Why: "returns the checked config.json document",
 				ArgsHint: map[string]any{"dag_file": res.DAGFile, "files": "<data.files>"}},
 		)
-		return projectInitOut{Result: *res, Files: files}, nil
+		reply.Out = projectInitOut{Result: *res, Files: files}
+		return reply, nil
 	}
 	res, err := scaffold.Init(d.Root, cv.Steps, cv.Config, scaffold.Options{Name: in.Name, Framework: string(in.Framework),
 		TargetDir: in.TargetDir, Overwrite: in.Overwrite, DAG: g, CreatedAt: time.Now().UTC().Format(time.RFC3339)})
 	if err != nil {
-		return projectInitOut{}, scaffoldError(err)
+		return reply, scaffoldError(err)
 	}
-	registry.Meta(ctx, "file_count", len(res.FilesWritten))
-	registry.Warn(ctx, res.Notes...)
-	registry.Next(ctx,
-		registry.NextStep{Tool: "author.preflight_step", When: "after editing a script", Why: "check the step's gates against the project scripts",
-			ArgsHint: map[string]any{"step_name": firstScriptStep(res), "source_dir": res.TargetPath + "/scripts"}},
+	reply.WithMeta("file_count", len(res.FilesWritten))
+	reply.Warn(res.Notes...)
+	reply.Next(registry.NextStep{Tool: "author.preflight_step", When: "after editing a script", Why: "check the step's gates against the project scripts",
+		ArgsHint: map[string]any{"step_name": firstScriptStep(res), "source_dir": res.TargetPath + "/scripts"}},
 		registry.NextStep{Tool: "config.load", When: "after filling the config template", Why: "check every value",
 			ArgsHint: map[string]any{"config_file": res.ConfigTemplate}},
 		registry.NextStep{Tool: "compile.validate", When: "configs are filled", Why: "check DAG, configs and wiring together",
 			ArgsHint: map[string]any{"dag_file": res.DAGFile, "config_file": res.ConfigTemplate}},
 	)
-	return projectInitOut{Result: *res}, nil
+	reply.Out = projectInitOut{Result: *res}
+	return reply, nil
 }
 
 func firstScriptStep(r *scaffold.Result) string {
@@ -153,6 +138,12 @@ func firstScriptStep(r *scaffold.Result) string {
 		return r.Scripts[0].StepType
 	}
 	return ""
+}
+
+type projectBringUpIn struct {
+	projectIn
+	Region    string `json:"region,omitempty" jsonschema:"NA, EU, FE or an AWS region name (default NA)." schema:"minLength=2,maxLength=32" pattern:"^[A-Za-z0-9-]+$"`
+	DAGSource string `json:"dag_source,omitempty" jsonschema:"Seed the DAG from the pipeline catalog or author it by hand (default catalog)." schema:"enum=catalog|manual"`
 }
 
 // bringUpPlan is the project.bring_up payload: the new-project workflow
@@ -170,6 +161,13 @@ type bringUpPlan struct {
 	WorkflowPath string `json:"workflow_path"`
 }
 
+// projectIn names the project both project tools take.
+type projectIn struct {
+	Name      string           `json:"name" jsonschema:"Project name: letters, digits, '_', '-', '.'; no path separators." schema:"minLength=1,maxLength=64"`
+	Framework projectFramework `json:"framework" jsonschema:"Model framework."`
+	TargetDir string           `json:"target_dir,omitempty" jsonschema:"Directory under the workspace root (default projects)." schema:"minLength=1,maxLength=1024"`
+}
+
 type bringUpArgs struct {
 	Name      string `json:"name"`
 	Framework string `json:"framework"`
@@ -178,13 +176,25 @@ type bringUpArgs struct {
 	DAGSource string `json:"dag_source"`
 }
 
-func (d *Deps) projectBringUp(ctx context.Context, in projectBringUpIn) (bringUpPlan, error) {
+func projectBringUpTool(d *Deps) registry.ToolDef {
+	return registry.Define(registry.ToolDef{
+		Name: "project.bring_up",
+		Description: "Plan a new project end to end (writing nothing): checks the arguments and returns the " +
+			"cursus-new-project workflow (stages, tools, gates) with the arguments filled in.",
+		When:     "Before scaffolding a new project.",
+		Examples: []string{`project.bring_up {"name": "new_model", "framework": "pytorch", "dag_source": "manual"}`},
+		Tags:     []string{registry.PhasePlanner},
+	}, d.projectBringUp)
+}
+
+func (d *Deps) projectBringUp(ctx context.Context, in projectBringUpIn) (registry.Reply[bringUpPlan], error) {
+	var reply registry.Reply[bringUpPlan]
 	opts, err := scaffold.Check(scaffold.Options{Name: in.Name, Framework: string(in.Framework), TargetDir: in.TargetDir})
 	if err != nil {
-		return bringUpPlan{}, scaffoldError(err)
+		return reply, scaffoldError(err)
 	}
 	if _, err := d.Root.Resolve(opts.TargetDir); err != nil {
-		return bringUpPlan{}, pathError("target_dir", err)
+		return reply, pathError("target_dir", err)
 	}
 	// Region names (us-east-1) are lower case, the short forms (NA) upper.
 	region := strings.ToUpper(cmp.Or(in.Region, "NA"))
@@ -201,19 +211,19 @@ func (d *Deps) projectBringUp(ctx context.Context, in projectBringUpIn) (bringUp
 			note += " " + HowToRun(wf.Name)
 		}
 	}
-	registry.Next(ctx,
-		registry.NextStep{Tool: "workflow.start", When: "to run the plan with the server checking each gate", Why: "returns a run token and the first stage",
-			ArgsHint: map[string]any{"workflow": wf.Name, "args": map[string]any{"name": opts.Name, "framework": opts.Framework, "target_dir": opts.TargetDir}}},
+	reply.Next(registry.NextStep{Tool: "workflow.start", When: "to run the plan with the server checking each gate", Why: "returns a run token and the first stage",
+		ArgsHint: map[string]any{"workflow": wf.Name, "args": map[string]any{"name": opts.Name, "framework": opts.Framework, "target_dir": opts.TargetDir}}},
 		registry.NextStep{Tool: "project.init", When: "to start the Scaffold stage", Why: "returns the project files (add target_dir to write them)",
 			ArgsHint: map[string]any{"name": opts.Name, "framework": opts.Framework}},
 		registry.NextStep{Tool: "pipeline_catalog.recommend", When: "to pick the project's DAG (writes nothing)",
 			Why: "ranks the shared DAGs for the framework", ArgsHint: map[string]any{"framework": opts.Framework}})
-	return bringUpPlan{
+	reply.Out = bringUpPlan{
 		Workflow: wf.Name, Prompt: wf.Name, Stages: wf.Stages, Outcome: wf.Outcome,
 		Args: bringUpArgs{Name: opts.Name, Framework: opts.Framework, TargetDir: opts.TargetDir, Region: region,
 			DAGSource: cmp.Or(in.DAGSource, "catalog")},
 		ProjectPath:  opts.TargetDir + "/" + opts.Name + "_" + opts.Framework,
 		Note:         note,
 		WorkflowPath: "cursus://workflows/" + wf.Name,
-	}, nil
+	}
+	return reply, nil
 }

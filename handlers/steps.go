@@ -23,84 +23,67 @@ func stepsNamespace(d *Deps) (registry.Namespace, error) {
 		Name:        "steps",
 		Description: "Container-level view of one step: paths, channels, property references and construction patterns; its .step.yaml text and built-in code, and the JSON Schemas of the .step.yaml and config.json formats.",
 		Tools: []registry.ToolDef{
-			registry.Define(registry.ToolDef{
-				Name: "steps.io",
-				Description: "Inputs and outputs of a step (joined with its script contract): container paths, required flags, types, " +
-					"training channels, property paths and the runtime property reference ({\"Get\": \"Steps.<name>.<path>\"}) a consumer receives.",
-				When: "You write a step script or wire two steps by hand.",
-				Examples: []string{
-					`steps.io {"step_name": "XGBoostTraining"}  # channels train/val/test`,
-					`steps.io {"step_name": "TabularPreprocessing", "job_type": "training"}`,
-				},
-				Tags: []string{registry.PhasePlanner},
-			}, d.stepsIO),
-			registry.Define(registry.ToolDef{
-				Name: "steps.patterns",
-				Description: "How a step is built, axis by axis: routing strategy and handler, compute class, environment variables, " +
-					"job arguments, input deviations and output path pattern, plus build-time and runtime dependencies.",
-				When:     "What the compiler will do with a step.",
-				Examples: []string{`steps.patterns {"step_name": "TabularPreprocessing", "job_type": "calibration"}`},
-				Tags:     []string{registry.PhasePlanner},
-			}, d.stepsPatterns),
-			registry.Define(registry.ToolDef{
-				Name: "steps.source",
-				Description: "The .step.yaml text of a step type (as its file is written): a built-in one, one from an operator's step directory, " +
-					"or one sent in step_types. Copy it as an exemplar for a new step type; steps.format gives the format's JSON Schema.",
-				When: "To start a new step from an interface file.",
-				Examples: []string{
-					`steps.source {"step_name": "XGBoostTraining"}`,
-					`steps.source {"step_name": "TabularPreprocessing"}  # a processing step with job-type variants`,
-				},
-				Tags: []string{registry.PhasePlanner},
-			}, d.stepsSource),
-			registry.Define(registry.ToolDef{
-				Name:        "steps.code",
-				Description: "The built-in code of a step type: each file of its folder (path, text) and the entry point. A compile without your script ships it; send your version in files to replace it.",
-				When:        "To read or adapt a step's script.",
-				Examples: []string{
-					`steps.code {"step_type": "TabularPreprocessing"}`,
-					`steps.code {"step_type": "XGBoostTraining"}  # script, helper module, serving handler`,
-				},
-				Tags: []string{registry.PhasePlanner},
-			}, d.stepsCode),
-			registry.Define(registry.ToolDef{
-				Name: "steps.format",
-				Description: "The JSON Schema (draft 2020-12) of a format callers write: step_yaml is a .step.yaml step interface " +
-					"(as JSON: every key, what it holds, closed sets), config_json is config.json in the Cursus layout.",
-				When: "You write a .step.yaml or a config.json by hand.",
-				Examples: []string{
-					`steps.format {"format": "step_yaml"}`,
-					`steps.format {"format": "config_json"}`,
-				},
-				Tags: []string{registry.PhasePlanner},
-			}, d.stepsFormat),
+			stepsIOTool(d),
+			stepsPatternsTool(d),
+			stepsSourceTool(d),
+			stepsCodeTool(d),
+			stepsFormatTool(d),
 		},
 	}, nil
 }
 
-func (d *Deps) stepsIO(ctx context.Context, in stepIn) (steps.IOView, error) {
-	iface, r, warnings, err := d.requestedStep(ctx, in)
-	if err != nil {
-		return steps.IOView{}, err
-	}
-	registry.Meta(ctx, "step_name", r.Node)
-	registry.Warn(ctx, warnings...)
-	registry.Next(ctx, registry.NextStep{Tool: "steps.patterns", When: "You also need the construction details.", Why: "Shows handler, compute and output paths.",
-		ArgsHint: map[string]any{"step_name": iface.StepType}})
-	return steps.IO(iface), nil
+func stepsIOTool(d *Deps) registry.ToolDef {
+	return registry.Define(registry.ToolDef{
+		Name: "steps.io",
+		Description: "Inputs and outputs of a step (joined with its script contract): container paths, required flags, types, " +
+			"training channels, property paths and the runtime property reference ({\"Get\": \"Steps.<name>.<path>\"}) a consumer receives.",
+		When: "You write a step script or wire two steps by hand.",
+		Examples: []string{
+			`steps.io {"step_name": "XGBoostTraining"}  # channels train/val/test`,
+			`steps.io {"step_name": "TabularPreprocessing", "job_type": "training"}`,
+		},
+		Tags: []string{registry.PhasePlanner},
+	}, d.stepsIO)
 }
 
-func (d *Deps) stepsPatterns(ctx context.Context, in stepIn) (strategies.PatternsView, error) {
+func (d *Deps) stepsIO(ctx context.Context, in stepIn) (registry.Reply[steps.IOView], error) {
+	var reply registry.Reply[steps.IOView]
 	iface, r, warnings, err := d.requestedStep(ctx, in)
 	if err != nil {
-		return strategies.PatternsView{}, err
+		return reply, err
+	}
+	reply.WithMeta("step_name", r.Node)
+	reply.Warn(warnings...)
+	reply.Next(registry.NextStep{Tool: "steps.patterns", When: "You also need the construction details.", Why: "Shows handler, compute and output paths.",
+		ArgsHint: map[string]any{"step_name": iface.StepType}})
+	reply.Out = steps.IO(iface)
+	return reply, nil
+}
+
+func stepsPatternsTool(d *Deps) registry.ToolDef {
+	return registry.Define(registry.ToolDef{
+		Name: "steps.patterns",
+		Description: "How a step is built, axis by axis: routing strategy and handler, compute class, environment variables, " +
+			"job arguments, input deviations and output path pattern, plus build-time and runtime dependencies.",
+		When:     "What the compiler will do with a step.",
+		Examples: []string{`steps.patterns {"step_name": "TabularPreprocessing", "job_type": "calibration"}`},
+		Tags:     []string{registry.PhasePlanner},
+	}, d.stepsPatterns)
+}
+
+func (d *Deps) stepsPatterns(ctx context.Context, in stepIn) (registry.Reply[strategies.PatternsView], error) {
+	var reply registry.Reply[strategies.PatternsView]
+	iface, r, warnings, err := d.requestedStep(ctx, in)
+	if err != nil {
+		return reply, err
 	}
 	v := strategies.Default().Describe(iface)
-	registry.Meta(ctx, "step_name", r.Node)
-	registry.Warn(ctx, warnings...)
-	registry.Next(ctx, registry.NextStep{Tool: "strategies.show", When: "You want the strategy's knobs.", Why: "Lists every knob with its default.",
+	reply.WithMeta("step_name", r.Node)
+	reply.Warn(warnings...)
+	reply.Next(registry.NextStep{Tool: "strategies.show", When: "You want the strategy's knobs.", Why: "Lists every knob with its default.",
 		ArgsHint: map[string]any{"name": v.Patterns.CreateStep.Name, "axis": v.Patterns.CreateStep.Axis}})
-	return v, nil
+	reply.Out = v
+	return reply, nil
 }
 
 type stepsSourceOut struct {
@@ -111,22 +94,38 @@ type stepsSourceOut struct {
 	YAML   string `json:"yaml"`
 }
 
-func (d *Deps) stepsSource(ctx context.Context, in stepNameIn) (stepsSourceOut, error) {
+func stepsSourceTool(d *Deps) registry.ToolDef {
+	return registry.Define(registry.ToolDef{
+		Name: "steps.source",
+		Description: "The .step.yaml text of a step type (as its file is written): a built-in one, one from an operator's step directory, " +
+			"or one sent in step_types. Copy it as an exemplar for a new step type; steps.format gives the format's JSON Schema.",
+		When: "To start a new step from an interface file.",
+		Examples: []string{
+			`steps.source {"step_name": "XGBoostTraining"}`,
+			`steps.source {"step_name": "TabularPreprocessing"}  # a processing step with job-type variants`,
+		},
+		Tags: []string{registry.PhasePlanner},
+	}, d.stepsSource)
+}
+
+func (d *Deps) stepsSource(ctx context.Context, in stepNameIn) (registry.Reply[stepsSourceOut], error) {
+	var reply registry.Reply[stepsSourceOut]
 	cv, err := d.catalogsFor(ctx, in.stepTypesArg)
 	if err != nil {
-		return stepsSourceOut{}, err
+		return reply, err
 	}
+	reply.Warn(cv.Warnings...)
 	iface, r, text, err := cv.stepSource(string(in.StepName))
 	if err != nil {
-		return stepsSourceOut{}, err
+		return reply, err
 	}
-	registry.Meta(ctx, "step_name", r.Node)
-	registry.Next(ctx,
-		registry.NextStep{Tool: "steps.format", When: "You change keys and want to know what each may hold.", Why: "The .step.yaml format as a JSON Schema.",
-			ArgsHint: map[string]any{"format": formatStepYAML}},
+	reply.WithMeta("step_name", r.Node)
+	reply.Next(registry.NextStep{Tool: "steps.format", When: "You change keys and want to know what each may hold.", Why: "The .step.yaml format as a JSON Schema.",
+		ArgsHint: map[string]any{"format": formatStepYAML}},
 		registry.NextStep{Tool: "validate.step_interface", When: "You wrote your own version.", Why: "Checks it as step_types are checked.",
 			ArgsHint: map[string]any{"step_types": []string{"<your .step.yaml text>"}}})
-	return stepsSourceOut{StepType: iface.StepType, Source: iface.Source, YAML: string(text)}, nil
+	reply.Out = stepsSourceOut{StepType: iface.StepType, Source: iface.Source, YAML: string(text)}
+	return reply, nil
 }
 
 // stepSource is the step type name resolves to and its .step.yaml text,
@@ -143,10 +142,6 @@ func (v *catalogView) stepSource(name string) (*steps.Interface, steps.Resolutio
 	return iface, r, text, nil
 }
 
-type stepsCodeIn struct {
-	StepType stepTypeName `json:"step_type" jsonschema:"Built-in step type (XGBoostTraining) or DAG node name (TabularPreprocessing_training)."`
-}
-
 type stepsCodeOut struct {
 	StepType string `json:"step_type"`
 	// Folder is the code's manifest name in a compile: builtin:<folder>.
@@ -157,15 +152,34 @@ type stepsCodeOut struct {
 	Override string `json:"override"`
 }
 
-func (d *Deps) stepsCode(ctx context.Context, in stepsCodeIn) (stepsCodeOut, error) {
+type stepsCodeIn struct {
+	StepType stepTypeName `json:"step_type" jsonschema:"Built-in step type (XGBoostTraining) or DAG node name (TabularPreprocessing_training)."`
+}
+
+func stepsCodeTool(d *Deps) registry.ToolDef {
+	return registry.Define(registry.ToolDef{
+		Name:        "steps.code",
+		Description: "The built-in code of a step type: each file of its folder (path, text) and the entry point. A compile without your script ships it; send your version in files to replace it.",
+		When:        "To read or adapt a step's script.",
+		Examples: []string{
+			`steps.code {"step_type": "TabularPreprocessing"}`,
+			`steps.code {"step_type": "XGBoostTraining"}  # script, helper module, serving handler`,
+		},
+		Tags: []string{registry.PhasePlanner},
+	}, d.stepsCode)
+}
+
+func (d *Deps) stepsCode(ctx context.Context, in stepsCodeIn) (registry.Reply[stepsCodeOut], error) {
+	var reply registry.Reply[stepsCodeOut]
 	out, err := d.catalogs(ctx).stepCode(string(in.StepType))
 	if err != nil {
-		return stepsCodeOut{}, err
+		return reply, err
 	}
-	registry.Meta(ctx, "file_count", len(out.Files))
-	registry.Next(ctx, registry.NextStep{Tool: "steps.io", When: "You adapt the script.", Why: "The container paths, channels and outputs it must honour.",
+	reply.WithMeta("file_count", len(out.Files))
+	reply.Next(registry.NextStep{Tool: "steps.io", When: "You adapt the script.", Why: "The container paths, channels and outputs it must honour.",
 		ArgsHint: map[string]any{"step_name": out.StepType}})
-	return out, nil
+	reply.Out = out
+	return reply, nil
 }
 
 // stepCode is the built-in code of the step type name resolves to, as
@@ -217,20 +231,37 @@ type stepsFormatOut struct {
 	Exemplar string `json:"exemplar"`
 }
 
-func (d *Deps) stepsFormat(ctx context.Context, in stepsFormatIn) (stepsFormatOut, error) {
+func stepsFormatTool(d *Deps) registry.ToolDef {
+	return registry.Define(registry.ToolDef{
+		Name: "steps.format",
+		Description: "The JSON Schema (draft 2020-12) of a format callers write: step_yaml is a .step.yaml step interface " +
+			"(as JSON: every key, what it holds, closed sets), config_json is config.json in the Cursus layout.",
+		When: "You write a .step.yaml or a config.json by hand.",
+		Examples: []string{
+			`steps.format {"format": "step_yaml"}`,
+			`steps.format {"format": "config_json"}`,
+		},
+		Tags: []string{registry.PhasePlanner},
+	}, d.stepsFormat)
+}
+
+func (d *Deps) stepsFormat(ctx context.Context, in stepsFormatIn) (registry.Reply[stepsFormatOut], error) {
+	var reply registry.Reply[stepsFormatOut]
 	schema, err := formatSchema(string(in.Format))
 	if err != nil {
-		return stepsFormatOut{}, err
+		return reply, err
 	}
 	if in.Format == formatStepYAML {
-		registry.Next(ctx, registry.NextStep{Tool: "steps.source", When: "You want a complete file to start from.", Why: "The .step.yaml of an existing step type.",
+		reply.Next(registry.NextStep{Tool: "steps.source", When: "You want a complete file to start from.", Why: "The .step.yaml of an existing step type.",
 			ArgsHint: map[string]any{"step_name": "TabularPreprocessing"}})
-		return stepsFormatOut{Format: string(in.Format), Schema: schema,
-			Exemplar: `steps.source {"step_name": "TabularPreprocessing"} returns a built-in file; send yours in step_types.`}, nil
+		reply.Out = stepsFormatOut{Format: string(in.Format), Schema: schema,
+			Exemplar: `steps.source {"step_name": "TabularPreprocessing"} returns a built-in file; send yours in step_types.`}
+		return reply, nil
 	}
-	registry.Next(ctx, registry.NextStep{Tool: "config.requirements", When: "You have a DAG.", Why: "Lists every field each node needs, as a template."})
-	return stepsFormatOut{Format: string(in.Format), Schema: schema,
-		Exemplar: "config.merge_save builds this document from plain values (base, per_node) and returns it."}, nil
+	reply.Next(registry.NextStep{Tool: "config.requirements", When: "You have a DAG.", Why: "Lists every field each node needs, as a template."})
+	reply.Out = stepsFormatOut{Format: string(in.Format), Schema: schema,
+		Exemplar: "config.merge_save builds this document from plain values (base, per_node) and returns it."}
+	return reply, nil
 }
 
 // formatSchema is the JSON Schema of a format (formatStepYAML or

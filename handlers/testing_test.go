@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"testing"
@@ -62,6 +63,30 @@ func mustOK(t *testing.T, res *registry.Result) map[string]any {
 		t.Fatalf("data is not an object: %s", res.Encode())
 	}
 	return env.Data
+}
+
+// answer fails the test unless res is a success, and returns its data
+// decoded from the wire into the tool's output type Out. A key Out does not
+// have, or a value of another type, fails the test (it does not panic as a
+// type assertion on a map would).
+func answer[Out any](t *testing.T, res *registry.Result) Out {
+	t.Helper()
+	if !res.OK {
+		t.Fatalf("call failed: %s (%s) %v", res.Error, res.Code, res.Meta)
+	}
+	var env struct {
+		Data json.RawMessage `json:"data"`
+	}
+	if err := json.Unmarshal(res.Encode(), &env); err != nil {
+		t.Fatalf("envelope: %v", err)
+	}
+	var out Out
+	dec := json.NewDecoder(bytes.NewReader(env.Data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&out); err != nil {
+		t.Fatalf("data does not decode into %T: %v\n%.2000s", out, err, env.Data)
+	}
+	return out
 }
 
 // mustFail fails the test unless res failed with code.

@@ -24,62 +24,21 @@ const toolsSummaryOverview = "cursus serves its ML-pipeline engine as namespaced
 	"More: <namespace>.help (when-cues and examples of one namespace), tools.describe_tool {\"name\"} (one tool's " +
 	"input schema), tools.help {\"detail\": \"full\"} (everything)."
 
-type helpIn struct {
-	Namespace     *string   `json:"namespace,omitempty" jsonschema:"Restrict to one namespace (e.g. catalog, compile)."`
-	Phase         phaseArg  `json:"phase,omitempty" jsonschema:"Restrict to one lifecycle phase."`
-	IncludeSchema bool      `json:"include_schema,omitempty" jsonschema:"Attach each tool's JSON input schema (default false; implies detail full)."`
-	Detail        detailArg `json:"detail,omitempty" jsonschema:"summary (default): each phase's tools with a one-line purpose; full: every tool's description, when-cue, examples and flags, by namespace."`
-}
-
-type namespaceHelpIn struct {
-	Phase         phaseArg `json:"phase,omitempty" jsonschema:"Restrict to one lifecycle phase."`
-	IncludeSchema bool     `json:"include_schema,omitempty" jsonschema:"Attach each tool's JSON input schema (default false)."`
-}
-
-type byPhaseIn struct {
-	Phase phaseArg `json:"phase" jsonschema:"Restrict to one lifecycle phase."`
-}
-
-type describeIn struct {
-	Name string `json:"name" jsonschema:"Dotted (compile.preview) or wire (compile__preview) tool name."`
-}
-
 func toolsNamespace(workflows []workflowInfo, stepDirs func(context.Context) stepCatalogStatus) registry.Namespace {
 	return registry.Namespace{
 		Name:        "tools",
 		Description: "Meta tools over the registry itself: help, by_phase, describe_tool.",
 		Tools: []registry.ToolDef{
-			registry.Define(registry.ToolDef{
-				Name:        "tools.help",
-				Description: "Overview of every tool this caller may use (by default each phase's tools with a one-line purpose; detail full for descriptions, when-cues and examples by namespace) and of the multi-stage workflows (served as MCP prompts). Tools closed to this caller are counted by the gate that closes them, with the setting that opens it (only the operator can) and the open tools that do their read-only part.",
-				When:        "First, or when unsure which tool to call.",
-				Examples: []string{
-					`tools.help {}  # every tool's name and purpose, by phase`,
-					`tools.help {"detail": "full"}  # everything, by namespace`,
-					`tools.help {"namespace": "compile", "detail": "full"}  # one namespace with examples`,
-					`tools.help {"phase": "validator", "include_schema": true}  # validator tools with schemas`,
-				},
-				Tags: []string{registry.PhasePlanner},
-			}, func(ctx context.Context, in helpIn) (helpData, error) { return toolsHelp(ctx, in, workflows, stepDirs) }),
-			registry.Define(registry.ToolDef{
-				Name:        "tools.by_phase",
-				Description: "The tools of one phase (planner, validator or programmer).",
-				When:        "You want only one phase's tools.",
-				Examples:    []string{`tools.by_phase {"phase": "planner"}  # discovery and assembly tools`},
-				Tags:        []string{registry.PhasePlanner},
-			}, toolsByPhase),
-			registry.Define(registry.ToolDef{
-				Name:        "tools.describe_tool",
-				Description: "Full description of one tool: input schema, when-cue, examples, tags and capability flags. Accepts the dotted or the wire name.",
-				When:        "You have picked a tool and need its exact input schema.",
-				Examples: []string{
-					`tools.describe_tool {"name": "compile.preview"}  # dotted name`,
-					`tools.describe_tool {"name": "catalog__search"}  # wire name`,
-				},
-				Tags: []string{registry.PhasePlanner},
-			}, toolsDescribe),
+			toolsHelpTool(workflows, stepDirs),
+			toolsByPhaseTool(),
+			toolsDescribeTool(),
 		},
 	}
+}
+
+type namespaceHelpIn struct {
+	Phase         phaseArg `json:"phase,omitempty" jsonschema:"Restrict to one lifecycle phase."`
+	IncludeSchema bool     `json:"include_schema,omitempty" jsonschema:"Attach each tool's JSON input schema (default false)."`
 }
 
 // withHelp adds the namespace's <ns>.help tool: tools.help for that one
@@ -96,7 +55,7 @@ func withHelp(ns registry.Namespace, workflows []workflowInfo, stepDirs func(con
 			name + `.help {"include_schema": true}  # the same, plus JSON input schemas`,
 		},
 		Tags: []string{registry.PhasePlanner},
-	}, func(ctx context.Context, in namespaceHelpIn) (helpData, error) {
+	}, func(ctx context.Context, in namespaceHelpIn) (registry.Reply[helpData], error) {
 		return toolsHelp(ctx, helpIn{Namespace: &name, Phase: in.Phase, IncludeSchema: in.IncludeSchema, Detail: detailFull}, workflows, stepDirs)
 	}))
 	return ns
@@ -125,6 +84,13 @@ func summarize(t *registry.ToolDef, withSchema bool) toolSummary {
 		s.Schema = t.Schema
 	}
 	return s
+}
+
+type helpIn struct {
+	Namespace     *string   `json:"namespace,omitempty" jsonschema:"Restrict to one namespace (e.g. catalog, compile)."`
+	Phase         phaseArg  `json:"phase,omitempty" jsonschema:"Restrict to one lifecycle phase."`
+	IncludeSchema bool      `json:"include_schema,omitempty" jsonschema:"Attach each tool's JSON input schema (default false; implies detail full)."`
+	Detail        detailArg `json:"detail,omitempty" jsonschema:"summary (default): each phase's tools with a one-line purpose; full: every tool's description, when-cue, examples and flags, by namespace."`
 }
 
 // helpData is the tools.help payload, in the reference's key order. The
@@ -179,14 +145,32 @@ type workflowInfo struct {
 	Run string `json:"run,omitempty"`
 }
 
-func toolsHelp(ctx context.Context, in helpIn, workflows []workflowInfo, stepDirs func(context.Context) stepCatalogStatus) (helpData, error) {
+func toolsHelpTool(workflows []workflowInfo, stepDirs func(context.Context) stepCatalogStatus) registry.ToolDef {
+	return registry.Define(registry.ToolDef{
+		Name:        "tools.help",
+		Description: "Overview of every tool this caller may use (by default each phase's tools with a one-line purpose; detail full for descriptions, when-cues and examples by namespace) and of the multi-stage workflows (served as MCP prompts). Tools closed to this caller are counted by the gate that closes them, with the setting that opens it (only the operator can) and the open tools that do their read-only part.",
+		When:        "First, or when unsure which tool to call.",
+		Examples: []string{
+			`tools.help {}  # every tool's name and purpose, by phase`,
+			`tools.help {"detail": "full"}  # everything, by namespace`,
+			`tools.help {"namespace": "compile", "detail": "full"}  # one namespace with examples`,
+			`tools.help {"phase": "validator", "include_schema": true}  # validator tools with schemas`,
+		},
+		Tags: []string{registry.PhasePlanner},
+	}, func(ctx context.Context, in helpIn) (registry.Reply[helpData], error) {
+		return toolsHelp(ctx, in, workflows, stepDirs)
+	})
+}
+
+func toolsHelp(ctx context.Context, in helpIn, workflows []workflowInfo, stepDirs func(context.Context) stepCatalogStatus) (registry.Reply[helpData], error) {
+	var reply registry.Reply[helpData]
 	reg, caller := registry.RegistryFrom(ctx), registry.CallerFrom(ctx)
 	nsDesc := reg.Namespaces()
 	ns := ""
 	if in.Namespace != nil {
 		ns = *in.Namespace
 		if _, ok := nsDesc[ns]; !ok {
-			return helpData{}, unknownNamespace(ns, nsDesc)
+			return reply, unknownNamespace(ns, nsDesc)
 		}
 	}
 	var shown []*registry.ToolDef
@@ -203,10 +187,10 @@ func toolsHelp(ctx context.Context, in helpIn, workflows []workflowInfo, stepDir
 	}
 	if ns == "" {
 		// A namespace's help does not suggest itself.
-		registry.Next(ctx, registry.NextStep{Tool: "<namespace>.help", When: "You know which namespace you need and want just its tools and examples.",
+		reply.Next(registry.NextStep{Tool: "<namespace>.help", When: "You know which namespace you need and want just its tools and examples.",
 			Why: "Each namespace has its own help (e.g. compile.help, catalog.help).", ArgsHint: map[string]any{"include_schema": false}})
 	}
-	registry.Next(ctx,
+	reply.Next(
 		registry.NextStep{Tool: "tools.describe_tool", When: "You have chosen a tool and need its exact input schema.",
 			Why: "Returns the full JSON schema, when-cue, examples, tags and flags.", ArgsHint: map[string]any{"name": "<dotted tool name, e.g. compile.preview>"}},
 		registry.NextStep{Tool: "tools.by_phase", When: "You want just the tools for the phase you are in.",
@@ -219,7 +203,8 @@ func toolsHelp(ctx context.Context, in helpIn, workflows []workflowInfo, stepDir
 	if in.Detail == detailFull || in.IncludeSchema {
 		out.Namespaces = groupByNamespace(shown, nsDesc, in.IncludeSchema)
 		out.Workflows = runnable(workflows, reg, caller, HowToRun)
-		return out, nil
+		reply.Out = out
+		return reply, nil
 	}
 	out.Overview, out.Detail = toolsSummaryOverview, detailSummary
 	for name, p := range out.Phases {
@@ -232,7 +217,8 @@ func toolsHelp(ctx context.Context, in helpIn, workflows []workflowInfo, stepDir
 		out.Phases[name] = p
 	}
 	out.Workflows = runnable(workflows, reg, caller, shortRun)
-	return out, nil
+	reply.Out = out
+	return reply, nil
 }
 
 // shortRun is how to run a workflow, in the summary of tools.help: the
@@ -305,10 +291,24 @@ func countClosed(list []closedGate, a registry.Admission) []closedGate {
 	return list
 }
 
+type byPhaseIn struct {
+	Phase phaseArg `json:"phase" jsonschema:"Restrict to one lifecycle phase."`
+}
+
 type byPhaseOut struct {
 	Phase string        `json:"phase"`
 	Count int           `json:"count"`
 	Tools []toolSummary `json:"tools"`
+}
+
+func toolsByPhaseTool() registry.ToolDef {
+	return registry.Define(registry.ToolDef{
+		Name:        "tools.by_phase",
+		Description: "The tools of one phase (planner, validator or programmer).",
+		When:        "You want only one phase's tools.",
+		Examples:    []string{`tools.by_phase {"phase": "planner"}  # discovery and assembly tools`},
+		Tags:        []string{registry.PhasePlanner},
+	}, registry.Plain(toolsByPhase))
 }
 
 func toolsByPhase(ctx context.Context, in byPhaseIn) (byPhaseOut, error) {
@@ -319,6 +319,10 @@ func toolsByPhase(ctx context.Context, in byPhaseIn) (byPhaseOut, error) {
 		}
 	}
 	return byPhaseOut{Phase: string(in.Phase), Count: len(tools), Tools: tools}, nil
+}
+
+type describeIn struct {
+	Name string `json:"name" jsonschema:"Dotted (compile.preview) or wire (compile__preview) tool name."`
 }
 
 // toolDescription is a summary plus what a client needs to call the tool.
@@ -332,6 +336,19 @@ type toolDescription struct {
 
 // toolsDescribe describes a tool this caller may call; a closed one
 // answers as a call to it would.
+func toolsDescribeTool() registry.ToolDef {
+	return registry.Define(registry.ToolDef{
+		Name:        "tools.describe_tool",
+		Description: "Full description of one tool: input schema, when-cue, examples, tags and capability flags. Accepts the dotted or the wire name.",
+		When:        "You have picked a tool and need its exact input schema.",
+		Examples: []string{
+			`tools.describe_tool {"name": "compile.preview"}  # dotted name`,
+			`tools.describe_tool {"name": "catalog__search"}  # wire name`,
+		},
+		Tags: []string{registry.PhasePlanner},
+	}, registry.Plain(toolsDescribe))
+}
+
 func toolsDescribe(ctx context.Context, in describeIn) (toolDescription, error) {
 	reg, caller := registry.RegistryFrom(ctx), registry.CallerFrom(ctx)
 	name := strings.TrimSpace(in.Name)

@@ -25,19 +25,19 @@ func dataOf(t *testing.T, res *registry.Result) map[string]any {
 
 func TestToolsHelpListsEveryTool(t *testing.T) {
 	reg, _ := newTestRegistry(t)
-	data := dataOf(t, call(t, reg, "tools.help", `{"detail": "full"}`))
-	total := int(data["total_tools"].(float64))
-	if total != len(reg.Tools("")) || int(data["shown"].(float64)) != total {
-		t.Fatalf("total_tools=%v shown=%v, registry has %d", data["total_tools"], data["shown"], len(reg.Tools("")))
+	data := answer[helpData](t, call(t, reg, "tools.help", `{"detail": "full"}`))
+	total := data.TotalTools
+	if total != len(reg.Tools("")) || data.Shown != total {
+		t.Fatalf("total_tools=%v shown=%v, registry has %d", data.TotalTools, data.Shown, len(reg.Tools("")))
 	}
 	seen := 0
-	for _, ns := range data["namespaces"].([]any) {
-		seen += len(ns.(map[string]any)["tools"].([]any))
+	for _, ns := range data.Namespaces {
+		seen += len(ns.Tools)
 	}
 	if seen != total {
 		t.Fatalf("namespaces list %d tools, want %d", seen, total)
 	}
-	if wf := data["workflows"].([]any); len(wf) != len(Prompts(nil)) || len(wf) != 4 {
+	if wf := data.Workflows; len(wf) != len(Prompts(nil)) || len(wf) != 4 {
 		t.Fatalf("workflows = %v", wf)
 	}
 }
@@ -51,14 +51,13 @@ func TestToolsHelpSummaryFitsBudget(t *testing.T) {
 	if n := len(res.Encode()); n > 8<<10 {
 		t.Errorf("tools.help {} is %d bytes, over the 8 KB budget", n)
 	}
-	data := dataOf(t, res)
-	if _, ok := data["namespaces"]; ok || data["detail"] != "summary" {
-		t.Fatalf("the summary has namespaces or says detail %v", data["detail"])
+	data := answer[helpData](t, res)
+	if data.Namespaces != nil || data.Detail != "summary" {
+		t.Fatalf("the summary has namespaces or says detail %v", data.Detail)
 	}
-	phases := data["phases"].(map[string]any)
 	for _, tool := range reg.Tools("") {
 		for _, p := range tool.Tags {
-			purpose, listed := phases[p].(map[string]any)["tools"].(map[string]any)[tool.Name]
+			purpose, listed := data.Phases[p].Tools[tool.Name]
 			if listed == strings.HasSuffix(tool.Name, ".help") || (listed && purpose != tool.Purpose()) {
 				t.Errorf("%s under %s: %v", tool.Name, p, purpose)
 			}
@@ -68,17 +67,16 @@ func TestToolsHelpSummaryFitsBudget(t *testing.T) {
 
 func TestToolsHelpFilters(t *testing.T) {
 	reg, _ := newTestRegistry(t)
-	data := dataOf(t, call(t, reg, "tools.help", `{"namespace":"tools","include_schema":true}`))
-	nss := data["namespaces"].([]any)
-	if len(nss) != 1 || nss[0].(map[string]any)["namespace"] != "tools" {
-		t.Fatalf("namespace filter: %v", nss)
+	data := answer[helpData](t, call(t, reg, "tools.help", `{"namespace":"tools","include_schema":true}`))
+	nss := data.Namespaces
+	if len(nss) != 1 || nss[0].Namespace != "tools" || len(nss[0].Tools) == 0 {
+		t.Fatalf("namespace filter: %+v", nss)
 	}
-	first := nss[0].(map[string]any)["tools"].([]any)[0].(map[string]any)
-	if _, ok := first["schema"]; !ok {
+	if nss[0].Tools[0].Schema == nil {
 		t.Fatal("include_schema did not attach schemas")
 	}
-	if data["filtered_namespace"] != "tools" {
-		t.Fatalf("filtered_namespace = %v", data["filtered_namespace"])
+	if data.FilteredNamespace == nil || *data.FilteredNamespace != "tools" {
+		t.Fatalf("filtered_namespace = %v", data.FilteredNamespace)
 	}
 	res := call(t, reg, "tools.help", `{"namespace":"nope"}`)
 	mustFail(t, res, registry.CodeNotFound)
@@ -90,7 +88,7 @@ func TestToolsHelpFilters(t *testing.T) {
 func TestToolsHelpListsDisabledToolsForRemoteCallers(t *testing.T) {
 	gated := registry.Define(registry.ToolDef{
 		Name: "tools.zz_gated", Description: "test-only gated tool", When: "never", Examples: []string{"tools.zz_gated {}"}, Writes: true,
-	}, func(context.Context, struct{}) (any, error) { return nil, nil })
+	}, registry.Plain(func(context.Context, struct{}) (any, error) { return nil, nil }))
 	withGated := func() (registry.Namespace, error) {
 		ns := toolsNamespace(nil, func(context.Context) stepCatalogStatus { return stepCatalogStatus{} })
 		ns.Tools = append(ns.Tools, gated)
@@ -118,17 +116,17 @@ func TestToolsHelpListsDisabledToolsForRemoteCallers(t *testing.T) {
 
 func TestToolsByPhaseAndDescribe(t *testing.T) {
 	reg, _ := newTestRegistry(t)
-	data := dataOf(t, call(t, reg, "tools.by_phase", `{"phase":"planner"}`))
-	if data["count"].(float64) < 3 {
-		t.Fatalf("planner count = %v", data["count"])
+	data := answer[byPhaseOut](t, call(t, reg, "tools.by_phase", `{"phase":"planner"}`))
+	if data.Count < 3 || len(data.Tools) != data.Count {
+		t.Fatalf("planner count = %v, %d tools", data.Count, len(data.Tools))
 	}
 	mustFail(t, call(t, reg, "tools.by_phase", `{}`), registry.CodeInvalidInput)
 	mustFail(t, call(t, reg, "tools.by_phase", `{"phase":"nonsense"}`), registry.CodeInvalidInput)
 
 	for _, name := range []string{"tools.help", "tools__help"} {
-		d := dataOf(t, call(t, reg, "tools.describe_tool", `{"name":"`+name+`"}`))
-		if d["name"] != "tools.help" || d["schema"] == nil {
-			t.Fatalf("describe %s = %v", name, d)
+		d := answer[toolDescription](t, call(t, reg, "tools.describe_tool", `{"name":"`+name+`"}`))
+		if d.Name != "tools.help" || d.Schema == nil {
+			t.Fatalf("describe %s = %+v", name, d)
 		}
 	}
 	res := call(t, reg, "tools.describe_tool", `{"name":"no.such"}`)
@@ -144,10 +142,13 @@ func TestNamespaceHelpIsScoped(t *testing.T) {
 		if _, ok := reg.Lookup(ns + ".help"); !ok {
 			t.Fatalf("%s.help is not registered", ns)
 		}
-		data := dataOf(t, call(t, reg, ns+".help", `{}`))
-		for _, g := range data["namespaces"].([]any) {
-			if g.(map[string]any)["namespace"] != ns {
-				t.Fatalf("%s.help shows namespace %v", ns, g)
+		data := answer[helpData](t, call(t, reg, ns+".help", `{}`))
+		if len(data.Namespaces) != 1 {
+			t.Fatalf("%s.help shows %d namespaces", ns, len(data.Namespaces))
+		}
+		for _, g := range data.Namespaces {
+			if g.Namespace != ns {
+				t.Fatalf("%s.help shows namespace %v", ns, g.Namespace)
 			}
 		}
 		mustFail(t, call(t, reg, ns+".help", `{"namespace":"tools"}`), registry.CodeInvalidInput)

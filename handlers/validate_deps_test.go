@@ -17,7 +17,7 @@ func depsRegistry(t *testing.T) *registry.Registry {
 		t.Fatal(err)
 	}
 	reg, err := registry.New(registry.Options{}, func() (registry.Namespace, error) {
-		return registry.Namespace{Name: "validate", Description: "deps tools under test", Tools: validateDepsTools(d)}, nil
+		return registry.Namespace{Name: "validate", Description: "deps tools under test", Tools: []registry.ToolDef{validateDepsResolveTool(d), validateDepsExplainTool(d)}}, nil
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -74,42 +74,53 @@ func validateRunPipelineTool(d *Deps) registry.ToolDef {
 	}, d.validateRunPipeline)
 }
 
-func (d *Deps) validateRunPipeline(ctx context.Context, in validateRunPipelineIn) (*localrun.Report, error) {
+func (d *Deps) validateRunPipeline(ctx context.Context, in validateRunPipelineIn) (registry.Reply[*localrun.Report], error) {
+	var reply registry.Reply[*localrun.Report]
 	compileGiven := in.DAG != nil || in.DAGFile != "" || in.Config != nil || in.ConfigFile != ""
 	var req localrun.Request
 	switch {
 	case in.Definition != nil && compileGiven:
-		return nil, registry.Errorf(registry.CodeInvalidInput, "give definition and manifest, or dag and config to compile, not both")
+		reply.Out = nil
+		return reply, registry.Errorf(registry.CodeInvalidInput, "give definition and manifest, or dag and config to compile, not both")
 	case in.Definition != nil:
 		if in.Manifest == nil {
-			return nil, registry.Errorf(registry.CodeInvalidInput, "definition needs its manifest (data.manifest of compile.with_report): the run reads each step's code from it")
+			reply.Out = nil
+			return reply, registry.Errorf(registry.CodeInvalidInput, "definition needs its manifest (data.manifest of compile.with_report): the run reads each step's code from it")
 		}
 		call, err := d.sources(ctx, in.Files, in.stepTypesArg)
 		if err != nil {
-			return nil, err
+			reply.Out = nil
+			return reply, err
 		}
+		reply.Warn(call.cat.Warnings...)
 		code, err := localrun.CodeFromManifest(ctx, in.Manifest, call.fs)
 		if err != nil {
-			return nil, runPipelineError(err)
+			reply.Out = nil
+			return reply, runPipelineError(err)
 		}
 		def, err := json.Marshal(map[string]any(in.Definition))
 		if err != nil {
-			return nil, registry.Errorf(registry.CodeInvalidInput, "definition: %v", err)
+			reply.Out = nil
+			return reply, registry.Errorf(registry.CodeInvalidInput, "definition: %v", err)
 		}
 		req = localrun.Request{Definition: def, Code: code}
 	case compileGiven:
-		input, _, err := d.compileInput(ctx, in.compileSource, "")
+		input, _, stepWarns, err := d.compileInput(ctx, in.compileSource, "")
 		if err != nil {
-			return nil, err
+			reply.Out = nil
+			return reply, err
 		}
+		reply.Warn(stepWarns...)
 		res, err := compiler.Compile(ctx, input)
 		if err != nil {
-			return nil, compileError(err)
+			reply.Out = nil
+			return reply, compileError(err)
 		}
-		registry.Warn(ctx, res.Warnings...)
+		reply.Warn(res.Warnings...)
 		req = localrun.Request{Definition: res.JSON, Code: localrun.CodeFromArtifacts(res.Artifacts)}
 	default:
-		return nil, registry.Errorf(registry.CodeInvalidInput, "give definition and manifest (as compile.with_report returns them), or dag and config to compile").
+		reply.Out = nil
+		return reply, registry.Errorf(registry.CodeInvalidInput, "give definition and manifest (as compile.with_report returns them), or dag and config to compile").
 			Suggest("Compile first, then pass data.definition and data.manifest.", "compile.with_report")
 	}
 	if in.SampleData != nil {
@@ -123,24 +134,27 @@ func (d *Deps) validateRunPipeline(ctx context.Context, in validateRunPipelineIn
 	if d.Opts.RunPipelineS3 {
 		client, err := d.awsClient(ctx, d.Opts.AWSRegion)
 		if err != nil {
-			return nil, registry.Errorf(registry.CodeRuntimeUnavailable, "the local run's S3 (workspace.run_pipeline_s3): AWS client: %v", err).
+			reply.Out = nil
+			return reply, registry.Errorf(registry.CodeRuntimeUnavailable, "the local run's S3 (workspace.run_pipeline_s3): AWS client: %v", err).
 				Suggest("Ask the operator to check the server's AWS configuration (aws.region, credentials).")
 		}
 		req.Remote = client
 	}
 	rep, err := d.LocalRun.Run(ctx, req)
 	if err != nil {
-		return nil, runPipelineError(err, rep)
+		reply.Out = nil
+		return reply, runPipelineError(err, rep)
 	}
-	registry.Meta(ctx, "step_count", len(rep.Steps))
+	reply.WithMeta("step_count", len(rep.Steps))
 	if f := rep.FirstFailure; f != nil {
-		registry.Warn(ctx, fmt.Sprintf("step %s did not succeed: %s", f.Step, f.Reason))
-		registry.Next(ctx, registry.NextStep{Tool: "compile.with_report", When: "you fixed what first_failure.remedy says", Why: "compile again and rerun"})
+		reply.Warn(fmt.Sprintf("step %s did not succeed: %s", f.Step, f.Reason))
+		reply.Next(registry.NextStep{Tool: "compile.with_report", When: "you fixed what first_failure.remedy says", Why: "compile again and rerun"})
 	} else {
-		registry.Next(ctx, registry.NextStep{Tool: "compile.dag", When: "deploying is allowed", Why: "every step ran locally; upsert the pipeline",
+		reply.Next(registry.NextStep{Tool: "compile.dag", When: "deploying is allowed", Why: "every step ran locally; upsert the pipeline",
 			ArgsHint: map[string]any{"upsert": true}})
 	}
-	return rep, nil
+	reply.Out = rep
+	return reply, nil
 }
 
 // runPipelineError maps the local run's errors to tool errors; a report

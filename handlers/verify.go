@@ -72,13 +72,14 @@ func (d *Deps) verifier(ctx context.Context) *verify.Suite {
 }
 
 // verifierFor is the validation use-cases over what one call reads: its
-// files over the workspace and its step types over the catalogs.
-func (d *Deps) verifierFor(ctx context.Context, files inlineFiles, types stepTypesArg) (*verify.Suite, error) {
+// files over the workspace and its step types over the catalogs. The
+// warnings are those of the step types sent.
+func (d *Deps) verifierFor(ctx context.Context, files inlineFiles, types stepTypesArg) (*verify.Suite, []string, error) {
 	call, err := d.sources(ctx, files, types)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return &verify.Suite{Steps: call.cat.Steps, Config: call.cat.Config, Root: d.Root, Runner: d.Scripts, Files: call.fs}, nil
+	return &verify.Suite{Steps: call.cat.Steps, Config: call.cat.Config, Root: d.Root, Runner: d.Scripts, Files: call.fs}, call.cat.Warnings, nil
 }
 
 // verifyError maps a use-case error to the tool error a caller sees;

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"sync"
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -74,39 +75,6 @@ func (c workflowContent) engine() workflows.Content {
 	return workflows.Content{DAG: c.DAG, Config: c.Config, Files: c.Files, StepTypes: c.StepTypes, StepName: c.StepName}
 }
 
-type workflowStartIn struct {
-	Workflow string         `json:"workflow" jsonschema:"Workflow name (workflow.list)." schema:"minLength=1,maxLength=64"`
-	Args     workflowArgs   `json:"args,omitempty"`
-	Items    []workflowArgs `json:"items,omitempty" jsonschema:"Batch: one run per item, each with these arguments over args." schema:"maxItems=50"`
-}
-
-type workflowSubmitItem struct {
-	Run     runToken        `json:"run"`
-	Content workflowContent `json:"content,omitempty"`
-}
-
-type workflowSubmitIn struct {
-	Run     runToken             `json:"run,omitempty"`
-	Stage   string               `json:"stage" jsonschema:"The stage this content is for (the one the run waits for)." schema:"minLength=1,maxLength=64"`
-	Content workflowContent      `json:"content,omitempty"`
-	Items   []workflowSubmitItem `json:"items,omitempty" jsonschema:"Batch: each run with its own content; gates run in parallel." schema:"maxItems=50"`
-}
-
-type workflowStatusIn struct {
-	Run runToken `json:"run"`
-}
-
-type workflowListOut struct {
-	Workflows []workflowListed `json:"workflows"`
-}
-
-type workflowListed struct {
-	Name      string               `json:"name"`
-	Title     string               `json:"title"`
-	Arguments []workflows.Argument `json:"arguments"`
-	Stages    []gateStage          `json:"stages"`
-}
-
 // workflowRun is one run's place: its token and what to send next.
 type workflowRun struct {
 	Run          string                       `json:"run"`
@@ -152,16 +120,28 @@ func workflowNamespace(d *Deps) (registry.Namespace, error) {
 		Name:        "workflow",
 		Description: "Run a guided workflow with server-checked gates: each stage's content is checked by the same engine checks as the validate, author and compile tools; the run state is a signed token.",
 		Tools: []registry.ToolDef{
-			registry.Define(registry.ToolDef{Name: "workflow.list", Description: "The workflows and their stages.",
-				When: "Before workflow.start.", Examples: []string{`workflow.list {}`}, Tags: []string{registry.PhasePlanner}}, d.workflowList),
-			registry.Define(registry.ToolDef{Name: "workflow.start", Description: "Start a run (items: a batch); returns its token and the first stage.",
-				When: "To run a workflow.", Examples: []string{`workflow.start {"workflow": "cursus-configure-pipeline"}`}, Tags: []string{registry.PhasePlanner}}, d.workflowStart),
-			registry.Define(registry.ToolDef{Name: "workflow.submit", Description: "Run a stage's gate on the content sent.",
-				When: "For each stage, in order.", Examples: []string{`workflow.submit {"run": "<token>", "stage": "Constrain", "content": {"dag": {"nodes": ["XGBoostTraining"], "edges": []}}}`}, Tags: []string{registry.PhasePlanner}}, d.workflowSubmit),
-			registry.Define(registry.ToolDef{Name: "workflow.status", Description: "Where a run is.",
-				When: "To resume a run.", Examples: []string{`workflow.status {"run": "<token>"}`}, Tags: []string{registry.PhasePlanner}}, d.workflowStatus),
+			workflowListTool(d),
+			workflowStartTool(d),
+			workflowSubmitTool(d),
+			workflowStatusTool(d),
 		},
 	}, nil
+}
+
+type workflowListOut struct {
+	Workflows []workflowListed `json:"workflows"`
+}
+
+type workflowListed struct {
+	Name      string               `json:"name"`
+	Title     string               `json:"title"`
+	Arguments []workflows.Argument `json:"arguments"`
+	Stages    []gateStage          `json:"stages"`
+}
+
+func workflowListTool(d *Deps) registry.ToolDef {
+	return registry.Define(registry.ToolDef{Name: "workflow.list", Description: "The workflows and their stages.",
+		When: "Before workflow.start.", Examples: []string{`workflow.list {}`}, Tags: []string{registry.PhasePlanner}}, registry.Plain(d.workflowList))
 }
 
 func (d *Deps) workflowList(ctx context.Context, _ struct{}) (workflowListOut, error) {
@@ -176,15 +156,28 @@ func (d *Deps) workflowList(ctx context.Context, _ struct{}) (workflowListOut, e
 	return out, nil
 }
 
-func (d *Deps) workflowStart(ctx context.Context, in workflowStartIn) (workflowOut, error) {
+type workflowStartIn struct {
+	Workflow string         `json:"workflow" jsonschema:"Workflow name (workflow.list)." schema:"minLength=1,maxLength=64"`
+	Args     workflowArgs   `json:"args,omitempty"`
+	Items    []workflowArgs `json:"items,omitempty" jsonschema:"Batch: one run per item, each with these arguments over args." schema:"maxItems=50"`
+}
+
+func workflowStartTool(d *Deps) registry.ToolDef {
+	return registry.Define(registry.ToolDef{Name: "workflow.start", Description: "Start a run (items: a batch); returns its token and the first stage.",
+		When: "To run a workflow.", Examples: []string{`workflow.start {"workflow": "cursus-configure-pipeline"}`}, Tags: []string{registry.PhasePlanner}}, d.workflowStart)
+}
+
+func (d *Deps) workflowStart(ctx context.Context, in workflowStartIn) (registry.Reply[workflowOut], error) {
+	var reply registry.Reply[workflowOut]
 	if len(in.Items) == 0 {
 		run, err := d.startRun(ctx, in.Workflow, in.Args)
 		if err != nil {
-			return workflowOut{}, runError(err)
+			return reply, runError(err)
 		}
-		registry.Next(ctx, registry.NextStep{Tool: "workflow.submit", When: "next", Why: "run the first stage's gate",
+		reply.Next(registry.NextStep{Tool: "workflow.submit", When: "next", Why: "run the first stage's gate",
 			ArgsHint: map[string]any{"run": run.Run, "stage": run.Stage}})
-		return workflowOut{workflowRun: run}, nil
+		reply.Out = workflowOut{workflowRun: run}
+		return reply, nil
 	}
 	out := workflowOut{workflowRun: workflowRun{Workflow: in.Workflow, Status: workflows.StatusStarted}}
 	for _, item := range in.Items {
@@ -193,12 +186,13 @@ func (d *Deps) workflowStart(ctx context.Context, in workflowStartIn) (workflowO
 		maps.Copy(args, item) // an item's own arguments win
 		run, err := d.startRun(ctx, in.Workflow, args)
 		if err != nil {
-			return workflowOut{}, runError(err)
+			return reply, runError(err)
 		}
 		out.Items = append(out.Items, run)
 	}
 	out.Summary = summarizeBatch(out.Items)
-	return out, nil
+	reply.Out = out
+	return reply, nil
 }
 
 func (d *Deps) startRun(ctx context.Context, name string, args map[string]string) (workflowRun, error) {
@@ -214,27 +208,49 @@ func (d *Deps) startRun(ctx context.Context, name string, args map[string]string
 	return d.sealed(ctx, t)
 }
 
-func (d *Deps) workflowSubmit(ctx context.Context, in workflowSubmitIn) (workflowOut, error) {
+type workflowSubmitIn struct {
+	Run     runToken             `json:"run,omitempty"`
+	Stage   string               `json:"stage" jsonschema:"The stage this content is for (the one the run waits for)." schema:"minLength=1,maxLength=64"`
+	Content workflowContent      `json:"content,omitempty"`
+	Items   []workflowSubmitItem `json:"items,omitempty" jsonschema:"Batch: each run with its own content; gates run in parallel." schema:"maxItems=50"`
+}
+
+type workflowSubmitItem struct {
+	Run     runToken        `json:"run"`
+	Content workflowContent `json:"content,omitempty"`
+}
+
+func workflowSubmitTool(d *Deps) registry.ToolDef {
+	return registry.Define(registry.ToolDef{Name: "workflow.submit", Description: "Run a stage's gate on the content sent.",
+		When: "For each stage, in order.", Examples: []string{`workflow.submit {"run": "<token>", "stage": "Constrain", "content": {"dag": {"nodes": ["XGBoostTraining"], "edges": []}}}`}, Tags: []string{registry.PhasePlanner}}, d.workflowSubmit)
+}
+
+func (d *Deps) workflowSubmit(ctx context.Context, in workflowSubmitIn) (registry.Reply[workflowOut], error) {
+	var reply registry.Reply[workflowOut]
 	if (in.Run == "") == (len(in.Items) == 0) {
-		return workflowOut{}, registry.Errorf(registry.CodeInvalidInput, "give run (one run) or items (a batch), not both")
+		return reply, registry.Errorf(registry.CodeInvalidInput, "give run (one run) or items (a batch), not both")
 	}
 	if len(in.Items) == 0 {
-		run, err := d.submitRun(ctx, in.Run, in.Stage, in.Content)
+		run, err := d.submitRun(ctx, in.Run, in.Stage, in.Content, reply.Warn)
 		if err != nil {
-			return workflowOut{}, err
+			return reply, err
 		}
 		if run.Next != nil {
-			registry.Next(ctx, registry.NextStep{Tool: "workflow.submit", When: run.Status, Why: "stage " + run.Next.Name + " is next",
+			reply.Next(registry.NextStep{Tool: "workflow.submit", When: run.Status, Why: "stage " + run.Next.Name + " is next",
 				ArgsHint: map[string]any{"run": run.Run, "stage": run.Next.Name}})
 		}
-		return workflowOut{workflowRun: run}, nil
+		reply.Out = workflowOut{workflowRun: run}
+		return reply, nil
 	}
 	items := make([]workflowRun, len(in.Items))
+	var mu sync.Mutex // the items' warnings, in the order their loads end
+	var warnings []string
+	warn := func(msgs ...string) { mu.Lock(); warnings = append(warnings, msgs...); mu.Unlock() }
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(batchParallel)
 	for i, item := range in.Items {
 		g.Go(func() error {
-			run, err := d.submitRun(gctx, item.Run, in.Stage, item.Content)
+			run, err := d.submitRun(gctx, item.Run, in.Stage, item.Content, warn)
 			if gctx.Err() != nil {
 				return gctx.Err()
 			}
@@ -246,12 +262,16 @@ func (d *Deps) workflowSubmit(ctx context.Context, in workflowSubmitIn) (workflo
 		})
 	}
 	if err := g.Wait(); err != nil {
-		return workflowOut{}, err
+		return reply, err
 	}
-	return workflowOut{workflowRun: workflowRun{Stage: in.Stage, Status: "batch"}, Items: items, Summary: summarizeBatch(items)}, nil
+	reply.Warn(warnings...)
+	reply.Out = workflowOut{workflowRun: workflowRun{Stage: in.Stage, Status: "batch"}, Items: items, Summary: summarizeBatch(items)}
+	return reply, nil
 }
 
-func (d *Deps) submitRun(ctx context.Context, token runToken, stage string, c workflowContent) (workflowRun, error) {
+// submitRun submits one run's stage; warn receives the warnings of the
+// step types the submission sent.
+func (d *Deps) submitRun(ctx context.Context, token runToken, stage string, c workflowContent, warn func(...string)) (workflowRun, error) {
 	st, err := d.openRun(token)
 	if err != nil {
 		return workflowRun{}, err
@@ -262,7 +282,7 @@ func (d *Deps) submitRun(ctx context.Context, token runToken, stage string, c wo
 	} else if was {
 		return workflowRun{}, spentError()
 	}
-	t, err := workflows.Submit(ctx, st, stage, c.engine(), d.workflowLoader)
+	t, err := workflows.Submit(ctx, st, stage, c.engine(), d.workflowLoader(warn))
 	if err != nil {
 		return workflowRun{}, runError(err)
 	}
@@ -293,6 +313,15 @@ func spentStoreError(error) error {
 	return registry.Errorf(registry.CodeRunStoreUnavailable, "'run': the store of spent run tokens did not answer; the run did not move").
 		WithDetails(map[string]any{"argument": "run", "reason": "store_unavailable", "retryable": true}).
 		Suggest("Send the same run token and content again in a few seconds; the run is where it was.", "workflow.status")
+}
+
+type workflowStatusIn struct {
+	Run runToken `json:"run"`
+}
+
+func workflowStatusTool(d *Deps) registry.ToolDef {
+	return registry.Define(registry.ToolDef{Name: "workflow.status", Description: "Where a run is.",
+		When: "To resume a run.", Examples: []string{`workflow.status {"run": "<token>"}`}, Tags: []string{registry.PhasePlanner}}, registry.Plain(d.workflowStatus))
 }
 
 func (d *Deps) workflowStatus(ctx context.Context, in workflowStatusIn) (workflowOut, error) {
@@ -360,32 +389,35 @@ func runError(err error) error {
 
 // workflowLoader loads a submission as the tools load inline content,
 // over an empty tree: a gate sees only what was sent, which is what its
-// content hashes certify.
-func (d *Deps) workflowLoader(ctx context.Context, c workflows.Content) (*workflows.Subject, error) {
-	call, err := d.sources(ctx, c.Files, stepTypesArg{StepTypes: c.StepTypes})
-	if err != nil {
-		return nil, err
-	}
-	sent, err := workspace.NewOverlay(nil, c.Files)
-	if err != nil {
-		return nil, err
-	}
-	call.fs = sent
-	s := &workflows.Subject{StepTypes: c.StepTypes, StepName: c.StepName,
-		Suite: &verify.Suite{Steps: call.cat.Steps, Config: call.cat.Config, Root: d.Root, Files: sent, Runner: d.Scripts}}
-	if c.DAG != nil {
-		doc, err := d.loadDAGDocument(call, dagSource{DAG: c.DAG}, false)
+// content hashes certify. The warnings of the step types sent go to warn.
+func (d *Deps) workflowLoader(warn func(...string)) workflows.Loader {
+	return func(ctx context.Context, c workflows.Content) (*workflows.Subject, error) {
+		call, err := d.sources(ctx, c.Files, stepTypesArg{StepTypes: c.StepTypes})
 		if err != nil {
 			return nil, err
 		}
-		s.DAG, s.DAGName = doc.DAG, compiler.DAGName(doc, "")
-	}
-	if c.Config != nil {
-		if s.Config, _, err = d.configFrom(call, configSource{Config: c.Config}, "config_file"); err != nil {
-			return nil, contentProblems(err)
+		warn(call.cat.Warnings...)
+		sent, err := workspace.NewOverlay(nil, c.Files)
+		if err != nil {
+			return nil, err
 		}
+		call.fs = sent
+		s := &workflows.Subject{StepTypes: c.StepTypes, StepName: c.StepName,
+			Suite: &verify.Suite{Steps: call.cat.Steps, Config: call.cat.Config, Root: d.Root, Files: sent, Runner: d.Scripts}}
+		if c.DAG != nil {
+			doc, err := d.loadDAGDocument(call, dagSource{DAG: c.DAG}, false)
+			if err != nil {
+				return nil, err
+			}
+			s.DAG, s.DAGName = doc.DAG, compiler.DAGName(doc, "")
+		}
+		if c.Config != nil {
+			if s.Config, _, err = d.configFrom(call, configSource{Config: c.Config}, "config_file"); err != nil {
+				return nil, contentProblems(err)
+			}
+		}
+		return s, nil
 	}
-	return s, nil
 }
 
 // contentProblems carries the problems a tool error lists in its details

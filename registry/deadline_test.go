@@ -44,10 +44,10 @@ func TestDeadlineCountsFromCallStart(t *testing.T) {
 	var deadline time.Time
 	def := Define(ToolDef{Name: "t.deadline", Description: "records its deadline", When: "in tests",
 		Examples: []string{`t.deadline {"names": ["x"]}`}, Tags: []string{PhasePlanner}},
-		func(ctx context.Context, _ slowArgs) (out, error) {
+		Plain(func(ctx context.Context, _ slowArgs) (out, error) {
 			deadline, _ = ctx.Deadline()
 			return out{Seen: true}, nil
-		})
+		}))
 	r := newReg(t, Options{PerToolTimeout: map[string]time.Duration{"t.deadline": limit}}, def)
 	before := time.Now()
 	res := r.Call(context.Background(), "t.deadline", map[string]any{"names": slowNames()})
@@ -69,10 +69,10 @@ func TestValidationPastTheDeadlineSkipsTheHandler(t *testing.T) {
 	ran := false
 	def := Define(ToolDef{Name: "t.late", Description: "notes that it ran", When: "in tests",
 		Examples: []string{`t.late {"names": ["x"]}`}, Tags: []string{PhasePlanner}},
-		func(context.Context, slowArgs) (struct{}, error) {
+		Plain(func(context.Context, slowArgs) (struct{}, error) {
 			ran = true
 			return struct{}{}, nil
-		})
+		}))
 	r := newReg(t, Options{PerToolTimeout: map[string]time.Duration{"t.late": time.Nanosecond}}, def)
 	res := r.Call(context.Background(), "t.late", map[string]any{"names": slowNames()})
 	if res.Code != CodeTimeout || ran {
@@ -111,10 +111,10 @@ func TestDeadlineHoldsWhenWorkIgnoresIt(t *testing.T) {
 	}
 	def := Define(ToolDef{Name: "t.stubborn", Description: "burns CPU until released, ignoring its context", When: "in tests",
 		Examples: []string{`t.stubborn {}`}, Tags: []string{PhasePlanner}},
-		func(context.Context, struct{}) (struct{}, error) {
+		Plain(func(context.Context, struct{}) (struct{}, error) {
 			spin(release)
 			return struct{}{}, nil
-		})
+		}))
 	r := newReg(t, Options{Timeout: limit}, def)
 	const calls = 8
 	type answer struct {

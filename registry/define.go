@@ -26,10 +26,16 @@ import (
 // its pattern) is used wherever it appears, so a shape shared by many
 // tools is written once.
 //
-// The handler adds next steps, warnings and meta keys to its envelope
-// with Next, Warn and Meta on its context (from its own goroutine: they
-// are not synchronised), and fails with a *ToolError.
-func Define[In, Out any](spec ToolDef, handle func(ctx context.Context, in In) (Out, error)) ToolDef {
+// The handler returns its whole answer as a value, a Reply: the output
+// (the envelope's data) with the next steps, warnings and meta keys that
+// go with it. It fails by returning an error, a *ToolError to choose the
+// code; the reply beside an error is dropped. This is the one handler form
+// (as the MCP go-sdk's typed tool handlers return their result with their
+// output); a handler with nothing to say beyond its output is written
+// func(ctx, In) (Out, error) and passed through Plain. Nothing travels
+// back through ctx: a handler that starts goroutines gathers what they
+// find and puts it in its reply itself.
+func Define[In, Out any](spec ToolDef, handle func(ctx context.Context, in In) (Reply[Out], error)) ToolDef {
 	in, err := inputSchema(reflect.TypeFor[In]())
 	if err != nil {
 		spec.defineErr = err
@@ -49,16 +55,11 @@ func Define[In, Out any](spec ToolDef, handle func(ctx context.Context, in In) (
 		if err != nil {
 			return nil, Errorf(CodeInvalidInput, "invalid arguments for '%s': %v", spec.Name, err)
 		}
-		data, err := handle(ctx, in)
+		reply, err := handle(ctx, in)
 		if err != nil {
 			return nil, err
 		}
-		extras := &scopeFrom(ctx).extras // the registry runs every call in a scope
-		res := OK(data).Next(extras.next...).Warn(extras.warnings...)
-		for _, kv := range extras.meta {
-			res.WithMeta(kv.key, kv.value)
-		}
-		return res, nil
+		return reply.result(), nil
 	}
 	return spec
 }
@@ -69,43 +70,46 @@ type Schemer interface {
 	JSONSchema() *jsonschema.Schema
 }
 
-// replyExtras collects what a typed handler adds to its envelope.
-type replyExtras struct {
-	next     []NextStep
-	warnings []string
-	meta     []metaEntry
+// Reply is a typed handler's answer: Out is the envelope's data, and the
+// rest its next_steps, warnings and meta. Build it field by field or with
+// Next, Warn and WithMeta, which append as Result's methods of the same
+// names do (not synchronised: one goroutine builds a reply).
+type Reply[Out any] struct {
+	Out       Out
+	NextSteps []NextStep
+	Warnings  []string
+	// Meta holds the tool's own meta keys; the registry adds meta.tool
+	// and meta.duration_ms.
+	Meta map[string]any
 }
 
-type metaEntry struct {
-	key   string
-	value any
-}
+// Next suggests tools to call after this successful call.
+func (r *Reply[Out]) Next(steps ...NextStep) { r.NextSteps = append(r.NextSteps, steps...) }
 
-func extrasFrom(ctx context.Context) *replyExtras {
-	if s := scopeFrom(ctx); s != nil {
-		return &s.extras
+// Warn adds warnings.
+func (r *Reply[Out]) Warn(msgs ...string) { r.Warnings = append(r.Warnings, msgs...) }
+
+// WithMeta sets one meta key (a later value for a key wins).
+func (r *Reply[Out]) WithMeta(key string, value any) {
+	if r.Meta == nil {
+		r.Meta = map[string]any{}
 	}
-	return nil
+	r.Meta[key] = value
 }
 
-// Next suggests the tools to call after this successful call.
-func Next(ctx context.Context, steps ...NextStep) {
-	if e := extrasFrom(ctx); e != nil {
-		e.next = append(e.next, steps...)
+func (r *Reply[Out]) result() *Result {
+	res := OK(r.Out).Next(r.NextSteps...).Warn(r.Warnings...)
+	for k, v := range r.Meta {
+		res.WithMeta(k, v)
 	}
+	return res
 }
 
-// Warn adds warnings to this call's envelope.
-func Warn(ctx context.Context, msgs ...string) {
-	if e := extrasFrom(ctx); e != nil {
-		e.warnings = append(e.warnings, msgs...)
-	}
-}
-
-// Meta sets one key of this call's envelope meta.
-func Meta(ctx context.Context, key string, value any) {
-	if e := extrasFrom(ctx); e != nil {
-		e.meta = append(e.meta, metaEntry{key, value})
+// Plain adapts a handler that answers with its output alone, for Define.
+func Plain[In, Out any](handle func(ctx context.Context, in In) (Out, error)) func(context.Context, In) (Reply[Out], error) {
+	return func(ctx context.Context, in In) (Reply[Out], error) {
+		out, err := handle(ctx, in)
+		return Reply[Out]{Out: out}, err
 	}
 }
 

@@ -38,14 +38,17 @@ type defineOut struct {
 
 func greetTool() ToolDef {
 	return Define(ToolDef{Name: "t.greet", Description: "d", When: "w", Examples: []string{`t.greet {"name": "x"}`}},
-		func(ctx context.Context, in defineIn) (defineOut, error) {
+		func(ctx context.Context, in defineIn) (Reply[defineOut], error) {
+			reply := Reply[defineOut]{Warnings: []string{"w0"}}
 			if in.Name == "fail" {
-				return defineOut{}, Errorf(CodeValidationFailed, "no")
+				reply.Warn("dropped with the error")
+				return reply, Errorf(CodeValidationFailed, "no")
 			}
-			Warn(ctx, "w1")
-			Meta(ctx, "n", len(in.Nodes))
-			Next(ctx, NextStep{Tool: "t.greet", When: "again", Why: "why"})
-			return defineOut{Greeting: "hi " + in.Name}, nil
+			reply.Warn("w1")
+			reply.WithMeta("n", len(in.Nodes))
+			reply.Next(NextStep{Tool: "t.greet", When: "again", Why: "why"})
+			reply.Out = defineOut{Greeting: "hi " + in.Name}
+			return reply, nil
 		})
 }
 
@@ -95,13 +98,13 @@ func TestDefineRunsTheTypedHandler(t *testing.T) {
 	r := newReg(t, Options{}, greetTool())
 	res := r.Call(context.Background(), "t.greet", map[string]any{"name": "Ann", "nodes": []any{"A"}})
 	body := string(res.Encode())
-	for _, want := range []string{`"greeting":"hi Ann"`, `"warnings":["w1"]`, `"n":1`, `"next_steps":[{"tool":"t.greet"`} {
+	for _, want := range []string{`"greeting":"hi Ann"`, `"warnings":["w0","w1"]`, `"n":1`, `"next_steps":[{"tool":"t.greet"`} {
 		if !strings.Contains(body, want) {
 			t.Errorf("envelope lacks %s: %s", want, body)
 		}
 	}
-	if res := r.Call(context.Background(), "t.greet", map[string]any{"name": "fail"}); res.Code != CodeValidationFailed {
-		t.Errorf("tool error = %s", res.Encode())
+	if res := r.Call(context.Background(), "t.greet", map[string]any{"name": "fail"}); res.Code != CodeValidationFailed || len(res.Warnings) != 0 {
+		t.Errorf("tool error = %s, want the error without the reply's warnings", res.Encode())
 	}
 	if res := r.Call(context.Background(), "t.greet", map[string]any{"name": "Ann", "count": 9.0}); res.Code != CodeInvalidInput {
 		t.Errorf("tag constraint not enforced: %s", res.Encode())
@@ -113,7 +116,7 @@ func TestDefineReportsBadTags(t *testing.T) {
 		X string `json:"x" schema:"minLenght=1"`
 	}
 	def := Define(ToolDef{Name: "t.bad", Description: "d", When: "w", Examples: []string{"t.bad {}"}},
-		func(context.Context, bad) (struct{}, error) { return struct{}{}, nil })
+		Plain(func(context.Context, bad) (struct{}, error) { return struct{}{}, nil }))
 	if err := def.check(); err == nil || !strings.Contains(err.Error(), `unknown schema keyword "minLenght"`) {
 		t.Fatalf("check = %v", err)
 	}
@@ -132,7 +135,7 @@ func TestCallJSONBindsFromTheText(t *testing.T) {
 	r, err := New(Options{}, func() (Namespace, error) {
 		return Namespace{Name: "b", Description: "bench", Tools: []ToolDef{Define(ToolDef{
 			Name: "b.ids", Description: "test tool", When: "in tests", Examples: []string{`b.ids {"id": 1}`}, Tags: []string{PhasePlanner},
-		}, func(_ context.Context, in bigIn) (any, error) { got = in; return nil, nil })}}, nil
+		}, Plain(func(_ context.Context, in bigIn) (any, error) { got = in; return nil, nil }))}}, nil
 	})
 	if err != nil {
 		t.Fatal(err)

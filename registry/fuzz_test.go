@@ -51,7 +51,7 @@ func fuzzTool() ToolDef {
 	return Define(ToolDef{
 		Name: "fz.check", Description: "Checks its own arguments.", When: "In fuzz tests.",
 		Examples: []string{`fz.check {"id": "a"}`}, Tags: []string{PhasePlanner},
-	}, func(_ context.Context, in fuzzIn) (map[string]any, error) {
+	}, Plain(func(_ context.Context, in fuzzIn) (map[string]any, error) {
 		switch {
 		case !fuzzIDPattern.MatchString(in.ID) || utf8.RuneCountInString(in.ID) > 16:
 			return nil, fmt.Errorf("bad id passed validation: %q", in.ID)
@@ -68,7 +68,7 @@ func fuzzTool() ToolDef {
 			}
 		}
 		return map[string]any{"id": in.ID, "count": in.Count, "mode": in.Mode, "tags": in.Tags, "opts": in.Opts}, nil
-	})
+	}))
 }
 
 // FuzzCallArguments sends arbitrary JSON bodies through DecodeArgs and

@@ -12,7 +12,7 @@ type noOut struct{}
 
 func policyTestTool(name string) ToolDef {
 	return Define(ToolDef{Name: name, Description: "d", When: "w", Examples: []string{name + " {}"}, Tags: []string{PhasePlanner}},
-		func(context.Context, noIn) (noOut, error) { return noOut{}, nil })
+		Plain(func(context.Context, noIn) (noOut, error) { return noOut{}, nil }))
 }
 
 // TestUnknownPolicyNames: a name that matches no tool, wire name or

@@ -25,7 +25,7 @@ func tool(name string, h testHandler) ToolDef {
 	return Define(ToolDef{
 		Name: name, Description: "test tool", When: "in tests", Examples: []string{name + " {}"},
 		Tags: []string{PhasePlanner},
-	}, h)
+	}, Plain(h))
 }
 
 func okHandler(_ context.Context, in testIn) (any, error) {
@@ -283,8 +283,8 @@ func TestToolChecks(t *testing.T) {
 		{Name: "nodot"},
 		{Name: "a.b__c"},
 		{Name: "a.b", Description: "d", When: "w", Examples: []string{"x"}, Schema: map[string]any{"type": "object"}}, // not declared with Define
-		Define(ToolDef{Name: "a." + strings.Repeat("x", 70), Description: "d", When: "w", Examples: []string{"x"}}, okHandler),
-		Define(ToolDef{Name: "a.b", Description: "d", When: "w"}, okHandler), // no examples
+		Define(ToolDef{Name: "a." + strings.Repeat("x", 70), Description: "d", When: "w", Examples: []string{"x"}}, Plain(okHandler)),
+		Define(ToolDef{Name: "a.b", Description: "d", When: "w"}, Plain(okHandler)), // no examples
 	}
 	for _, td := range bad {
 		if err := td.check(); err == nil {
@@ -459,14 +459,14 @@ func TestGuidanceNamesOnlyAdmittedTools(t *testing.T) {
 	w.Writes = true
 	saver := tool("t.save", okHandler)
 	saver.WritesWith = []string{"mode"}
-	guide := tool("t.guide", func(ctx context.Context, in testIn) (any, error) {
-		if in.Mode == "fast" {
-			return nil, Errorf(CodeNotFound, "no").Suggest("try", "t.write", "t.read", "<placeholder>")
-		}
-		Next(ctx, NextStep{Tool: "t.write"}, NextStep{Tool: "t__read"}, NextStep{Tool: "<namespace>.help"},
-			NextStep{Tool: "t.save", Why: "write", ArgsHint: map[string]any{"mode": "slow"}}, NextStep{Tool: "t.save", Why: "produce"})
-		return nil, nil
-	})
+	guide := Define(ToolDef{Name: "t.guide", Description: "test tool", When: "in tests", Examples: []string{"t.guide {}"}, Tags: []string{PhasePlanner}},
+		func(ctx context.Context, in testIn) (Reply[any], error) {
+			if in.Mode == "fast" {
+				return Reply[any]{}, Errorf(CodeNotFound, "no").Suggest("try", "t.write", "t.read", "<placeholder>")
+			}
+			return Reply[any]{NextSteps: []NextStep{{Tool: "t.write"}, {Tool: "t__read"}, {Tool: "<namespace>.help"},
+				{Tool: "t.save", Why: "write", ArgsHint: map[string]any{"mode": "slow"}}, {Tool: "t.save", Why: "produce"}}}, nil
+		})
 	r := newReg(t, Options{}, tool("t.read", okHandler), w, saver, guide)
 	remote := WithCaller(context.Background(), Caller{Remote: true})
 	var next []string

@@ -145,7 +145,7 @@ func TestSchemaCompiledAtFirstCall(t *testing.T) {
 		Name string `json:"name" pattern:"("`
 	}
 	bad := Define(ToolDef{Name: "t.bad", Description: "test tool", When: "in tests", Examples: []string{"t.bad {}"},
-		Tags: []string{PhasePlanner}}, func(context.Context, badIn) (any, error) { return nil, nil })
+		Tags: []string{PhasePlanner}}, Plain(func(context.Context, badIn) (any, error) { return nil, nil }))
 	r := newReg(t, Options{}, tool("t.good", okHandler), bad)
 	if e := r.tools["t.good"]; e.validator != nil {
 		t.Error("t.good's schema compiled before any call")

@@ -29,11 +29,9 @@ var Phases = []struct{ Name, Description string }{
 type callFunc func(ctx context.Context, args map[string]any, text []byte) (*Result, error)
 
 // callScope is what the context of a running call carries for the
-// registry: the registry running it, and what its handler adds to the
-// envelope (Next, Warn, Meta).
+// registry: the registry running it.
 type callScope struct {
 	registry *Registry
-	extras   replyExtras
 }
 
 type callScopeKey struct{}

@@ -54,7 +54,7 @@ func benchNamespace() (registry.Namespace, error) {
 		registry.Define(registry.ToolDef{
 			Name: "bench.noop", Description: "Does nothing.", When: "In benchmarks.",
 			Examples: []string{`bench.noop {"name": "x"}  # echoes x`},
-		}, func(_ context.Context, in noopIn) (noopOut, error) { return noopOut(in), nil }),
+		}, registry.Plain(func(_ context.Context, in noopIn) (noopOut, error) { return noopOut(in), nil })),
 	}}, nil
 }
 

@@ -32,10 +32,10 @@ func TestDuplicateKeysAreRefused(t *testing.T) {
 			registry.Define(registry.ToolDef{
 				Name: "dup.echo", Description: "Records its input.", When: "In duplicate-key tests.",
 				Examples: []string{`dup.echo {"options": {"mode": "safe"}}  # records it`},
-			}, func(_ context.Context, in dupIn) (map[string]any, error) {
+			}, registry.Plain(func(_ context.Context, in dupIn) (map[string]any, error) {
 				got, ran = in, true
 				return map[string]any{}, nil
-			}),
+			})),
 		}}, nil
 	}
 	server := newTestEnv(t, nil, ns)

@@ -120,7 +120,7 @@ func (o *opsEnv) namespace() (registry.Namespace, error) {
 			registry.Define(registry.ToolDef{
 				Name: "opstest.exec", Description: "Runs until the test releases it.", When: "In exec-cap tests.",
 				Examples: []string{`opstest.exec {}  # blocks`}, ExecCode: true,
-			}, func(ctx context.Context, _ noArgs) (map[string]any, error) {
+			}, registry.Plain(func(ctx context.Context, _ noArgs) (map[string]any, error) {
 				o.execStarted <- struct{}{}
 				select {
 				case <-o.execRelease:
@@ -128,11 +128,11 @@ func (o *opsEnv) namespace() (registry.Namespace, error) {
 					return nil, ctx.Err()
 				}
 				return map[string]any{"ran": true}, nil
-			}),
+			})),
 			registry.Define(registry.ToolDef{
 				Name: "opstest.hold", Description: "Runs until the test releases it or its deadline.", When: "In fair-share tests.",
 				Examples: []string{`opstest.hold {}  # blocks`},
-			}, func(ctx context.Context, _ echoArgs) (map[string]any, error) {
+			}, registry.Plain(func(ctx context.Context, _ echoArgs) (map[string]any, error) {
 				o.holdStarted <- struct{}{}
 				select {
 				case <-o.holdRelease:
@@ -140,30 +140,30 @@ func (o *opsEnv) namespace() (registry.Namespace, error) {
 					return nil, ctx.Err()
 				}
 				return map[string]any{"held": true}, nil
-			}),
+			})),
 			registry.Define(registry.ToolDef{
 				Name: "opstest.stubborn", Description: "Runs until the test releases it, ignoring its deadline.", When: "In deadline tests.",
 				Examples: []string{`opstest.stubborn {}  # blocks`},
-			}, func(context.Context, noArgs) (map[string]any, error) {
+			}, registry.Plain(func(context.Context, noArgs) (map[string]any, error) {
 				o.holdStarted <- struct{}{}
 				<-o.holdRelease
 				return map[string]any{"held": true}, nil
-			}),
+			})),
 			registry.Define(registry.ToolDef{
 				Name: "opstest.sleep", Description: "Sleeps for ms milliseconds.", When: "In timeout tests.",
 				Examples: []string{`opstest.sleep {"ms": 10}  # sleeps`},
-			}, func(ctx context.Context, in sleepArgs) (map[string]any, error) {
+			}, registry.Plain(func(ctx context.Context, in sleepArgs) (map[string]any, error) {
 				select {
 				case <-time.After(time.Duration(in.MS) * time.Millisecond):
 					return map[string]any{"slept_ms": in.MS}, nil
 				case <-ctx.Done():
 					return nil, ctx.Err()
 				}
-			}),
+			})),
 			registry.Define(registry.ToolDef{
 				Name: "opstest.echo", Description: "Returns the payload.", When: "In logging tests.",
 				Examples: []string{`opstest.echo {"payload": {}}  # echoes`},
-			}, func(_ context.Context, in echoArgs) (map[string]any, error) {
+			}, registry.Plain(func(_ context.Context, in echoArgs) (map[string]any, error) {
 				keys := 0
 				if in.Payload != nil {
 					keys++
@@ -172,7 +172,7 @@ func (o *opsEnv) namespace() (registry.Namespace, error) {
 					keys++
 				}
 				return map[string]any{"keys": keys}, nil
-			}),
+			})),
 		},
 	}, nil
 }

@@ -37,12 +37,12 @@ func tenancyNamespace() (registry.Namespace, error) {
 			registry.Define(registry.ToolDef{
 				Name: "tenancy.progress", Description: "Reports progress the given number of times.",
 				When: "In tenant isolation tests.", Examples: []string{`tenancy.progress {"steps": 3}  # three notifications`},
-			}, func(ctx context.Context, in progressIn) (progressOut, error) {
+			}, registry.Plain(func(ctx context.Context, in progressIn) (progressOut, error) {
 				for i := 1; i <= in.Steps; i++ {
 					registry.Progress(ctx, float64(i), float64(in.Steps), fmt.Sprintf("step %d", i))
 				}
 				return progressOut(in), nil
-			}),
+			})),
 		},
 	}, nil
 }

@@ -31,15 +31,15 @@ func gatedTestNamespace() (registry.Namespace, error) {
 			registry.Define(registry.ToolDef{
 				Name: "testonly.write", Description: "Pretends to write a file.", When: "In gate tests.",
 				Examples: []string{`testonly.write {}  # does nothing`}, Writes: true,
-			}, func(context.Context, noArgs) (map[string]any, error) { return map[string]any{"wrote": true}, nil }),
+			}, registry.Plain(func(context.Context, noArgs) (map[string]any, error) { return map[string]any{"wrote": true}, nil })),
 			registry.Define(registry.ToolDef{
 				Name: "testonly.panic", Description: "Panics.", When: "In recovery tests.",
 				Examples: []string{`testonly.panic {}  # panics`},
-			}, func(context.Context, noArgs) (any, error) { panic("test panic") }),
+			}, registry.Plain(func(context.Context, noArgs) (any, error) { panic("test panic") })),
 			registry.Define(registry.ToolDef{
 				Name: "testonly.sleep", Description: "Sleeps for ms milliseconds.", When: "In shutdown tests.",
 				Examples: []string{`testonly.sleep {"ms": 10}  # sleeps`},
-			}, func(ctx context.Context, in sleepArgs) (map[string]any, error) {
+			}, registry.Plain(func(ctx context.Context, in sleepArgs) (map[string]any, error) {
 				d := time.Duration(in.MS) * time.Millisecond
 				select {
 				case <-time.After(d):
@@ -47,16 +47,16 @@ func gatedTestNamespace() (registry.Namespace, error) {
 				case <-ctx.Done():
 					return nil, ctx.Err()
 				}
-			}),
+			})),
 			registry.Define(registry.ToolDef{
 				Name: "testonly.progress", Description: "Reports progress three times.", When: "In progress tests.",
 				Examples: []string{`testonly.progress {}  # three notifications`},
-			}, func(ctx context.Context, _ noArgs) (map[string]any, error) {
+			}, registry.Plain(func(ctx context.Context, _ noArgs) (map[string]any, error) {
 				for i := 1; i <= 3; i++ {
 					registry.Progress(ctx, float64(i), 3, "step")
 				}
 				return map[string]any{"steps": 3}, nil
-			}),
+			})),
 		},
 	}, nil
 }
