@@ -14,6 +14,7 @@ import (
 
 	"github.com/cursus-dev/cursus/engine/config"
 	"github.com/cursus-dev/cursus/engine/dag"
+	"github.com/cursus-dev/cursus/engine/scriptrun"
 	"github.com/cursus-dev/cursus/engine/steps"
 	"github.com/cursus-dev/cursus/engine/validate"
 	"github.com/cursus-dev/cursus/engine/workspace"
@@ -70,7 +71,7 @@ func newRoot(t *testing.T) *workspace.Root {
 
 func TestEveryBuiltinScriptStubIsAligned(t *testing.T) {
 	cat := loadCatalog(t)
-	runner := validate.NewRunner(2)
+	runner := scriptrun.NewRunner(2)
 	canRun := runner.Available() == nil
 	if !canRun && os.Getenv("CI") != "" {
 		t.Fatalf("python3 is required in CI to run the stubs: %v", runner.Available())
@@ -104,8 +105,8 @@ func TestEveryBuiltinScriptStubIsAligned(t *testing.T) {
 		for _, r := range iface.Contract.EnvVars.Required {
 			env[r] = "x"
 		}
-		res, err := runner.Run(t.Context(), validate.RunRequest{Interface: iface,
-			Script: validate.Source{FS: os.DirFS(dir), Path: iface.Contract.EntryPoint}, Env: env})
+		res, err := runner.Run(t.Context(), scriptrun.RunRequest{Interface: iface,
+			Script: scriptrun.Source{FS: os.DirFS(dir), Path: iface.Contract.EntryPoint}, Env: env})
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}

@@ -162,7 +162,7 @@ func jobFlags(iface *steps.Interface) []jobFlag {
 	seen := map[string]bool{}
 	var out []jobFlag
 	for _, ja := range iface.Contract.JobArguments {
-		attr := strings.ReplaceAll(strings.TrimLeft(ja.Flag, "-"), "-", "_")
+		attr := steps.NormalizeFlag(ja.Flag)
 		if attr == "" || seen[attr] {
 			continue
 		}

@@ -4,7 +4,11 @@
 // It knows nothing about HTTP, MCP or tool envelopes.
 package steps
 
-import "go.yaml.in/yaml/v3"
+import (
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
 
 // Node types (engine-core-spec §1.3).
 const (
@@ -178,6 +182,12 @@ type EnvVars struct {
 type JobArgument struct {
 	Flag   string `yaml:"flag" json:"flag"`
 	Source string `yaml:"source" json:"source"`
+}
+
+// NormalizeFlag strips leading dashes and maps '-' to '_' so that
+// "--job-type", "--job_type" and "job_type" compare equal.
+func NormalizeFlag(flag string) string {
+	return strings.ReplaceAll(strings.TrimLeft(flag, "-"), "-", "_")
 }
 
 // Spec declares the step's logical dependencies and outputs.

@@ -200,11 +200,11 @@ func CheckScript(iface *steps.Interface, a *ScriptAnalysis) []Finding {
 	}
 	declaredArgs := map[string]bool{}
 	for _, ja := range c.JobArguments {
-		declaredArgs[NormalizeFlag(ja.Flag)] = true
+		declaredArgs[steps.NormalizeFlag(ja.Flag)] = true
 	}
 	seenArg := map[string]bool{}
 	for _, u := range a.JobArgReads {
-		n := NormalizeFlag(u.Name)
+		n := steps.NormalizeFlag(u.Name)
 		if declaredArgs[n] || seenArg[n] {
 			continue
 		}

@@ -30,9 +30,3 @@ var (
 func DependencyThresholds() map[string]float64 {
 	return map[string]float64{"pass": scorePass, "resolution": scoreResolution, "warning": scoreWarn}
 }
-
-// DefaultLimits are the limits of a run that sets none.
-func DefaultLimits() Limits { return Limits{}.withDefaults() }
-
-// EntryConvention says how the sandbox runner calls a script.
-const EntryConvention = "main(input_paths, output_paths, environ_vars, job_args) when defined, else the script as __main__"

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/cursus-dev/cursus/engine/steps"
 )
 
 // ScriptAnalysis is what a step script reads and declares, found without
@@ -91,18 +93,12 @@ type PathLiteral struct {
 	Line int    `json:"line"`
 }
 
-// NormalizeFlag strips leading dashes and maps '-' to '_' so that
-// "--job-type", "--job_type" and "job_type" compare equal.
-func NormalizeFlag(flag string) string {
-	return strings.ReplaceAll(strings.TrimLeft(flag, "-"), "-", "_")
-}
-
 // HasFlag reports whether an add_argument declares flag (normalised).
 func (a *ScriptAnalysis) HasFlag(flag string) bool {
-	want := NormalizeFlag(flag)
+	want := steps.NormalizeFlag(flag)
 	for _, d := range a.Arguments {
 		for _, f := range d.Flags {
-			if NormalizeFlag(f) == want {
+			if steps.NormalizeFlag(f) == want {
 				return true
 			}
 		}

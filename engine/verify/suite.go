@@ -13,6 +13,7 @@ import (
 
 	"github.com/cursus-dev/cursus/engine/config"
 	"github.com/cursus-dev/cursus/engine/deps"
+	"github.com/cursus-dev/cursus/engine/scriptrun"
 	"github.com/cursus-dev/cursus/engine/steps"
 	"github.com/cursus-dev/cursus/engine/validate"
 	"github.com/cursus-dev/cursus/engine/workspace"
@@ -27,7 +28,7 @@ type Suite struct {
 	// workspace, overlaid by a call's inline files. Nil reads Root.FS().
 	Files fs.FS
 	// Runner runs scripts; its concurrency cap spans calls.
-	Runner *validate.Runner
+	Runner *scriptrun.Runner
 }
 
 // maxScriptBytes bounds a step script read for analysis.

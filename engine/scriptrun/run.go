@@ -1,4 +1,11 @@
-package validate
+// Package scriptrun runs one step script as its SageMaker job would run it:
+// in the OS sandbox (engine/sandbox), with its contract's inputs, outputs,
+// environment and job arguments laid out under a private /opt/ml, its code
+// and sample inputs copied in from fs.FS sources, and the outputs it
+// produced collected. It runs; it does not judge: the static checks of a
+// script against its contract are engine/validate's, and the use-cases that
+// combine the two are engine/verify's.
+package scriptrun
 
 import (
 	"bytes"
@@ -25,6 +32,12 @@ import (
 
 //go:embed sandbox_runner.py
 var sandboxRunner []byte
+
+// DefaultLimits are the limits of a run that sets none.
+func DefaultLimits() Limits { return Limits{}.withDefaults() }
+
+// EntryConvention says how the sandbox runner calls a script.
+const EntryConvention = "main(input_paths, output_paths, environ_vars, job_args) when defined, else the script as __main__"
 
 // ErrRuntimeUnavailable means scripts cannot be run: no usable python3,
 // or no sandbox to run them in.
@@ -578,7 +591,7 @@ func prepareSandbox(ctx context.Context, sb *os.Root, req RunRequest, lim Limits
 	c := req.Interface.Contract
 	for name := range req.SampleInputs {
 		if _, ok := c.Inputs.Get(name); !ok {
-			return nil, fmt.Errorf("sample input %q is not an input of %s (inputs: %s)", name, req.Interface.StepType, keyList(c.Inputs.Keys()))
+			return nil, fmt.Errorf("sample input %q is not an input of %s (inputs: %s)", name, req.Interface.StepType, inputList(c.Inputs.Keys()))
 		}
 	}
 	cp := &copier{sandbox: sb, budget: lim.MaxInputBytes, total: lim.MaxInputBytes}
@@ -646,7 +659,7 @@ func Invocation(c steps.Contract, env, jobArgs map[string]string) (environ, args
 		environ[k] = v
 	}
 	for _, ja := range c.JobArguments {
-		key := NormalizeFlag(ja.Flag)
+		key := steps.NormalizeFlag(ja.Flag)
 		v, ok := jobArgs[key]
 		if !ok && key == "job_type" {
 			v, ok = "training", true
@@ -658,13 +671,13 @@ func Invocation(c steps.Contract, env, jobArgs map[string]string) (environ, args
 	}
 	extra := make([]string, 0, len(jobArgs))
 	for k := range jobArgs {
-		if _, ok := args[NormalizeFlag(k)]; !ok {
+		if _, ok := args[steps.NormalizeFlag(k)]; !ok {
 			extra = append(extra, k)
 		}
 	}
 	sort.Strings(extra)
 	for _, k := range extra {
-		key := NormalizeFlag(k)
+		key := steps.NormalizeFlag(k)
 		if _, dup := args[key]; dup {
 			continue
 		}
@@ -919,4 +932,12 @@ func WithoutServerPath(err error) error {
 		return fmt.Errorf("%s: %w", pe.Op, pe.Err)
 	}
 	return err
+}
+
+// inputList names a contract's inputs in a message.
+func inputList(keys []string) string {
+	if len(keys) == 0 {
+		return "(none declared)"
+	}
+	return strings.Join(keys, ", ")
 }
