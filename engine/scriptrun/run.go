@@ -482,7 +482,7 @@ func (r *Runner) Run(ctx context.Context, req RunRequest) (*RunResult, error) {
 	if r.sandboxErr == nil {
 		state, runErr = sandboxpkg.Run(runCtx, r.sandboxSpec(sandbox, filepath.Join(sandbox, "work"), argv, env, lim), stdout, stderr)
 	} else {
-		state, runErr = runUnisolated(runCtx, argv, filepath.Join(sandbox, "work"), env, stdout, stderr)
+		state, runErr = sandboxpkg.RunUnisolated(runCtx, argv, filepath.Join(sandbox, "work"), env, stdout, stderr)
 	}
 	res := &RunResult{DurationSeconds: time.Since(start).Seconds(), Stdout: stdout.String(), Stderr: stderr.String(),
 		OutputTruncated: stdout.truncated || stderr.truncated, ExitCode: state.ExitCode()}
@@ -531,27 +531,6 @@ func killedBy(code int) string {
 		return " (killed by SIGSYS: a system call the sandbox refuses)"
 	}
 	return fmt.Sprintf(" (killed by signal %d: %v)", int(sig), sig)
-}
-
-// runUnisolated runs argv in its own process group, killed at the
-// deadline: what is left when the kernel offers no sandbox and the
-// operator allowed running without one.
-func runUnisolated(ctx context.Context, argv []string, dir string, env []string, stdout, stderr io.Writer) (*os.ProcessState, error) {
-	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	cmd.Dir = dir
-	cmd.Env = env
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error {
-		return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	}
-	cmd.WaitDelay = 2 * time.Second
-	cmd.Stdout, cmd.Stderr = stdout, stderr
-	err := cmd.Run()
-	if cmd.Process != nil {
-		// Reap anything the script left behind in its group.
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	}
-	return cmd.ProcessState, err
 }
 
 type runPlan struct {
