@@ -218,3 +218,25 @@ func checkStep(t *testing.T, c StepCheck) StepReport {
 	}
 	return r
 }
+
+// TestScriptRuleLevelsDescribeTheRules: validate.info's list of script
+// rules names exactly the rules the checks emit (the table's, and the two
+// of a source that does not analyse).
+func TestScriptRuleLevelsDescribeTheRules(t *testing.T) {
+	emitted := map[string]bool{"script_syntax_error": true, "script_unreadable": true}
+	for _, r := range scriptRules {
+		for _, rule := range r.rules {
+			emitted[rule] = true
+		}
+	}
+	for rule := range emitted {
+		if _, ok := ScriptRuleLevels[rule]; !ok {
+			t.Errorf("rule %s is emitted but ScriptRuleLevels does not describe it", rule)
+		}
+	}
+	for rule := range ScriptRuleLevels {
+		if !emitted[rule] {
+			t.Errorf("ScriptRuleLevels describes %s, which no check emits", rule)
+		}
+	}
+}
