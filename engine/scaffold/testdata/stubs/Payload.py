@@ -1,0 +1,71 @@
+"""Payload step script, scaffolded by cursus project.init.
+
+Contract: Reads the model's hyperparameters for the input field list and writes one sample request per content type
+
+TODO: replace the body of main() with the step's logic. Keep the signature
+main(input_paths, output_paths, environ_vars, job_args): cursus validates it
+against the step contract and validate.run_scripts calls it directly.
+"""
+import argparse
+import json
+import os
+import sys
+
+# Container paths declared by the step contract.
+CONTAINER_INPUTS = {
+    "model_input": "/opt/ml/processing/input/model",
+    "custom_payload_input": "/opt/ml/processing/input/custom_payload",
+}
+CONTAINER_OUTPUTS = {
+    "payload_sample": "/opt/ml/processing/output",
+}
+REQUIRED_ENV = ["CONTENT_TYPES"]
+OPTIONAL_ENV = {
+    "DEFAULT_NUMERIC_VALUE": "0.0",
+    "DEFAULT_TEXT_VALUE": "DEFAULT_TEXT",
+    "SPECIAL_FIELD_VALUES": "",
+}
+
+
+def _list_files(path):
+    """Relative paths of the files under path (empty when absent)."""
+    if not path or not os.path.isdir(path):
+        return []
+    found = []
+    for root, _dirs, files in os.walk(path):
+        for name in files:
+            found.append(os.path.relpath(os.path.join(root, name), path))
+    return sorted(found)
+
+
+def _write_manifest(path, manifest):
+    os.makedirs(path, exist_ok=True)
+    with open(os.path.join(path, "_cursus_stub_manifest.json"), "w") as f:
+        json.dump(manifest, f, indent=2, sort_keys=True)
+
+
+def main(input_paths, output_paths, environ_vars, job_args):
+    # TODO: implement Payload.
+    inputs = {}
+    inputs["model_input"] = _list_files(input_paths["model_input"])
+    inputs["custom_payload_input"] = _list_files(input_paths.get("custom_payload_input"))
+    settings = {}
+    settings["CONTENT_TYPES"] = environ_vars["CONTENT_TYPES"]
+    settings["DEFAULT_NUMERIC_VALUE"] = environ_vars.get("DEFAULT_NUMERIC_VALUE", "0.0")
+    settings["DEFAULT_TEXT_VALUE"] = environ_vars.get("DEFAULT_TEXT_VALUE", "DEFAULT_TEXT")
+    settings["SPECIAL_FIELD_VALUES"] = environ_vars.get("SPECIAL_FIELD_VALUES", "")
+    arguments = {}
+    manifest = {"step": "Payload", "inputs": inputs, "settings": settings, "arguments": arguments}
+    _write_manifest(output_paths["payload_sample"], manifest)
+    return manifest
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description="Payload step")
+    args = parser.parse_args()
+    environ_vars = {name: os.environ.get(name) for name in REQUIRED_ENV}
+    environ_vars.update({name: os.environ.get(name, default) for name, default in OPTIONAL_ENV.items()})
+    missing = [name for name in REQUIRED_ENV if not environ_vars.get(name)]
+    if missing:
+        sys.exit("missing required environment variables: " + ", ".join(missing))
+    main(dict(CONTAINER_INPUTS), dict(CONTAINER_OUTPUTS), environ_vars, args)
