@@ -508,24 +508,35 @@ func route(nodeName string, iface *steps.Interface) (string, error) {
 	return "", unsupported()
 }
 
+// bindAll binds every node of in.DAG to its config and interface, the
+// step both compiles share: the first internal node, binding error,
+// unresolved node (ResolutionError) or routing error stops it.
+func bindAll(ctx context.Context, in Input) (map[string]*node, []string, error) {
+	if errs := internalNodes(in.DAG); len(errs) > 0 {
+		return nil, nil, errs[0]
+	}
+	nodes, failures, routeErrs, warnings, err := bind(ctx, in)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(failures) > 0 {
+		return nil, nil, &ResolutionError{Failures: failures}
+	}
+	if len(routeErrs) > 0 {
+		return nil, nil, routeErrs[0]
+	}
+	return nodes, warnings, nil
+}
+
 // Compile builds the definition.
 func Compile(ctx context.Context, in Input, opts ...Option) (*Result, error) {
 	o := collect(opts)
 	if in.DAG == nil || len(in.DAG.Nodes) == 0 {
 		return nil, errors.New("the DAG has no nodes")
 	}
-	if errs := internalNodes(in.DAG); len(errs) > 0 {
-		return nil, errs[0]
-	}
-	nodes, failures, routeErrs, warnings, err := bind(ctx, in)
+	nodes, warnings, err := bindAll(ctx, in)
 	if err != nil {
 		return nil, err
-	}
-	if len(failures) > 0 {
-		return nil, &ResolutionError{Failures: failures}
-	}
-	if len(routeErrs) > 0 {
-		return nil, routeErrs[0]
 	}
 	if coll := collisions(in.DAG.Nodes, nodes); len(coll) > 0 {
 		return nil, &ResolutionError{Collisions: coll}

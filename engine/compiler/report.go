@@ -266,18 +266,9 @@ func CompileSingleNode(ctx context.Context, in Input, target string, manual map[
 	if sub.PipelineName == "" {
 		sub.PipelineName = strings.ReplaceAll(target, "_", "-") + "-isolated"
 	}
-	if errs := internalNodes(one); len(errs) > 0 {
-		return nil, errs[0]
-	}
-	nodes, failures, routeErrs, warnings, err := bind(ctx, sub)
+	nodes, warnings, err := bindAll(ctx, sub)
 	if err != nil {
 		return nil, err
-	}
-	if len(failures) > 0 {
-		return nil, &ResolutionError{Failures: failures}
-	}
-	if len(routeErrs) > 0 {
-		return nil, routeErrs[0]
 	}
 	n := nodes[target]
 	inputs := map[string]any{}
