@@ -283,24 +283,6 @@ func CompileSingleNode(ctx context.Context, in Input, target string, manual map[
 	return assemble(ctx, sub, nodes, []string{target}, map[string]map[string]any{target: inputs}, nil, plan, false, warnings, collect(opts))
 }
 
-// StepNames lists the pipeline step names the compiler gives the nodes of
-// in, by node, without building anything. Nodes that do not resolve are
-// left out. It stops with ctx's error when ctx ends.
-func StepNames(ctx context.Context, in Input) (map[string]string, error) {
-	out := map[string]string{}
-	if in.DAG == nil {
-		return out, nil
-	}
-	nodes, _, _, _, err := bind(ctx, in)
-	if err != nil {
-		return nil, err
-	}
-	for name, n := range nodes {
-		out[name] = n.stepName
-	}
-	return out, nil
-}
-
 // BoundNode is a DAG node bound to its config and pipeline step name,
 // for callers that fill per-step documents (the execution document).
 type BoundNode struct {
