@@ -328,7 +328,7 @@ func namingConfig(nodes map[string]*node, order []string) *config.Config {
 	return nodes[order[0]].cfg
 }
 
-// bind resolves every node (engine-core-spec §5.2), loads its interface
+// bind resolves every node to its config (resolveNode), loads its interface
 // with the config's job type and routes it to a handler. Failures of all
 // nodes are collected. Each node is matched against every config, so bind
 // stops with ctx's error when ctx ends.
@@ -467,7 +467,7 @@ func Compilable(iface *steps.Interface) error {
 	return err
 }
 
-// route picks the construction handler (engine-core-spec §5.4). Processing
+// route picks the construction handler from the SageMaker step type. Processing
 // routes on patterns.step_assembly (code and step_args emit the same
 // request; delegation is the Amazon-internal SDK path).
 func route(nodeName string, iface *steps.Interface) (string, error) {

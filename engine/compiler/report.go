@@ -15,8 +15,9 @@ import (
 	"github.com/cursus-dev/cursus/engine/steps"
 )
 
-// ValidationResult is the compatibility check of a DAG and its configs
-// (engine-core-spec §5.3). It never fails; problems are in the fields.
+// ValidationResult is the compatibility check of a DAG and its configs:
+// missing configs, unresolvable builders, config errors, dependency
+// issues. It never fails; problems are in the fields.
 type ValidationResult struct {
 	IsValid              bool                `json:"is_valid"`
 	MissingConfigs       []string            `json:"missing_configs"`

@@ -10,7 +10,8 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// Node types (engine-core-spec §1.3).
+// Node types: where a step may stand in a DAG (a source has no parents, a
+// sink no children, a singular step neither).
 const (
 	NodeSource   = "source"
 	NodeInternal = "internal"
@@ -18,7 +19,7 @@ const (
 	NodeSingular = "singular"
 )
 
-// SageMaker step types a registry block may name (engine-core-spec §1.3).
+// SageMaker step types a registry block may name.
 const (
 	SMProcessing    = "Processing"
 	SMTraining      = "Training"

@@ -9,7 +9,8 @@ import (
 	"strings"
 )
 
-// Closed value sets (engine-core-spec §1.3).
+// Closed value sets of the .step.yaml format: a value outside one is an
+// "enum" finding.
 var (
 	NodeTypes          = []string{NodeSource, NodeInternal, NodeSink, NodeSingular}
 	SageMakerStepTypes = []string{SMBase, SMCradleDataLoading, SMCreateModel, SMLambda, SMMimsModelRegistrationProcessing,
@@ -37,8 +38,9 @@ var stepTypeName = regexp.MustCompile(`^[A-Z][A-Za-z0-9]*$`)
 // the quoted name must be the output's own logical name.
 var processingOutputPath = regexp.MustCompile(`^properties\.ProcessingOutputConfig\.Outputs\['([^']*)'\]\.S3Output\.S3Uri$`)
 
-// Validate checks one interface against every rule of engine-core-spec
-// §1.4, the enumerations of §1.3 and the config section. Each variant is
+// Validate checks one interface against the rules of the .step.yaml format
+// (required keys, closed value sets, compute by kind, contract against
+// spec, property paths) and its config section. Each variant is
 // merged and checked too; its findings carry a "variants.<job_type>: "
 // path prefix. Findings are sorted errors first, then by path.
 func Validate(iface *Interface) []Finding {
@@ -176,7 +178,8 @@ func (v *validator) checkRegistry(i *Interface) {
 	}
 }
 
-// checkCompute applies the compute rules of engine-core-spec §1.4.
+// checkCompute applies the compute rules: enumerations, requires against
+// kms_network, what byo_container forbids, and computeKindRules.
 func (v *validator) checkCompute(c *Compute) {
 	if c == nil {
 		return
@@ -246,8 +249,8 @@ type computeKindRule struct {
 	onlyMsg     string
 }
 
-// computeKindRules are the compute rules of engine-core-spec §1.4 that
-// depend on compute.kind, in the order they report.
+// computeKindRules are the compute rules that depend on compute.kind, in
+// the order they report.
 var computeKindRules = []computeKindRule{
 	{field: "sdk_class", rule: "compute_sdk_class", set: func(c *Compute) bool { return c.SDKClass != "" },
 		needs: []string{"framework", "estimator", "model"}, needsMsg: "kind {kind} needs sdk_class",
@@ -447,8 +450,10 @@ func (v *validator) checkSpec(i *Interface) {
 // SDK's TuningStep.get_top_model_s3_uri(top_k=0) reads it.
 const tunedModelProperty = "properties.TrainingJobSummaries[0].TrainingJobName"
 
-// checkPropertyPath applies engine-core-spec §1.6 and checks that the path
-// exists in the response shape of the step's SageMaker type (properties.json).
+// checkPropertyPath checks an output's property_path: it starts with
+// "properties.", exists in the response shape of the step's SageMaker type
+// (properties.json), and for Processing is
+// ProcessingOutputConfig.Outputs['<the output's own name>'].S3Output.S3Uri.
 func (v *validator) checkPropertyPath(i *Interface, p, name, pp string) {
 	if pp == "" {
 		v.warnf(p, "property_path", "no property_path: consumers cannot reference this output at run time")

@@ -74,8 +74,10 @@ func SortFindings(fs []Finding) {
 	})
 }
 
-// Ruleset says which checks apply to a SageMaker step type
-// (engine-aux-spec §8).
+// Ruleset says which categories of check apply to a SageMaker step type
+// (RulesetFor): a step that runs a script gets all four, a step without
+// one all but script ↔ contract, Lambda only config and builder, and the
+// abstract Base and Utility none.
 type Ruleset struct {
 	Name       string   `json:"name"`
 	Categories []string `json:"categories"`
