@@ -203,13 +203,18 @@ func TestCallContainsPanicsAndErrors(t *testing.T) {
 
 // TestCallTimeout: a handler that ignores its context runs to its end,
 // and the call still answers timeout, not the result that came too late.
+// The handler is held until the call has answered, so no scheduling delay
+// on a loaded machine lets it finish first.
 func TestCallTimeout(t *testing.T) {
+	release := make(chan struct{})
 	r := newReg(t, Options{PerToolTimeout: map[string]time.Duration{"t.slow": 10 * time.Millisecond}},
 		tool("t.slow", func(context.Context, testIn) (any, error) {
-			time.Sleep(40 * time.Millisecond)
+			<-release
 			return map[string]any{"late": true}, nil
 		}))
-	if res := r.Call(context.Background(), "t.slow", map[string]any{"name": "x"}); res.Code != CodeTimeout {
+	res := r.Call(context.Background(), "t.slow", map[string]any{"name": "x"})
+	close(release)
+	if res.Code != CodeTimeout {
 		t.Fatalf("code = %s", res.Code)
 	}
 }
