@@ -1,8 +1,9 @@
 // Package verify holds the validation use-cases behind the validate and
-// author tools: it finds step scripts in the workspace, runs them, builds
-// steps into test pipelines and assembles the reports. The checks
-// themselves are engine/validate's; verify adds the workspace, the
-// catalogs and the compiler around them.
+// author tools: it finds step scripts in the workspace, runs them
+// (engine/scriptrun), builds steps into test pipelines and assembles the
+// reports. The static checks themselves are engine/validate's; verify adds
+// the workspace, the catalogs, the script runner and the compiler around
+// them.
 package verify
 
 import (
