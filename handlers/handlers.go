@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/cursus-dev/cursus/engine/localrun"
-	"github.com/cursus-dev/cursus/engine/validate"
+	"github.com/cursus-dev/cursus/engine/scriptrun"
 	"github.com/cursus-dev/cursus/engine/workflows"
 	"github.com/cursus-dev/cursus/engine/workspace"
 	"github.com/cursus-dev/cursus/registry"
@@ -29,7 +29,7 @@ type Deps struct {
 	live *liveCatalogs
 	// Scripts runs step scripts for validate.run_scripts; its concurrency
 	// cap is shared by all calls.
-	Scripts *validate.Runner
+	Scripts *scriptrun.Runner
 	// LocalRun runs compiled definitions for validate.run_pipeline.
 	LocalRun *localrun.Runner
 	// Runs signs and opens workflow run tokens.
@@ -57,10 +57,10 @@ type Options struct {
 	// read from it and job outputs written through to it.
 	RunPipelineS3 bool
 	// AllowUnisolatedScripts runs scripts without the OS sandbox where the
-	// kernel cannot provide one (unsafe; see validate.Runner.AllowUnisolated).
+	// kernel cannot provide one (unsafe; see scriptrun.Runner.AllowUnisolated).
 	AllowUnisolatedScripts bool
 	// ScriptMaxProcesses, ScriptMemoryBytes and ScriptCPUWeight bound the
-	// whole process tree of each script run (0: validate.DefaultTreeLimits).
+	// whole process tree of each script run (0: scriptrun.DefaultTreeLimits).
 	ScriptMaxProcesses   int
 	ScriptMemoryBytes    int64
 	ScriptCPUWeight      int

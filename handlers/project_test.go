@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cursus-dev/cursus/engine/scriptrun"
 	"github.com/cursus-dev/cursus/engine/steps"
-	"github.com/cursus-dev/cursus/engine/validate"
 	"github.com/cursus-dev/cursus/engine/workflows"
 	"github.com/cursus-dev/cursus/registry"
 )
@@ -148,7 +148,7 @@ func TestAuthorPreflightAllAndErrors(t *testing.T) {
 
 func TestValidateRunScriptsOnScaffold(t *testing.T) {
 	reg, root := newTestRegistry(t)
-	if validate.NewRunner(1).Available() != nil {
+	if scriptrun.NewRunner(1).Available() != nil {
 		mustFail(t, call(t, reg, "validate.run_scripts", `{"nodes": ["TabularPreprocessing_training"]}`), registry.CodeRuntimeUnavailable)
 		needPython3(t) // fails in CI, skips the rest elsewhere
 	}

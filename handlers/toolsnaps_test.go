@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pmezard/go-difflib/difflib"
+
 	"github.com/cursus-dev/cursus/registry"
 )
 
@@ -42,7 +44,7 @@ func TestToolSnapshots(t *testing.T) {
 		case err != nil:
 			t.Errorf("%s: no snapshot (run with UPDATE_TOOLSNAPS=true): %v", mt.Name, err)
 		case !bytes.Equal(old, got):
-			t.Errorf("%s: exported tool changed; review and run with UPDATE_TOOLSNAPS=true\n--- snapshot\n%s\n--- now\n%s", mt.Name, old, got)
+			t.Errorf("%s: exported tool changed; review and run with UPDATE_TOOLSNAPS=true\n%s", mt.Name, snapDiff(file, old, got))
 		}
 	}
 	entries, _ := os.ReadDir(dir)
@@ -55,4 +57,16 @@ func TestToolSnapshots(t *testing.T) {
 			t.Errorf("stale snapshot %s: the tool no longer exists (UPDATE_TOOLSNAPS=true removes it)", e.Name())
 		}
 	}
+}
+
+// snapDiff is the unified diff from a snapshot to what the tool exports now.
+func snapDiff(file string, old, now []byte) string {
+	d, err := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
+		A: difflib.SplitLines(string(old)), B: difflib.SplitLines(string(now)),
+		FromFile: file, ToFile: "now", Context: 3,
+	})
+	if err != nil {
+		return err.Error()
+	}
+	return d
 }

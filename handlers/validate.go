@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"github.com/cursus-dev/cursus/engine/scriptrun"
 	"github.com/cursus-dev/cursus/engine/validate"
 	"github.com/cursus-dev/cursus/engine/verify"
 	"github.com/cursus-dev/cursus/registry"
@@ -419,9 +420,9 @@ func (d *Deps) validateRunScripts(ctx context.Context, in validateRunScriptsIn) 
 // newScriptRunner makes the runner: at most two scripts at once (the
 // server has few cores), python3 from PATH or the configured interpreter,
 // each run's process tree within the configured limits.
-func newScriptRunner(opts Options) *validate.Runner {
-	r := validate.NewRunner(2)
-	r.LimitTrees(validate.TreeLimits{MaxProcesses: opts.ScriptMaxProcesses, MemoryBytes: opts.ScriptMemoryBytes, CPUWeight: opts.ScriptCPUWeight})
+func newScriptRunner(opts Options) *scriptrun.Runner {
+	r := scriptrun.NewRunner(2)
+	r.LimitTrees(scriptrun.TreeLimits{MaxProcesses: opts.ScriptMaxProcesses, MemoryBytes: opts.ScriptMemoryBytes, CPUWeight: opts.ScriptCPUWeight})
 	if opts.Python != "" {
 		r.UseInterpreter(opts.Python)
 	}

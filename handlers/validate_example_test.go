@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/cursus-dev/cursus/engine/scriptrun"
 	"github.com/cursus-dev/cursus/engine/steps"
 	"github.com/cursus-dev/cursus/engine/validate"
 	"github.com/cursus-dev/cursus/registry"
@@ -51,7 +52,7 @@ func exampleDAG(t *testing.T) (nodes []string, edges [][2]string) {
 // provisioned and its absence is a failure rather than a silent pass.
 func needPython3(t *testing.T) {
 	t.Helper()
-	err := validate.NewRunner(1).Available()
+	err := scriptrun.NewRunner(1).Available()
 	if err == nil {
 		return
 	}

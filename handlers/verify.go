@@ -7,8 +7,8 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"github.com/cursus-dev/cursus/engine/scriptrun"
 	"github.com/cursus-dev/cursus/engine/steps"
-	"github.com/cursus-dev/cursus/engine/validate"
 	"github.com/cursus-dev/cursus/engine/verify"
 	"github.com/cursus-dev/cursus/registry"
 )
@@ -94,8 +94,8 @@ func verifyError(err error) error {
 		ns      *verify.NoScriptError
 		ne      *verify.NodeError
 		missing *verify.NotFoundError
-		runtime *validate.RuntimeUnavailableError
-		copied  *validate.CopyError
+		runtime *scriptrun.RuntimeUnavailableError
+		copied  *scriptrun.CopyError
 	)
 	switch {
 	case errors.As(err, &nf):

@@ -3,6 +3,7 @@ package registry
 import (
 	"context"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -106,12 +107,14 @@ func TestDeadlineHoldsWhenWorkIgnoresIt(t *testing.T) {
 	const limit, deadlineMargin = 200 * time.Millisecond, 500 * time.Millisecond
 	stop, release := make(chan struct{}), make(chan struct{})
 	defer close(stop)
+	var handlers atomic.Int64 // handlers that started: their work runs until release
 	for range 2 {
 		go spin(stop)
 	}
 	def := Define(ToolDef{Name: "t.stubborn", Description: "burns CPU until released, ignoring its context", When: "in tests",
 		Examples: []string{`t.stubborn {}`}, Tags: []string{PhasePlanner}},
 		Plain(func(context.Context, struct{}) (struct{}, error) {
+			handlers.Add(1)
 			spin(release)
 			return struct{}{}, nil
 		}))
@@ -132,21 +135,34 @@ func TestDeadlineHoldsWhenWorkIgnoresIt(t *testing.T) {
 		}()
 	}
 	var got []answer
-	running := 0
 	for range calls {
 		a := <-answers
 		got = append(got, a)
 		if a.code != CodeTimeout || a.took > limit+deadlineMargin {
 			t.Errorf("call answered %q after %v; want timeout within %v", a.code, a.took, limit+deadlineMargin)
 		}
-		select {
-		case <-a.ended:
-			// Its goroutine reached the handler only after the deadline,
-			// so the handler never started: its work had ended.
-		default:
-			running++
+	}
+	// A call whose goroutine reached the handler only after the deadline
+	// never starts it, and its work ends on its own, possibly after its
+	// answer; a started handler runs until release. Wait until every call
+	// is one or the other, so the count below races nothing.
+	ended := func() int {
+		n := 0
+		for _, a := range got {
+			select {
+			case <-a.ended:
+				n++
+			default:
+			}
+		}
+		return n
+	}
+	for deadline := time.Now().Add(30 * time.Second); ended()+int(handlers.Load()) != calls; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d calls' work ended and %d handlers started, of %d calls", ended(), handlers.Load(), calls)
 		}
 	}
+	running := int(handlers.Load())
 	if n := r.Abandoned(); n != int64(running) || running == 0 {
 		t.Errorf("Abandoned() = %d with %d calls' work still running (of %d); want them equal, and some", n, running, calls)
 	}

@@ -203,13 +203,18 @@ func TestCallContainsPanicsAndErrors(t *testing.T) {
 
 // TestCallTimeout: a handler that ignores its context runs to its end,
 // and the call still answers timeout, not the result that came too late.
+// The handler is held until the call has answered, so no scheduling delay
+// on a loaded machine lets it finish first.
 func TestCallTimeout(t *testing.T) {
+	release := make(chan struct{})
 	r := newReg(t, Options{PerToolTimeout: map[string]time.Duration{"t.slow": 10 * time.Millisecond}},
 		tool("t.slow", func(context.Context, testIn) (any, error) {
-			time.Sleep(40 * time.Millisecond)
+			<-release
 			return map[string]any{"late": true}, nil
 		}))
-	if res := r.Call(context.Background(), "t.slow", map[string]any{"name": "x"}); res.Code != CodeTimeout {
+	res := r.Call(context.Background(), "t.slow", map[string]any{"name": "x"})
+	close(release)
+	if res.Code != CodeTimeout {
 		t.Fatalf("code = %s", res.Code)
 	}
 }
@@ -356,18 +361,24 @@ func TestHandlerContext(t *testing.T) {
 	}
 	type key struct{}
 	got := make(chan seen, 1)
+	started := make(chan struct{}, 1)
 	block := func(ctx context.Context, _ testIn) (any, error) {
 		child, cancel := context.WithCancel(ctx)
 		defer cancel()
 		s := seen{value: ctx.Value(key{})}
 		s.deadline, s.hasDL = ctx.Deadline()
+		started <- struct{}{}
 		<-ctx.Done()
 		<-child.Done()
 		s.err, s.cause, s.childErr = ctx.Err(), context.Cause(ctx), child.Err()
 		got <- s
 		return nil, nil
 	}
-	r := newReg(t, Options{PerToolTimeout: map[string]time.Duration{"t.block": 50 * time.Millisecond}}, tool("t.block", block))
+	// t.block's own deadline ends it; t.wait's is far beyond anything the
+	// caller does, so only the caller's deadline or cancel can end it.
+	const toolTimeout = 500 * time.Millisecond
+	r := newReg(t, Options{PerToolTimeout: map[string]time.Duration{"t.block": toolTimeout, "t.wait": time.Hour}},
+		tool("t.block", block), tool("t.wait", block))
 	args := map[string]any{"name": "x"}
 
 	// The tool's deadline ends the handler's context with DeadlineExceeded.
@@ -376,30 +387,34 @@ func TestHandlerContext(t *testing.T) {
 	if res := r.Call(ctx, "t.block", args); res.Code != CodeTimeout {
 		t.Fatalf("timeout call: %s", res.Encode())
 	}
+	<-started
 	s := <-got
-	if !s.hasDL || s.deadline.Before(start) || s.deadline.After(start.Add(time.Second)) {
-		t.Errorf("deadline = %v (set %v), want about start+50ms", s.deadline, s.hasDL)
+	if !s.hasDL || s.deadline.Before(start.Add(toolTimeout)) || s.deadline.After(time.Now()) {
+		t.Errorf("deadline = %v (set %v), want start+%v (%v) at the earliest, and passed", s.deadline, s.hasDL, toolTimeout, start)
 	}
 	if s.value != "v" || !errors.Is(s.err, context.DeadlineExceeded) || !errors.Is(s.cause, context.DeadlineExceeded) || s.childErr == nil {
 		t.Errorf("after timeout: value=%v err=%v cause=%v child=%v", s.value, s.err, s.cause, s.childErr)
 	}
 
-	// A caller's earlier deadline is the one reported, and it ends the call.
-	early, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+	// A caller's deadline earlier than the tool's is the one reported, and
+	// it ends the call.
+	early, cancel := context.WithTimeout(context.Background(), toolTimeout)
 	defer cancel()
 	want, _ := early.Deadline()
-	if res := r.Call(early, "t.block", args); res.Code != CodeTimeout {
+	if res := r.Call(early, "t.wait", args); res.Code != CodeTimeout {
 		t.Fatalf("caller deadline: %s", res.Encode())
 	}
+	<-started
 	s = <-got
 	if !s.deadline.Equal(want) || !errors.Is(s.err, context.DeadlineExceeded) {
 		t.Errorf("caller deadline: got %v (%v), want %v", s.deadline, s.err, want)
 	}
 
-	// The caller cancelling ends the handler's context with Canceled.
+	// The caller cancelling ends the handler's context with Canceled; it
+	// cancels once the handler runs.
 	cctx, ccancel := context.WithCancel(context.Background())
-	go func() { time.Sleep(10 * time.Millisecond); ccancel() }()
-	if res := r.Call(cctx, "t.block", args); res.OK || res.Code == CodeTimeout {
+	go func() { <-started; ccancel() }()
+	if res := r.Call(cctx, "t.wait", args); res.OK || res.Code == CodeTimeout {
 		t.Fatalf("cancelled call: %s", res.Encode())
 	}
 	s = <-got

@@ -17,7 +17,6 @@ func TestCompilerStopsWhenCancelled(t *testing.T) {
 		"Compile":           func() error { _, err := Compile(ctx, in); return err },
 		"PreviewResolution": func() error { _, err := PreviewResolution(ctx, in); return err },
 		"Bind":              func() error { _, err := Bind(ctx, in); return err },
-		"StepNames":         func() error { _, err := StepNames(ctx, in); return err },
 	}
 	for name, run := range runs {
 		if err := run(); !errors.Is(err, context.Canceled) {

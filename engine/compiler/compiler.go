@@ -328,7 +328,7 @@ func namingConfig(nodes map[string]*node, order []string) *config.Config {
 	return nodes[order[0]].cfg
 }
 
-// bind resolves every node (engine-core-spec §5.2), loads its interface
+// bind resolves every node to its config (resolveNode), loads its interface
 // with the config's job type and routes it to a handler. Failures of all
 // nodes are collected. Each node is matched against every config, so bind
 // stops with ctx's error when ctx ends.
@@ -467,7 +467,7 @@ func Compilable(iface *steps.Interface) error {
 	return err
 }
 
-// route picks the construction handler (engine-core-spec §5.4). Processing
+// route picks the construction handler from the SageMaker step type. Processing
 // routes on patterns.step_assembly (code and step_args emit the same
 // request; delegation is the Amazon-internal SDK path).
 func route(nodeName string, iface *steps.Interface) (string, error) {
@@ -508,24 +508,35 @@ func route(nodeName string, iface *steps.Interface) (string, error) {
 	return "", unsupported()
 }
 
+// bindAll binds every node of in.DAG to its config and interface, the
+// step both compiles share: the first internal node, binding error,
+// unresolved node (ResolutionError) or routing error stops it.
+func bindAll(ctx context.Context, in Input) (map[string]*node, []string, error) {
+	if errs := internalNodes(in.DAG); len(errs) > 0 {
+		return nil, nil, errs[0]
+	}
+	nodes, failures, routeErrs, warnings, err := bind(ctx, in)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(failures) > 0 {
+		return nil, nil, &ResolutionError{Failures: failures}
+	}
+	if len(routeErrs) > 0 {
+		return nil, nil, routeErrs[0]
+	}
+	return nodes, warnings, nil
+}
+
 // Compile builds the definition.
 func Compile(ctx context.Context, in Input, opts ...Option) (*Result, error) {
 	o := collect(opts)
 	if in.DAG == nil || len(in.DAG.Nodes) == 0 {
 		return nil, errors.New("the DAG has no nodes")
 	}
-	if errs := internalNodes(in.DAG); len(errs) > 0 {
-		return nil, errs[0]
-	}
-	nodes, failures, routeErrs, warnings, err := bind(ctx, in)
+	nodes, warnings, err := bindAll(ctx, in)
 	if err != nil {
 		return nil, err
-	}
-	if len(failures) > 0 {
-		return nil, &ResolutionError{Failures: failures}
-	}
-	if len(routeErrs) > 0 {
-		return nil, routeErrs[0]
 	}
 	if coll := collisions(in.DAG.Nodes, nodes); len(coll) > 0 {
 		return nil, &ResolutionError{Collisions: coll}

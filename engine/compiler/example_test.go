@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cursus-dev/cursus/engine/config"
 	"github.com/cursus-dev/cursus/engine/dag"
+	"github.com/cursus-dev/cursus/engine/enginetest"
 	"github.com/cursus-dev/cursus/engine/sagemaker/sagemakertest"
 )
 
@@ -24,10 +24,7 @@ func TestExampleProjectCompiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := config.ReadFile(os.DirFS(root), "examples/xgboost-tabular/config.json", s)
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := enginetest.ConfigFile(t, os.DirFS(root), "examples/xgboost-tabular/config.json", s)
 	res, err := Compile(context.Background(), Input{DAG: d, Configs: f.Configs, Catalog: c, Sources: os.DirFS(root)})
 	if err != nil {
 		t.Fatal(err)

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"testing/fstest"
 
-	"github.com/cursus-dev/cursus/engine/config"
 	"github.com/cursus-dev/cursus/engine/dag"
+	"github.com/cursus-dev/cursus/engine/enginetest"
 	"github.com/cursus-dev/cursus/engine/sagemaker/sagemakertest"
 	"github.com/cursus-dev/cursus/engine/steps"
 )
@@ -34,10 +34,7 @@ func exampleInput(t *testing.T) Input {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := config.ReadFile(os.DirFS(exampleRoot), "examples/xgboost-tabular/config.json", s)
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := enginetest.ConfigFile(t, os.DirFS(exampleRoot), "examples/xgboost-tabular/config.json", s)
 	return Input{DAG: d, Configs: f.Configs, Catalog: c, Sources: os.DirFS(exampleRoot)}
 }
 

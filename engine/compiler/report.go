@@ -15,8 +15,9 @@ import (
 	"github.com/cursus-dev/cursus/engine/steps"
 )
 
-// ValidationResult is the compatibility check of a DAG and its configs
-// (engine-core-spec §5.3). It never fails; problems are in the fields.
+// ValidationResult is the compatibility check of a DAG and its configs:
+// missing configs, unresolvable builders, config errors, dependency
+// issues. It never fails; problems are in the fields.
 type ValidationResult struct {
 	IsValid              bool                `json:"is_valid"`
 	MissingConfigs       []string            `json:"missing_configs"`
@@ -266,18 +267,9 @@ func CompileSingleNode(ctx context.Context, in Input, target string, manual map[
 	if sub.PipelineName == "" {
 		sub.PipelineName = strings.ReplaceAll(target, "_", "-") + "-isolated"
 	}
-	if errs := internalNodes(one); len(errs) > 0 {
-		return nil, errs[0]
-	}
-	nodes, failures, routeErrs, warnings, err := bind(ctx, sub)
+	nodes, warnings, err := bindAll(ctx, sub)
 	if err != nil {
 		return nil, err
-	}
-	if len(failures) > 0 {
-		return nil, &ResolutionError{Failures: failures}
-	}
-	if len(routeErrs) > 0 {
-		return nil, routeErrs[0]
 	}
 	n := nodes[target]
 	inputs := map[string]any{}
@@ -290,24 +282,6 @@ func CompileSingleNode(ctx context.Context, in Input, target string, manual map[
 	}
 	plan := &deps.Plan{Order: []string{target}}
 	return assemble(ctx, sub, nodes, []string{target}, map[string]map[string]any{target: inputs}, nil, plan, false, warnings, collect(opts))
-}
-
-// StepNames lists the pipeline step names the compiler gives the nodes of
-// in, by node, without building anything. Nodes that do not resolve are
-// left out. It stops with ctx's error when ctx ends.
-func StepNames(ctx context.Context, in Input) (map[string]string, error) {
-	out := map[string]string{}
-	if in.DAG == nil {
-		return out, nil
-	}
-	nodes, _, _, _, err := bind(ctx, in)
-	if err != nil {
-		return nil, err
-	}
-	for name, n := range nodes {
-		out[name] = n.stepName
-	}
-	return out, nil
 }
 
 // BoundNode is a DAG node bound to its config and pipeline step name,

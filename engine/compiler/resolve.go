@@ -79,7 +79,7 @@ type candidate struct {
 
 // resolveNode binds node to one of configs (sorted by key): a direct match
 // first (confidence 1.0), otherwise the best of the job-type, semantic and
-// pattern strategies (engine-core-spec §5.2); the first maximum wins.
+// pattern strategies; the first maximum wins.
 // nodeStep/nodeJob are the node's step type and suffix as the catalog
 // splits them ("" when the node names no step type).
 func resolveNode(node, nodeStep, nodeJob string, configs []config.Config) (NodeResolution, error) {

@@ -5,8 +5,6 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
-	"io"
-	"io/fs"
 	"maps"
 	"slices"
 	"sort"
@@ -26,8 +24,6 @@ import (
 const (
 	modelTypeKey = "__model_type__"
 	typeInfoKey  = "__type_info__"
-	// MaxFileSize bounds a config.json read from disk.
-	MaxFileSize = 16 << 20
 )
 
 // Marshal writes configs as a config.json document. createdAt is stored
@@ -183,29 +179,6 @@ func (e *LoadError) Error() string {
 		lines = append(lines, p.String())
 	}
 	return fmt.Sprintf("%s: %s: %s", prefix, e.Msg, strings.Join(lines, "; "))
-}
-
-// ReadFile reads and loads the config.json name in fsys (the workspace,
-// or a call's files over it).
-func ReadFile(fsys fs.FS, name string, s *Schemas) (*File, error) {
-	path := name
-	f, err := fsys.Open(name)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(data) > MaxFileSize {
-		return nil, &LoadError{File: path, Msg: fmt.Sprintf("file is larger than %d bytes", MaxFileSize)}
-	}
-	file, err := Parse(data, s)
-	if le, ok := err.(*LoadError); ok {
-		le.File = path
-	}
-	return file, err
 }
 
 // Parse loads a config.json document: for every config, shared values then

@@ -15,7 +15,7 @@ import (
 
 func TestLoadCursusFixture(t *testing.T) {
 	s := fixtureSchemas(t)
-	f, err := ReadFile(os.DirFS("testdata"), "cursus_config.json", s)
+	f, err := readFixture(s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +150,7 @@ func normalizeForCompare(v any) any {
 
 func TestMarshalRoundTripByteStable(t *testing.T) {
 	s := fixtureSchemas(t)
-	f, err := ReadFile(os.DirFS("testdata"), "cursus_config.json", s)
+	f, err := readFixture(s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -250,4 +250,13 @@ func TestParseRejectsInvalid(t *testing.T) {
 	if c, _ := f.Get("XGBoostModel"); c.Derived["aws_region"] != "eu-west-1" {
 		t.Errorf("derived = %v", c.Derived)
 	}
+}
+
+// readFixture loads testdata/cursus_config.json.
+func readFixture(s *Schemas) (*File, error) {
+	data, err := os.ReadFile("testdata/cursus_config.json")
+	if err != nil {
+		return nil, err
+	}
+	return Parse(data, s)
 }

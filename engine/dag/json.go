@@ -200,12 +200,6 @@ func ParseDocument(data []byte) (*Document, error) {
 	return doc, nil
 }
 
-// FromValue builds a DAG from already-decoded JSON (nodes: []any of strings,
-// edges: []any of 2-element string lists), naming the offending path on error.
-func FromValue(nodes, edges any, prefix string) (*DAG, error) {
-	return graphFrom(map[string]any{"nodes": nodes, "edges": edges}, prefix)
-}
-
 func graphFrom(m map[string]any, prefix string) (*DAG, error) {
 	rawNodes, ok := m["nodes"]
 	if !ok || rawNodes == nil {

@@ -150,9 +150,13 @@ func (r *resolver) scores(consumer, producer NodeSpec) *pairScores {
 }
 
 // ResolveWith wires d: a topological order, then for every node the greedy
-// assignment of its dependencies to its parents' outputs (engine-core-spec
-// §3.3 Path A only — the reference's second, builder-side pass is not
-// reproduced: it can bind outputs Path A deliberately left unused).
+// assignment of its dependencies to its parents' outputs that Cursus's
+// assembler makes: every (dependency, parent output) pair scoring above
+// 0.5, required dependencies first and then by descending score (ties in
+// edge order), each dependency bound once and each parent output feeding
+// at most one dependency of the node. Cursus's second, builder-side pass
+// is not reproduced: it can bind outputs the first deliberately left
+// unused.
 // It stops with ctx's error when ctx ends.
 func ResolveWith(ctx context.Context, d *dag.DAG, lookup SpecLookup) (*Plan, error) {
 	order, err := d.TopoSort()

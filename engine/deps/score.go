@@ -1,6 +1,7 @@
 // Package deps wires a DAG: it scores how well each upstream output can feed
-// each downstream dependency (engine-core-spec §3.1–3.2) and assigns
-// producers to dependencies greedily (§3.3 "Path A"). It knows nothing about
+// each downstream dependency (Score, with the semantic name matcher of
+// semantic.go) and assigns producers to dependencies greedily as Cursus's
+// assembler does (ResolveWith). It knows nothing about
 // HTTP, MCP or tool envelopes.
 package deps
 
@@ -27,7 +28,8 @@ const (
 	scoreKeywordWeight  = 0.05
 )
 
-// Defaults a spec may leave unset (engine-core-spec §1.4).
+// Defaults a spec may leave unset: a dependency or output without a type
+// is a processing output, without a data type an S3 URI.
 const (
 	defaultType     = steps.TypeProcessingOutput
 	defaultDataType = "S3Uri"
@@ -81,8 +83,10 @@ type Breakdown struct {
 }
 
 // Score is the compatibility of output outName of a providerStepType step
-// with dependency depName (engine-core-spec §3.1). The components are
-// accumulated in the reference's order so the total is bit-identical.
+// with dependency depName, in [0, 1]. The components are accumulated in
+// Cursus's order (type, data type, semantic name similarity, exact-name
+// bonus, compatible sources, keywords) so the float total is bit-identical
+// to Cursus's.
 func Score(dep steps.Dependency, depName string, out steps.Output, outName string, providerStepType string) Breakdown {
 	b := Breakdown{Dependency: depName, Output: outName, Provider: providerStepType, KeywordsMatched: []string{}}
 	depType, outType := orDefault(dep.Type, defaultType), orDefault(out.Type, defaultType)

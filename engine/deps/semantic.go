@@ -8,7 +8,8 @@ import (
 	"github.com/pmezard/go-difflib/difflib"
 )
 
-// Tables of the Cursus semantic matcher (engine-core-spec §3.2).
+// Tables of the Cursus semantic name matcher: abbreviations expanded,
+// synonyms and stop words, as Cursus's SemanticMatcher has them.
 var (
 	abbreviations = map[string]string{
 		"config":      "configuration",

@@ -4,6 +4,7 @@ package enginetest
 
 import (
 	"fmt"
+	"io/fs"
 	"sync"
 	"testing"
 
@@ -36,4 +37,19 @@ func Catalog(t testing.TB) (*steps.Catalog, *config.Schemas) {
 		t.Fatal(loadErr)
 	}
 	return catalog, schemas
+}
+
+// ConfigFile loads the config.json name of fsys with the schemas s or
+// fails the test.
+func ConfigFile(t testing.TB, fsys fs.FS, name string, s *config.Schemas) *config.File {
+	t.Helper()
+	data, err := fs.ReadFile(fsys, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := config.Parse(data, s)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return f
 }

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/cursus-dev/cursus/engine/compiler"
-	"github.com/cursus-dev/cursus/engine/config"
 	"github.com/cursus-dev/cursus/engine/dag"
 	"github.com/cursus-dev/cursus/engine/enginetest"
 	"github.com/cursus-dev/cursus/engine/sandbox"
@@ -50,10 +49,7 @@ func compileFS(t testing.TB, fsys fs.FS, dagFile, configFile string) *compiler.R
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := config.ReadFile(fsys, configFile, schemas)
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := enginetest.ConfigFile(t, fsys, configFile, schemas)
 	res, err := compiler.Compile(context.Background(), compiler.Input{DAG: d, Configs: f.Configs, Catalog: cat, Sources: fsys})
 	if err != nil {
 		t.Fatal(err)

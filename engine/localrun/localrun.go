@@ -269,9 +269,6 @@ func (r *Runner) serving() *serving.Runtime {
 // NewRunner makes a runner with these settings.
 func NewRunner(s Settings) *Runner { return &Runner{set: s.withDefaults()} }
 
-// Settings are the runner's settings with defaults applied.
-func (r *Runner) Settings() Settings { return r.set }
-
 // stepFailure is why one step did not succeed.
 type stepFailure struct {
 	status  string // failed (default) or runtime_unavailable

@@ -10,7 +10,7 @@ import (
 	"github.com/cursus-dev/cursus/engine/steps"
 )
 
-// cursusWiring is every edge the Cursus rule (engine-core-spec §3.3 Path A:
+// cursusWiring is every edge the Cursus rule (its assembler's greedy pass:
 // any viable output may feed any dependency, required ones first) gives the
 // built-in shared DAGs over the built-in step catalog, as
 // "consumer.dependency <- producer.output score".

@@ -187,19 +187,6 @@ func Encode(d *Definition) ([]byte, error) {
 	return verbatim.Marshal(d)
 }
 
-// EncodeIndent is Encode with two-space indentation, for people.
-func EncodeIndent(d *Definition) ([]byte, error) {
-	b, err := Encode(d)
-	if err != nil {
-		return nil, err
-	}
-	var out bytes.Buffer
-	if err := json.Indent(&out, b, "", "  "); err != nil {
-		return nil, err
-	}
-	return out.Bytes(), nil
-}
-
 // References returns every Get path in an encoded definition (or any JSON
 // document), in document order with object keys sorted.
 func References(data []byte) ([]string, error) {

@@ -224,20 +224,3 @@ func ecrDomain(region string) string {
 func sortedVersions(m map[string]imageVersion) []string {
 	return slices.Sorted(maps.Keys(m))
 }
-
-// ImageRegions lists the regions that publish a framework's image of one
-// scope and version (nil when the table has no such image).
-func ImageRegions(framework, scope, version string) []string {
-	sc, ok := images.Frameworks[strings.ToLower(framework)][scope]
-	if !ok {
-		return nil
-	}
-	if full, ok := sc.Aliases[version]; ok {
-		version = full
-	}
-	v, ok := sc.Versions[version]
-	if !ok {
-		return nil
-	}
-	return slices.Sorted(maps.Keys(images.Registries[v.Registries]))
-}

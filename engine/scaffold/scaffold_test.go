@@ -14,6 +14,7 @@ import (
 
 	"github.com/cursus-dev/cursus/engine/config"
 	"github.com/cursus-dev/cursus/engine/dag"
+	"github.com/cursus-dev/cursus/engine/scriptrun"
 	"github.com/cursus-dev/cursus/engine/steps"
 	"github.com/cursus-dev/cursus/engine/validate"
 	"github.com/cursus-dev/cursus/engine/workspace"
@@ -43,14 +44,17 @@ func loadCatalog(t *testing.T) testCatalog {
 }
 
 func catalogFrom(dir string) (testCatalog, error) {
-	fsys := os.DirFS(dir)
 	names, err := filepath.Glob(filepath.Join(dir, "*.step.yaml"))
 	if err != nil || len(names) == 0 {
 		return nil, fmt.Errorf("no built-in catalog files: %v", err)
 	}
 	cat := testCatalog{}
 	for _, n := range names {
-		iface, err := steps.ParseFile(fsys, filepath.Base(n))
+		data, err := os.ReadFile(n)
+		if err != nil {
+			return nil, err
+		}
+		iface, err := steps.Parse(filepath.Base(n), data)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %v", n, err)
 		}
@@ -70,7 +74,7 @@ func newRoot(t *testing.T) *workspace.Root {
 
 func TestEveryBuiltinScriptStubIsAligned(t *testing.T) {
 	cat := loadCatalog(t)
-	runner := validate.NewRunner(2)
+	runner := scriptrun.NewRunner(2)
 	canRun := runner.Available() == nil
 	if !canRun && os.Getenv("CI") != "" {
 		t.Fatalf("python3 is required in CI to run the stubs: %v", runner.Available())
@@ -104,8 +108,8 @@ func TestEveryBuiltinScriptStubIsAligned(t *testing.T) {
 		for _, r := range iface.Contract.EnvVars.Required {
 			env[r] = "x"
 		}
-		res, err := runner.Run(t.Context(), validate.RunRequest{Interface: iface,
-			Script: validate.Source{FS: os.DirFS(dir), Path: iface.Contract.EntryPoint}, Env: env})
+		res, err := runner.Run(t.Context(), scriptrun.RunRequest{Interface: iface,
+			Script: scriptrun.Source{FS: os.DirFS(dir), Path: iface.Contract.EntryPoint}, Env: env})
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}

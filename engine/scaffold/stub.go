@@ -22,9 +22,10 @@
 package scaffold
 
 import (
-	"fmt"
+	_ "embed"
 	"strconv"
 	"strings"
+	"text/template"
 
 	"github.com/cursus-dev/cursus/engine/steps"
 )
@@ -41,7 +42,32 @@ func NeedsScript(iface *steps.Interface) bool {
 	return iface.Contract.EntryPoint != "" && iface.Registry.Requires != "secure_ai_sandbox_workflow_python_sdk"
 }
 
-func pyStr(s string) string { return strconv.QuoteToASCII(s) }
+//go:embed stub.py.tmpl
+var stubText string
+
+// stubTemplate renders ScriptStub; py quotes a Go string as a Python
+// string literal (ASCII only, so the file's encoding never matters).
+var stubTemplate = template.Must(template.New("stub.py").Funcs(template.FuncMap{"py": strconv.QuoteToASCII}).Parse(stubText))
+
+// stubPort is a contract input or output as the stub template reads it.
+type stubPort struct {
+	Name, Path string
+	Required   bool
+}
+
+// stubVar is an optional environment variable and its default.
+type stubVar struct{ Name, Value string }
+
+// stubData is what the stub template renders.
+type stubData struct {
+	StepType    string
+	Description string // the contract's, with """ made ''' so it stays inside the docstring
+	Inputs      []stubPort
+	Outputs     []stubPort
+	Required    []string
+	Optional    []stubVar
+	Flags       []jobFlag
+}
 
 // ScriptStub renders a Python script for iface that satisfies its
 // contract: main(input_paths, output_paths, environ_vars, job_args) reads
@@ -50,119 +76,36 @@ func pyStr(s string) string { return strconv.QuoteToASCII(s) }
 // job-argument flag. The logic itself is left to the author (TODO).
 func ScriptStub(iface *steps.Interface) string {
 	c := iface.Contract
-	var b strings.Builder
-	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
-
-	w("%s\n", `"""`+iface.StepType+` step script, scaffolded by cursus project.init.`)
-	w("\n")
-	if c.Description != "" {
-		w("Contract: %s\n\n", strings.ReplaceAll(c.Description, `"""`, `'''`))
-	}
-	w("TODO: replace the body of main() with the step's logic. Keep the signature\n")
-	w("main(input_paths, output_paths, environ_vars, job_args): cursus validates it\n")
-	w("against the step contract and validate.run_scripts calls it directly.\n")
-	w("%s\n", `"""`)
-	w("import argparse\nimport json\nimport os\nimport sys\n\n")
-
-	w("# Container paths declared by the step contract.\n")
-	w("CONTAINER_INPUTS = {\n")
+	d := stubData{StepType: iface.StepType, Description: strings.ReplaceAll(c.Description, `"""`, `'''`),
+		Required: c.EnvVars.Required, Flags: jobFlags(iface)}
 	for _, name := range c.Inputs.Keys() {
 		p, _ := c.Inputs.Get(name)
-		if p.Path != "" {
-			w("    %s: %s,\n", pyStr(name), pyStr(p.Path))
-		}
+		d.Inputs = append(d.Inputs, stubPort{Name: name, Path: p.Path, Required: p.IsRequired()})
 	}
-	w("}\nCONTAINER_OUTPUTS = {\n")
 	for _, name := range c.Outputs.Keys() {
 		p, _ := c.Outputs.Get(name)
-		if p.Path != "" {
-			w("    %s: %s,\n", pyStr(name), pyStr(p.Path))
-		}
-	}
-	w("}\nREQUIRED_ENV = [")
-	for i, n := range c.EnvVars.Required {
-		if i > 0 {
-			w(", ")
-		}
-		w("%s", pyStr(n))
-	}
-	w("]\nOPTIONAL_ENV = {\n")
-	for _, k := range c.EnvVars.Optional.Keys() {
-		v, _ := c.EnvVars.Optional.Get(k)
-		w("    %s: %s,\n", pyStr(k), pyStr(v))
-	}
-	w("}\n\n\n")
-
-	w(`def _list_files(path):
-    """Relative paths of the files under path (empty when absent)."""
-    if not path or not os.path.isdir(path):
-        return []
-    found = []
-    for root, _dirs, files in os.walk(path):
-        for name in files:
-            found.append(os.path.relpath(os.path.join(root, name), path))
-    return sorted(found)
-
-
-def _write_manifest(path, manifest):
-    os.makedirs(path, exist_ok=True)
-    with open(os.path.join(path, "_cursus_stub_manifest.json"), "w") as f:
-        json.dump(manifest, f, indent=2, sort_keys=True)
-
-
-`)
-	w("def main(input_paths, output_paths, environ_vars, job_args):\n")
-	w("    # TODO: implement %s.\n", iface.StepType)
-	w("    inputs = {}\n")
-	for _, name := range c.Inputs.Keys() {
-		p, _ := c.Inputs.Get(name)
-		if p.IsRequired() {
-			w("    inputs[%s] = _list_files(input_paths[%s])\n", pyStr(name), pyStr(name))
-		} else {
-			w("    inputs[%s] = _list_files(input_paths.get(%s))\n", pyStr(name), pyStr(name))
-		}
-	}
-	w("    settings = {}\n")
-	for _, n := range c.EnvVars.Required {
-		w("    settings[%s] = environ_vars[%s]\n", pyStr(n), pyStr(n))
+		d.Outputs = append(d.Outputs, stubPort{Name: name, Path: p.Path})
 	}
 	for _, k := range c.EnvVars.Optional.Keys() {
 		v, _ := c.EnvVars.Optional.Get(k)
-		w("    settings[%s] = environ_vars.get(%s, %s)\n", pyStr(k), pyStr(k), pyStr(v))
+		d.Optional = append(d.Optional, stubVar{Name: k, Value: v})
 	}
-	w("    arguments = {}\n")
-	flags := jobFlags(iface)
-	for _, f := range flags {
-		w("    arguments[%s] = getattr(job_args, %s, None)\n", pyStr(f.attr), pyStr(f.attr))
+	var b strings.Builder
+	if err := stubTemplate.Execute(&b, d); err != nil {
+		panic("scaffold: the stub template does not render: " + err.Error()) // a bug in stub.py.tmpl, which its golden test catches
 	}
-	w("    manifest = {%s: %s, \"inputs\": inputs, \"settings\": settings, \"arguments\": arguments}\n", pyStr("step"), pyStr(iface.StepType))
-	for _, name := range c.Outputs.Keys() {
-		w("    _write_manifest(output_paths[%s], manifest)\n", pyStr(name))
-	}
-	w("    return manifest\n\n\n")
-
-	w("if __name__ == \"__main__\":\n")
-	w("    parser = argparse.ArgumentParser(description=%s)\n", pyStr(iface.StepType+" step"))
-	for _, f := range flags {
-		w("    parser.add_argument(%s, type=str, default=None)\n", pyStr(f.flag))
-	}
-	w("    args = parser.parse_args()\n")
-	w("    environ_vars = {name: os.environ.get(name) for name in REQUIRED_ENV}\n")
-	w("    environ_vars.update({name: os.environ.get(name, default) for name, default in OPTIONAL_ENV.items()})\n")
-	w("    missing = [name for name in REQUIRED_ENV if not environ_vars.get(name)]\n")
-	w("    if missing:\n")
-	w("        sys.exit(\"missing required environment variables: \" + \", \".join(missing))\n")
-	w("    main(dict(CONTAINER_INPUTS), dict(CONTAINER_OUTPUTS), environ_vars, args)\n")
 	return b.String()
 }
 
-type jobFlag struct{ flag, attr string }
+// jobFlag is a contract flag as the script parses it (Flag) and reads it
+// from job_args (Attr).
+type jobFlag struct{ Flag, Attr string }
 
 func jobFlags(iface *steps.Interface) []jobFlag {
 	seen := map[string]bool{}
 	var out []jobFlag
 	for _, ja := range iface.Contract.JobArguments {
-		attr := strings.ReplaceAll(strings.TrimLeft(ja.Flag, "-"), "-", "_")
+		attr := steps.NormalizeFlag(ja.Flag)
 		if attr == "" || seen[attr] {
 			continue
 		}
@@ -171,7 +114,7 @@ func jobFlags(iface *steps.Interface) []jobFlag {
 		if !strings.HasPrefix(flag, "-") {
 			flag = "--" + flag
 		}
-		out = append(out, jobFlag{flag: flag, attr: attr})
+		out = append(out, jobFlag{Flag: flag, Attr: attr})
 	}
 	return out
 }

@@ -1,9 +1,6 @@
 package serving
 
-import (
-	"errors"
-	"fmt"
-)
+import "fmt"
 
 // Kind names what went wrong, so a caller (the local pipeline run) can
 // turn an error into a remedy without parsing messages.
@@ -73,15 +70,6 @@ func (e *Error) Error() string {
 		return fmt.Sprintf("%s (%s): %s", e.Kind, e.Field, e.Message)
 	}
 	return fmt.Sprintf("%s: %s", e.Kind, e.Message)
-}
-
-// KindOf is the Kind of err, "" when err is no *Error.
-func KindOf(err error) Kind {
-	var e *Error
-	if errors.As(err, &e) {
-		return e.Kind
-	}
-	return ""
 }
 
 func errorf(kind Kind, field, format string, args ...any) *Error {

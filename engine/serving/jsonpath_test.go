@@ -144,7 +144,7 @@ func TestImageFramework(t *testing.T) {
 		{"123.dkr.ecr.us-east-1.amazonaws.com/my-own:latest", "", KindImage},
 	} {
 		got, err := ImageFramework(tc.image)
-		if got != tc.want || KindOf(err) != tc.kind {
+		if got != tc.want || kindOf(err) != tc.kind {
 			t.Errorf("%s: got %q, %v; want %q, kind %q", tc.image, got, err, tc.want, tc.kind)
 		}
 	}

@@ -319,7 +319,7 @@ func (r *Runtime) start(ctx context.Context, fw Framework, m Model, dir string, 
 					FileSize: uint64(lim.MaxUnpackedBytes), OpenFiles: 1024}}
 			_, err = sandbox.Run(runCtx, spec, pw, s.log)
 		} else {
-			err = runUnisolated(runCtx, argv, filepath.Join(dir, "tmp"), env, pw, s.log)
+			_, err = sandbox.RunUnisolated(runCtx, argv, filepath.Join(dir, "tmp"), env, pw, s.log)
 		}
 		if err == nil {
 			err = io.EOF
@@ -581,21 +581,6 @@ func remarshal(in any, out any) error {
 		return err
 	}
 	return json.Unmarshal(b, out)
-}
-
-// runUnisolated runs argv in its own process group, killed with it.
-func runUnisolated(ctx context.Context, argv []string, dir string, env []string, stdout, stderr io.Writer) error {
-	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	cmd.Dir, cmd.Env = dir, env
-	cmd.Stdout, cmd.Stderr = stdout, stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 2 * time.Second
-	err := cmd.Run()
-	if cmd.Process != nil {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	}
-	return err
 }
 
 // tailBuffer keeps the last limit bytes written.

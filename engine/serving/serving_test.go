@@ -189,7 +189,7 @@ func TestXGBoostAlgorithmMode(t *testing.T) {
 	// server goes on answering.
 	_, err = s.Invoke(ctx, []byte("f1,f2,f3\n"+testRows), "text/csv", "text/csv")
 	wantKind(t, err, KindPayload, "", "could not convert string to float")
-	if _, err := s.Invoke(ctx, []byte(testRows), "text/csv", "application/x-unknown"); KindOf(err) != KindContentType {
+	if _, err := s.Invoke(ctx, []byte(testRows), "text/csv", "application/x-unknown"); kindOf(err) != KindContentType {
 		t.Fatalf("unsupported accept: %v", err)
 	}
 	if _, err := s.Invoke(ctx, []byte(testRows), "text/csv", ""); err != nil {
@@ -709,4 +709,13 @@ func TestLimitsBoundTheModel(t *testing.T) {
 	wantKind(t, err, KindLimit, "", "exceeded the 1048576-byte limit")
 	_, err = s.Invoke(ctx, []byte("10"), "text/csv", "text/csv")
 	wantKind(t, err, KindLimit, "")
+}
+
+// kindOf is the Kind of err, "" when err is no *Error.
+func kindOf(err error) Kind {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Kind
+	}
+	return ""
 }

@@ -149,7 +149,7 @@ func TestTransformRecordHandling(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			got, payloads, err := runJob(t, tc.job(csvJob), tc.input, tc.answer)
 			if tc.err != "" {
-				wantKind(t, err, KindOf(err), tc.field, tc.err)
+				wantKind(t, err, kindOf(err), tc.field, tc.err)
 				return
 			}
 			if err != nil || got != tc.want {

@@ -20,8 +20,8 @@ import (
 	"time"
 
 	"github.com/cursus-dev/cursus/engine/sampledata"
+	"github.com/cursus-dev/cursus/engine/scriptrun"
 	"github.com/cursus-dev/cursus/engine/steps"
-	"github.com/cursus-dev/cursus/engine/validate"
 )
 
 // python is the interpreter the built-in scripts are tested with: Debian's,
@@ -33,7 +33,7 @@ const python = "/usr/bin/python3"
 type chain struct {
 	t      *testing.T
 	cat    *steps.Catalog
-	runner *validate.Runner
+	runner *scriptrun.Runner
 	// outputs by "<label>.<output>": the sandbox directory holding it.
 	outputs map[string]string
 }
@@ -49,7 +49,7 @@ func newChain(t *testing.T) *chain {
 	if err != nil || len(probs) > 0 {
 		t.Fatalf("catalog: %v %v", err, probs)
 	}
-	r := validate.NewRunner(1)
+	r := scriptrun.NewRunner(1)
 	r.UseInterpreter(python)
 	if err := r.Available(); err != nil {
 		if os.Getenv("CI") != "" {
@@ -63,7 +63,7 @@ func newChain(t *testing.T) *chain {
 // run runs stepType's built-in script as label with inputs (contract input
 // → "<label>.<output>" of an earlier run, or a Source) and checks that it
 // succeeded.
-func (c *chain) run(label, stepType, jobType string, inputs map[string]any, env map[string]string) *validate.RunResult {
+func (c *chain) run(label, stepType, jobType string, inputs map[string]any, env map[string]string) *scriptrun.RunResult {
 	c.t.Helper()
 	iface, _, err := c.cat.ForJobType(stepType, jobType)
 	if err != nil {
@@ -73,9 +73,9 @@ func (c *chain) run(label, stepType, jobType string, inputs map[string]any, env 
 	if !ok {
 		c.t.Fatalf("%s has no built-in code", stepType)
 	}
-	req := validate.RunRequest{Interface: iface, Script: validate.Source{FS: FS, Path: path.Join(dir, iface.Contract.EntryPoint)},
-		SampleInputs: map[string]validate.Source{}, Env: env, KeepSandbox: true,
-		Limits: validate.Limits{Timeout: 5 * time.Minute}}
+	req := scriptrun.RunRequest{Interface: iface, Script: scriptrun.Source{FS: FS, Path: path.Join(dir, iface.Contract.EntryPoint)},
+		SampleInputs: map[string]scriptrun.Source{}, Env: env, KeepSandbox: true,
+		Limits: scriptrun.Limits{Timeout: 5 * time.Minute}}
 	if jobType != "" {
 		req.JobArgs = map[string]string{"job_type": jobType}
 	}
@@ -86,8 +86,8 @@ func (c *chain) run(label, stepType, jobType string, inputs map[string]any, env 
 			if !ok {
 				c.t.Fatalf("%s: no earlier output %s", label, v)
 			}
-			req.SampleInputs[name] = validate.Source{FS: os.DirFS(d), Path: "."}
-		case validate.Source:
+			req.SampleInputs[name] = scriptrun.Source{FS: os.DirFS(d), Path: "."}
+		case scriptrun.Source:
 			req.SampleInputs[name] = v
 		}
 	}
@@ -157,8 +157,8 @@ func (c *chain) json(output, file string, into any) {
 func column(header []string, name string) int { return slices.Index(header, name) }
 
 // sampleSource is the built-in sample data as a data_source input.
-func sampleSource() validate.Source {
-	return validate.Source{FS: fstest.MapFS{"tabular.csv": {Data: sampledata.Tabular()}}, Path: "."}
+func sampleSource() scriptrun.Source {
+	return scriptrun.Source{FS: fstest.MapFS{"tabular.csv": {Data: sampledata.Tabular()}}, Path: "."}
 }
 
 // The data-prep scripts, run as validate.run_scripts runs them on the
@@ -282,8 +282,8 @@ func TestDummyTrainingRepacksThePretrainedModel(t *testing.T) {
 	_, _ = tw.Write([]byte("model"))
 	tw.Close()
 	gz.Close()
-	model := validate.Source{FS: fstest.MapFS{"model.tar.gz": {Data: buf.Bytes()}}, Path: "."}
-	hp := validate.Source{FS: fstest.MapFS{"hyperparameters.json": {Data: []byte(`{"num_round": "10"}`)}}, Path: "."}
+	model := scriptrun.Source{FS: fstest.MapFS{"model.tar.gz": {Data: buf.Bytes()}}, Path: "."}
+	hp := scriptrun.Source{FS: fstest.MapFS{"hyperparameters.json": {Data: []byte(`{"num_round": "10"}`)}}, Path: "."}
 	c.run("dummy", "DummyTraining", "", map[string]any{"pretrained_model_path": model, "hyperparameters_s3_uri": hp}, nil)
 	f, err := os.Open(filepath.Join(c.outputs["dummy.model_output"], "model.tar.gz"))
 	if err != nil {
@@ -312,9 +312,9 @@ func TestDummyTrainingRepacksThePretrainedModel(t *testing.T) {
 	}
 
 	iface, _ := c.cat.Get("DummyTraining")
-	bad := validate.Source{FS: fstest.MapFS{"model.tar.gz": {Data: []byte("not a tarball")}}, Path: "."}
-	res, err := c.runner.Run(context.Background(), validate.RunRequest{Interface: iface,
-		Script: validate.Source{FS: FS, Path: "dummy_training/dummy_training.py"}, SampleInputs: map[string]validate.Source{"pretrained_model_path": bad}})
+	bad := scriptrun.Source{FS: fstest.MapFS{"model.tar.gz": {Data: []byte("not a tarball")}}, Path: "."}
+	res, err := c.runner.Run(context.Background(), scriptrun.RunRequest{Interface: iface,
+		Script: scriptrun.Source{FS: FS, Path: "dummy_training/dummy_training.py"}, SampleInputs: map[string]scriptrun.Source{"pretrained_model_path": bad}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package steps
 import (
 	"errors"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -63,11 +64,13 @@ func TestBuiltinsLoadAndValidate(t *testing.T) {
 		t.Errorf("Registration must be a RegisterModel sink")
 	}
 	// Every variant of every built-in merges and validates too (Validate
-	// covers them); spot-check that the file stems follow the convention so
-	// FindFile resolves every step by name.
+	// covers them); spot-check that the file stems follow the convention, so
+	// a step's file is found by its name.
 	for _, n := range c.Names() {
-		if _, err := FindFile(builtinFS, "catalog", n); err != nil {
-			t.Errorf("FindFile(%s): %v", n, err)
+		iface, _ := c.Get(n)
+		stem := strings.TrimSuffix(path.Base(strings.TrimPrefix(iface.Source, "builtin:")), FileSuffix)
+		if stem != ConventionStem(n) && CanonicalKey(stem) != CanonicalKey(n) {
+			t.Errorf("%s is in %s, whose stem does not name it", n, iface.Source)
 		}
 	}
 }

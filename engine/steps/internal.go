@@ -1,9 +1,6 @@
 package steps
 
-import (
-	"sort"
-	"strings"
-)
+import "strings"
 
 // InternalKind is an Amazon-internal step kind: loadable from Cursus files,
 // never compiled here, with the public way to get the same result.
@@ -54,18 +51,4 @@ func LookupInternal(name string) (InternalKind, bool) {
 func InternalReplacement(stepType string) (public string, ok bool) {
 	k, ok := LookupInternal(stepType)
 	return k.Replacement, ok
-}
-
-// InternalKinds lists the table, sorted by name.
-func InternalKinds() []InternalKind {
-	seen := map[string]bool{}
-	var out []InternalKind
-	for _, k := range internalKinds {
-		if !seen[k.Name] {
-			seen[k.Name] = true
-			out = append(out, k)
-		}
-	}
-	sort.Slice(out, func(a, b int) bool { return out[a].Name < out[b].Name })
-	return out
 }

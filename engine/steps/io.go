@@ -2,7 +2,7 @@ package steps
 
 import "strings"
 
-// IOView is the container-level view of a step (engine-aux-spec §9): where
+// IOView is the container-level view of a step, as steps.io reports it: where
 // each logical input lands, where each output is read from, and how a
 // downstream step references it at run time.
 type IOView struct {

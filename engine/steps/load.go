@@ -2,11 +2,7 @@ package steps
 
 import (
 	"crypto/sha256"
-	"errors"
 	"fmt"
-	"io/fs"
-	"path"
-	"sort"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -154,59 +150,6 @@ func expandedSize(n *yaml.Node, memo map[*yaml.Node]int) int {
 	size = min(size, maxExpandedNodes+1)
 	memo[n] = size
 	return size
-}
-
-// ParseFile reads and parses one file of fsys.
-func ParseFile(fsys fs.FS, name string) (*Interface, error) {
-	data, err := fs.ReadFile(fsys, name)
-	if err != nil {
-		return nil, &LoadError{File: name, Findings: []Finding{{
-			Level: LevelError, File: name, Rule: "read", Message: err.Error(),
-		}}}
-	}
-	return Parse(name, data)
-}
-
-// ErrAmbiguousInterface is returned when two files normalize to one step.
-var ErrAmbiguousInterface = errors.New("ambiguous interface")
-
-// FindFile finds the interface file of stepType in dir of fsys: first the
-// convention stem (PyTorchTraining → pytorch_training.step.yaml), then the
-// unique file whose stem reduces to the same CanonicalKey as the step name
-// (TSAModelEval → tsa_model_eval.step.yaml). No hit is fs.ErrNotExist; two
-// hits are ErrAmbiguousInterface.
-func FindFile(fsys fs.FS, dir, stepType string) (string, error) {
-	if stepType == "" || strings.ContainsAny(stepType, `/\.`) {
-		return "", fmt.Errorf("step %q: %w", stepType, fs.ErrNotExist)
-	}
-	conv := path.Join(dir, ConventionStem(stepType)+FileSuffix)
-	if st, err := fs.Stat(fsys, conv); err == nil && !st.IsDir() {
-		return conv, nil
-	}
-	entries, err := fs.ReadDir(fsys, dir)
-	if err != nil {
-		return "", err
-	}
-	want := CanonicalKey(stepType)
-	var hits []string
-	for _, e := range entries {
-		n := e.Name()
-		if e.IsDir() || !strings.HasSuffix(n, FileSuffix) {
-			continue
-		}
-		if CanonicalKey(strings.TrimSuffix(n, FileSuffix)) == want {
-			hits = append(hits, path.Join(dir, n))
-		}
-	}
-	switch len(hits) {
-	case 0:
-		return "", fmt.Errorf("step %q: no interface file in %s: %w", stepType, dir, fs.ErrNotExist)
-	case 1:
-		return hits[0], nil
-	default:
-		sort.Strings(hits)
-		return "", fmt.Errorf("step %q matches %s: %w", stepType, strings.Join(hits, ", "), ErrAmbiguousInterface)
-	}
 }
 
 // --- shape checking -------------------------------------------------------

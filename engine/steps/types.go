@@ -6,11 +6,13 @@ package steps
 
 import (
 	"crypto/sha256"
+	"strings"
 
 	"go.yaml.in/yaml/v3"
 )
 
-// Node types (engine-core-spec §1.3).
+// Node types: where a step may stand in a DAG (a source has no parents, a
+// sink no children, a singular step neither).
 const (
 	NodeSource   = "source"
 	NodeInternal = "internal"
@@ -18,7 +20,7 @@ const (
 	NodeSingular = "singular"
 )
 
-// SageMaker step types a registry block may name (engine-core-spec §1.3).
+// SageMaker step types a registry block may name.
 const (
 	SMProcessing    = "Processing"
 	SMTraining      = "Training"
@@ -184,6 +186,12 @@ type EnvVars struct {
 type JobArgument struct {
 	Flag   string `yaml:"flag" json:"flag"`
 	Source string `yaml:"source" json:"source"`
+}
+
+// NormalizeFlag strips leading dashes and maps '-' to '_' so that
+// "--job-type", "--job_type" and "job_type" compare equal.
+func NormalizeFlag(flag string) string {
+	return strings.ReplaceAll(strings.TrimLeft(flag, "-"), "-", "_")
 }
 
 // Spec declares the step's logical dependencies and outputs.

@@ -9,7 +9,8 @@ import (
 	"strings"
 )
 
-// Closed value sets (engine-core-spec §1.3).
+// Closed value sets of the .step.yaml format: a value outside one is an
+// "enum" finding.
 var (
 	NodeTypes          = []string{NodeSource, NodeInternal, NodeSink, NodeSingular}
 	SageMakerStepTypes = []string{SMBase, SMCradleDataLoading, SMCreateModel, SMLambda, SMMimsModelRegistrationProcessing,
@@ -37,8 +38,9 @@ var stepTypeName = regexp.MustCompile(`^[A-Z][A-Za-z0-9]*$`)
 // the quoted name must be the output's own logical name.
 var processingOutputPath = regexp.MustCompile(`^properties\.ProcessingOutputConfig\.Outputs\['([^']*)'\]\.S3Output\.S3Uri$`)
 
-// Validate checks one interface against every rule of engine-core-spec
-// §1.4, the enumerations of §1.3 and the config section. Each variant is
+// Validate checks one interface against the rules of the .step.yaml format
+// (required keys, closed value sets, compute by kind, contract against
+// spec, property paths) and its config section. Each variant is
 // merged and checked too; its findings carry a "variants.<job_type>: "
 // path prefix. Findings are sorted errors first, then by path.
 func Validate(iface *Interface) []Finding {
@@ -176,7 +178,8 @@ func (v *validator) checkRegistry(i *Interface) {
 	}
 }
 
-// checkCompute applies the compute rules of engine-core-spec §1.4.
+// checkCompute applies the compute rules: enumerations, requires against
+// kms_network, what byo_container forbids, and computeKindRules.
 func (v *validator) checkCompute(c *Compute) {
 	if c == nil {
 		return
@@ -221,40 +224,50 @@ func (v *validator) checkCompute(c *Compute) {
 			v.errorf(p+"container_entrypoint", "compute_image_only_byo", "container_entrypoint is only for kind byo_container")
 		}
 	}
-	needsSDK := kind == "framework" || kind == "estimator" || kind == "model"
-	switch {
-	case needsSDK && c.SDKClass == "":
-		v.errorf(p+"sdk_class", "compute_sdk_class", "kind %s needs sdk_class", kind)
-	case !needsSDK && c.SDKClass != "" && kind != "byo_container":
-		v.errorf(p+"sdk_class", "compute_sdk_class", "kind %s must not set sdk_class", kind)
-	}
-	switch kind {
-	case "sklearn", "xgboost", "framework", "estimator", "model":
-		if c.FrameworkVersionField == "" {
-			v.errorf(p+"framework_version_field", "compute_framework_version", "kind %s needs framework_version_field", kind)
+	for _, r := range computeKindRules {
+		set := r.set(c)
+		switch {
+		case !set && slices.Contains(r.needs, kind):
+			v.errorf(p+r.field, r.rule, "%s", strings.ReplaceAll(r.needsMsg, "{kind}", kind))
+		case set && r.only != nil && !slices.Contains(r.only, kind):
+			v.errorf(p+r.field, r.rule, "%s", strings.ReplaceAll(r.onlyMsg, "{kind}", kind))
 		}
-	}
-	if c.PyVersionField != "" && !needsSDK {
-		v.errorf(p+"py_version_field", "compute_py_version", "py_version_field is only for kinds framework, estimator and model")
-	}
-	switch {
-	case kind == "model" && c.FrameworkName == "":
-		v.errorf(p+"framework_name", "compute_framework_name", "kind model needs framework_name")
-	case kind != "model" && c.FrameworkName != "" && kind != "byo_container":
-		v.errorf(p+"framework_name", "compute_framework_name", "framework_name is only for kind model")
-	}
-	if c.KMSNetwork && kind != "script" && kind != "byo_container" {
-		v.errorf(p+"kms_network", "compute_kms_network", "kms_network is only for kind script")
-	}
-	if c.RetrieveFramework != "" && kind != "estimator" && kind != "byo_container" {
-		v.errorf(p+"retrieve_framework", "compute_retrieve_framework", "retrieve_framework is only for kind estimator")
-	}
-	if c.NetworkMode == "config" && kind != "byo_container" && kind != "estimator" {
-		v.errorf(p+"network_mode", "compute_network_mode", "network_mode config is only for kinds byo_container and estimator")
 	}
 	if c.EnableNetworkIsolationField != "" && c.NetworkMode != "config" {
 		v.errorf(p+"enable_network_isolation_field", "compute_network_mode", "enable_network_isolation_field needs network_mode config")
 	}
+}
+
+// computeKindRule ties a compute field to the kinds that need it and the
+// kinds that may set it (nil: any kind).
+type computeKindRule struct {
+	field, rule string
+	set         func(*Compute) bool
+	needs       []string
+	needsMsg    string // {kind} is the step's kind
+	only        []string
+	onlyMsg     string
+}
+
+// computeKindRules are the compute rules that depend on compute.kind, in
+// the order they report.
+var computeKindRules = []computeKindRule{
+	{field: "sdk_class", rule: "compute_sdk_class", set: func(c *Compute) bool { return c.SDKClass != "" },
+		needs: []string{"framework", "estimator", "model"}, needsMsg: "kind {kind} needs sdk_class",
+		only: []string{"framework", "estimator", "model", "byo_container"}, onlyMsg: "kind {kind} must not set sdk_class"},
+	{field: "framework_version_field", rule: "compute_framework_version", set: func(c *Compute) bool { return c.FrameworkVersionField != "" },
+		needs: []string{"sklearn", "xgboost", "framework", "estimator", "model"}, needsMsg: "kind {kind} needs framework_version_field"},
+	{field: "py_version_field", rule: "compute_py_version", set: func(c *Compute) bool { return c.PyVersionField != "" },
+		only: []string{"framework", "estimator", "model"}, onlyMsg: "py_version_field is only for kinds framework, estimator and model"},
+	{field: "framework_name", rule: "compute_framework_name", set: func(c *Compute) bool { return c.FrameworkName != "" },
+		needs: []string{"model"}, needsMsg: "kind model needs framework_name",
+		only: []string{"model", "byo_container"}, onlyMsg: "framework_name is only for kind model"},
+	{field: "kms_network", rule: "compute_kms_network", set: func(c *Compute) bool { return c.KMSNetwork },
+		only: []string{"script", "byo_container"}, onlyMsg: "kms_network is only for kind script"},
+	{field: "retrieve_framework", rule: "compute_retrieve_framework", set: func(c *Compute) bool { return c.RetrieveFramework != "" },
+		only: []string{"estimator", "byo_container"}, onlyMsg: "retrieve_framework is only for kind estimator"},
+	{field: "network_mode", rule: "compute_network_mode", set: func(c *Compute) bool { return c.NetworkMode == "config" },
+		only: []string{"byo_container", "estimator"}, onlyMsg: "network_mode config is only for kinds byo_container and estimator"},
 }
 
 func (v *validator) checkPatterns(i *Interface) {
@@ -280,15 +293,58 @@ func hasPrefix(p string, prefixes []string) bool {
 }
 
 func (v *validator) checkContract(i *Interface) {
-	c := i.Contract
-	if ep := c.EntryPoint; ep != "" {
-		if !strings.HasSuffix(ep, ".py") {
-			v.errorf("contract.entry_point", "entry_point_py", "%q must end with .py", ep)
-		}
-		if strings.HasPrefix(ep, "/") || strings.Contains(ep, "..") {
-			v.errorf("contract.entry_point", "entry_point_relative", "%q must be a relative path inside the source directory", ep)
-		}
+	for _, check := range contractChecks {
+		check(v, i)
 	}
+}
+
+// contractChecks check the contract section, in the order they report.
+var contractChecks = []func(v *validator, i *Interface){
+	(*validator).checkEntryPoint,
+	(*validator).checkContractInputs,
+	(*validator).checkContractOutputs,
+	func(v *validator, i *Interface) {
+		if t := i.Contract.OutputPathToken; t != "" && !outputPathToken.MatchString(t) {
+			v.errorf("contract.output_path_token", "output_path_token", "%q must be one S3 key segment matching %s", t, outputPathToken)
+		}
+	},
+	func(v *validator, i *Interface) {
+		if p, k := i.Patterns.IncludeJobTypeInPath, i.Contract.IncludeJobTypeInPath; p != nil && k != nil && *p != *k {
+			v.warnf("contract.include_job_type_in_path", "include_job_type_in_path", "patterns.include_job_type_in_path (%t) wins over this one", *p)
+		}
+	},
+	(*validator).checkJobArguments,
+	func(v *validator, i *Interface) {
+		for n, k := range i.Contract.SkipInputs {
+			if _, ok := i.Spec.Dependencies.Get(k); !ok {
+				v.warnf(fmt.Sprintf("contract.skip_inputs[%d]", n), "skip_input", "%q is not a spec dependency", k)
+			}
+		}
+	},
+	func(v *validator, i *Interface) {
+		for _, k := range i.Contract.InputSourceOverrides.Keys() {
+			if _, ok := i.Spec.Dependencies.Get(k); !ok {
+				v.warnf("contract.input_source_overrides."+k, "input_source_override", "%q is not a spec dependency", k)
+			}
+		}
+	},
+}
+
+func (v *validator) checkEntryPoint(i *Interface) {
+	ep := i.Contract.EntryPoint
+	if ep == "" {
+		return
+	}
+	if !strings.HasSuffix(ep, ".py") {
+		v.errorf("contract.entry_point", "entry_point_py", "%q must end with .py", ep)
+	}
+	if strings.HasPrefix(ep, "/") || strings.Contains(ep, "..") {
+		v.errorf("contract.entry_point", "entry_point_relative", "%q must be a relative path inside the source directory", ep)
+	}
+}
+
+func (v *validator) checkContractInputs(i *Interface) {
+	c := i.Contract
 	for _, name := range c.Inputs.Keys() {
 		p := "contract.inputs." + name
 		in, _ := c.Inputs.Get(name)
@@ -302,6 +358,10 @@ func (v *validator) checkContract(i *Interface) {
 			v.warnf(p+".channels", "channels_training_only", "channels only apply to Training and Tuning steps")
 		}
 	}
+}
+
+func (v *validator) checkContractOutputs(i *Interface) {
+	c := i.Contract
 	for _, name := range c.Outputs.Keys() {
 		p := "contract.outputs." + name
 		out, _ := c.Outputs.Get(name)
@@ -315,29 +375,16 @@ func (v *validator) checkContract(i *Interface) {
 			v.errorf(p+".object", "output_object_name", "%q must be a file name directly under the output path", out.Object)
 		}
 	}
-	if t := c.OutputPathToken; t != "" && !outputPathToken.MatchString(t) {
-		v.errorf("contract.output_path_token", "output_path_token", "%q must be one S3 key segment matching %s", t, outputPathToken)
-	}
-	if p, k := i.Patterns.IncludeJobTypeInPath, c.IncludeJobTypeInPath; p != nil && k != nil && *p != *k {
-		v.warnf("contract.include_job_type_in_path", "include_job_type_in_path", "patterns.include_job_type_in_path (%t) wins over this one", *p)
-	}
-	for n, a := range c.JobArguments {
+}
+
+func (v *validator) checkJobArguments(i *Interface) {
+	for n, a := range i.Contract.JobArguments {
 		p := fmt.Sprintf("contract.job_arguments[%d]", n)
 		if !strings.HasPrefix(a.Flag, "--") {
 			v.errorf(p+".flag", "job_argument_flag", "flag %q must start with --", a.Flag)
 		}
 		if a.Source == "" {
 			v.errorf(p+".source", "required", "source (the config field the value comes from) is required")
-		}
-	}
-	for n, k := range c.SkipInputs {
-		if _, ok := i.Spec.Dependencies.Get(k); !ok {
-			v.warnf(fmt.Sprintf("contract.skip_inputs[%d]", n), "skip_input", "%q is not a spec dependency", k)
-		}
-	}
-	for _, k := range c.InputSourceOverrides.Keys() {
-		if _, ok := i.Spec.Dependencies.Get(k); !ok {
-			v.warnf("contract.input_source_overrides."+k, "input_source_override", "%q is not a spec dependency", k)
 		}
 	}
 }
@@ -403,8 +450,10 @@ func (v *validator) checkSpec(i *Interface) {
 // SDK's TuningStep.get_top_model_s3_uri(top_k=0) reads it.
 const tunedModelProperty = "properties.TrainingJobSummaries[0].TrainingJobName"
 
-// checkPropertyPath applies engine-core-spec §1.6 and checks that the path
-// exists in the response shape of the step's SageMaker type (properties.json).
+// checkPropertyPath checks an output's property_path: it starts with
+// "properties.", exists in the response shape of the step's SageMaker type
+// (properties.json), and for Processing is
+// ProcessingOutputConfig.Outputs['<the output's own name>'].S3Output.S3Uri.
 func (v *validator) checkPropertyPath(i *Interface, p, name, pp string) {
 	if pp == "" {
 		v.warnf(p, "property_path", "no property_path: consumers cannot reference this output at run time")
@@ -453,60 +502,94 @@ func (v *validator) checkConfig(i *Interface) {
 	v.enum("config.extends", c.Extends, ConfigExtends, "config_extends")
 	for _, name := range c.Fields.Keys() {
 		f, _ := c.Fields.Get(name)
-		p := "config.fields." + name
-		if f.Type == "" {
-			v.errorf(p+".type", "required", "field type is required (%s)", strings.Join(FieldTypes, ", "))
-		} else {
-			v.enum(p+".type", f.Type, FieldTypes, "config_field_type")
+		for _, rule := range configFieldRules {
+			rule(v, "config.fields."+name, f)
 		}
-		if f.Tier == "" {
-			v.errorf(p+".tier", "required", "field tier is required (%s)", strings.Join(FieldTiers, ", "))
-		} else {
-			v.enum(p+".tier", f.Tier, FieldTiers, "config_field_tier")
-		}
+	}
+}
+
+// configFieldRules check one config field at path p, in the order they
+// report.
+var configFieldRules = []func(v *validator, p string, f Field){
+	func(v *validator, p string, f Field) {
+		v.required(p+".type", f.Type, FieldTypes, "config_field_type", "field type")
+	},
+	func(v *validator, p string, f Field) {
+		v.required(p+".tier", f.Tier, FieldTiers, "config_field_tier", "field tier")
+	},
+	func(v *validator, p string, f Field) {
 		if f.Tier == TierDerived && f.Rule == "" {
 			v.warnf(p+".rule", "config_derived_rule", "a derived field should name its derivation rule")
 		}
+	},
+	func(v *validator, p string, f Field) {
 		if f.Tier == TierEssential && f.Default != nil {
 			v.warnf(p+".default", "config_essential_default", "an essential field is user-supplied; its default is ignored")
 		}
+	},
+	func(v *validator, p string, f Field) {
 		if f.Items != "" {
 			v.enum(p+".items", f.Items, FieldTypes, "config_field_type")
 		}
+	},
+	func(v *validator, p string, f Field) {
 		if f.Default != nil && f.Type != "" && !valueHasType(f.Default, f.Type) {
 			v.errorf(p+".default", "config_default_type", "default %v is not of type %s", f.Default, f.Type)
 		}
+	},
+	func(v *validator, p string, f Field) {
 		for n, a := range f.Allowed {
 			if f.Type != "" && !valueHasType(a, f.Type) {
 				v.errorf(fmt.Sprintf("%s.allowed[%d]", p, n), "config_allowed_type", "allowed value %v is not of type %s", a, f.Type)
 			}
 		}
+	},
+	func(v *validator, p string, f Field) {
 		if f.Default != nil && len(f.Allowed) > 0 && !slices.ContainsFunc(f.Allowed, func(a any) bool { return fmt.Sprint(a) == fmt.Sprint(f.Default) }) {
 			v.errorf(p+".default", "config_default_allowed", "default %v is not an allowed value", f.Default)
 		}
-		if f.Pattern != "" {
-			re, err := regexp.Compile(f.Pattern)
-			switch {
-			case err != nil:
-				v.errorf(p+".pattern", "config_pattern", "pattern does not compile: %v", err)
-			case f.Type != "" && f.Type != "string":
-				v.errorf(p+".pattern", "config_pattern", "pattern only applies to string fields")
-			default:
-				if s, ok := f.Default.(string); ok && !re.MatchString(s) {
-					v.errorf(p+".default", "config_default_pattern", "default %q does not match the pattern", s)
-				}
-			}
+	},
+	checkFieldPattern,
+	checkFieldRange,
+}
+
+// required reports an empty value as missing and any other as an enum.
+func (v *validator) required(p, value string, allowed []string, rule, what string) {
+	if value == "" {
+		v.errorf(p, "required", "%s is required (%s)", what, strings.Join(allowed, ", "))
+		return
+	}
+	v.enum(p, value, allowed, rule)
+}
+
+func checkFieldPattern(v *validator, p string, f Field) {
+	if f.Pattern == "" {
+		return
+	}
+	re, err := regexp.Compile(f.Pattern)
+	switch {
+	case err != nil:
+		v.errorf(p+".pattern", "config_pattern", "pattern does not compile: %v", err)
+	case f.Type != "" && f.Type != "string":
+		v.errorf(p+".pattern", "config_pattern", "pattern only applies to string fields")
+	default:
+		if s, ok := f.Default.(string); ok && !re.MatchString(s) {
+			v.errorf(p+".default", "config_default_pattern", "default %q does not match the pattern", s)
 		}
-		if f.Minimum != nil || f.Maximum != nil {
-			if f.Type != "integer" && f.Type != "number" {
-				v.errorf(p, "config_range", "minimum/maximum only apply to integer and number fields")
-			} else if f.Minimum != nil && f.Maximum != nil && *f.Minimum > *f.Maximum {
-				v.errorf(p, "config_range", "minimum %v is above maximum %v", *f.Minimum, *f.Maximum)
-			} else if d, ok := toFloat(f.Default); ok {
-				if (f.Minimum != nil && d < *f.Minimum) || (f.Maximum != nil && d > *f.Maximum) {
-					v.errorf(p+".default", "config_default_range", "default %v is outside the range", f.Default)
-				}
-			}
+	}
+}
+
+func checkFieldRange(v *validator, p string, f Field) {
+	if f.Minimum == nil && f.Maximum == nil {
+		return
+	}
+	if f.Type != "integer" && f.Type != "number" {
+		v.errorf(p, "config_range", "minimum/maximum only apply to integer and number fields")
+	} else if f.Minimum != nil && f.Maximum != nil && *f.Minimum > *f.Maximum {
+		v.errorf(p, "config_range", "minimum %v is above maximum %v", *f.Minimum, *f.Maximum)
+	} else if d, ok := toFloat(f.Default); ok {
+		if (f.Minimum != nil && d < *f.Minimum) || (f.Maximum != nil && d > *f.Maximum) {
+			v.errorf(p+".default", "config_default_range", "default %v is outside the range", f.Default)
 		}
 	}
 }

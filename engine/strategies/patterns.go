@@ -8,8 +8,8 @@ import (
 	"github.com/cursus-dev/cursus/engine/steps"
 )
 
-// PatternsView is the per-axis description of how a step is built
-// (engine-aux-spec §9, steps.patterns). Builders are synthesized from the
+// PatternsView is the per-axis description of how a step is built, as
+// steps.patterns reports it. Builders are synthesized from the
 // interface here, so no axis is ever customised by code: custom_override
 // is always false.
 type PatternsView struct {

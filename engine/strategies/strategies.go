@@ -1,5 +1,4 @@
-// Package strategies is the builder strategy library (engine-aux-spec §6):
-// the construction strategies a step can be built with, their knobs, and the
+// Package strategies is the builder strategy library: the construction strategies a step can be built with, their knobs, and the
 // routing from a step's SageMaker step type (and, for Processing,
 // patterns.step_assembly) to one of them. The table is data, embedded from
 // strategies.yaml. It knows nothing about HTTP, MCP or tool envelopes.

@@ -74,8 +74,10 @@ func SortFindings(fs []Finding) {
 	})
 }
 
-// Ruleset says which checks apply to a SageMaker step type
-// (engine-aux-spec §8).
+// Ruleset says which categories of check apply to a SageMaker step type
+// (RulesetFor): a step that runs a script gets all four, a step without
+// one all but script ↔ contract, Lambda only config and builder, and the
+// abstract Base and Utility none.
 type Ruleset struct {
 	Name       string   `json:"name"`
 	Categories []string `json:"categories"`
@@ -134,183 +136,252 @@ func CheckScriptSource(ctx context.Context, iface *steps.Interface, file string,
 
 // CheckScript compares a script analysis with the step contract:
 // forward checks (what the script reads must be declared) and reverse
-// checks (what the contract declares must be used).
+// checks (what the contract declares must be used), one rule of
+// scriptRules each.
 func CheckScript(iface *steps.Interface, a *ScriptAnalysis) []Finding {
-	var out []Finding
-	c := iface.Contract
-	loc := func(line int) string {
-		if line <= 0 {
-			return a.File
-		}
-		return fmt.Sprintf("%s:%d", a.File, line)
+	sc := &scriptCheck{iface: iface, c: &iface.Contract, a: a}
+	for _, r := range scriptRules {
+		r.check(sc)
 	}
-	add := func(level Level, rule string, line int, fix, format string, args ...any) {
-		out = append(out, Finding{Level: level, Rule: rule, Category: CatScriptContract, Location: loc(line),
-			Message: fmt.Sprintf(format, args...), Fix: fix})
+	SortFindings(sc.out)
+	return sc.out
+}
+
+// scriptRule is one check of a script against its contract and the rules
+// its findings carry.
+type scriptRule struct {
+	rules []string
+	check func(*scriptCheck)
+}
+
+// scriptRules are the script ↔ contract checks, in the order they report.
+var scriptRules = []scriptRule{
+	{[]string{"missing_main_function", "invalid_main_signature"}, (*scriptCheck).mainFunction},
+	// Forward: what the script reads must be declared.
+	{[]string{"undeclared_input_path"}, (*scriptCheck).undeclaredInputs},
+	{[]string{"undeclared_output_path"}, (*scriptCheck).undeclaredOutputs},
+	{[]string{"undeclared_env_var", "sagemaker_runtime_env_var"}, (*scriptCheck).undeclaredEnvVars},
+	{[]string{"undeclared_job_arg"}, (*scriptCheck).undeclaredJobArgs},
+	// Reverse: what the contract declares must be used.
+	{[]string{"unwritten_output_path"}, (*scriptCheck).unwrittenOutputs},
+	{[]string{"unread_input_path"}, (*scriptCheck).unreadInputs},
+	{[]string{"unread_required_env_var"}, (*scriptCheck).unreadRequiredEnvVars},
+	{[]string{"unparsed_declared_arg", "reverse_arg_check_skipped_non_processing"}, (*scriptCheck).unparsedJobArgs},
+	// Container paths must be ones the contract declares.
+	{[]string{"undeclared_container_path"}, (*scriptCheck).undeclaredContainerPaths},
+}
+
+// scriptCheck is one script compared with one contract, and the findings
+// so far.
+type scriptCheck struct {
+	iface *steps.Interface
+	c     *steps.Contract
+	a     *ScriptAnalysis
+	out   []Finding
+}
+
+// add records a finding at a line of the script (the file when line is 0).
+func (sc *scriptCheck) add(level Level, rule string, line int, fix, format string, args ...any) {
+	loc := sc.a.File
+	if line > 0 {
+		loc = fmt.Sprintf("%s:%d", sc.a.File, line)
 	}
+	sc.addAt(level, rule, loc, fix, fmt.Sprintf(format, args...))
+}
+
+// addAt records a finding at a location in the contract.
+func (sc *scriptCheck) addAt(level Level, rule, location, fix, message string) {
+	sc.out = append(sc.out, Finding{Level: level, Rule: rule, Category: CatScriptContract, Location: location, Message: message, Fix: fix})
+}
+
+func (sc *scriptCheck) mainFunction() {
 	entry := "def main(input_paths, output_paths, environ_vars, job_args)"
-	switch {
+	switch a := sc.a; {
 	case a.Main == nil:
-		add(Critical, "missing_main_function", 0, "add a module-level `"+entry+":` and call it from the `if __name__ == \"__main__\":` block",
+		sc.add(Critical, "missing_main_function", 0, "add a module-level `"+entry+":` and call it from the `if __name__ == \"__main__\":` block",
 			"the script has no module-level main() function")
 	case !a.Main.HasExpectedSignature():
-		add(Error, "invalid_main_signature", a.Main.Line, "declare it as `"+entry+"`",
+		sc.add(Error, "invalid_main_signature", a.Main.Line, "declare it as `"+entry+"`",
 			"main(%s) must take exactly (input_paths, output_paths, environ_vars, job_args)", strings.Join(a.Main.Params, ", "))
 	}
+}
 
-	// Forward: logical names read must be declared.
-	for _, u := range a.InputNames {
-		if _, ok := c.Inputs.Get(u.Name); !ok {
-			add(Error, "undeclared_input_path", u.Line, fmt.Sprintf("declare contract.inputs.%s (and spec.dependencies.%s), or read one of: %s", u.Name, u.Name, keyList(c.Inputs.Keys())),
+func (sc *scriptCheck) undeclaredInputs() {
+	for _, u := range sc.a.InputNames {
+		if _, ok := sc.c.Inputs.Get(u.Name); !ok {
+			sc.add(Error, "undeclared_input_path", u.Line, fmt.Sprintf("declare contract.inputs.%s (and spec.dependencies.%s), or read one of: %s", u.Name, u.Name, keyList(sc.c.Inputs.Keys())),
 				"the script reads input %q, which the contract does not declare", u.Name)
 		}
 	}
-	for _, u := range a.OutputNames {
-		if _, ok := c.Outputs.Get(u.Name); !ok {
-			add(Error, "undeclared_output_path", u.Line, fmt.Sprintf("declare contract.outputs.%s (and spec.outputs.%s), or write one of: %s", u.Name, u.Name, keyList(c.Outputs.Keys())),
+}
+
+func (sc *scriptCheck) undeclaredOutputs() {
+	for _, u := range sc.a.OutputNames {
+		if _, ok := sc.c.Outputs.Get(u.Name); !ok {
+			sc.add(Error, "undeclared_output_path", u.Line, fmt.Sprintf("declare contract.outputs.%s (and spec.outputs.%s), or write one of: %s", u.Name, u.Name, keyList(sc.c.Outputs.Keys())),
 				"the script writes output %q, which the contract does not declare", u.Name)
 		}
 	}
-	declaredEnv := map[string]bool{}
-	for _, n := range c.EnvVars.Required {
-		declaredEnv[n] = true
+}
+
+func (sc *scriptCheck) undeclaredEnvVars() {
+	declared := map[string]bool{}
+	for _, n := range sc.c.EnvVars.Required {
+		declared[n] = true
 	}
-	for _, n := range c.EnvVars.Optional.Keys() {
-		declaredEnv[n] = true
+	for _, n := range sc.c.EnvVars.Optional.Keys() {
+		declared[n] = true
 	}
-	seenEnv := map[string]bool{}
-	reportEnv := func(name string, line int) {
-		if declaredEnv[name] || seenEnv[name] {
+	seen := map[string]bool{}
+	report := func(name string, line int) {
+		if declared[name] || seen[name] {
 			return
 		}
-		seenEnv[name] = true
+		seen[name] = true
 		if strings.HasPrefix(name, "SM_") {
-			add(Info, "sagemaker_runtime_env_var", line, "nothing to do if the step runs under the SageMaker training toolkit",
+			sc.add(Info, "sagemaker_runtime_env_var", line, "nothing to do if the step runs under the SageMaker training toolkit",
 				"the script reads %s, which SageMaker sets at run time", name)
 			return
 		}
-		add(Warning, "undeclared_env_var", line, fmt.Sprintf("add %s to contract.env_vars.optional (with a default) or contract.env_vars.required", name),
+		sc.add(Warning, "undeclared_env_var", line, fmt.Sprintf("add %s to contract.env_vars.optional (with a default) or contract.env_vars.required", name),
 			"the script reads environment variable %s, which the contract does not declare", name)
 	}
-	for _, r := range a.EnvReads {
-		reportEnv(r.Name, r.Line)
+	for _, r := range sc.a.EnvReads {
+		report(r.Name, r.Line)
 	}
-	for _, r := range a.EnvironNames {
-		reportEnv(r.Name, r.Line)
+	for _, r := range sc.a.EnvironNames {
+		report(r.Name, r.Line)
 	}
-	declaredArgs := map[string]bool{}
-	for _, ja := range c.JobArguments {
-		declaredArgs[NormalizeFlag(ja.Flag)] = true
+}
+
+func (sc *scriptCheck) undeclaredJobArgs() {
+	declared := map[string]bool{}
+	for _, ja := range sc.c.JobArguments {
+		declared[steps.NormalizeFlag(ja.Flag)] = true
 	}
-	seenArg := map[string]bool{}
-	for _, u := range a.JobArgReads {
-		n := NormalizeFlag(u.Name)
-		if declaredArgs[n] || seenArg[n] {
+	seen := map[string]bool{}
+	for _, u := range sc.a.JobArgReads {
+		n := steps.NormalizeFlag(u.Name)
+		if declared[n] || seen[n] {
 			continue
 		}
-		seenArg[n] = true
-		add(Warning, "undeclared_job_arg", u.Line, fmt.Sprintf("add {flag: --%s, source: <config field>} to contract.job_arguments", u.Name),
+		seen[n] = true
+		sc.add(Warning, "undeclared_job_arg", u.Line, fmt.Sprintf("add {flag: --%s, source: <config field>} to contract.job_arguments", u.Name),
 			"the script reads job_args.%s, which contract.job_arguments does not declare", u.Name)
 	}
+}
 
-	// Reverse: what the contract declares must be used.
-	useMainNames := a.Main != nil && a.Main.HasExpectedSignature()
-	readsPath := func(path string) bool {
-		for _, p := range a.ContainerPaths {
-			if p.Path == path || strings.HasPrefix(p.Path, strings.TrimSuffix(path, "/")+"/") {
-				return true
-			}
-		}
+// uses reports whether the script uses a contract port: by its logical
+// name through main's parameters, or, when main does not take them, by a
+// container path literal at or under the port's path.
+func (sc *scriptCheck) uses(names []NameUse, name, path string) bool {
+	if containsName(names, name) {
+		return true
+	}
+	if sc.a.Main != nil && sc.a.Main.HasExpectedSignature() || path == "" {
 		return false
 	}
-	for _, name := range c.Outputs.Keys() {
-		port, _ := c.Outputs.Get(name)
-		if containsName(a.OutputNames, name) || (!useMainNames && port.Path != "" && readsPath(port.Path)) {
+	for _, p := range sc.a.ContainerPaths {
+		if p.Path == path || strings.HasPrefix(p.Path, strings.TrimSuffix(path, "/")+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+func (sc *scriptCheck) unwrittenOutputs() {
+	for _, name := range sc.c.Outputs.Keys() {
+		port, _ := sc.c.Outputs.Get(name)
+		if sc.uses(sc.a.OutputNames, name, port.Path) {
 			continue
 		}
-		out = append(out, Finding{Level: Error, Rule: "unwritten_output_path", Category: CatScriptContract,
-			Location: "contract.outputs." + name,
-			Message:  fmt.Sprintf("the contract declares output %q (%s) but the script never writes it (no output_paths[%q])", name, port.Path, name),
-			Fix:      fmt.Sprintf("write the output under output_paths[%q] in main(), or remove it from contract.outputs and spec.outputs", name)})
+		sc.addAt(Error, "unwritten_output_path", "contract.outputs."+name,
+			fmt.Sprintf("write the output under output_paths[%q] in main(), or remove it from contract.outputs and spec.outputs", name),
+			fmt.Sprintf("the contract declares output %q (%s) but the script never writes it (no output_paths[%q])", name, port.Path, name))
 	}
-	for _, name := range c.Inputs.Keys() {
-		port, _ := c.Inputs.Get(name)
-		if containsName(a.InputNames, name) || (!useMainNames && port.Path != "" && readsPath(port.Path)) {
+}
+
+func (sc *scriptCheck) unreadInputs() {
+	for _, name := range sc.c.Inputs.Keys() {
+		port, _ := sc.c.Inputs.Get(name)
+		if sc.uses(sc.a.InputNames, name, port.Path) {
 			continue
 		}
 		level := Warning
 		if !port.IsRequired() {
 			level = Info
 		}
-		out = append(out, Finding{Level: level, Rule: "unread_input_path", Category: CatScriptContract,
-			Location: "contract.inputs." + name,
-			Message:  fmt.Sprintf("the contract declares input %q (%s) but the script never reads it (no input_paths[%q])", name, port.Path, name),
-			Fix:      fmt.Sprintf("read input_paths[%q] in main() (use .get for an optional input), or drop the input", name)})
+		sc.addAt(level, "unread_input_path", "contract.inputs."+name,
+			fmt.Sprintf("read input_paths[%q] in main() (use .get for an optional input), or drop the input", name),
+			fmt.Sprintf("the contract declares input %q (%s) but the script never reads it (no input_paths[%q])", name, port.Path, name))
 	}
+}
+
+func (sc *scriptCheck) unreadRequiredEnvVars() {
 	consumed := map[string]bool{}
-	for _, r := range a.EnvReads {
+	for _, r := range sc.a.EnvReads {
 		if !r.Harvested {
 			consumed[r.Name] = true
 		}
 	}
-	for _, r := range a.EnvironNames {
+	for _, r := range sc.a.EnvironNames {
 		consumed[r.Name] = true
 	}
-	for _, n := range c.EnvVars.Required {
+	for _, n := range sc.c.EnvVars.Required {
 		if !consumed[n] {
-			out = append(out, Finding{Level: Error, Rule: "unread_required_env_var", Category: CatScriptContract,
-				Location: "contract.env_vars.required",
-				Message:  fmt.Sprintf("required environment variable %s is never read by the script", n),
-				Fix:      fmt.Sprintf("read environ_vars[%q] in main(), or move %s to contract.env_vars.optional", n, n)})
+			sc.addAt(Error, "unread_required_env_var", "contract.env_vars.required",
+				fmt.Sprintf("read environ_vars[%q] in main(), or move %s to contract.env_vars.optional", n, n),
+				fmt.Sprintf("required environment variable %s is never read by the script", n))
 		}
 	}
-	if len(c.JobArguments) > 0 {
-		if iface.Registry.SageMakerStepType != steps.SMProcessing {
-			out = append(out, Finding{Level: Info, Rule: "reverse_arg_check_skipped_non_processing", Category: CatScriptContract,
-				Location: "contract.job_arguments",
-				Message:  "job arguments are only passed on the command line to Processing jobs; the argparse check is skipped",
-				Fix:      "none needed"})
-		} else {
-			for i, ja := range c.JobArguments {
-				if a.HasFlag(ja.Flag) {
-					continue
-				}
-				level := Error
-				msg := fmt.Sprintf("contract flag %s is never declared with parser.add_argument", ja.Flag)
-				if a.DynamicArguments {
-					level = Warning
-					msg += " (some add_argument calls use computed flags, so this may be a false alarm)"
-				}
-				out = append(out, Finding{Level: level, Rule: "unparsed_declared_arg", Category: CatScriptContract,
-					Location: fmt.Sprintf("contract.job_arguments[%d]", i), Message: msg,
-					Fix: fmt.Sprintf("add parser.add_argument(%q, ...) in the __main__ block", ja.Flag)})
-			}
-		}
-	}
+}
 
-	// Container path literals must be ones the contract declares (or
-	// parents/children of them); anything else is a path the step will not
-	// have at run time.
-	declared := []string{}
-	for _, k := range c.Inputs.Keys() {
-		p, _ := c.Inputs.Get(k)
-		declared = append(declared, p.Path)
+func (sc *scriptCheck) unparsedJobArgs() {
+	if len(sc.c.JobArguments) == 0 {
+		return
 	}
-	for _, k := range c.Outputs.Keys() {
-		p, _ := c.Outputs.Get(k)
-		declared = append(declared, p.Path)
+	if sc.iface.Registry.SageMakerStepType != steps.SMProcessing {
+		sc.addAt(Info, "reverse_arg_check_skipped_non_processing", "contract.job_arguments", "none needed",
+			"job arguments are only passed on the command line to Processing jobs; the argparse check is skipped")
+		return
 	}
-	seenPath := map[string]bool{}
-	for _, p := range a.ContainerPaths {
-		if seenPath[p.Path] || pathRelated(p.Path, declared) || sagemakerManagedPath(p.Path) {
+	for i, ja := range sc.c.JobArguments {
+		if sc.a.HasFlag(ja.Flag) {
 			continue
 		}
-		seenPath[p.Path] = true
-		add(Warning, "undeclared_container_path", p.Line, "declare the path in contract.inputs or contract.outputs, or read it from input_paths/output_paths",
+		level := Error
+		msg := fmt.Sprintf("contract flag %s is never declared with parser.add_argument", ja.Flag)
+		if sc.a.DynamicArguments {
+			level = Warning
+			msg += " (some add_argument calls use computed flags, so this may be a false alarm)"
+		}
+		sc.addAt(level, "unparsed_declared_arg", fmt.Sprintf("contract.job_arguments[%d]", i),
+			fmt.Sprintf("add parser.add_argument(%q, ...) in the __main__ block", ja.Flag), msg)
+	}
+}
+
+// undeclaredContainerPaths: container path literals must be ones the
+// contract declares (or parents/children of them); anything else is a
+// path the step will not have at run time.
+func (sc *scriptCheck) undeclaredContainerPaths() {
+	declared := []string{}
+	for _, k := range sc.c.Inputs.Keys() {
+		p, _ := sc.c.Inputs.Get(k)
+		declared = append(declared, p.Path)
+	}
+	for _, k := range sc.c.Outputs.Keys() {
+		p, _ := sc.c.Outputs.Get(k)
+		declared = append(declared, p.Path)
+	}
+	seen := map[string]bool{}
+	for _, p := range sc.a.ContainerPaths {
+		if seen[p.Path] || pathRelated(p.Path, declared) || sagemakerManagedPath(p.Path) {
+			continue
+		}
+		seen[p.Path] = true
+		sc.add(Warning, "undeclared_container_path", p.Line, "declare the path in contract.inputs or contract.outputs, or read it from input_paths/output_paths",
 			"the script uses container path %s, which is not under any path the contract declares", p.Path)
 	}
-	SortFindings(out)
-	return out
 }
 
 func pathRelated(p string, declared []string) bool {

@@ -22,7 +22,7 @@ var (
 		"undeclared_input_path": "error", "undeclared_output_path": "error", "unwritten_output_path": "error",
 		"unread_required_env_var": "error", "unparsed_declared_arg": "error (warning when flags are computed)",
 		"undeclared_env_var": "warning", "undeclared_job_arg": "warning", "unread_input_path": "warning (info when optional)",
-		"undeclared_container_path": "warning", "reverse_arg_check_skipped_non_processing": "info",
+		"undeclared_container_path": "warning", "reverse_arg_check_skipped_non_processing": "info", "sagemaker_runtime_env_var": "info",
 	}
 )
 
@@ -30,9 +30,3 @@ var (
 func DependencyThresholds() map[string]float64 {
 	return map[string]float64{"pass": scorePass, "resolution": scoreResolution, "warning": scoreWarn}
 }
-
-// DefaultLimits are the limits of a run that sets none.
-func DefaultLimits() Limits { return Limits{}.withDefaults() }
-
-// EntryConvention says how the sandbox runner calls a script.
-const EntryConvention = "main(input_paths, output_paths, environ_vars, job_args) when defined, else the script as __main__"

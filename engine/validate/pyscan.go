@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/cursus-dev/cursus/engine/steps"
 )
 
 // ScriptAnalysis is what a step script reads and declares, found without
@@ -91,18 +93,12 @@ type PathLiteral struct {
 	Line int    `json:"line"`
 }
 
-// NormalizeFlag strips leading dashes and maps '-' to '_' so that
-// "--job-type", "--job_type" and "job_type" compare equal.
-func NormalizeFlag(flag string) string {
-	return strings.ReplaceAll(strings.TrimLeft(flag, "-"), "-", "_")
-}
-
 // HasFlag reports whether an add_argument declares flag (normalised).
 func (a *ScriptAnalysis) HasFlag(flag string) bool {
-	want := NormalizeFlag(flag)
+	want := steps.NormalizeFlag(flag)
 	for _, d := range a.Arguments {
 		for _, f := range d.Flags {
-			if NormalizeFlag(f) == want {
+			if steps.NormalizeFlag(f) == want {
 				return true
 			}
 		}
@@ -237,168 +233,215 @@ func paramNames(t []token) []string {
 
 // scanLine extracts reads from one logical line.
 func (a *ScriptAnalysis) scanLine(t []token, inFunction bool, roles map[string]string) {
-	var brackets []string
-	at := func(i int, kind tokKind, text string) bool { return i < len(t) && t[i].is(kind, text) }
-	str := func(i int) (string, bool) {
-		if i < len(t) && t[i].Kind == tokString && !strings.Contains(t[i].Prefix, "f") && !strings.Contains(t[i].Prefix, "b") {
-			return t[i].Value, true
+	ls := &lineScan{a: a, t: t, inFunction: inFunction, roles: roles}
+	for i, tk := range t {
+		switch tk.Kind {
+		case tokOp:
+			ls.bracket(tk.Text)
+		case tokString:
+			ls.stringLit(i)
+		case tokName:
+			ls.name(i)
 		}
-		return "", false
 	}
-	// callHasSecondArg reports whether the call whose '(' is at open has a
-	// comma at its own depth.
-	callHasSecondArg := func(open int) bool {
-		depth := 0
-		for j := open; j < len(t); j++ {
-			if t[j].Kind != tokOp {
-				continue
-			}
-			switch t[j].Text {
-			case "(", "[", "{":
-				depth++
-			case ")", "]", "}":
-				depth--
-				if depth == 0 {
-					return false
-				}
-			case ",":
-				if depth == 1 {
-					return true
-				}
-			}
-		}
-		return false
+}
+
+// lineScan is the state of scanning one logical line: its tokens and the
+// brackets open at the current token.
+type lineScan struct {
+	a          *ScriptAnalysis
+	t          []token
+	inFunction bool
+	roles      map[string]string
+	brackets   []string
+}
+
+// at reports whether token i is kind with text.
+func (ls *lineScan) at(i int, kind tokKind, text string) bool {
+	return i < len(ls.t) && ls.t[i].is(kind, text)
+}
+
+// str is the value of token i when it is a plain string literal (not an
+// f-string or bytes).
+func (ls *lineScan) str(i int) (string, bool) {
+	if i < len(ls.t) && ls.t[i].Kind == tokString && !strings.Contains(ls.t[i].Prefix, "f") && !strings.Contains(ls.t[i].Prefix, "b") {
+		return ls.t[i].Value, true
 	}
-	harvested := func() bool {
-		if inFunction {
-			return false
+	return "", false
+}
+
+// callHasSecondArg reports whether the call whose '(' is at open has a
+// comma at its own depth.
+func (ls *lineScan) callHasSecondArg(open int) bool {
+	depth := 0
+	for j := open; j < len(ls.t); j++ {
+		if ls.t[j].Kind != tokOp {
+			continue
 		}
-		for _, b := range brackets {
-			if b == "{" {
+		switch ls.t[j].Text {
+		case "(", "[", "{":
+			depth++
+		case ")", "]", "}":
+			depth--
+			if depth == 0 {
+				return false
+			}
+		case ",":
+			if depth == 1 {
 				return true
 			}
 		}
-		return false
 	}
-	addEnv := func(name string, line int, form string, def bool) {
-		a.EnvReads = append(a.EnvReads, EnvRead{Name: name, Line: line, Form: form, HasDefault: def, Harvested: harvested()})
-	}
+	return false
+}
 
-	for i := 0; i < len(t); i++ {
-		tk := t[i]
-		if tk.Kind == tokOp {
-			switch tk.Text {
-			case "(", "[", "{":
-				brackets = append(brackets, tk.Text)
-			case ")", "]", "}":
-				if len(brackets) > 0 {
-					brackets = brackets[:len(brackets)-1]
-				}
-			}
-			continue
+// harvested reports whether the current token sits inside a {…} at module
+// level (a dict of settings read once at import).
+func (ls *lineScan) harvested() bool {
+	return !ls.inFunction && slices.Contains(ls.brackets, "{")
+}
+
+func (ls *lineScan) addEnv(name string, line int, form string, def bool) {
+	ls.a.EnvReads = append(ls.a.EnvReads, EnvRead{Name: name, Line: line, Form: form, HasDefault: def, Harvested: ls.harvested()})
+}
+
+// bracket tracks the brackets an operator opens or closes.
+func (ls *lineScan) bracket(op string) {
+	switch op {
+	case "(", "[", "{":
+		ls.brackets = append(ls.brackets, op)
+	case ")", "]", "}":
+		if len(ls.brackets) > 0 {
+			ls.brackets = ls.brackets[:len(ls.brackets)-1]
 		}
-		if tk.Kind == tokString {
-			v := tk.Value
-			if strings.Contains(tk.Prefix, "f") {
-				if k := strings.Index(v, "{}"); k >= 0 {
-					v = v[:k]
-				}
-			}
-			if v == "/opt/ml" || strings.HasPrefix(v, "/opt/ml/") {
-				a.ContainerPaths = append(a.ContainerPaths, PathLiteral{Path: v, Line: tk.Line})
-			}
-			// "NAME" in os.environ
-			if name, ok := str(i); ok && at(i+1, tokName, "in") {
-				j := i + 2
-				if at(j, tokName, "os") && at(j+1, tokOp, ".") {
-					j += 2
-				}
-				if at(j, tokName, "environ") && !at(j+1, tokOp, ".") {
-					addEnv(name, tk.Line, "in os.environ", false)
-				}
-			}
-			continue
+	}
+}
+
+// stringLit records a container path literal and `"NAME" in os.environ`.
+func (ls *lineScan) stringLit(i int) {
+	tk := ls.t[i]
+	v := tk.Value
+	if strings.Contains(tk.Prefix, "f") {
+		if k := strings.Index(v, "{}"); k >= 0 {
+			v = v[:k]
 		}
-		if tk.Kind != tokName {
-			continue
+	}
+	if v == "/opt/ml" || strings.HasPrefix(v, "/opt/ml/") {
+		ls.a.ContainerPaths = append(ls.a.ContainerPaths, PathLiteral{Path: v, Line: tk.Line})
+	}
+	name, ok := ls.str(i)
+	if !ok || !ls.at(i+1, tokName, "in") {
+		return
+	}
+	j := i + 2
+	if ls.at(j, tokName, "os") && ls.at(j+1, tokOp, ".") {
+		j += 2
+	}
+	if ls.at(j, tokName, "environ") && !ls.at(j+1, tokOp, ".") {
+		ls.addEnv(name, tk.Line, "in os.environ", false)
+	}
+}
+
+// name dispatches a name token to the read it may start.
+func (ls *lineScan) name(i int) {
+	text := ls.t[i].Text
+	prevDot := i > 0 && ls.t[i-1].is(tokOp, ".")
+	fromOS := !prevDot || (i >= 2 && ls.t[i-2].is(tokName, "os"))
+	switch {
+	case text == "environ" && fromOS:
+		ls.environ(i)
+	case text == "getenv" && fromOS:
+		ls.getenv(i)
+	case text == "add_argument" && prevDot && ls.at(i+1, tokOp, "("):
+		ls.addArgument(i)
+	case text == "ArgumentParser" && ls.at(i+1, tokOp, "("):
+		ls.a.UsesArgparse = true
+	case !prevDot && ls.roles[text] != "":
+		ls.roleRead(i, ls.roles[text])
+	}
+}
+
+// environ reads os.environ["X"], os.environ.get("X"[, d]) and
+// os.environ.setdefault, or environ[...] after `from os import environ`.
+func (ls *lineScan) environ(i int) {
+	line := ls.t[i].Line
+	switch {
+	case ls.at(i+1, tokOp, "["):
+		if name, ok := ls.str(i + 2); ok && ls.at(i+3, tokOp, "]") {
+			ls.addEnv(name, line, "os.environ[]", false)
 		}
-		prevDot := i > 0 && t[i-1].is(tokOp, ".")
-		switch {
-		case tk.Text == "environ" && (!prevDot || (i >= 2 && t[i-2].is(tokName, "os"))):
-			// os.environ["X"] / os.environ.get("X"[, d]) / environ[...] after
-			// `from os import environ`.
-			if at(i+1, tokOp, "[") {
-				if name, ok := str(i + 2); ok && at(i+3, tokOp, "]") {
-					addEnv(name, tk.Line, "os.environ[]", false)
-				}
-			} else if at(i+1, tokOp, ".") && (at(i+2, tokName, "get") || at(i+2, tokName, "setdefault")) && at(i+3, tokOp, "(") {
-				if name, ok := str(i + 4); ok {
-					addEnv(name, tk.Line, "os.environ.get", callHasSecondArg(i+3))
-				}
-			}
-		case tk.Text == "getenv" && (!prevDot || (i >= 2 && t[i-2].is(tokName, "os"))):
-			if at(i+1, tokOp, "(") {
-				if name, ok := str(i + 2); ok {
-					addEnv(name, tk.Line, "os.getenv", callHasSecondArg(i+1))
-				}
-			}
-		case tk.Text == "add_argument" && prevDot && at(i+1, tokOp, "("):
-			var flags []string
-			j := i + 2
-			for {
-				s, ok := str(j)
-				if !ok || !strings.HasPrefix(s, "-") {
-					break
-				}
-				flags = append(flags, s)
-				if at(j+1, tokOp, ",") {
-					j += 2
-					continue
-				}
-				break
-			}
-			if len(flags) == 0 {
-				if _, ok := str(i + 2); !ok {
-					// A non-literal first argument: the flag is computed.
-					a.DynamicArguments = true
-				} else {
-					// A positional argument: record its name.
-					s, _ := str(i + 2)
-					flags = []string{s}
-				}
-			}
-			if len(flags) > 0 {
-				a.Arguments = append(a.Arguments, ArgDecl{Flags: flags, Line: tk.Line})
-			}
-		case tk.Text == "ArgumentParser" && at(i+1, tokOp, "("):
-			a.UsesArgparse = true
-		case !prevDot && roles[tk.Text] != "":
-			role := roles[tk.Text]
-			var name string
-			var ok bool
-			switch {
-			case role == "job_args" && at(i+1, tokOp, ".") && i+2 < len(t) && t[i+2].Kind == tokName:
-				a.JobArgReads = append(a.JobArgReads, NameUse{Name: t[i+2].Text, Line: tk.Line})
-				continue
-			case at(i+1, tokOp, "["):
-				name, ok = str(i + 2)
-				ok = ok && at(i+3, tokOp, "]")
-			case at(i+1, tokOp, ".") && at(i+2, tokName, "get") && at(i+3, tokOp, "("):
-				name, ok = str(i + 4)
-			}
-			if !ok {
-				continue
-			}
-			use := NameUse{Name: name, Line: tk.Line}
-			switch role {
-			case "input":
-				a.InputNames = append(a.InputNames, use)
-			case "output":
-				a.OutputNames = append(a.OutputNames, use)
-			case "environ":
-				a.EnvironNames = append(a.EnvironNames, use)
-			}
+	case ls.at(i+1, tokOp, ".") && (ls.at(i+2, tokName, "get") || ls.at(i+2, tokName, "setdefault")) && ls.at(i+3, tokOp, "("):
+		if name, ok := ls.str(i + 4); ok {
+			ls.addEnv(name, line, "os.environ.get", ls.callHasSecondArg(i+3))
 		}
+	}
+}
+
+// getenv reads os.getenv("X"[, d]).
+func (ls *lineScan) getenv(i int) {
+	if !ls.at(i+1, tokOp, "(") {
+		return
+	}
+	if name, ok := ls.str(i + 2); ok {
+		ls.addEnv(name, ls.t[i].Line, "os.getenv", ls.callHasSecondArg(i+1))
+	}
+}
+
+// addArgument records an add_argument(...) call whose '(' follows i: its
+// literal flags, a positional argument's name, or that a flag is computed.
+func (ls *lineScan) addArgument(i int) {
+	var flags []string
+	for j := i + 2; ; j += 2 {
+		s, ok := ls.str(j)
+		if !ok || !strings.HasPrefix(s, "-") {
+			break
+		}
+		flags = append(flags, s)
+		if !ls.at(j+1, tokOp, ",") {
+			break
+		}
+	}
+	if len(flags) == 0 {
+		first, ok := ls.str(i + 2)
+		if !ok {
+			// A non-literal first argument: the flag is computed.
+			ls.a.DynamicArguments = true
+			return
+		}
+		// A positional argument: record its name.
+		flags = []string{first}
+	}
+	ls.a.Arguments = append(ls.a.Arguments, ArgDecl{Flags: flags, Line: ls.t[i].Line})
+}
+
+// roleRead records a logical name read through one of main's parameters
+// (input_paths["x"], output_paths.get("x"), environ_vars[...]) or an
+// attribute of job_args.
+func (ls *lineScan) roleRead(i int, role string) {
+	line := ls.t[i].Line
+	var name string
+	var ok bool
+	switch {
+	case role == "job_args" && ls.at(i+1, tokOp, ".") && i+2 < len(ls.t) && ls.t[i+2].Kind == tokName:
+		ls.a.JobArgReads = append(ls.a.JobArgReads, NameUse{Name: ls.t[i+2].Text, Line: line})
+		return
+	case ls.at(i+1, tokOp, "["):
+		name, ok = ls.str(i + 2)
+		ok = ok && ls.at(i+3, tokOp, "]")
+	case ls.at(i+1, tokOp, ".") && ls.at(i+2, tokName, "get") && ls.at(i+3, tokOp, "("):
+		name, ok = ls.str(i + 4)
+	}
+	if !ok {
+		return
+	}
+	use := NameUse{Name: name, Line: line}
+	switch role {
+	case "input":
+		ls.a.InputNames = append(ls.a.InputNames, use)
+	case "output":
+		ls.a.OutputNames = append(ls.a.OutputNames, use)
+	case "environ":
+		ls.a.EnvironNames = append(ls.a.EnvironNames, use)
 	}
 }
 

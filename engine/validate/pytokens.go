@@ -1,5 +1,8 @@
 // Package validate checks step scripts, interfaces and configs against
-// each other (engine-aux-spec §8) and runs step scripts in a sandbox.
+// each other without running anything: a script against its contract
+// (static analysis), a contract against its config, a dependency against
+// the catalog's outputs, a builder against its config. Running a script is
+// engine/scriptrun's.
 //
 // Python scripts are analysed statically by a small tokenizer written
 // here because no pure-Go library tokenizes current Python 3: gpython's

@@ -9,8 +9,8 @@ import (
 	"github.com/cursus-dev/cursus/engine/steps"
 )
 
-// ScoreFunc scores how well a provider output satisfies a dependency
-// (engine-core-spec §3.1); engine/deps supplies it. Kept as a function so
+// ScoreFunc scores how well a provider output satisfies a dependency, in
+// [0, 1] with 0.5 the wiring threshold; engine/deps.Score supplies it. Kept as a function so
 // this package does not depend on the resolver's internals.
 type ScoreFunc func(dep steps.Dependency, depName string, out steps.Output, outName, providerStepType string) float64
 

@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"github.com/cursus-dev/cursus/engine/scriptrun"
 	"github.com/cursus-dev/cursus/engine/steps"
 	"github.com/cursus-dev/cursus/engine/validate"
 )
@@ -42,13 +43,13 @@ func (s *Suite) Describe() Info {
 	if err := s.Runner.Available(); err != nil {
 		available = err.Error()
 	}
-	lim := validate.DefaultLimits()
+	lim := scriptrun.DefaultLimits()
 	return Info{
 		Validation: ValidationInfo{Levels: validate.LevelMeanings, Categories: validate.CategoryMeanings, Rulesets: rulesets,
 			ScriptRules: validate.ScriptRuleLevels, DependencyThresholds: validate.DependencyThresholds(), BuilderTestWeights: BuilderWeights},
 		ScriptTesting: ScriptTestingInfo{Runtime: s.Runner.Runtime(), Available: available,
 			DefaultLimits: map[string]int64{"timeout_seconds": int64(lim.Timeout.Seconds()),
 				"max_output_bytes": int64(lim.MaxOutputBytes), "max_input_bytes": lim.MaxInputBytes},
-			Isolation: s.Runner.Isolation(), Entry: validate.EntryConvention},
+			Isolation: s.Runner.Isolation(), Entry: scriptrun.EntryConvention},
 	}
 }

@@ -13,8 +13,8 @@ import (
 	"github.com/cursus-dev/cursus/engine/dag"
 	"github.com/cursus-dev/cursus/engine/enginetest"
 	"github.com/cursus-dev/cursus/engine/pipelines"
+	"github.com/cursus-dev/cursus/engine/scriptrun"
 	"github.com/cursus-dev/cursus/engine/steps"
-	"github.com/cursus-dev/cursus/engine/validate"
 	"github.com/cursus-dev/cursus/engine/workspace"
 )
 
@@ -163,7 +163,7 @@ func checkParity(t *testing.T, g *dag.DAG, configJSON []byte) {
 			t.Errorf("%s: Processing step %s has no planned run (skipped: %q)", nodeOf[st.Name], st.Name, plan.Skipped[nodeOf[st.Name]])
 			continue
 		}
-		env, _, argv := validate.Invocation(run.Interface.Contract, run.Env, run.JobArgs)
+		env, _, argv := scriptrun.Invocation(run.Interface.Contract, run.Env, run.JobArgs)
 		if want := stringMap(t, st.Arguments.Environment); !reflect.DeepEqual(env, want) {
 			t.Errorf("%s: run_scripts environment\n%v\nwant the compiled\n%v", run.Node, env, want)
 		}

@@ -17,6 +17,7 @@ import (
 	"github.com/cursus-dev/cursus/engine/config"
 	"github.com/cursus-dev/cursus/engine/dag"
 	"github.com/cursus-dev/cursus/engine/deps"
+	"github.com/cursus-dev/cursus/engine/scriptrun"
 	"github.com/cursus-dev/cursus/engine/steps"
 	"github.com/cursus-dev/cursus/engine/validate"
 	"github.com/cursus-dev/cursus/engine/workspace"
@@ -50,8 +51,8 @@ type RunScriptsRequest struct {
 type PlannedRun struct {
 	Node      string
 	Interface *steps.Interface
-	Script    validate.Source
-	Inputs    map[string]validate.Source // by contract input
+	Script    scriptrun.Source
+	Inputs    map[string]scriptrun.Source // by contract input
 	Env       map[string]string
 	JobArgs   map[string]string
 }
@@ -80,8 +81,8 @@ func (p *RunPlan) Close() {
 }
 
 // source is a file or directory of the workspace, as a run copies it in.
-func (s *Suite) source(rel string) validate.Source {
-	return validate.Source{FS: s.Root.FS(), Path: rel, MaxFileBytes: s.Root.MaxFileBytes()}
+func (s *Suite) source(rel string) scriptrun.Source {
+	return scriptrun.Source{FS: s.Root.FS(), Path: rel, MaxFileBytes: s.Root.MaxFileBytes()}
 }
 
 // serverSource opens a directory the server made (a run's output, the
@@ -89,7 +90,7 @@ func (s *Suite) source(rel string) validate.Source {
 // files only, through an os.Root. Its files are bounded by the file-size
 // limit of the run that wrote them and the next run's input budget; Close
 // closes it.
-func (p *RunPlan) serverSource(dir, name string) (validate.Source, error) {
+func (p *RunPlan) serverSource(dir, name string) (scriptrun.Source, error) {
 	root, err := workspace.New(dir)
 	if err != nil {
 		// The directory is the server's own; its path stays out of errors.
@@ -97,26 +98,26 @@ func (p *RunPlan) serverSource(dir, name string) (validate.Source, error) {
 		if errors.As(err, &pe) {
 			err = pe.Err
 		}
-		return validate.Source{}, fmt.Errorf("open for reading: %w", err)
+		return scriptrun.Source{}, fmt.Errorf("open for reading: %w", err)
 	}
 	p.roots = append(p.roots, root)
-	return validate.Source{FS: root.FS(), Path: name}, nil
+	return scriptrun.Source{FS: root.FS(), Path: name}, nil
 }
 
 // ScriptRun is the outcome of one node's script.
 type ScriptRun struct {
-	Success         bool                     `json:"success"`
-	OutputFiles     []string                 `json:"output_files"`
-	ErrorMessage    string                   `json:"error_message"`
-	ExecutionTime   float64                  `json:"execution_time"`
-	TimedOut        bool                     `json:"timed_out"`
-	ExitCode        int                      `json:"exit_code"`
-	Outputs         []validate.OutputProduct `json:"outputs"`
-	MissingOutputs  []string                 `json:"missing_outputs"`
-	Stdout          string                   `json:"stdout"`
-	Stderr          string                   `json:"stderr"`
-	OutputTruncated bool                     `json:"output_truncated"`
-	Script          string                   `json:"script"`
+	Success         bool                      `json:"success"`
+	OutputFiles     []string                  `json:"output_files"`
+	ErrorMessage    string                    `json:"error_message"`
+	ExecutionTime   float64                   `json:"execution_time"`
+	TimedOut        bool                      `json:"timed_out"`
+	ExitCode        int                       `json:"exit_code"`
+	Outputs         []scriptrun.OutputProduct `json:"outputs"`
+	MissingOutputs  []string                  `json:"missing_outputs"`
+	Stdout          string                    `json:"stdout"`
+	Stderr          string                    `json:"stderr"`
+	OutputTruncated bool                      `json:"output_truncated"`
+	Script          string                    `json:"script"`
 }
 
 // RunScriptsReport is what a run did, node by node.
@@ -146,7 +147,7 @@ func (s *Suite) RunScripts(ctx context.Context, req RunScriptsRequest) (*RunScri
 	defer plan.Close()
 	timeout := req.Timeout
 	if timeout <= 0 {
-		timeout = validate.DefaultLimits().Timeout
+		timeout = scriptrun.DefaultLimits().Timeout
 	}
 	progress := req.Progress
 	if progress == nil {
@@ -154,12 +155,12 @@ func (s *Suite) RunScripts(ctx context.Context, req RunScriptsRequest) (*RunScri
 	}
 	rep := &RunScriptsReport{ScriptResults: map[string]ScriptRun{}, SkippedNodes: plan.Skipped,
 		TotalScripts: len(plan.Runs), Isolation: s.Runner.Isolation(), Warnings: plan.Warnings}
-	produced := map[string]map[string]validate.Source{} // node → output → its sandbox dir
+	produced := map[string]map[string]scriptrun.Source{} // node → output → its sandbox dir
 	for i, p := range plan.Runs {
 		progress(i, len(plan.Runs), "running "+p.Node)
-		r, err := s.Runner.Run(ctx, validate.RunRequest{Interface: p.Interface, Script: p.Script,
+		r, err := s.Runner.Run(ctx, scriptrun.RunRequest{Interface: p.Interface, Script: p.Script,
 			SampleInputs: plan.inputsOf(p, produced), Env: p.Env, JobArgs: p.JobArgs,
-			Limits: validate.Limits{Timeout: timeout}, KeepSandbox: true})
+			Limits: scriptrun.Limits{Timeout: timeout}, KeepSandbox: true})
 		if err != nil {
 			if ctxErr := ctx.Err(); ctxErr != nil {
 				return nil, ctxErr
@@ -168,7 +169,7 @@ func (s *Suite) RunScripts(ctx context.Context, req RunScriptsRequest) (*RunScri
 		}
 		plan.temp = append(plan.temp, r.Sandbox)
 		run, outs := scriptRun(r, p.Script.Path)
-		produced[p.Node] = map[string]validate.Source{}
+		produced[p.Node] = map[string]scriptrun.Source{}
 		for name, dir := range outs {
 			if produced[p.Node][name], err = plan.serverSource(dir, "."); err != nil {
 				return nil, &NodeError{Node: p.Node, Err: fmt.Errorf("output %s: %w", name, err)}
@@ -196,8 +197,8 @@ func (s *Suite) RunScripts(ctx context.Context, req RunScriptsRequest) (*RunScri
 
 // inputsOf is p's inputs: those planned, then each wired input from the
 // sandbox of the node that produced it.
-func (plan *RunPlan) inputsOf(p PlannedRun, produced map[string]map[string]validate.Source) map[string]validate.Source {
-	inputs := map[string]validate.Source{}
+func (plan *RunPlan) inputsOf(p PlannedRun, produced map[string]map[string]scriptrun.Source) map[string]scriptrun.Source {
+	inputs := map[string]scriptrun.Source{}
 	for k, v := range p.Inputs {
 		inputs[k] = v
 	}
@@ -220,7 +221,7 @@ func (plan *RunPlan) inputsOf(p PlannedRun, produced map[string]map[string]valid
 
 // scriptRun reports r without its sandbox paths (removed when the call
 // ends) and returns the directory of each output produced.
-func scriptRun(r *validate.RunResult, script string) (ScriptRun, map[string]string) {
+func scriptRun(r *scriptrun.RunResult, script string) (ScriptRun, map[string]string) {
 	outs := map[string]string{}
 	files := []string{}
 	for j := range r.Outputs {
@@ -358,7 +359,7 @@ func (s *Suite) planNode(n string, cfgFile *config.File, req RunScriptsRequest, 
 		}
 		return nil, nil
 	}
-	p := &PlannedRun{Node: n, Interface: iface, Script: s.source(script.Rel), Inputs: map[string]validate.Source{}}
+	p := &PlannedRun{Node: n, Interface: iface, Script: s.source(script.Rel), Inputs: map[string]scriptrun.Source{}}
 	p.Env, p.JobArgs = startValues(iface, cfg, jobType, req)
 	for name, file := range req.Samples[n] {
 		if _, ok := iface.Contract.Inputs.Get(name); !ok {
@@ -410,7 +411,7 @@ func startValues(iface *steps.Interface, cfg *config.Config, jobType string, req
 		c := compiler.ContainerFor(iface, cfg)
 		env = c.Environment
 		for i := 0; i+1 < len(c.Arguments); i += 2 {
-			jobArgs[validate.NormalizeFlag(c.Arguments[i])] = c.Arguments[i+1]
+			jobArgs[steps.NormalizeFlag(c.Arguments[i])] = c.Arguments[i+1]
 		}
 	}
 	if _, ok := jobArgs["job_type"]; !ok && jobType != "" {
@@ -420,7 +421,7 @@ func startValues(iface *steps.Interface, cfg *config.Config, jobType string, req
 		env[k] = v
 	}
 	for k, v := range req.JobArgs {
-		jobArgs[validate.NormalizeFlag(k)] = v
+		jobArgs[steps.NormalizeFlag(k)] = v
 	}
 	return env, jobArgs
 }
@@ -439,7 +440,7 @@ const (
 // hyperparameters, else the same relative file next to the script
 // (scriptDir, workspace-relative), confined to the workspace. Inputs
 // already given are left alone; temporary directories are added to plan.
-func (s *Suite) shippedCodeInputs(inputs map[string]validate.Source, iface *steps.Interface, scriptDir string, hyperparameters map[string]any, plan *RunPlan) error {
+func (s *Suite) shippedCodeInputs(inputs map[string]scriptrun.Source, iface *steps.Interface, scriptDir string, hyperparameters map[string]any, plan *RunPlan) error {
 	for _, name := range iface.Contract.Inputs.Keys() {
 		port, _ := iface.Contract.Inputs.Get(name)
 		rel, ok := strings.CutPrefix(port.Path, codeDir)
@@ -466,19 +467,19 @@ func (s *Suite) shippedCodeInputs(inputs map[string]validate.Source, iface *step
 
 // writeHyperparameters writes hp as the compiler ships it, into a new
 // temporary directory recorded in plan.
-func writeHyperparameters(hp map[string]any, plan *RunPlan) (validate.Source, error) {
+func writeHyperparameters(hp map[string]any, plan *RunPlan) (scriptrun.Source, error) {
 	data, err := json.Marshal(hp)
 	if err != nil {
-		return validate.Source{}, fmt.Errorf("hyperparameters: %w", err)
+		return scriptrun.Source{}, fmt.Errorf("hyperparameters: %w", err)
 	}
 	dir, err := os.MkdirTemp("", "cursus-hp-")
 	if err != nil {
-		return validate.Source{}, fmt.Errorf("hyperparameters: %w", validate.WithoutServerPath(err))
+		return scriptrun.Source{}, fmt.Errorf("hyperparameters: %w", scriptrun.WithoutServerPath(err))
 	}
 	plan.temp = append(plan.temp, dir)
 	name := path.Base(shippedHyperparameters)
 	if err := os.WriteFile(filepath.Join(dir, name), append(data, '\n'), 0o600); err != nil {
-		return validate.Source{}, fmt.Errorf("hyperparameters: %w", validate.WithoutServerPath(err))
+		return scriptrun.Source{}, fmt.Errorf("hyperparameters: %w", scriptrun.WithoutServerPath(err))
 	}
 	return plan.serverSource(dir, name)
 }

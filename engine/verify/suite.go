@@ -1,8 +1,9 @@
 // Package verify holds the validation use-cases behind the validate and
-// author tools: it finds step scripts in the workspace, runs them, builds
-// steps into test pipelines and assembles the reports. The checks
-// themselves are engine/validate's; verify adds the workspace, the
-// catalogs and the compiler around them.
+// author tools: it finds step scripts in the workspace, runs them
+// (engine/scriptrun), builds steps into test pipelines and assembles the
+// reports. The static checks themselves are engine/validate's; verify adds
+// the workspace, the catalogs, the script runner and the compiler around
+// them.
 package verify
 
 import (
@@ -13,6 +14,7 @@ import (
 
 	"github.com/cursus-dev/cursus/engine/config"
 	"github.com/cursus-dev/cursus/engine/deps"
+	"github.com/cursus-dev/cursus/engine/scriptrun"
 	"github.com/cursus-dev/cursus/engine/steps"
 	"github.com/cursus-dev/cursus/engine/validate"
 	"github.com/cursus-dev/cursus/engine/workspace"
@@ -27,7 +29,7 @@ type Suite struct {
 	// workspace, overlaid by a call's inline files. Nil reads Root.FS().
 	Files fs.FS
 	// Runner runs scripts; its concurrency cap spans calls.
-	Runner *validate.Runner
+	Runner *scriptrun.Runner
 }
 
 // maxScriptBytes bounds a step script read for analysis.

@@ -1,4 +1,11 @@
-package validate
+// Package scriptrun runs one step script as its SageMaker job would run it:
+// in the OS sandbox (engine/sandbox), with its contract's inputs, outputs,
+// environment and job arguments laid out under a private /opt/ml, its code
+// and sample inputs copied in from fs.FS sources, and the outputs it
+// produced collected. It runs; it does not judge: the static checks of a
+// script against its contract are engine/validate's, and the use-cases that
+// combine the two are engine/verify's.
+package scriptrun
 
 import (
 	"bytes"
@@ -25,6 +32,12 @@ import (
 
 //go:embed sandbox_runner.py
 var sandboxRunner []byte
+
+// DefaultLimits are the limits of a run that sets none.
+func DefaultLimits() Limits { return Limits{}.withDefaults() }
+
+// EntryConvention says how the sandbox runner calls a script.
+const EntryConvention = "main(input_paths, output_paths, environ_vars, job_args) when defined, else the script as __main__"
 
 // ErrRuntimeUnavailable means scripts cannot be run: no usable python3,
 // or no sandbox to run them in.
@@ -469,7 +482,7 @@ func (r *Runner) Run(ctx context.Context, req RunRequest) (*RunResult, error) {
 	if r.sandboxErr == nil {
 		state, runErr = sandboxpkg.Run(runCtx, r.sandboxSpec(sandbox, filepath.Join(sandbox, "work"), argv, env, lim), stdout, stderr)
 	} else {
-		state, runErr = runUnisolated(runCtx, argv, filepath.Join(sandbox, "work"), env, stdout, stderr)
+		state, runErr = sandboxpkg.RunUnisolated(runCtx, argv, filepath.Join(sandbox, "work"), env, stdout, stderr)
 	}
 	res := &RunResult{DurationSeconds: time.Since(start).Seconds(), Stdout: stdout.String(), Stderr: stderr.String(),
 		OutputTruncated: stdout.truncated || stderr.truncated, ExitCode: state.ExitCode()}
@@ -520,27 +533,6 @@ func killedBy(code int) string {
 	return fmt.Sprintf(" (killed by signal %d: %v)", int(sig), sig)
 }
 
-// runUnisolated runs argv in its own process group, killed at the
-// deadline: what is left when the kernel offers no sandbox and the
-// operator allowed running without one.
-func runUnisolated(ctx context.Context, argv []string, dir string, env []string, stdout, stderr io.Writer) (*os.ProcessState, error) {
-	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	cmd.Dir = dir
-	cmd.Env = env
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error {
-		return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	}
-	cmd.WaitDelay = 2 * time.Second
-	cmd.Stdout, cmd.Stderr = stdout, stderr
-	err := cmd.Run()
-	if cmd.Process != nil {
-		// Reap anything the script left behind in its group.
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	}
-	return cmd.ProcessState, err
-}
-
 type runPlan struct {
 	Script       string            `json:"script"`
 	Sandbox      string            `json:"sandbox"`
@@ -578,7 +570,7 @@ func prepareSandbox(ctx context.Context, sb *os.Root, req RunRequest, lim Limits
 	c := req.Interface.Contract
 	for name := range req.SampleInputs {
 		if _, ok := c.Inputs.Get(name); !ok {
-			return nil, fmt.Errorf("sample input %q is not an input of %s (inputs: %s)", name, req.Interface.StepType, keyList(c.Inputs.Keys()))
+			return nil, fmt.Errorf("sample input %q is not an input of %s (inputs: %s)", name, req.Interface.StepType, inputList(c.Inputs.Keys()))
 		}
 	}
 	cp := &copier{sandbox: sb, budget: lim.MaxInputBytes, total: lim.MaxInputBytes}
@@ -646,7 +638,7 @@ func Invocation(c steps.Contract, env, jobArgs map[string]string) (environ, args
 		environ[k] = v
 	}
 	for _, ja := range c.JobArguments {
-		key := NormalizeFlag(ja.Flag)
+		key := steps.NormalizeFlag(ja.Flag)
 		v, ok := jobArgs[key]
 		if !ok && key == "job_type" {
 			v, ok = "training", true
@@ -658,13 +650,13 @@ func Invocation(c steps.Contract, env, jobArgs map[string]string) (environ, args
 	}
 	extra := make([]string, 0, len(jobArgs))
 	for k := range jobArgs {
-		if _, ok := args[NormalizeFlag(k)]; !ok {
+		if _, ok := args[steps.NormalizeFlag(k)]; !ok {
 			extra = append(extra, k)
 		}
 	}
 	sort.Strings(extra)
 	for _, k := range extra {
-		key := NormalizeFlag(k)
+		key := steps.NormalizeFlag(k)
 		if _, dup := args[key]; dup {
 			continue
 		}
@@ -919,4 +911,12 @@ func WithoutServerPath(err error) error {
 		return fmt.Errorf("%s: %w", pe.Op, pe.Err)
 	}
 	return err
+}
+
+// inputList names a contract's inputs in a message.
+func inputList(keys []string) string {
+	if len(keys) == 0 {
+		return "(none declared)"
+	}
+	return strings.Join(keys, ", ")
 }

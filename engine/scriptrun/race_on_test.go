@@ -1,6 +1,6 @@
 //go:build race
 
-package validate
+package scriptrun
 
 // raceDetector: the race detector slows everything five to ten times.
 const raceDetector = true

@@ -1,5 +1,5 @@
 //go:build !race
 
-package validate
+package scriptrun
 
 const raceDetector = false
