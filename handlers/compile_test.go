@@ -131,7 +131,8 @@ func TestCompileErrors(t *testing.T) {
 		t.Fatalf("validate: %v", v)
 	}
 	// A script the project lacks is served by the built-in code of its
-	// step type, and the compile says so.
+	// step type, and the compile says so; steps.code, the tool that shows
+	// that code, is a next step (the warning, engine text, names none).
 	if err := os.Remove(filepath.Join(dir, "examples/xgboost-tabular/scripts/payload.py")); err != nil {
 		t.Fatal(err)
 	}
@@ -142,6 +143,16 @@ func TestCompileErrors(t *testing.T) {
 	}
 	if !strings.Contains(string(res.Encode()), "examples/xgboost-tabular/scripts/payload.py is not in the call's files or the workspace: the built-in code of Payload is used") {
 		t.Errorf("no warning that the built-in payload script stands in: %s", res.Encode())
+	}
+	shows := false
+	for _, n := range res.NextSteps {
+		shows = shows || n.Tool == "steps.code" && n.ArgsHint["step_type"] == "Payload" && strings.Contains(n.When, "examples/xgboost-tabular/scripts/payload.py")
+	}
+	if !shows {
+		t.Errorf("no steps.code next step for the built-in Payload code: %+v", res.NextSteps)
+	}
+	if res := call(t, reg, "compile.validate", `{`+exampleArgs+`}`); len(res.NextSteps) == 0 || res.NextSteps[len(res.NextSteps)-1].Tool != "steps.code" {
+		t.Errorf("compile.validate: no steps.code next step for the built-in Payload code: %+v", res.NextSteps)
 	}
 }
 

@@ -34,6 +34,16 @@ func (c testCatalog) Names() []string {
 
 func (c testCatalog) Get(s string) (*steps.Interface, bool) { i, ok := c[s]; return i, ok }
 
+// testGuide names tools as the handlers' project.init does, so the stubs'
+// digests are those of the files users get.
+var testGuide = Guide{
+	Scaffold:     "project.init",
+	RecommendDAG: "pipeline_catalog.recommend", LoadDAG: "pipeline_catalog.load_dag", CheckDAG: "dag.validate_integrity",
+	ExplainConfig: "config.requirements", ConfigConstraints: "author.config_constraints", CheckConfig: "author.preflight_config",
+	CheckScript: "author.check_script", Alignment: "validate.alignment", RunScripts: "validate.run_scripts",
+	ValidatePipeline: "compile.validate", PreviewPipeline: "compile.preview", Compile: "compile.dag",
+}
+
 func loadCatalog(t *testing.T) testCatalog {
 	t.Helper()
 	cat, err := catalogFrom("../steps/catalog")
@@ -86,7 +96,7 @@ func TestEveryBuiltinScriptStubIsAligned(t *testing.T) {
 			continue
 		}
 		n++
-		src := ScriptStub(iface)
+		src := ScriptStub(iface, testGuide)
 		fs, a, _ := validate.CheckScriptSource(context.Background(), iface, iface.Contract.EntryPoint, []byte(src))
 		if a == nil || !a.Main.HasExpectedSignature() {
 			t.Errorf("%s: stub has no proper main: %+v", name, fs)
@@ -129,7 +139,7 @@ func TestInitWritesAnAlignedProject(t *testing.T) {
 		t.Fatal(err)
 	}
 	root := newRoot(t)
-	res, err := Init(root, cat, schemas, Options{Name: "fraud", Framework: "XGBoost", CreatedAt: "2026-01-01T00:00:00Z"})
+	res, err := Init(root, cat, schemas, Options{Name: "fraud", Framework: "XGBoost", CreatedAt: "2026-01-01T00:00:00Z", Guide: testGuide})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -246,7 +256,7 @@ func TestInitRefusesEscapes(t *testing.T) {
 }
 
 func TestStarterDAGForBedrockIsEmpty(t *testing.T) {
-	d, note := StarterDAG("bedrock", loadCatalog(t))
+	d, note := StarterDAG("bedrock", loadCatalog(t), testGuide)
 	if len(d.Nodes) != 0 || note == "" {
 		t.Errorf("bedrock starter = %+v %q", d, note)
 	}
@@ -297,7 +307,7 @@ func TestFrameworksComeFromTheCatalog(t *testing.T) {
 		t.Fatalf("Frameworks() = %v, want %v", got, want)
 	}
 	for _, f := range Frameworks() {
-		if d, note := StarterDAG(f, loadCatalog(t)); len(d.Nodes) == 0 || note != "" {
+		if d, note := StarterDAG(f, loadCatalog(t), testGuide); len(d.Nodes) == 0 || note != "" {
 			t.Errorf("%s: no starter DAG (%q)", f, note)
 		}
 	}
