@@ -139,7 +139,7 @@ func TestInitWritesAnAlignedProject(t *testing.T) {
 		t.Fatal(err)
 	}
 	root := newRoot(t)
-	res, err := Init(root, cat, schemas, Options{Name: "fraud", Framework: "XGBoost", CreatedAt: "2026-01-01T00:00:00Z", Guide: testGuide})
+	res, err := Init(root, cat, schemas, Options{Guide: testGuide, Name: "fraud", Framework: "XGBoost", CreatedAt: "2026-01-01T00:00:00Z"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,7 +192,7 @@ func TestInitWritesAnAlignedProject(t *testing.T) {
 
 	// A second init without overwrite is refused and changes nothing.
 	before, _ := root.ReadFile("projects/fraud_xgboost/README.md")
-	_, err = Init(root, cat, schemas, Options{Name: "fraud", Framework: "xgboost"})
+	_, err = Init(root, cat, schemas, Options{Guide: testGuide, Name: "fraud", Framework: "xgboost"})
 	var exists *workspace.ExistsError
 	if !errors.As(err, &exists) {
 		t.Errorf("err = %v, want ExistsError", err)
@@ -201,7 +201,7 @@ func TestInitWritesAnAlignedProject(t *testing.T) {
 	if string(before) != string(after) {
 		t.Error("a refused init changed files")
 	}
-	if _, err := Init(root, cat, schemas, Options{Name: "fraud", Framework: "xgboost", Overwrite: true}); err != nil {
+	if _, err := Init(root, cat, schemas, Options{Guide: testGuide, Name: "fraud", Framework: "xgboost", Overwrite: true}); err != nil {
 		t.Errorf("overwrite: %v", err)
 	}
 }
@@ -249,7 +249,7 @@ func TestInitRefusesEscapes(t *testing.T) {
 		}
 	}
 	// An absolute target inside the root is fine.
-	res, err := Init(root, cat, nil, Options{Name: "abs", Framework: "pytorch", TargetDir: filepath.Join(root.Dir(), "inside")})
+	res, err := Init(root, cat, nil, Options{Guide: testGuide, Name: "abs", Framework: "pytorch", TargetDir: filepath.Join(root.Dir(), "inside")})
 	if err != nil || res.TargetPath != "inside/abs_pytorch" {
 		t.Errorf("absolute inside: %v %+v", err, res)
 	}
@@ -279,7 +279,7 @@ func (h hiding) Get(st string) (*steps.Interface, bool) {
 // no config template, and a note saying why.
 func TestInitWithoutStarterWritesAnEmptyDAG(t *testing.T) {
 	root := newRoot(t)
-	res, err := Init(root, hiding{loadCatalog(t), "LightGBMModelEval"}, nil, Options{Name: "gen", Framework: "lightgbm"})
+	res, err := Init(root, hiding{loadCatalog(t), "LightGBMModelEval"}, nil, Options{Guide: testGuide, Name: "gen", Framework: "lightgbm"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -313,7 +313,7 @@ func TestFrameworksComeFromTheCatalog(t *testing.T) {
 	}
 	root := newRoot(t)
 	for _, f := range []string{"bedrock", "lightgbmmt"} {
-		if _, err := Init(root, loadCatalog(t), nil, Options{Name: "p", Framework: f}); err == nil {
+		if _, err := Init(root, loadCatalog(t), nil, Options{Guide: testGuide, Name: "p", Framework: f}); err == nil {
 			t.Errorf("framework %s accepted", f)
 		}
 	}
@@ -326,7 +326,7 @@ func TestReadmeShowsTheRunScriptsCallForTheProject(t *testing.T) {
 		t.Fatal(err)
 	}
 	root := newRoot(t)
-	res, err := Init(root, cat, schemas, Options{Name: "run", Framework: "xgboost"})
+	res, err := Init(root, cat, schemas, Options{Guide: testGuide, Name: "run", Framework: "xgboost"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -351,7 +351,7 @@ func TestScriptsShipTheRequirementsTheirImageLacks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, files, err := Render(cat, schemas, Options{Name: "lgb", Framework: "lightgbm"})
+	_, files, err := Render(cat, schemas, Options{Guide: testGuide, Name: "lgb", Framework: "lightgbm"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -359,7 +359,7 @@ func TestScriptsShipTheRequirementsTheirImageLacks(t *testing.T) {
 	if !ok || !strings.Contains(req, "lightgbm>=") || strings.Count(req, "lightgbm>=") != 1 {
 		t.Errorf("the LightGBM project's scripts/requirements.txt = %q (present %v), want lightgbm listed once", req, ok)
 	}
-	_, files, err = Render(cat, schemas, Options{Name: "xgb", Framework: "xgboost"})
+	_, files, err = Render(cat, schemas, Options{Guide: testGuide, Name: "xgb", Framework: "xgboost"})
 	if err != nil {
 		t.Fatal(err)
 	}
