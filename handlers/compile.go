@@ -216,6 +216,28 @@ func compileError(err error) error {
 	return registry.Errorf(registry.CodeToolError, "compile failed: %v", err)
 }
 
+// codeNext points at steps.code when a compile ran a step type's
+// built-in code in place of a script the config names (once per step
+// type), or found a step with no code at all: the engine states the
+// fact, the tool that shows the code is named here.
+func codeNext(standIns []compiler.StandIn, missing []compiler.MissingCode) []registry.NextStep {
+	var next []registry.NextStep
+	seen := map[string]bool{}
+	for _, s := range standIns {
+		if seen[s.StepType] {
+			continue
+		}
+		seen[s.StepType] = true
+		next = append(next, registry.NextStep{Tool: "steps.code", When: "the built-in code stands in for " + s.Script,
+			Why: "shows the code " + s.StepType + " runs in its place", ArgsHint: map[string]any{"step_type": s.StepType}})
+	}
+	if len(missing) > 0 {
+		next = append(next, registry.NextStep{Tool: "steps.code", When: "a step has no code", Why: "shows a built-in script to start from",
+			ArgsHint: map[string]any{"step_type": "TabularPreprocessing"}})
+	}
+	return next
+}
+
 // progress forwards engine progress to the registry's reporter.
 func progress(ctx context.Context) compiler.Option { return compiler.WithProgress(progressTo(ctx)) }
 
@@ -263,6 +285,7 @@ func (d *Deps) compileValidate(ctx context.Context, in compileValidateIn) (regis
 		reply.Next(registry.NextStep{Tool: "compile.preview", When: "nodes did not resolve", Why: "see node → config matching"},
 			registry.NextStep{Tool: "catalog.search", When: "a step type is unknown", Why: "find the right step type"})
 	}
+	reply.Next(codeNext(v.StandIns, v.MissingCode)...)
 	reply.Out = v
 	return reply, nil
 }
@@ -298,6 +321,7 @@ func (d *Deps) compilePreview(ctx context.Context, in compilePreviewIn) (registr
 	}
 	reply.Warn(p.Recommendations...)
 	reply.Next(registry.NextStep{Tool: "compile.validate", When: "the mapping looks right", Why: "check inputs and builds"})
+	reply.Next(codeNext(p.StandIns, p.MissingCode)...)
 	reply.Out = p
 	return reply, nil
 }
@@ -385,6 +409,7 @@ func (d *Deps) compileWithReport(ctx context.Context, in compileWithReportIn) (r
 		ArgsHint: deploy},
 		registry.NextStep{Tool: "execdoc.generate", When: "you run it with an execution document", Why: "fill the per-step configs",
 			ArgsHint: in.compileSource.resend()})
+	reply.Next(codeNext(res.StandIns, nil)...)
 	reply.Out = compileReport{
 		PipelineName: res.PipelineName, StepCount: len(res.Steps), Steps: nonNilList(res.Steps), ResolutionDetails: details,
 		AvgConfidence: avg, Warnings: nonNilList(warns),
@@ -495,6 +520,7 @@ func (d *Deps) compileSingleNode(ctx context.Context, in compileSingleNodeIn) (r
 	}
 	reply.Warn("build-only: single-node pipeline compiled but not started/upserted")
 	reply.Warn(res.Warnings...)
+	reply.Next(codeNext(res.StandIns, nil)...)
 	reply.Out = compileSingleNodeOut{PipelineName: res.PipelineName, TargetNode: in.TargetNode, StepCount: len(res.Steps),
 		Definition: definitionValue(res), Artifacts: nonNilList(res.Artifacts)}
 	return reply, nil
@@ -552,6 +578,7 @@ func (d *Deps) compileDAG(ctx context.Context, in compileDAGIn) (registry.Reply[
 	if !in.Upsert {
 		reply.Warn("build-only: pipeline definition compiled but not upserted to SageMaker")
 		reply.Warn(res.Warnings...)
+		reply.Next(codeNext(res.StandIns, nil)...)
 		reply.WithMeta("upserted", false)
 		reply.Out = out
 		return reply, nil
@@ -563,6 +590,7 @@ func (d *Deps) compileDAG(ctx context.Context, in compileDAGIn) (registry.Reply[
 	out.Upserted, out.PipelineName, out.PipelineARN, out.Created = true, rep.PipelineName, &rep.PipelineARN, &rep.Created
 	out.Uploaded, out.Existing, out.DefinitionS3 = &rep.Uploaded, &rep.Existing, rep.DefinitionS3
 	reply.Warn(res.Warnings...)
+	reply.Next(codeNext(res.StandIns, nil)...)
 	reply.WithMeta("upserted", true)
 	reply.Out = out
 	return reply, nil

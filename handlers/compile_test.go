@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cursus-dev/cursus/engine/compiler"
 	"github.com/cursus-dev/cursus/engine/sagemaker/sagemakertest"
 	"github.com/cursus-dev/cursus/registry"
 )
@@ -36,21 +37,20 @@ const exampleArgs = `"dag_file": "examples/xgboost-tabular/dag.json", "config_fi
 
 func TestCompileWithReportExample(t *testing.T) {
 	reg, _ := exampleRegistry(t, "")
-	data := mustOK(t, call(t, reg, "compile.with_report", `{`+exampleArgs+`}`))
-	if data["step_count"] != float64(9) && data["step_count"] != 9 {
-		t.Fatalf("step_count %v", data["step_count"])
+	data := answer[compileReport](t, call(t, reg, "compile.with_report", `{`+exampleArgs+`}`))
+	if data.StepCount != 9 {
+		t.Fatalf("step_count %d", data.StepCount)
 	}
-	def, err := json.Marshal(data["definition"])
+	def, err := json.Marshal(data.Definition)
 	if err != nil {
 		t.Fatal(err)
 	}
 	sagemakertest.MustValidate(t, def)
-	manifest, _ := data["manifest"].(map[string]any)
-	if len(manifest) == 0 {
+	if len(data.Manifest) == 0 {
 		t.Fatal("no manifest")
 	}
-	for local, uri := range manifest {
-		if !strings.HasPrefix(uri.(string), "s3://my-sagemaker-bucket/") || strings.Contains(uri.(string), "/missing/") {
+	for local, uri := range data.Manifest {
+		if !strings.HasPrefix(uri, "s3://my-sagemaker-bucket/") || strings.Contains(uri, "/missing/") {
 			t.Errorf("%s → %v", local, uri)
 		}
 	}
@@ -77,27 +77,27 @@ func TestCompileDAGUpsertAgainstFake(t *testing.T) {
 	var progressCalls int
 	ctx := registry.WithProgress(context.Background(), func(done, total float64, msg string) { progressCalls++ })
 	args, _ := registry.DecodeArgs([]byte(`{` + exampleArgs + `, "upsert": true}`))
-	data := mustOK(t, reg.Call(ctx, "compile.dag", args))
-	if data["upserted"] != true || data["created"] != true {
-		t.Fatalf("first upsert: %v", data)
+	data := answer[compileDAGOut](t, reg.Call(ctx, "compile.dag", args))
+	if !data.Upserted || data.Created == nil || !*data.Created {
+		t.Fatalf("first upsert: %+v", data)
 	}
 	if progressCalls == 0 {
 		t.Error("no progress reported")
 	}
 	puts := fake.Count("PutObject")
-	if puts == 0 || puts != len(data["artifacts"].([]any)) {
-		t.Fatalf("PutObject %d for %d artifacts", puts, len(data["artifacts"].([]any)))
+	if puts == 0 || puts != len(data.Artifacts) {
+		t.Fatalf("PutObject %d for %d artifacts", puts, len(data.Artifacts))
 	}
-	name := data["pipeline_name"].(string)
+	name := data.PipelineName
 	stored, ok := fake.Pipeline(name)
 	if !ok {
 		t.Fatal("pipeline not created")
 	}
 	sagemakertest.MustValidate(t, []byte(stored))
 
-	data = mustOK(t, call(t, reg, "compile.dag", `{`+exampleArgs+`, "upsert": true}`))
-	if data["created"] != false || fake.Count("UpdatePipeline") != 1 || fake.Count("PutObject") != puts {
-		t.Fatalf("second upsert: %v (puts %d)", data, fake.Count("PutObject"))
+	data = answer[compileDAGOut](t, call(t, reg, "compile.dag", `{`+exampleArgs+`, "upsert": true}`))
+	if data.Created == nil || *data.Created || fake.Count("UpdatePipeline") != 1 || fake.Count("PutObject") != puts {
+		t.Fatalf("second upsert: %+v (puts %d)", data, fake.Count("PutObject"))
 	}
 
 	fake.Fail("UpdatePipeline", "AccessDeniedException")
@@ -126,35 +126,46 @@ func TestCompileErrors(t *testing.T) {
 	}
 	// A node with no config.
 	mustFail(t, call(t, reg, "compile.with_report", `{"config_file": "examples/xgboost-tabular/config.json", "dag": {"nodes": ["BatchTransform_testing"], "edges": []}}`), registry.CodeValidationFailed)
-	v := mustOK(t, call(t, reg, "compile.validate", `{"config_file": "examples/xgboost-tabular/config.json", "dag": {"nodes": ["XGBoostTraining", "Unknown_thing"], "edges": []}}`))
-	if v["is_valid"] != false {
-		t.Fatalf("validate: %v", v)
+	v := answer[compiler.ValidationResult](t, call(t, reg, "compile.validate", `{"config_file": "examples/xgboost-tabular/config.json", "dag": {"nodes": ["XGBoostTraining", "Unknown_thing"], "edges": []}}`))
+	if v.IsValid {
+		t.Fatalf("validate: %+v", v)
 	}
 	// A script the project lacks is served by the built-in code of its
-	// step type, and the compile says so.
+	// step type, and the compile says so; steps.code, the tool that shows
+	// that code, is a next step (the warning, engine text, names none).
 	if err := os.Remove(filepath.Join(dir, "examples/xgboost-tabular/scripts/payload.py")); err != nil {
 		t.Fatal(err)
 	}
 	res = call(t, reg, "compile.with_report", `{`+exampleArgs+`}`)
-	rep := mustOK(t, res)
-	if _, ok := rep["manifest"].(map[string]any)["builtin:payload/payload.py"]; !ok {
-		t.Errorf("manifest has no built-in payload script: %v", rep["manifest"])
+	rep := answer[compileReport](t, res)
+	if _, ok := rep.Manifest["builtin:payload/payload.py"]; !ok {
+		t.Errorf("manifest has no built-in payload script: %v", rep.Manifest)
 	}
 	if !strings.Contains(string(res.Encode()), "examples/xgboost-tabular/scripts/payload.py is not in the call's files or the workspace: the built-in code of Payload is used") {
 		t.Errorf("no warning that the built-in payload script stands in: %s", res.Encode())
+	}
+	shows := false
+	for _, n := range res.NextSteps {
+		shows = shows || n.Tool == "steps.code" && n.ArgsHint["step_type"] == "Payload" && strings.Contains(n.When, "examples/xgboost-tabular/scripts/payload.py")
+	}
+	if !shows {
+		t.Errorf("no steps.code next step for the built-in Payload code: %+v", res.NextSteps)
+	}
+	if res := call(t, reg, "compile.validate", `{`+exampleArgs+`}`); len(res.NextSteps) == 0 || res.NextSteps[len(res.NextSteps)-1].Tool != "steps.code" {
+		t.Errorf("compile.validate: no steps.code next step for the built-in Payload code: %+v", res.NextSteps)
 	}
 }
 
 func TestCompileNameAndSingleNode(t *testing.T) {
 	reg, _ := exampleRegistry(t, "")
-	d := mustOK(t, call(t, reg, "compile.name", `{"base": "xgboost-training", "sanitize": "My Pipeline!! v3"}`))
-	if d["generated"] != "xgboost-training-1-0-pipeline" || d["sanitized"] != "MyPipelinev3" || d["generated_is_valid"] != true {
-		t.Fatalf("name: %v", d)
+	d := answer[compileNameOut](t, call(t, reg, "compile.name", `{"base": "xgboost-training", "sanitize": "My Pipeline!! v3"}`))
+	if d.Generated != "xgboost-training-1-0-pipeline" || d.Sanitized != "MyPipelinev3" || d.GeneratedIsValid == nil || !*d.GeneratedIsValid {
+		t.Fatalf("name: %+v", d)
 	}
 	mustFail(t, call(t, reg, "compile.name", `{}`), registry.CodeInvalidInput)
-	s := mustOK(t, call(t, reg, "compile.single_node", `{`+exampleArgs+`, "target_node": "XGBoostTraining", "manual_inputs": {"input_path": "s3://my-bucket/run/processed"}}`))
-	if s["pipeline_name"] != "XGBoostTraining-isolated" {
-		t.Fatalf("single node: %v", s)
+	s := answer[compileSingleNodeOut](t, call(t, reg, "compile.single_node", `{`+exampleArgs+`, "target_node": "XGBoostTraining", "manual_inputs": {"input_path": "s3://my-bucket/run/processed"}}`))
+	if s.PipelineName != "XGBoostTraining-isolated" {
+		t.Fatalf("single node: %+v", s)
 	}
 	mustFail(t, call(t, reg, "compile.single_node", `{`+exampleArgs+`, "target_node": "XGBoostTraining", "manual_inputs": {"input_path": "not-s3"}}`), registry.CodeInvalidInput)
 	mustFail(t, call(t, reg, "compile.single_node", `{`+exampleArgs+`, "target_node": "Nope", "manual_inputs": {}}`), registry.CodeInvalidInput)
@@ -164,10 +175,10 @@ func TestCompileNameAndSingleNode(t *testing.T) {
 // and compile.name shows that name.
 func TestCompileNamesThePipelineAfterItsDAG(t *testing.T) {
 	reg, _ := exampleRegistry(t, "")
-	d := mustOK(t, call(t, reg, "compile.with_report", `{`+exampleArgs+`}`))
-	n := mustOK(t, call(t, reg, "compile.name", `{"base": "example-tabular-xgboost-NA", "dag": "examples-xgboost-tabular", "version": "1.0.0"}`))
-	if d["pipeline_name"] != "example-tabular-xgboost-NA-examples-xgboost-tabular-1-0-0-pipeline" || n["generated"] != d["pipeline_name"] {
-		t.Fatalf("compiled %v, compile.name %v", d["pipeline_name"], n["generated"])
+	d := answer[compileReport](t, call(t, reg, "compile.with_report", `{`+exampleArgs+`}`))
+	n := answer[compileNameOut](t, call(t, reg, "compile.name", `{"base": "example-tabular-xgboost-NA", "dag": "examples-xgboost-tabular", "version": "1.0.0"}`))
+	if d.PipelineName != "example-tabular-xgboost-NA-examples-xgboost-tabular-1-0-0-pipeline" || n.Generated != d.PipelineName {
+		t.Fatalf("compiled %q, compile.name %q", d.PipelineName, n.Generated)
 	}
 	mustFail(t, call(t, reg, "compile.name", `{"dag": "x"}`), registry.CodeInvalidInput)
 }

@@ -7,27 +7,19 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 )
 
-// engineFilesNamingTools are engine files that still name tools: the
-// scaffolded project's README, its script stubs' template and its
-// metadata, and the compiler's built-in-code warning. Each must still
-// name one (the list only shrinks).
-var engineFilesNamingTools = map[string]bool{
-	"compiler/code.go":      true,
-	"scaffold/readme.go":    true,
-	"scaffold/scaffold.go":  true,
-	"scaffold/stub.py.tmpl": true,
-}
-
 // TestEngineNamesNoTool: the engine knows no tool. No string literal in
 // engine/ (tests aside) names a registered tool; the tool names, args
 // hints and "which tool produces this" live in handlers (for workflow
-// stages, workflowStageTools).
+// stages, workflowStageTools; for a scaffolded project's README and
+// stubs, projectGuide; for code the compiler cannot find, compileError
+// and codeGuidance).
 func TestEngineNamesNoTool(t *testing.T) {
 	reg, _ := newTestRegistry(t)
 	var names []string
@@ -42,7 +34,6 @@ func TestEngineNamesNoTool(t *testing.T) {
 	fset := token.NewFileSet()
 	scanned := 0
 	engine := filepath.Join("..", "engine")
-	stillNaming := map[string]bool{}
 	err := filepath.WalkDir(engine, func(path string, e fs.DirEntry, err error) error {
 		if err != nil || e.IsDir() || strings.HasSuffix(path, "_test.go") {
 			return err
@@ -57,11 +48,7 @@ func TestEngineNamesNoTool(t *testing.T) {
 		}
 		if isTemplate {
 			// An embedded template's text is engine text as a literal is.
-			rel, _ := filepath.Rel(engine, path)
-			rel = filepath.ToSlash(rel)
-			if m := named.FindStringSubmatch(string(src)); m != nil && engineFilesNamingTools[rel] {
-				stillNaming[rel] = true
-			} else if m != nil {
+			if m := named.FindStringSubmatch(string(src)); m != nil {
 				t.Errorf("%s names tool %s", path, m[2])
 			}
 			return nil
@@ -71,8 +58,6 @@ func TestEngineNamesNoTool(t *testing.T) {
 			return err
 		}
 		scanned++
-		rel, _ := filepath.Rel(engine, path)
-		rel = filepath.ToSlash(rel)
 		ast.Inspect(f, func(n ast.Node) bool {
 			lit, ok := n.(*ast.BasicLit)
 			if !ok || lit.Kind != token.STRING {
@@ -82,9 +67,7 @@ func TestEngineNamesNoTool(t *testing.T) {
 			if err != nil {
 				s = lit.Value
 			}
-			if m := named.FindStringSubmatch(s); m != nil && engineFilesNamingTools[rel] {
-				stillNaming[rel] = true
-			} else if m != nil {
+			if m := named.FindStringSubmatch(s); m != nil {
 				t.Errorf("%s names tool %s: %q", fset.Position(lit.Pos()), m[2], s)
 			}
 			return true
@@ -97,9 +80,22 @@ func TestEngineNamesNoTool(t *testing.T) {
 	if scanned < 50 {
 		t.Fatalf("scanned only %d engine files", scanned)
 	}
-	for f := range engineFilesNamingTools {
-		if !stillNaming[f] {
-			t.Errorf("engine/%s names no tool now: take it off engineFilesNamingTools", f)
+}
+
+// TestProjectGuideNamesTools: every tool a scaffolded project's README and
+// stubs name (projectGuide, which the engine writes as given) is a
+// registered tool, so a renamed tool cannot leave the guide stale.
+func TestProjectGuideNamesTools(t *testing.T) {
+	reg, _ := newTestRegistry(t)
+	registered := map[string]bool{}
+	for _, tool := range reg.Tools("") {
+		registered[tool.Name] = true
+	}
+	g := reflect.ValueOf(projectGuide)
+	for i := range g.NumField() {
+		name := g.Type().Field(i).Name
+		if tool := g.Field(i).String(); !registered[tool] {
+			t.Errorf("projectGuide.%s = %q, not a registered tool", name, tool)
 		}
 	}
 }

@@ -28,23 +28,26 @@ func TestCompileToolAndWorkflowNameThePipelineAlike(t *testing.T) {
 	c := projectContent(t)
 	c["dag"].(map[string]any)["metadata"] = map[string]any{"name": "fraud-detector"}
 
-	report := mustOK(t, call(t, reg, "compile.with_report", jsonArgs(t, c)))
+	report := answer[compileReport](t, call(t, reg, "compile.with_report", jsonArgs(t, c)))
 
 	r := startRun(t, reg, "cursus-new-project", map[string]string{"name": "fraud", "framework": "xgboost"})
 	wantStatus(t, r.submit("Scaffold", pick(c, "dag", "files")), "passed")
 	wantStatus(t, r.submit("GateDAG", pick(c, "dag")), "passed")
 	green := r.submit("Configure", c)
 	wantStatus(t, green, "green")
-	outcome, _ := green["outcome"].(map[string]any)
+	outcome := outcomeOf[struct {
+		PipelineName string `json:"pipeline_name"`
+		Definition   any    `json:"definition"`
+	}](t, green)
 
-	name, _ := report["pipeline_name"].(string)
+	name := report.PipelineName
 	if !strings.Contains(name, "fraud-detector") {
 		t.Fatalf("compile.with_report names the pipeline %q, not after the DAG's metadata.name", name)
 	}
-	if outcome["pipeline_name"] != name {
-		t.Fatalf("the workflow names the pipeline %v, compile.with_report %q", outcome["pipeline_name"], name)
+	if outcome.PipelineName != name {
+		t.Fatalf("the workflow names the pipeline %q, compile.with_report %q", outcome.PipelineName, name)
 	}
-	tool, flow := s3URIs(t, report["definition"]), s3URIs(t, outcome["definition"])
+	tool, flow := s3URIs(t, report.Definition), s3URIs(t, outcome.Definition)
 	var code []string
 	for _, u := range tool {
 		if strings.Contains(u, "/code/") {

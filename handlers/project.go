@@ -54,6 +54,16 @@ func scaffoldError(err error) error {
 	return perr
 }
 
+// projectGuide names the tools a scaffolded project's README and script
+// stubs point to (TestProjectGuideNamesTools keeps each one registered).
+var projectGuide = scaffold.Guide{
+	Scaffold:     "project.init",
+	RecommendDAG: "pipeline_catalog.recommend", LoadDAG: "pipeline_catalog.load_dag", CheckDAG: "dag.validate_integrity",
+	ExplainConfig: "config.requirements", ConfigConstraints: "author.config_constraints", CheckConfig: "author.preflight_config",
+	CheckScript: "author.check_script", Alignment: "validate.alignment", RunScripts: "validate.run_scripts",
+	ValidatePipeline: "compile.validate", PreviewPipeline: "compile.preview", Compile: "compile.dag",
+}
+
 type projectInitIn struct {
 	Name      string           `json:"name" jsonschema:"Project name: letters, digits, '_', '-', '.'; no path separators." schema:"minLength=1,maxLength=64"`
 	Framework projectFramework `json:"framework" jsonschema:"Model framework."`
@@ -101,7 +111,7 @@ func (d *Deps) projectInit(ctx context.Context, in projectInitIn) (registry.Repl
 				WithDetails(map[string]any{"argument": "overwrite"})
 		}
 		res, files, err := scaffold.Render(cv.Steps, cv.Config, scaffold.Options{Name: in.Name, Framework: string(in.Framework),
-			DAG: g, CreatedAt: time.Now().UTC().Format(time.RFC3339)})
+			DAG: g, CreatedAt: time.Now().UTC().Format(time.RFC3339), Guide: projectGuide})
 		if err != nil {
 			return reply, scaffoldError(err)
 		}
@@ -116,7 +126,7 @@ func (d *Deps) projectInit(ctx context.Context, in projectInitIn) (registry.Repl
 		return reply, nil
 	}
 	res, err := scaffold.Init(d.Root, cv.Steps, cv.Config, scaffold.Options{Name: in.Name, Framework: string(in.Framework),
-		TargetDir: in.TargetDir, Overwrite: in.Overwrite, DAG: g, CreatedAt: time.Now().UTC().Format(time.RFC3339)})
+		TargetDir: in.TargetDir, Overwrite: in.Overwrite, DAG: g, CreatedAt: time.Now().UTC().Format(time.RFC3339), Guide: projectGuide})
 	if err != nil {
 		return reply, scaffoldError(err)
 	}

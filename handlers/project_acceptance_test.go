@@ -9,9 +9,11 @@ import (
 	"sort"
 	"testing"
 
+	"github.com/cursus-dev/cursus/engine/compiler"
 	"github.com/cursus-dev/cursus/engine/config"
 	"github.com/cursus-dev/cursus/engine/dag"
 	"github.com/cursus-dev/cursus/engine/scaffold"
+	"github.com/cursus-dev/cursus/engine/verify"
 	"github.com/cursus-dev/cursus/registry"
 )
 
@@ -35,61 +37,67 @@ func TestProjectInitThenPreflightAndCompile(t *testing.T) {
 	for _, fw := range scaffold.Frameworks() {
 		t.Run(fw, func(t *testing.T) {
 			res := call(t, reg, "project.init", fmt.Sprintf(`{"name": "acc", "framework": %q, "target_dir": "projects"}`, fw))
-			data := valOK(t, res)
-			tmpl, _ := data["config_template"].(string)
+			data := answer[projectInitOut](t, res)
+			tmpl := data.ConfigTemplate
 			if tmpl == "" {
 				// No starter DAG for this framework: nothing to compile, and
 				// the result must say why.
-				if len(data["dag_nodes"].([]any)) != 0 || len(res.Warnings) == 0 {
+				if len(data.DAGNodes) != 0 || len(res.Warnings) == 0 {
 					t.Errorf("no config template but nodes or no note: %s", res.Encode())
 				}
 				return
 			}
 			scaffolded++
-			if data["ready"] != true {
-				t.Errorf("scaffold not ready: %v", data["scripts"])
+			if !data.Ready {
+				t.Errorf("scaffold not ready: %+v", data.Scripts)
 			}
-			target := data["target_path"].(string)
-			dagFile := data["dag_file"].(string)
-			stubs := data["scripts"].([]any)
+			target, dagFile, stubs := data.TargetPath, data.DAGFile, data.Scripts
 			if len(stubs) == 0 {
 				t.Fatal("no script stubs")
 			}
 
 			for _, s := range stubs {
-				st := s.(map[string]any)["step_type"].(string)
+				st := s.StepType
 				pre := call(t, reg, "author.preflight_step", fmt.Sprintf(`{"step_name": %q, "source_dir": %q}`, st, target+"/scripts"))
-				gates := valOK(t, pre)["gates"].([]any)
+				gates := answer[verify.PreflightReport](t, pre).Gates
 				if len(gates) == 0 {
 					t.Errorf("%s: preflight ran no gates", st)
 				}
 				for _, g := range gates {
-					gm := g.(map[string]any)
-					if gm["passed"] != true {
-						t.Errorf("%s: gate %v did not pass: %v", st, gm["name"], gm)
+					if !g.Passed {
+						t.Errorf("%s: gate %v did not pass: %+v", st, g.Name, g)
 					}
 				}
 			}
 
 			args := fmt.Sprintf(`{"dag_file": %q, "config_file": %q}`, dagFile, tmpl)
 			// The unfilled template is a finding of every node, not a failure.
-			unfilled := valOK(t, call(t, reg, "compile.validate", args))
-			if errs, _ := unfilled["config_errors"].(map[string]any); unfilled["is_valid"] != false || len(errs) == 0 {
-				t.Fatalf("the unfilled template validated: %v", unfilled)
+			unfilled := answer[compiler.ValidationResult](t, call(t, reg, "compile.validate", args))
+			if unfilled.IsValid || len(unfilled.ConfigErrors) == 0 {
+				t.Fatalf("the unfilled template validated: %+v", unfilled)
 			}
 			mustFail(t, call(t, reg, "compile.with_report", args), registry.CodeConfigInvalid)
 
-			filled := fillTemplate(t, d, root, dagFile, tmpl, data["to_fill"].([]any))
+			filled := fillTemplate(t, d, root, dagFile, tmpl, data.ToFill)
 			if err := os.WriteFile(filepath.Join(root, tmpl), filled, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			if v := valOK(t, call(t, reg, "compile.validate", args)); v["is_valid"] != true {
-				t.Fatalf("compile.validate on the filled template: %v", v)
+			if v := answer[compiler.ValidationResult](t, call(t, reg, "compile.validate", args)); !v.IsValid {
+				t.Fatalf("compile.validate on the filled template: %+v", v)
 			}
 			// And it really compiles: one pipeline step per DAG node.
-			rep := valOK(t, call(t, reg, "compile.with_report", args))
-			def := rep["definition"].(map[string]any)
-			if got, want := len(def["Steps"].([]any)), len(data["dag_nodes"].([]any)); got != want {
+			rep := answer[compileReport](t, call(t, reg, "compile.with_report", args))
+			b, err := json.Marshal(rep.Definition)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var def struct {
+				Steps []json.RawMessage `json:"Steps"`
+			}
+			if err := json.Unmarshal(b, &def); err != nil {
+				t.Fatalf("definition: %v", err)
+			}
+			if got, want := len(def.Steps), len(data.DAGNodes); got != want {
 				t.Errorf("definition has %d steps for %d DAG nodes", got, want)
 			}
 		})
@@ -102,7 +110,7 @@ func TestProjectInitThenPreflightAndCompile(t *testing.T) {
 // fillTemplate replaces every null of the template with the engine's sample
 // value for that field (config.SampleValues over the DAG's requirements),
 // and checks that the nulls are exactly the template's to_fill list.
-func fillTemplate(t *testing.T, d *Deps, root, dagFile, tmpl string, toFill []any) []byte {
+func fillTemplate(t *testing.T, d *Deps, root, dagFile, tmpl string, toFill []string) []byte {
 	t.Helper()
 	dagData, err := os.ReadFile(filepath.Join(root, dagFile))
 	if err != nil {
@@ -154,12 +162,8 @@ func fillTemplate(t *testing.T, d *Deps, root, dagFile, tmpl string, toFill []an
 		fill(entry.(map[string]any), byKey[key], "configuration.specific."+key+".")
 	}
 	sort.Strings(nulls)
-	want := make([]string, len(toFill))
-	for i, f := range toFill {
-		want[i] = f.(string)
-	}
-	if fmt.Sprint(nulls) != fmt.Sprint(want) {
-		t.Errorf("nulls in the template %v != to_fill %v", nulls, want)
+	if fmt.Sprint(nulls) != fmt.Sprint(toFill) {
+		t.Errorf("nulls in the template %v != to_fill %v", nulls, toFill)
 	}
 	if len(nulls) == 0 {
 		t.Error("the template had nothing to fill")

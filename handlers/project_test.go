@@ -11,6 +11,7 @@ import (
 
 	"github.com/cursus-dev/cursus/engine/scriptrun"
 	"github.com/cursus-dev/cursus/engine/steps"
+	"github.com/cursus-dev/cursus/engine/verify"
 	"github.com/cursus-dev/cursus/engine/workflows"
 	"github.com/cursus-dev/cursus/registry"
 )
@@ -18,8 +19,8 @@ import (
 func TestProjectInitScaffoldsAndStubsPassPreflight(t *testing.T) {
 	reg, root := newTestRegistry(t)
 	res := call(t, reg, "project.init", `{"name": "fraud", "framework": "xgboost", "target_dir": "projects"}`)
-	data := jsonData(t, res)
-	if !res.OK || data["target_path"] != "projects/fraud_xgboost" || data["ready"] != true {
+	data := answer[projectInitOut](t, res)
+	if data.TargetPath != "projects/fraud_xgboost" || !data.Ready {
 		t.Fatalf("project.init: %s", res.Encode())
 	}
 	for _, f := range []string{"README.md", "pipeline_config/dag.json", "pipeline_config/config.json", "scripts/xgboost_training.py"} {
@@ -27,17 +28,20 @@ func TestProjectInitScaffoldsAndStubsPassPreflight(t *testing.T) {
 			t.Errorf("missing %s: %v", f, err)
 		}
 	}
-	for _, s := range data["scripts"].([]any) {
-		st := s.(map[string]any)["step_type"].(string)
+	for _, s := range data.Scripts {
+		st := s.StepType
 		pre := call(t, reg, "author.preflight_step", `{"step_name": "`+st+`", "source_dir": "projects/fraud_xgboost/scripts"}`)
 		if !pre.OK {
 			t.Errorf("preflight %s: %s", st, pre.Encode())
 			continue
 		}
-		gates := jsonData(t, pre)["gates"].([]any)
-		last := gates[len(gates)-1].(map[string]any)
-		if last["name"] != "script_alignment" || strings.HasPrefix(last["detail"].(string), "SKIPPED") {
-			t.Errorf("%s: script gate did not check the stub: %v", st, last)
+		gates := answer[verify.PreflightReport](t, pre).Gates
+		if len(gates) == 0 {
+			t.Fatalf("preflight %s ran no gate", st)
+		}
+		last := gates[len(gates)-1]
+		if last.Name != "script_alignment" || strings.HasPrefix(last.Detail, "SKIPPED") {
+			t.Errorf("%s: script gate did not check the stub: %+v", st, last)
 		}
 		valOK(t, call(t, reg, "author.check_script", `{"step_name": "`+st+`", "source_dir": "projects/fraud_xgboost/scripts"}`))
 	}
@@ -81,28 +85,27 @@ func TestProjectInitRefusals(t *testing.T) {
 func TestProjectBringUp(t *testing.T) {
 	reg, root := newTestRegistry(t)
 	res := call(t, reg, "project.bring_up", `{"name": "new_model", "framework": "pytorch", "dag_source": "manual"}`)
-	data := jsonData(t, res)
-	if data["workflow"] != "cursus-new-project" || len(data["stages"].([]any)) != 3 {
+	data := answer[bringUpPlan](t, res)
+	if data.Workflow != "cursus-new-project" || len(data.Stages) != 3 {
 		t.Errorf("bring_up: %s", res.Encode())
 	}
 	// The plan's stages are the ones workflow.submit checks, and a
 	// read-only remote caller can run every one (Scaffold on project.init's
 	// returned files).
 	remote := callRemote(t, reg, "project.bring_up", `{"name": "new_model", "framework": "pytorch"}`)
-	rd := jsonData(t, remote)
+	stages := answer[bringUpPlan](t, remote).Stages
 	gates, _ := workflows.Stages(workflows.NewProject)
-	stages, _ := rd["stages"].([]any)
 	for i, g := range gates {
-		if i >= len(stages) || !slices.ContainsFunc(stages, func(s any) bool { return s.(map[string]any)["name"] == g.Name }) {
-			t.Errorf("gate stage %s is not in bring_up's plan %v", g.Name, stages)
+		if i >= len(stages) || !slices.ContainsFunc(stages, func(s guideStage) bool { return s.Name == g.Name }) {
+			t.Errorf("gate stage %s is not in bring_up's plan %+v", g.Name, stages)
 		}
 	}
 	if !remote.OK || len(remote.Warnings) != 0 || strings.Contains(string(remote.Encode()), "cannot") {
 		t.Errorf("bring_up for a read-only caller: %s", remote.Encode())
 	}
 	// Cursus's workflow_path names the workflow's guide resource.
-	if data["workflow_path"] != "cursus://workflows/cursus-new-project" {
-		t.Errorf("workflow_path = %v", data["workflow_path"])
+	if data.WorkflowPath != "cursus://workflows/cursus-new-project" {
+		t.Errorf("workflow_path = %v", data.WorkflowPath)
 	}
 	if entries, _ := os.ReadDir(root); len(entries) != 0 {
 		t.Errorf("bring_up wrote files: %v", entries)
@@ -114,14 +117,14 @@ func TestProjectBringUp(t *testing.T) {
 func TestAuthorRulesAndChecklist(t *testing.T) {
 	reg, _ := newTestRegistry(t)
 	for _, topic := range steps.RuleTopics {
-		if d := jsonData(t, call(t, reg, "author.rules", `{"topic": "`+topic+`"}`)); d["rules"] == nil {
+		if d := answer[authorRulesOut](t, call(t, reg, "author.rules", `{"topic": "`+topic+`"}`)); d.Rules == nil {
 			t.Errorf("%s: no rules", topic)
 		}
 	}
 	mustFail(t, call(t, reg, "author.rules", `{"topic": "other"}`), registry.CodeInvalidInput)
-	d := jsonData(t, call(t, reg, "author.checklist", `{"sagemaker_step_type": "Training"}`))
-	if d["exemplar_step"] != "XGBoostTraining" || len(d["steps"].([]any)) != 8 || d["routable"] != true {
-		t.Errorf("checklist = %v", d)
+	d := answer[authorChecklistOut](t, call(t, reg, "author.checklist", `{"sagemaker_step_type": "Training"}`))
+	if d.ExemplarStep != "XGBoostTraining" || len(d.Steps) != 8 || !d.Routable {
+		t.Errorf("checklist = %+v", d)
 	}
 	res := call(t, reg, "author.checklist", `{"sagemaker_step_type": "Lambda"}`)
 	if !res.OK || len(res.Warnings) == 0 {
@@ -140,9 +143,9 @@ func TestAuthorPreflightAllAndErrors(t *testing.T) {
 	mustFail(t, call(t, reg, "author.preflight_step", `{"step_name": "Nope"}`), registry.CodeNotFound)
 	mustFail(t, call(t, reg, "author.check_script", `{"step_name": "TabularPreprocessing", "script_path": "../x.py"}`), registry.CodeInvalidInput)
 	mustFail(t, call(t, reg, "author.check_script", `{"step_name": "TabularPreprocessing"}`), registry.CodeNotFound)
-	d := jsonData(t, call(t, reg, "author.check_script", `{"step_name": "XGBoostModel"}`))
-	if d["status"] != "skipped" {
-		t.Errorf("CreateModel check_script = %v", d)
+	d := answer[verify.ScriptCheckReport](t, call(t, reg, "author.check_script", `{"step_name": "XGBoostModel"}`))
+	if d.Status != "skipped" {
+		t.Errorf("CreateModel check_script = %+v", d)
 	}
 }
 
@@ -163,14 +166,13 @@ func TestValidateRunScriptsOnScaffold(t *testing.T) {
 	}
 	b, _ := json.Marshal(args)
 	res := call(t, reg, "validate.run_scripts", string(b))
-	data := jsonData(t, res)
-	if !res.OK || data["pipeline_success"] != true || data["successful_scripts"].(float64) != 3 {
+	data := answer[verify.RunScriptsReport](t, res)
+	if !data.PipelineSuccess || data.SuccessfulScripts != 3 {
 		t.Fatalf("run_scripts: %s", res.Encode())
 	}
 	// The training stub saw the preprocessing output as its input.
-	tr := data["script_results"].(map[string]any)["XGBoostTraining"].(map[string]any)
-	if tr["success"] != true {
-		t.Errorf("training: %v", tr)
+	if tr, ok := data.ScriptResults["XGBoostTraining"]; !ok || !tr.Success {
+		t.Errorf("training: %+v (reported %v)", tr, ok)
 	}
 	// Bad inputs.
 	mustFail(t, call(t, reg, "validate.run_scripts", `{"nodes": []}`), registry.CodeInvalidInput)
@@ -186,9 +188,8 @@ func TestValidateRunScriptsKillsALoop(t *testing.T) {
 	reg, root := newTestRegistry(t)
 	writeWS(t, root, "scripts/tabular_preprocessing.py", "def main(input_paths, output_paths, environ_vars, job_args):\n    while True:\n        pass\n")
 	res := call(t, reg, "validate.run_scripts", `{"nodes": ["TabularPreprocessing_training"], "timeout_seconds": 1}`)
-	data := jsonData(t, res)
-	r := data["script_results"].(map[string]any)["TabularPreprocessing_training"].(map[string]any)
-	if data["pipeline_success"] != false || r["timed_out"] != true || len(res.Warnings) == 0 {
+	data := answer[verify.RunScriptsReport](t, res)
+	if r, ok := data.ScriptResults["TabularPreprocessing_training"]; !ok || data.PipelineSuccess || !r.TimedOut || len(res.Warnings) == 0 {
 		t.Errorf("loop not reported: %s", res.Encode())
 	}
 }
@@ -221,14 +222,14 @@ def main(input_paths, output_paths, environ_vars, job_args):
 	script = strings.NewReplacer("ROOT", `"`+root+`"`, "OUTSIDE", `"`+outside+`"`).Replace(script)
 	writeWS(t, root, "scripts/tabular_preprocessing.py", script)
 	res := call(t, reg, "validate.run_scripts", `{"nodes": ["TabularPreprocessing_training"], "env": {"LABEL_FIELD": "a"}}`)
-	data := valOK(t, res)
-	r := data["script_results"].(map[string]any)["TabularPreprocessing_training"].(map[string]any)
-	if data["pipeline_success"] != true {
+	data := answer[verify.RunScriptsReport](t, res)
+	r, ok := data.ScriptResults["TabularPreprocessing_training"]
+	if !data.PipelineSuccess || !ok {
 		t.Fatalf("run failed: %s", res.Encode())
 	}
 	for _, label := range []string{"workspace", "own_source", "elsewhere", "remove"} {
-		if !strings.Contains(r["stdout"].(string), label+" DENIED") {
-			t.Errorf("%s was not denied; stdout:\n%s", label, r["stdout"])
+		if !strings.Contains(r.Stdout, label+" DENIED") {
+			t.Errorf("%s was not denied; stdout:\n%s", label, r.Stdout)
 		}
 	}
 	if src, err := os.ReadFile(filepath.Join(root, "scripts/tabular_preprocessing.py")); err != nil || string(src) != script {
@@ -309,18 +310,18 @@ func TestWorkflowForKeepsOnlyOpenTools(t *testing.T) {
 func TestProjectInitReturnsFilesWithoutTargetDir(t *testing.T) {
 	reg, root := newTestRegistry(t)
 	res := callRemote(t, reg, "project.init", `{"name": "fraud", "framework": "xgboost"}`)
-	data := jsonData(t, res)
-	if !res.OK || data["ready"] != true {
+	data := answer[projectInitOut](t, res)
+	if !data.Ready {
 		t.Fatalf("project.init as content: %s", res.Encode())
 	}
-	files, _ := data["files"].(map[string]any)
+	files := data.Files
 	for _, f := range []string{"README.md", "pipeline_config/dag.json", "pipeline_config/config.json", "scripts/xgboost_training.py"} {
-		if text, _ := files["projects/fraud_xgboost/"+f].(string); text == "" {
+		if files["projects/fraud_xgboost/"+f] == "" {
 			t.Errorf("no %s in data.files (%d files)", f, len(files))
 		}
 	}
-	if written, _ := data["files_written"].([]any); len(written) != 0 {
-		t.Errorf("files_written %v for a call that writes nothing", written)
+	if len(data.FilesWritten) != 0 {
+		t.Errorf("files_written %v for a call that writes nothing", data.FilesWritten)
 	}
 	if entries, _ := os.ReadDir(root); len(entries) != 0 {
 		t.Errorf("project.init without target_dir wrote %v", entries)

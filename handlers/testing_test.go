@@ -89,6 +89,29 @@ func answer[Out any](t *testing.T, res *registry.Result) Out {
 	return out
 }
 
+// failure fails the test unless res failed with code, and returns the
+// failure's meta.details decoded from the wire into Details, as strictly
+// as answer decodes data.
+func failure[Details any](t *testing.T, res *registry.Result, code string) Details {
+	t.Helper()
+	mustFail(t, res, code)
+	var env struct {
+		Meta struct {
+			Details json.RawMessage `json:"details"`
+		} `json:"meta"`
+	}
+	if err := json.Unmarshal(res.Encode(), &env); err != nil {
+		t.Fatalf("envelope: %v", err)
+	}
+	var out Details
+	dec := json.NewDecoder(bytes.NewReader(env.Meta.Details))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&out); err != nil {
+		t.Fatalf("details do not decode into %T: %v\n%.2000s", out, err, env.Meta.Details)
+	}
+	return out
+}
+
 // mustFail fails the test unless res failed with code.
 func mustFail(t *testing.T, res *registry.Result, code string) {
 	t.Helper()

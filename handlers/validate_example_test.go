@@ -12,6 +12,7 @@ import (
 	"github.com/cursus-dev/cursus/engine/scriptrun"
 	"github.com/cursus-dev/cursus/engine/steps"
 	"github.com/cursus-dev/cursus/engine/validate"
+	"github.com/cursus-dev/cursus/engine/verify"
 	"github.com/cursus-dev/cursus/registry"
 )
 
@@ -76,25 +77,24 @@ func TestExampleProjectPassesAlignment(t *testing.T) {
 	copyExample(t, root)
 	nodes, _ := exampleDAG(t)
 	args, _ := json.Marshal(map[string]any{"target_scripts": nodes, "source_dir": "ex/scripts"})
-	data := valOK(t, call(t, reg, "validate.alignment", string(args)))
-	if n := data["critical_issue_count"].(float64); n != 0 {
-		t.Errorf("%v critical/error findings: %v", n, data["critical_issues"])
+	data := answer[alignmentOut](t, call(t, reg, "validate.alignment", string(args)))
+	if n := data.CriticalIssueCount; n != 0 {
+		t.Errorf("%d critical/error findings: %+v", n, data.CriticalIssues)
 	}
-	reports := data["results"].([]any)
+	reports := data.Results
 	if len(reports) != len(nodes) {
 		t.Fatalf("%d reports for %d DAG nodes", len(reports), len(nodes))
 	}
 	cat := exampleCatalog(t)
-	for i, r := range reports {
-		rep := r.(map[string]any)
+	for i, rep := range reports {
 		res, err := cat.Resolve(nodes[i])
 		if err != nil {
 			t.Fatal(err)
 		}
 		iface, _ := cat.Get(res.StepType)
-		for _, f := range rep["findings"].([]any) {
-			if lvl := f.(map[string]any)["level"]; lvl == string(validate.Critical) || lvl == string(validate.Error) {
-				t.Errorf("%s: %s finding %v", nodes[i], lvl, f)
+		for _, f := range rep.Findings {
+			if f.Level == validate.Critical || f.Level == validate.Error {
+				t.Errorf("%s: %s finding %+v", nodes[i], f.Level, f)
 			}
 		}
 		if iface.Contract.EntryPoint == "" {
@@ -102,8 +102,8 @@ func TestExampleProjectPassesAlignment(t *testing.T) {
 		}
 		// A step with a script must have been checked against the example's
 		// script, not passed for want of one.
-		if want := "ex/scripts/" + iface.Contract.EntryPoint; rep["script"] != want || rep["status"] != validate.StatusPassed {
-			t.Errorf("%s: status %v, script %v; want %s checked and passed", nodes[i], rep["status"], rep["script"], want)
+		if want := "ex/scripts/" + iface.Contract.EntryPoint; rep.Script != want || rep.Status != validate.StatusPassed {
+			t.Errorf("%s: status %v, script %v; want %s checked and passed", nodes[i], rep.Status, rep.Script, want)
 		}
 	}
 }
@@ -129,16 +129,14 @@ func TestExampleProjectRunsEndToEnd(t *testing.T) {
 	args, _ := json.Marshal(map[string]any{"dag_file": "ex/dag.json", "config_path": "ex/config.json",
 		"source_dir": "ex/scripts", "sample_inputs": samples})
 	res := call(t, reg, "validate.run_scripts", string(args))
-	data := valOK(t, res)
-	if data["pipeline_success"] != true {
+	data := answer[verify.RunScriptsReport](t, res)
+	if !data.PipelineSuccess {
 		t.Fatalf("example run failed: %s", res.Encode())
 	}
-	results := data["script_results"].(map[string]any)
-	skipped := data["skipped_nodes"].(map[string]any)
-	order := data["execution_order"].([]any)
+	results, skipped, order := data.ScriptResults, data.SkippedNodes, data.ExecutionOrder
 	pos := map[string]int{}
 	for i, n := range order {
-		pos[n.(string)] = i
+		pos[n] = i
 	}
 	for _, e := range edges {
 		a, okA := pos[e[0]]
@@ -154,7 +152,7 @@ func TestExampleProjectRunsEndToEnd(t *testing.T) {
 			t.Fatal(err)
 		}
 		declared := iface.Contract.Outputs.Keys()
-		got, ran := results[n].(map[string]any)
+		got, ran := results[n]
 		if !ran {
 			// Only a step with no script and nothing to produce may be skipped.
 			if _, ok := skipped[n]; !ok || iface.Contract.EntryPoint != "" || len(declared) != 0 {
@@ -162,19 +160,18 @@ func TestExampleProjectRunsEndToEnd(t *testing.T) {
 			}
 			continue
 		}
-		if got["success"] != true {
-			t.Errorf("%s failed: %v", n, got["error_message"])
+		if !got.Success {
+			t.Errorf("%s failed: %v", n, got.ErrorMessage)
 		}
 		produced := map[string]bool{}
-		for _, o := range got["outputs"].([]any) {
-			om := o.(map[string]any)
-			if om["produced"] == true && om["bytes"].(float64) > 0 {
-				produced[om["name"].(string)] = true
+		for _, o := range got.Outputs {
+			if o.Produced && o.Bytes > 0 {
+				produced[o.Name] = true
 			}
 		}
 		for _, name := range declared {
 			if !produced[name] {
-				t.Errorf("%s did not produce contract output %s (outputs: %v)", n, name, got["outputs"])
+				t.Errorf("%s did not produce contract output %s (outputs: %+v)", n, name, got.Outputs)
 			}
 		}
 		if len(declared) == 0 {
@@ -185,9 +182,9 @@ func TestExampleProjectRunsEndToEnd(t *testing.T) {
 		t.Errorf("%d nodes accounted for, DAG has %d", ran, len(nodes))
 	}
 	// No hyperparameters sample was given: training ran on config.json's.
-	train := results["XGBoostTraining"].(map[string]any)
-	if !slices.Contains(toStrings(train["output_files"]), "model_output/model.json") {
-		t.Errorf("training output files: %v", train["output_files"])
+	train, ok := results["XGBoostTraining"]
+	if !ok || !slices.Contains(train.OutputFiles, "model_output/model.json") {
+		t.Errorf("training output files: %v (ran %v)", train.OutputFiles, ok)
 	}
 }
 
@@ -206,10 +203,9 @@ func TestRunScriptsWiresEachInputFromItsProducer(t *testing.T) {
 		"config_path": "ex/config.json", "source_dir": "ex/scripts",
 		"sample_inputs": {"DummyDataLoading_training": {"data_source": "ex/data/tabular.csv"}, "DummyDataLoading_calibration": {"data_source": "ex/data/tabular.csv"}}}`
 	res := call(t, reg, "validate.run_scripts", args)
-	data := valOK(t, res)
-	eval := data["script_results"].(map[string]any)["XGBoostModelEval_calibration"].(map[string]any)
-	if eval["success"] != true {
-		t.Fatalf("evaluation failed (wrong input wiring?): %v\n%v", eval["error_message"], eval["stderr"])
+	eval, ok := answer[verify.RunScriptsReport](t, res).ScriptResults["XGBoostModelEval_calibration"]
+	if !ok || !eval.Success {
+		t.Fatalf("evaluation failed (wrong input wiring?, ran %v): %v\n%v", ok, eval.ErrorMessage, eval.Stderr)
 	}
 }
 
@@ -229,14 +225,6 @@ func TestRunScriptsRejectsAnUnknownSampleInputBeforeRunning(t *testing.T) {
 		mustFail(t, call(t, reg, "validate.run_scripts", args), "invalid_input")
 	}
 	mustFail(t, call(t, reg, "validate.run_scripts", `{"dag_file": "ex/missing.json"}`), "not_found")
-}
-
-func toStrings(v any) []string {
-	var out []string
-	for _, x := range v.([]any) {
-		out = append(out, x.(string))
-	}
-	return out
 }
 
 // Without a config, a /opt/ml/code input comes from the same relative file
@@ -268,9 +256,9 @@ def main(input_paths, output_paths, environ_vars, job_args):
 	}
 	for dir, want := range map[string]string{"a": "ETA 0.5", "b": "ETA absent"} {
 		res := call(t, reg, "validate.run_scripts", `{"nodes": ["XGBoostTraining"], "source_dir": "`+dir+`"}`)
-		r := valOK(t, res)["script_results"].(map[string]any)["XGBoostTraining"].(map[string]any)
-		if r["success"] != true || !strings.Contains(r["stdout"].(string), want) {
-			t.Errorf("source_dir %s: want %q, got %v / %v", dir, want, r["stdout"], r["error_message"])
+		r, ok := answer[verify.RunScriptsReport](t, res).ScriptResults["XGBoostTraining"]
+		if !ok || !r.Success || !strings.Contains(r.Stdout, want) {
+			t.Errorf("source_dir %s: want %q, got %v / %v (ran %v)", dir, want, r.Stdout, r.ErrorMessage, ok)
 		}
 	}
 }

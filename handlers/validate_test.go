@@ -3,11 +3,14 @@ package handlers
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/cursus-dev/cursus/engine/verify"
 	"github.com/cursus-dev/cursus/registry"
 )
 
@@ -41,9 +44,9 @@ func writeWS(t *testing.T, root, rel, content string) {
 
 func TestValidateStepInterfaceAllBuiltins(t *testing.T) {
 	reg, _ := newTestRegistry(t)
-	data := jsonData(t, call(t, reg, "validate.step_interface", `{"all": true}`))
-	if data["validated"].(float64) < 25 || data["errors"].(float64) != 0 {
-		t.Errorf("step_interface all: %v validated, %v errors: %v", data["validated"], data["errors"], data["results"])
+	data := answer[verify.InterfaceReport](t, call(t, reg, "validate.step_interface", `{"all": true}`))
+	if data.Validated < 25 || data.Errors != 0 {
+		t.Errorf("step_interface all: %d validated, %d errors: %+v", data.Validated, data.Errors, data.Results)
 	}
 }
 
@@ -60,7 +63,7 @@ func TestValidateStepInterfaceInputs(t *testing.T) {
 	mustFail(t, res, registry.CodeValidationFailed)
 	writeWS(t, root, "steps/bad.step.yaml", bad)
 	mustFail(t, call(t, reg, "validate.step_interface", `{"path": "steps"}`), registry.CodeValidationFailed)
-	valOK(t, call(t, reg, "validate.step_interface", `{"step_name": "TabularPreprocessing", "job_type": "training"}`))
+	answer[verify.InterfaceReport](t, call(t, reg, "validate.step_interface", `{"step_name": "TabularPreprocessing", "job_type": "training"}`))
 }
 
 func jsonString(s string) string {
@@ -98,15 +101,17 @@ func TestValidateAlignmentCatalogAndScripts(t *testing.T) {
 	}
 	// Cursus's detailed_results hold every step by name, numbered as
 	// Cursus numbers its levels.
-	all := jsonData(t, res)
-	detailed := all["detailed_results"].(map[string]any)
-	if len(detailed) != len(all["results"].([]any)) {
-		t.Errorf("detailed_results has %d steps, results %d", len(detailed), len(all["results"].([]any)))
+	all := answer[alignmentOut](t, res)
+	if len(all.DetailedResults) != len(all.Results) {
+		t.Errorf("detailed_results has %d steps, results %d", len(all.DetailedResults), len(all.Results))
 	}
-	xgb := detailed["XGBoostTraining"].(map[string]any)
-	if fmt.Sprint(xgb["enabled_levels"]) != "[1 2 3 4]" || xgb["overall_status"] != "PASSED" ||
-		xgb["validation_results"].(map[string]any)["level_1"].(map[string]any)["category"] != "script_contract" {
-		t.Errorf("XGBoostTraining detailed result = %v", xgb)
+	xgb, ok := all.DetailedResults["XGBoostTraining"]
+	if !ok {
+		t.Fatalf("detailed_results has no XGBoostTraining: %v", slices.Sorted(maps.Keys(all.DetailedResults)))
+	}
+	if fmt.Sprint(xgb.EnabledLevels) != "[1 2 3 4]" || xgb.OverallStatus != "PASSED" ||
+		xgb.ValidationResults["level_1"].Category != "script_contract" {
+		t.Errorf("XGBoostTraining detailed result = %+v", xgb)
 	}
 	// A script with an undeclared env var (warning) and a never-written
 	// output (error) fails with both findings located.
@@ -124,15 +129,13 @@ if __name__ == "__main__":
     p.add_argument("--job_type")
     main({}, {}, {}, p.parse_args())
 `)
-	res = call(t, reg, "validate.alignment", `{"target_scripts": ["TabularPreprocessing"]}`)
-	mustFail(t, res, registry.CodeValidationFailed)
-	data := jsonData(t, res)
-	results := data["results"].([]any)
-	fs := results[0].(map[string]any)["findings"].([]any)
+	data := failure[verify.AlignmentReport](t, call(t, reg, "validate.alignment", `{"target_scripts": ["TabularPreprocessing"]}`), registry.CodeValidationFailed)
+	if len(data.Results) == 0 {
+		t.Fatalf("no step results: %+v", data)
+	}
 	got := map[string]string{}
-	for _, f := range fs {
-		m := f.(map[string]any)
-		got[m["rule"].(string)] = m["level"].(string) + "@" + m["location"].(string)
+	for _, f := range data.Results[0].Findings {
+		got[f.Rule] = string(f.Level) + "@" + f.Location
 	}
 	if got["unwritten_output_path"] != "error@contract.outputs.processed_data" {
 		t.Errorf("unwritten_output_path = %q (all: %v)", got["unwritten_output_path"], got)
@@ -142,10 +145,13 @@ if __name__ == "__main__":
 	}
 	// Syntax error → script_analysis_error from author.check_script with the line.
 	writeWS(t, root, "scripts/tabular_preprocessing.py", "def main(input_paths, output_paths, environ_vars, job_args):\n    x = (1,\n")
-	res = call(t, reg, "author.check_script", `{"step_name": "TabularPreprocessing"}`)
-	mustFail(t, res, registry.CodeScriptAnalysisError)
-	if jsonData(t, res)["line"].(float64) != 2 {
-		t.Errorf("line = %v", jsonData(t, res)["line"])
+	type syntaxError struct {
+		Script  string `json:"script"`
+		Line    int    `json:"line"`
+		Message string `json:"message"`
+	}
+	if se := failure[syntaxError](t, call(t, reg, "author.check_script", `{"step_name": "TabularPreprocessing"}`), registry.CodeScriptAnalysisError); se.Line != 2 {
+		t.Errorf("line = %d (%+v)", se.Line, se)
 	}
 	mustFail(t, call(t, reg, "validate.alignment", `{"target_scripts": ["TabularPreprocessing"], "source_dir": "/etc"}`), registry.CodeInvalidInput)
 	mustFail(t, call(t, reg, "validate.alignment", `{"target_scripts": "x"}`), registry.CodeInvalidInput)
@@ -154,10 +160,8 @@ if __name__ == "__main__":
 
 func TestValidateInfo(t *testing.T) {
 	reg, _ := newTestRegistry(t)
-	data := jsonData(t, call(t, reg, "validate.info", `{}`))
-	st := data["script_testing"].(map[string]any)
-	iso := st["isolation"].(map[string]any)
-	if len(iso["isolated"].([]any)) == 0 || len(iso["not_isolated"].([]any)) == 0 {
+	iso := answer[verify.Info](t, call(t, reg, "validate.info", `{}`)).ScriptTesting.Isolation
+	if len(iso["isolated"]) == 0 || len(iso["not_isolated"]) == 0 {
 		t.Errorf("isolation = %v", iso)
 	}
 	mustFail(t, call(t, reg, "validate.info", `{"x": 1}`), registry.CodeInvalidInput)

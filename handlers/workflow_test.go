@@ -1,12 +1,14 @@
 package handlers
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -74,15 +76,14 @@ func startRun(t *testing.T, reg *registry.Registry, workflow string, args map[st
 	if args != nil {
 		in["args"] = args
 	}
-	data := mustOK(t, call(t, reg, "workflow.start", jsonArgs(t, in)))
-	return &runner{t: t, reg: reg, run: data["run"].(string)}
+	return &runner{t: t, reg: reg, run: answer[workflowOut](t, call(t, reg, "workflow.start", jsonArgs(t, in))).Run}
 }
 
 // submit sends content for stage and keeps the new token.
-func (r *runner) submit(stage string, content map[string]any) map[string]any {
+func (r *runner) submit(stage string, content map[string]any) workflowOut {
 	r.t.Helper()
-	data := mustOK(r.t, r.raw(stage, content))
-	r.run = data["run"].(string)
+	data := answer[workflowOut](r.t, r.raw(stage, content))
+	r.run = data.Run
 	return data
 }
 
@@ -95,11 +96,36 @@ func (r *runner) raw(stage string, content map[string]any) *registry.Result {
 	return call(r.t, r.reg, "workflow.submit", jsonArgs(r.t, in))
 }
 
-func wantStatus(t *testing.T, data map[string]any, status string) {
+func wantStatus(t *testing.T, data workflowOut, status string) {
 	t.Helper()
-	if data["status"] != status {
-		t.Fatalf("status %v, want %s: %v", data["status"], status, data)
+	if data.Status != status {
+		t.Fatalf("status %s, want %s: %+v", data.Status, status, data)
 	}
+}
+
+// outcomeOf is a green run's outcome decoded into Out: a key Out does not
+// have fails the test.
+func outcomeOf[Out any](t *testing.T, run workflowOut) Out {
+	t.Helper()
+	b, err := json.Marshal(run.Outcome)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out Out
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&out); err != nil {
+		t.Fatalf("outcome does not decode into %T: %v\n%.2000s", out, err, b)
+	}
+	return out
+}
+
+// runRefusal is the details of a refused run token or submission.
+type runRefusal struct {
+	Argument      string `json:"argument"`
+	Reason        string `json:"reason"`
+	ExpectedStage string `json:"expected_stage"`
+	Retryable     bool   `json:"retryable"`
 }
 
 func pick(content map[string]any, fields ...string) map[string]any {
@@ -118,15 +144,16 @@ func TestWorkflowConfigurePipelineRunsToGreen(t *testing.T) {
 	wantStatus(t, r.submit("Validate", pick(c, "dag", "config")), "passed")
 	green := r.submit("DagCheck", c)
 	wantStatus(t, green, "green")
-	outcome, _ := green["outcome"].(map[string]any)
-	if !reflect.DeepEqual(outcome["compile_ready_config"], c["config"]) {
-		t.Fatalf("the outcome is not the config the gates passed: %v", outcome)
+	outcome := outcomeOf[struct {
+		CompileReadyConfig map[string]any `json:"compile_ready_config"`
+	}](t, green)
+	if !reflect.DeepEqual(outcome.CompileReadyConfig, c["config"]) {
+		t.Fatalf("the outcome is not the config the gates passed: %+v", outcome)
 	}
-	certified, _ := green["certified"].(map[string]any)
-	if len(certified) != 3 {
-		t.Fatalf("certified %v, want the hashes of three stages", certified)
+	if len(green.Certified) != 3 {
+		t.Fatalf("certified %v, want the hashes of three stages", green.Certified)
 	}
-	status := mustOK(t, call(t, reg, "workflow.status", `{"run": "`+r.run+`"}`))
+	status := answer[workflowOut](t, call(t, reg, "workflow.status", `{"run": "`+r.run+`"}`))
 	wantStatus(t, status, "green")
 	// A content field no stage takes is refused by name.
 	unknown := call(t, reg, "workflow.submit", `{"run": "`+r.run+`", "stage": "DagCheck", "content": {"dga": {}}}`)
@@ -158,10 +185,12 @@ func TestWorkflowNewProjectIssuesTheCompiledDefinition(t *testing.T) {
 	wantStatus(t, r.submit("GateDAG", pick(c, "dag")), "passed")
 	green := r.submit("Configure", c)
 	wantStatus(t, green, "green")
-	outcome, _ := green["outcome"].(map[string]any)
-	def, _ := outcome["definition"].(map[string]any)
-	if len(def) == 0 || outcome["pipeline_name"] == "" {
-		t.Fatalf("no compiled definition: %v", outcome)
+	outcome := outcomeOf[struct {
+		PipelineName string         `json:"pipeline_name"`
+		Definition   map[string]any `json:"definition"`
+	}](t, green)
+	if len(outcome.Definition) == 0 || outcome.PipelineName == "" {
+		t.Fatalf("no compiled definition: %+v", outcome)
 	}
 }
 
@@ -169,11 +198,18 @@ func TestWorkflowNewProjectIssuesTheCompiledDefinition(t *testing.T) {
 // workflow submission: the project's DAG and its files.
 func scaffoldContent(t *testing.T, reg *registry.Registry, args string) map[string]any {
 	t.Helper()
-	data := mustOK(t, call(t, reg, "project.init", args))
-	files := data["files"].(map[string]any)
+	data := answer[projectInitOut](t, call(t, reg, "project.init", args))
+	dagText, ok := data.Files[data.DAGFile]
+	if !ok {
+		t.Fatalf("project.init returned no %s among %v", data.DAGFile, slices.Sorted(maps.Keys(data.Files)))
+	}
 	var doc map[string]any
-	if err := json.Unmarshal([]byte(files[data["dag_file"].(string)].(string)), &doc); err != nil {
+	if err := json.Unmarshal([]byte(dagText), &doc); err != nil {
 		t.Fatal(err)
+	}
+	files := map[string]any{}
+	for p, text := range data.Files {
+		files[p] = text
 	}
 	return map[string]any{"dag": doc, "files": files}
 }
@@ -202,8 +238,8 @@ func TestWorkflowInitProjectVerifiesTheScripts(t *testing.T) {
 	r.submit("Consult", nil)
 	failed := r.submit("Verify", broken)
 	wantStatus(t, failed, "failed")
-	if failed["attempts_left"] != float64(1) || len(failed["findings"].([]any)) == 0 {
-		t.Fatalf("failure: %v", failed)
+	if failed.AttemptsLeft != 1 || len(failed.Findings) == 0 {
+		t.Fatalf("failure: %+v", failed)
 	}
 }
 
@@ -221,7 +257,7 @@ func TestWorkflowVerifyFailsOnMissingScripts(t *testing.T) {
 		r.submit("Consult", nil)
 		failed := r.submit("Verify", content)
 		wantStatus(t, failed, "failed")
-		if f := fmt.Sprint(failed["findings"]); !strings.Contains(f, "no script projects/fraud_xgboost/scripts/xgboost_training.py") {
+		if f := fmt.Sprint(failed.Findings); !strings.Contains(f, "no script projects/fraud_xgboost/scripts/xgboost_training.py") {
 			t.Errorf("%s: findings %s do not name the missing script", name, f)
 		}
 	}
@@ -268,8 +304,11 @@ func TestWorkflowAuthorStepValidatesTheNewStep(t *testing.T) {
 	wantStatus(t, r.submit("Validate", content), "passed")
 	green := r.submit("Preflight", content)
 	wantStatus(t, green, "green")
-	if green["outcome"].(map[string]any)["validated_step"] != "ShapExplain" {
-		t.Fatalf("outcome %v", green["outcome"])
+	if outcome := outcomeOf[struct {
+		ValidatedStep string `json:"validated_step"`
+		Gates         any    `json:"gates"`
+	}](t, green); outcome.ValidatedStep != "ShapExplain" {
+		t.Fatalf("outcome %+v", outcome)
 	}
 
 	bad := startRun(t, reg, "cursus-author-step", map[string]string{"intent": "explain predictions"})
@@ -281,10 +320,8 @@ func TestWorkflowGatesCannotBeSkipped(t *testing.T) {
 	reg, _ := newTestRegistry(t)
 	c := exampleContent(t, examplePath+"/scripts")
 	r := startRun(t, reg, "cursus-configure-pipeline", nil)
-	res := r.raw("DagCheck", c)
-	mustFail(t, res, registry.CodeInvalidInput)
-	if d := res.Meta["details"].(map[string]any); d["reason"] != "out_of_order" || d["expected_stage"] != "Constrain" {
-		t.Fatalf("refusal details %v", d)
+	if d := failure[runRefusal](t, r.raw("DagCheck", c), registry.CodeInvalidInput); d.Reason != "out_of_order" || d.ExpectedStage != "Constrain" {
+		t.Fatalf("refusal details %+v", d)
 	}
 	wantStatus(t, r.submit("Constrain", pick(c, "dag")), "passed")
 	mustFail(t, r.raw("Constrain", pick(c, "dag")), registry.CodeInvalidInput)
@@ -308,10 +345,8 @@ func TestWorkflowTamperedTokenIsRefused(t *testing.T) {
 		t.Fatalf("token body has no stage field: %s", raw)
 	}
 	r.run = parts[0] + "." + base64URL.EncodeToString([]byte(forged)) + "." + parts[2]
-	res := r.raw("DagCheck", c)
-	mustFail(t, res, registry.CodeInvalidInput)
-	if res.Meta["details"].(map[string]any)["reason"] != "tampered" {
-		t.Fatalf("details %v", res.Meta["details"])
+	if d := failure[runRefusal](t, r.raw("DagCheck", c), registry.CodeInvalidInput); d.Reason != "tampered" {
+		t.Fatalf("details %+v", d)
 	}
 }
 
@@ -336,10 +371,9 @@ func TestWorkflowKeyRotation(t *testing.T) {
 	wantStatus(t, moving.submit("DagCheck", c), "green")
 
 	res := call(t, after, "workflow.status", `{"run": "`+stuck.run+`"}`)
-	mustFail(t, res, registry.CodeUnknownRunKey)
-	if res.Meta["details"].(map[string]any)["reason"] != "unknown_key" || res.Remedy == nil ||
+	if d := failure[runRefusal](t, res, registry.CodeUnknownRunKey); d.Reason != "unknown_key" || res.Remedy == nil ||
 		!slices.Contains(res.Remedy.SuggestedTools, "workflow.start") || !strings.Contains(res.Remedy.FixAction, "Start a new run") {
-		t.Fatalf("retired key: details %v remedy %+v", res.Meta["details"], res.Remedy)
+		t.Fatalf("retired key: details %+v remedy %+v", d, res.Remedy)
 	}
 	// A server that never held the key says the same.
 	other, _ := newTestRegistry(t)
@@ -350,10 +384,8 @@ func TestWorkflowExpiredTokenIsRefused(t *testing.T) {
 	_, reg := newDepsRegistry(t, Options{WorkflowKey: []byte("0123456789abcdef0123"), WorkflowTTL: time.Second})
 	r := startRun(t, reg, "cursus-configure-pipeline", nil)
 	time.Sleep(1100 * time.Millisecond)
-	res := call(t, reg, "workflow.status", `{"run": "`+r.run+`"}`)
-	mustFail(t, res, registry.CodeInvalidInput)
-	if res.Meta["details"].(map[string]any)["reason"] != "expired" {
-		t.Fatalf("details %v", res.Meta["details"])
+	if d := failure[runRefusal](t, call(t, reg, "workflow.status", `{"run": "`+r.run+`"}`), registry.CodeInvalidInput); d.Reason != "expired" {
+		t.Fatalf("details %+v", d)
 	}
 }
 
@@ -374,8 +406,8 @@ func TestWorkflowChangedContentReopensItsGate(t *testing.T) {
 	changed["dag"] = edited
 	reopened := r.submit("DagCheck", changed)
 	wantStatus(t, reopened, "reopened")
-	if reopened["stage"] != "Constrain" || reopened["next"].(map[string]any)["name"] != "Constrain" {
-		t.Fatalf("reopened %v", reopened)
+	if reopened.Stage != "Constrain" || reopened.Next == nil || reopened.Next.Name != "Constrain" {
+		t.Fatalf("reopened %+v", reopened)
 	}
 	mustFail(t, r.raw("DagCheck", c), registry.CodeInvalidInput)
 	// The run goes on from the reopened gate with the new content.
@@ -405,7 +437,7 @@ func TestWorkflowSubmissionsAreDeterministic(t *testing.T) {
 		r.submit("Scaffold", pick(c, "dag", "files"))
 		r.submit("GateDAG", pick(c, "dag"))
 		green := r.submit("Configure", c)
-		delete(green, "run") // carries the expiry
+		green.Run = "" // carries the expiry
 		b, _ := json.Marshal(green)
 		return string(b)
 	}
@@ -418,10 +450,9 @@ func TestWorkflowBatchReportsExactlyTheFailingItems(t *testing.T) {
 	reg, _ := newTestRegistry(t)
 	good := map[string]any{"nodes": []string{"TabularPreprocessing_training", "XGBoostTraining"}, "edges": [][]string{{"TabularPreprocessing_training", "XGBoostTraining"}}}
 	typo := map[string]any{"nodes": []string{"TabularPreprocessing_training", "XGBoostTrainng"}, "edges": [][]string{{"TabularPreprocessing_training", "XGBoostTrainng"}}}
-	started := mustOK(t, call(t, reg, "workflow.start", `{"workflow": "cursus-configure-pipeline", "items": [{}, {}, {}, {}, {}]}`))
-	runs := started["items"].([]any)
+	runs := answer[workflowOut](t, call(t, reg, "workflow.start", `{"workflow": "cursus-configure-pipeline", "items": [{}, {}, {}, {}, {}]}`)).Items
 	if len(runs) != 5 {
-		t.Fatalf("runs %v", runs)
+		t.Fatalf("runs %+v", runs)
 	}
 	var items []map[string]any
 	for i, run := range runs {
@@ -429,24 +460,24 @@ func TestWorkflowBatchReportsExactlyTheFailingItems(t *testing.T) {
 		if i == 1 || i == 3 {
 			dag = typo
 		}
-		items = append(items, map[string]any{"run": run.(map[string]any)["run"], "content": map[string]any{"dag": dag}})
+		items = append(items, map[string]any{"run": run.Run, "content": map[string]any{"dag": dag}})
 	}
-	data := mustOK(t, call(t, reg, "workflow.submit", jsonArgs(t, map[string]any{"stage": "Constrain", "items": items})))
-	summary := data["summary"].(map[string]any)
-	notGreen := summary["not_green"].([]any)
+	data := answer[workflowOut](t, call(t, reg, "workflow.submit", jsonArgs(t, map[string]any{"stage": "Constrain", "items": items})))
+	if data.Summary == nil {
+		t.Fatalf("a batch without a summary: %+v", data)
+	}
+	notGreen := data.Summary.NotGreen
 	if len(notGreen) != 2 {
-		t.Fatalf("not green %v", notGreen)
+		t.Fatalf("not green %+v", notGreen)
 	}
-	for i, want := range []float64{1, 3} {
-		item := notGreen[i].(map[string]any)
-		if item["item"] != want || !strings.Contains(item["reason"].(string), "XGBoostTrainng") {
-			t.Fatalf("not green %v", notGreen)
+	for i, want := range []int{1, 3} {
+		if item := notGreen[i]; item.Item != want || !strings.Contains(item.Reason, "XGBoostTrainng") {
+			t.Fatalf("not green %+v", notGreen)
 		}
 	}
-	for i, it := range data["items"].([]any) {
-		status := it.(map[string]any)["status"]
-		if (i == 1 || i == 3) != (status == "blocked") {
-			t.Fatalf("item %d: %v", i, status)
+	for i, it := range data.Items {
+		if (i == 1 || i == 3) != (it.Status == "blocked") {
+			t.Fatalf("item %d: %v", i, it.Status)
 		}
 	}
 }
@@ -469,16 +500,14 @@ func TestWorkflowGuidanceSaysHowToRunIt(t *testing.T) {
 			t.Errorf("%s prompt names workflow.start to a caller that may not call it", p.Name)
 		}
 	}
-	help := mustOK(t, call(t, reg, "tools.help", `{}`))
-	for _, w := range help["workflows"].([]any) {
-		info := w.(map[string]any)
-		if run, _ := info["run"].(string); !strings.Contains(run, "workflow.submit") {
-			t.Errorf("tools.help workflow %v says not how to run it", info)
+	for _, w := range answer[helpData](t, call(t, reg, "tools.help", `{}`)).Workflows {
+		if !strings.Contains(w.Run, "workflow.submit") {
+			t.Errorf("tools.help workflow %+v says not how to run it", w)
 		}
 	}
-	plan := mustOK(t, call(t, reg, "project.bring_up", `{"name": "demo", "framework": "xgboost"}`))
-	if !strings.Contains(plan["note"].(string), `workflow.start {"workflow": "cursus-new-project"`) {
-		t.Errorf("bring_up note: %v", plan["note"])
+	plan := answer[bringUpPlan](t, call(t, reg, "project.bring_up", `{"name": "demo", "framework": "xgboost"}`))
+	if !strings.Contains(plan.Note, `workflow.start {"workflow": "cursus-new-project"`) {
+		t.Errorf("bring_up note: %v", plan.Note)
 	}
 }
 
@@ -494,7 +523,7 @@ func TestWorkflowGreenPassesOnTheCompileWarnings(t *testing.T) {
 	r.submit("Validate", pick(c, "dag", "config"))
 	green := r.submit("DagCheck", c)
 	wantStatus(t, green, "green")
-	if w := fmt.Sprint(green["warnings"]); !strings.Contains(w, examplePath+"/scripts/tabular_preprocessing.py is not in the call's files") {
+	if w := fmt.Sprint(green.Warnings); !strings.Contains(w, examplePath+"/scripts/tabular_preprocessing.py is not in the call's files") {
 		t.Fatalf("the green outcome does not name the missing script: warnings %s", w)
 	}
 	// With every script sent, nothing to warn of.
@@ -503,7 +532,7 @@ func TestWorkflowGreenPassesOnTheCompileWarnings(t *testing.T) {
 	r.submit("Constrain", pick(full, "dag"))
 	r.submit("Validate", pick(full, "dag", "config"))
 	green = r.submit("DagCheck", full)
-	if w := fmt.Sprint(green["warnings"]); strings.Contains(w, "is not in the call's files") {
+	if w := fmt.Sprint(green.Warnings); strings.Contains(w, "is not in the call's files") {
 		t.Fatalf("warnings with every script sent: %s", w)
 	}
 }
@@ -519,10 +548,8 @@ func TestWorkflowReplayedTokenIsRefused(t *testing.T) {
 	first := r.run
 	wantStatus(t, r.submit("Constrain", pick(c, "dag")), "passed")
 	replay := &runner{t: t, reg: reg, run: first}
-	res := replay.raw("Constrain", pick(c, "dag"))
-	mustFail(t, res, registry.CodeRunTokenSpent)
-	if res.Meta["details"].(map[string]any)["reason"] != "spent" {
-		t.Errorf("details %v", res.Meta["details"])
+	if d := failure[runRefusal](t, replay.raw("Constrain", pick(c, "dag")), registry.CodeRunTokenSpent); d.Reason != "spent" {
+		t.Errorf("details %+v", d)
 	}
 
 	// A failed gate spends its token too: replaying it does not give the
@@ -533,16 +560,15 @@ func TestWorkflowReplayedTokenIsRefused(t *testing.T) {
 	replay.run = beforeFail
 	mustFail(t, replay.raw("Validate", pick(c, "dag", "config")), registry.CodeRunTokenSpent)
 	// The current token goes on, and status does not spend it.
-	mustOK(t, call(t, reg, "workflow.status", `{"run": "`+r.run+`"}`))
+	answer[workflowOut](t, call(t, reg, "workflow.status", `{"run": "`+r.run+`"}`))
 	wantStatus(t, r.submit("Validate", pick(c, "dag", "config")), "passed")
 
 	// One token in two items of a batch: one item moves, the other is refused.
 	r = startRun(t, reg, "cursus-configure-pipeline", nil)
-	batch := mustOK(t, call(t, reg, "workflow.submit", jsonArgs(t, map[string]any{"stage": "Constrain",
+	batch := answer[workflowOut](t, call(t, reg, "workflow.submit", jsonArgs(t, map[string]any{"stage": "Constrain",
 		"items": []any{map[string]any{"run": r.run, "content": pick(c, "dag")}, map[string]any{"run": r.run, "content": pick(c, "dag")}}})))
-	summary := batch["summary"].(map[string]any)["by_status"].(map[string]any)
-	if summary["passed"] != float64(1) || summary["refused"] != float64(1) {
-		t.Fatalf("one token twice in a batch: %v", batch["summary"])
+	if batch.Summary == nil || batch.Summary.ByStatus["passed"] != 1 || batch.Summary.ByStatus["refused"] != 1 {
+		t.Fatalf("one token twice in a batch: %+v", batch.Summary)
 	}
 }
 
@@ -583,9 +609,8 @@ func TestWorkflowSpentStoreDownFailsClosed(t *testing.T) {
 		down.Store(true)
 		res := r.raw("Constrain", pick(c, "dag"))
 		down.Store(false)
-		mustFail(t, res, registry.CodeRunStoreUnavailable)
-		if d := res.Meta["details"].(map[string]any); d["retryable"] != true || d["reason"] != "store_unavailable" {
-			t.Errorf("details %v", d)
+		if d := failure[runRefusal](t, res, registry.CodeRunStoreUnavailable); !d.Retryable || d.Reason != "store_unavailable" {
+			t.Errorf("details %+v", d)
 		}
 		if strings.Contains(string(res.Encode()), "10.0.0.7") {
 			t.Errorf("the caller sees the store's address: %s", res.Encode())

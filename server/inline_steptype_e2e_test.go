@@ -235,6 +235,23 @@ func TestNewStepTypeWithoutItsScriptIsAFinding(t *testing.T) {
 	if p := ag.data("compile__preview", args); !says(fmt.Sprint(p["recommendations"])) {
 		t.Errorf("compile.preview recommends %v", p["recommendations"])
 	}
+	// The finding is the engine's fact; the tool that shows a built-in
+	// script to start from is a next step.
+	for _, tool := range []string{"compile__validate", "compile__preview"} {
+		var next struct {
+			NextSteps []struct {
+				Tool string `json:"tool"`
+			} `json:"next_steps"`
+		}
+		ag.decode(ag.call(tool, args), &next)
+		named := false
+		for _, n := range next.NextSteps {
+			named = named || n.Tool == "steps.code"
+		}
+		if !named {
+			t.Errorf("%s: next steps %+v name no steps.code", tool, next.NextSteps)
+		}
+	}
 	for _, tool := range []string{"compile__with_report", "compile__dag"} {
 		call := maps.Clone(args)
 		if tool == "compile__dag" {

@@ -32,8 +32,10 @@ type builder struct {
 	// added collects steps the node being built needs before it (a model
 	// repack); assemble takes them after each build.
 	added []sagemaker.Step
-	// missing collects the steps with no code (see code).
-	missing []MissingCode
+	// missing collects the steps with no code, standIns those built with
+	// built-in code in place of a named script (see code).
+	missing  []MissingCode
+	standIns []StandIn
 	// scripts holds each script file read so far, by its manifest name,
 	// with its digest: nodes of one step type share their script, and a
 	// large DAG read and hashed it once per node.
@@ -416,7 +418,7 @@ func isS3(p string) bool { return strings.HasPrefix(p, "s3://") }
 // is recorded, and the compile fails with a *MissingCodeError naming every
 // such step once all are built.
 func (b *builder) code(n *node) (codeSource, []string, error) {
-	src, warn, miss, err := resolveCode(b.sources, n)
+	src, standIn, miss, err := resolveCode(b.sources, n)
 	if err != nil {
 		return codeSource{}, nil, err
 	}
@@ -424,8 +426,9 @@ func (b *builder) code(n *node) (codeSource, []string, error) {
 		b.missing = append(b.missing, *miss)
 		return codeSource{loc: codeFor(n), missing: true}, nil, nil
 	}
-	if warn != "" {
-		return src, []string{warn}, nil
+	if standIn != nil {
+		b.standIns = append(b.standIns, *standIn)
+		return src, []string{standIn.String()}, nil
 	}
 	return src, nil, nil
 }

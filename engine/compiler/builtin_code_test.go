@@ -315,7 +315,7 @@ func TestStepTypeWithoutCodeIsAFinding(t *testing.T) {
 	if m.Node != "OutlierClipping_training" || m.StepType != "OutlierClipping" || m.Expected != "outlier_clipping.py" {
 		t.Errorf("finding %+v", m)
 	}
-	for _, want := range []string{`node "OutlierClipping_training" (OutlierClipping)`, "outlier_clipping.py", "files", "steps.code"} {
+	for _, want := range []string{`node "OutlierClipping_training" (OutlierClipping)`, "outlier_clipping.py", "files", "source_dir"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not say %q", err, want)
 		}
@@ -330,9 +330,15 @@ func TestStepTypeWithoutCodeIsAFinding(t *testing.T) {
 		!strings.Contains(v.ConfigErrors["OutlierClipping_training"][0], "outlier_clipping.py") {
 		t.Errorf("compile.validate: valid %v, errors %v", v.IsValid, v.ConfigErrors)
 	}
+	if len(v.MissingCode) != 1 || v.MissingCode[0] != m {
+		t.Errorf("validation's missing code %+v, want %+v", v.MissingCode, m)
+	}
 	p, err := PreviewResolution(context.Background(), in)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if len(p.MissingCode) != 1 || p.MissingCode[0] != m {
+		t.Errorf("preview's missing code %+v, want %+v", p.MissingCode, m)
 	}
 	found := false
 	for _, r := range p.Recommendations {

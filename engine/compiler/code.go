@@ -53,6 +53,20 @@ func (m MissingCode) String() string {
 		m.Node, m.StepType, m.Expected, m.StepType, m.Remedy)
 }
 
+// StandIn is a step whose script, named under a source directory, is not
+// in the call's files or the workspace, built with the built-in code of
+// its step type in its place.
+type StandIn struct {
+	Node     string
+	StepType string
+	Script   string // the workspace path of the script the config names
+}
+
+// String is the compile's warning for s.
+func (s StandIn) String() string {
+	return fmt.Sprintf("%s is not in the call's files or the workspace: the built-in code of %s is used in its place", s.Script, s.StepType)
+}
+
 // MissingCodeError refuses a compile with steps that have no code: a
 // definition would name code that does not exist.
 type MissingCodeError struct{ Steps []MissingCode }
@@ -83,13 +97,13 @@ func needsCode(n *node) bool {
 // directory, or the entry script in the call's files or the workspace (at
 // source_dir/entry point, or at the entry point when no source directory
 // is configured). Otherwise the built-in code of the step type serves,
-// when it has a script of that name. warn is set when the built-in code
+// when it has a script of that name. standIn is set when the built-in code
 // stands in for a script the config names under a source directory. miss
 // is set when there is no code at all.
-func resolveCode(sources fs.FS, n *node) (src codeSource, warn string, miss *MissingCode, err error) {
+func resolveCode(sources fs.FS, n *node) (src codeSource, standIn *StandIn, miss *MissingCode, err error) {
 	loc := codeFor(n)
 	if isS3(loc.dir) {
-		return codeSource{loc: loc}, "", nil, nil
+		return codeSource{loc: loc}, nil, nil, nil
 	}
 	script := loc.entry
 	if !loc.scriptOnly {
@@ -97,24 +111,23 @@ func resolveCode(sources fs.FS, n *node) (src codeSource, warn string, miss *Mis
 	}
 	has, err := isFile(sources, script)
 	if err != nil {
-		return codeSource{}, "", nil, err
+		return codeSource{}, nil, nil, err
 	}
 	if has {
-		return codeSource{fsys: sources, loc: loc}, "", nil, nil
+		return codeSource{fsys: sources, loc: loc}, nil, nil, nil
 	}
 	if dir, ok := stepcode.Dir(n.cfg.StepType); ok {
 		entry := path.Base(loc.entry)
 		if has, _ := isFile(stepcode.FS, path.Join(dir, entry)); has {
 			if !loc.scriptOnly {
-				warn = fmt.Sprintf("%s is not in the call's files or the workspace: the built-in code of %s is used in its place (steps.code shows it)",
-					cleanRel(script), n.cfg.StepType)
+				standIn = &StandIn{Node: n.name, StepType: n.cfg.StepType, Script: cleanRel(script)}
 			}
-			return codeSource{fsys: stepcode.FS, loc: codeLocation{dir: dir, entry: entry}, builtin: dir}, warn, nil, nil
+			return codeSource{fsys: stepcode.FS, loc: codeLocation{dir: dir, entry: entry}, builtin: dir}, standIn, nil, nil
 		}
 	}
-	return codeSource{}, "", &MissingCode{Node: n.name, StepName: n.stepName, StepType: n.cfg.StepType, Expected: cleanRel(script),
-		Remedy: fmt.Sprintf("send %s in files (path → text) or put it in the workspace, or point source_dir and the entry point at code you have; "+
-			`steps.code {"step_type": "TabularPreprocessing"} shows a built-in script to start from`, cleanRel(script))}, nil
+	return codeSource{}, nil, &MissingCode{Node: n.name, StepName: n.stepName, StepType: n.cfg.StepType, Expected: cleanRel(script),
+		Remedy: fmt.Sprintf("send %s in files (path → text) or put it in the workspace, or point source_dir and the entry point at code you have",
+			cleanRel(script))}, nil
 }
 
 // missingCode lists the nodes in order whose code is nowhere, without

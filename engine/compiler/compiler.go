@@ -174,6 +174,9 @@ type Result struct {
 	Region   string   `json:"region"`
 	Bucket   string   `json:"bucket"`
 	Warnings []string `json:"warnings,omitempty"`
+	// StandIns are the steps built with built-in code in place of a
+	// script their config names (each has a warning too).
+	StandIns []StandIn `json:"-"`
 	// Tags are the config's tags; Upsert attaches them to the pipeline
 	// (each step's request carries its own config's tags).
 	Tags []sagemaker.Tag `json:"tags,omitempty"`
@@ -715,6 +718,7 @@ func assemble(ctx context.Context, in Input, nodes map[string]*node, order []str
 	if len(b.missing) > 0 {
 		return nil, &MissingCodeError{Steps: b.missing}
 	}
+	res.StandIns = b.standIns
 	res.Artifacts = arts.list()
 	var err error
 	if res.JSON, err = sagemaker.Encode(def); err != nil {

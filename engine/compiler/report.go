@@ -26,6 +26,11 @@ type ValidationResult struct {
 	DependencyIssues     []string            `json:"dependency_issues"`
 	Warnings             []string            `json:"warnings"`
 	Summary              string              `json:"summary"`
+	// StandIns and MissingCode are the steps built with built-in code in
+	// place of a named script, and those with no code (also in Warnings
+	// and ConfigErrors).
+	StandIns    []StandIn     `json:"-"`
+	MissingCode []MissingCode `json:"-"`
 }
 
 // Validate checks that every node has a config, a loadable interface and a
@@ -121,6 +126,7 @@ func Validate(ctx context.Context, in Input) (r ValidationResult) {
 				r.DependencyIssues = append(r.DependencyIssues, fmt.Sprintf("%s: required input %q has no producer (%s)", u.Node, u.Dependency, u.Reason))
 			}
 		case errors.As(err, &mc):
+			r.MissingCode = mc.Steps
 			for _, m := range mc.Steps {
 				r.ConfigErrors[m.Node] = append(r.ConfigErrors[m.Node], m.String())
 			}
@@ -132,6 +138,7 @@ func Validate(ctx context.Context, in Input) (r ValidationResult) {
 		return r
 	}
 	r.Warnings = append(r.Warnings[:0], res.Warnings...)
+	r.StandIns = res.StandIns
 	return r
 }
 
@@ -157,6 +164,10 @@ type Preview struct {
 	// resolves (compile.validate's errors and warnings): a configuration
 	// SageMaker would reject or that would misbehave at run time.
 	Findings []string `json:"findings"`
+	// StandIns and MissingCode are as in ValidationResult (the steps with
+	// no code are in Recommendations too).
+	StandIns    []StandIn     `json:"-"`
+	MissingCode []MissingCode `json:"-"`
 }
 
 // PreviewResolution resolves every node without building anything, and
@@ -216,8 +227,11 @@ func PreviewResolution(ctx context.Context, in Input) (Preview, error) {
 	for _, m := range missing {
 		p.Recommendations = append(p.Recommendations, m.String())
 	}
+	p.MissingCode = missing
 	if len(internal) == 0 && len(nodes) == len(in.DAG.Nodes) {
-		p.Findings = buildFindings(Validate(ctx, in))
+		v := Validate(ctx, in)
+		p.Findings = buildFindings(v)
+		p.StandIns = v.StandIns
 	}
 	return p, ctx.Err()
 }

@@ -22,7 +22,7 @@ import (
 // set to a workspace directory.
 const childEnv = "CURSUS_SCAFFOLD_TEST_CHILD"
 
-var killOpts = Options{Name: "fraud", Framework: "xgboost", CreatedAt: "2026-01-01T00:00:00Z"}
+var killOpts = Options{Guide: testGuide, Name: "fraud", Framework: "xgboost", CreatedAt: "2026-01-01T00:00:00Z"}
 
 func TestMain(m *testing.M) {
 	if dir := os.Getenv(childEnv); dir != "" {

@@ -29,7 +29,7 @@ const overwriteChildEnv = "CURSUS_SCAFFOLD_TEST_OVERWRITE_CHILD"
 func markedOptions(marker string) Options {
 	load, prep := "DummyDataLoading_"+marker, "TabularPreprocessing_"+marker
 	d := dag.New([]string{load, prep, "XGBoostTraining"}, [][2]string{{load, prep}, {prep, "XGBoostTraining"}})
-	return Options{Name: "fraud", Framework: "xgboost", Overwrite: true, DAG: d, CreatedAt: marker}
+	return Options{Guide: testGuide, Name: "fraud", Framework: "xgboost", Overwrite: true, DAG: d, CreatedAt: marker}
 }
 
 // overwriteLoop overwrites the project over and over, each call with its

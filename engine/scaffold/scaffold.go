@@ -53,6 +53,26 @@ type Options struct {
 	DAG *dag.DAG
 	// CreatedAt is stored in the config template's metadata.
 	CreatedAt string
+	// Guide names how the user does each action the project's README and
+	// script stubs point to.
+	Guide Guide
+}
+
+// Guide names, for each action a scaffolded project's README and script
+// stubs point the user to, the tool that does it. The caller supplies the
+// names (this package knows no tool); each is written as given, so every
+// field is set.
+type Guide struct {
+	Scaffold string // scaffolds (and re-scaffolds) a project; also its metadata's created_by, after "cursus "
+	// The DAG.
+	RecommendDAG, LoadDAG, CheckDAG string
+	// The config template: the fields explained, their constraints, values checked.
+	ExplainConfig, ConfigConstraints, CheckConfig string
+	// The scripts: one checked against its contract, the alignment
+	// report, every script run locally in DAG order.
+	CheckScript, Alignment, RunScripts string
+	// The pipeline: validated, previewed, compiled.
+	ValidatePipeline, PreviewPipeline, Compile string
 }
 
 // InputError is an argument that cannot be used.
@@ -142,8 +162,9 @@ func PipelineClass(name string) string {
 
 // StarterDAG is the framework's default pipeline: load → preprocess →
 // train, and a calibration branch that evaluates the trained model. Nodes
-// whose step type the catalog lacks make the starter empty (with a note).
-func StarterDAG(framework string, cat Catalog) (*dag.DAG, string) {
+// whose step type the catalog lacks make the starter empty (with a note;
+// g names the tool that suggests a DAG instead).
+func StarterDAG(framework string, cat Catalog, g Guide) (*dag.DAG, string) {
 	pair := map[string][2]string{
 		"xgboost":  {"XGBoostTraining", "XGBoostModelEval"},
 		"pytorch":  {"PyTorchTraining", "PyTorchModelEval"},
@@ -151,7 +172,7 @@ func StarterDAG(framework string, cat Catalog) (*dag.DAG, string) {
 	}[framework]
 	train, eval := pair[0], pair[1]
 	if train == "" {
-		return dag.New(nil, nil), "no public starter pipeline exists for " + framework + "; author the DAG yourself (pipeline_catalog.recommend can suggest one)"
+		return dag.New(nil, nil), "no public starter pipeline exists for " + framework + "; author the DAG yourself (" + g.RecommendDAG + " can suggest one)"
 	}
 	for _, st := range []string{"DummyDataLoading", "TabularPreprocessing", train, eval} {
 		if _, ok := cat.Get(st); !ok {
@@ -242,7 +263,7 @@ func render(cat Catalog, schemas *config.Schemas, opts Options, projRel string) 
 	d := opts.DAG
 	if d == nil {
 		var note string
-		d, note = StarterDAG(opts.Framework, cat)
+		d, note = StarterDAG(opts.Framework, cat, opts.Guide)
 		if note != "" {
 			res.Notes = append(res.Notes, note)
 		}
@@ -265,7 +286,7 @@ func render(cat Catalog, schemas *config.Schemas, opts Options, projRel string) 
 	}
 
 	var files []file
-	meta := map[string]any{"name": project, "framework": opts.Framework, "created_by": "cursus project.init"}
+	meta := map[string]any{"name": project, "framework": opts.Framework, "created_by": "cursus " + opts.Guide.Scaffold}
 	var dagJSON []byte
 	var err error
 	if len(d.Nodes) == 0 {
@@ -308,7 +329,7 @@ func render(cat Catalog, schemas *config.Schemas, opts Options, projRel string) 
 			continue
 		}
 		rel := "scripts/" + ns.iface.Contract.EntryPoint
-		src := ScriptStub(ns.iface)
+		src := ScriptStub(ns.iface, opts.Guide)
 		// A stub is a few dozen lines: nothing to stop, so no error.
 		fs, _, _ := validate.CheckScriptSource(context.Background(), ns.iface, path.Join(projRel, rel), []byte(src))
 		stub := &Stub{StepType: st, Nodes: []string{ns.node}, File: path.Join(projRel, rel), Aligned: true}
@@ -329,7 +350,7 @@ func render(cat Catalog, schemas *config.Schemas, opts Options, projRel string) 
 	if req := requirementsTxt(order); req != "" {
 		files = append(files, file{"scripts/requirements.txt", []byte(req)})
 	}
-	files = append(files, file{"README.md", []byte(readme(res, modelSteps))})
+	files = append(files, file{"README.md", []byte(readme(res, modelSteps, opts.Guide))})
 	res.Ready = true
 	for _, s := range res.Scripts {
 		res.Ready = res.Ready && s.Aligned

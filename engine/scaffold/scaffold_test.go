@@ -34,6 +34,16 @@ func (c testCatalog) Names() []string {
 
 func (c testCatalog) Get(s string) (*steps.Interface, bool) { i, ok := c[s]; return i, ok }
 
+// testGuide names tools as the handlers' project.init does, so the stubs'
+// digests are those of the files users get.
+var testGuide = Guide{
+	Scaffold:     "project.init",
+	RecommendDAG: "pipeline_catalog.recommend", LoadDAG: "pipeline_catalog.load_dag", CheckDAG: "dag.validate_integrity",
+	ExplainConfig: "config.requirements", ConfigConstraints: "author.config_constraints", CheckConfig: "author.preflight_config",
+	CheckScript: "author.check_script", Alignment: "validate.alignment", RunScripts: "validate.run_scripts",
+	ValidatePipeline: "compile.validate", PreviewPipeline: "compile.preview", Compile: "compile.dag",
+}
+
 func loadCatalog(t *testing.T) testCatalog {
 	t.Helper()
 	cat, err := catalogFrom("../steps/catalog")
@@ -86,7 +96,7 @@ func TestEveryBuiltinScriptStubIsAligned(t *testing.T) {
 			continue
 		}
 		n++
-		src := ScriptStub(iface)
+		src := ScriptStub(iface, testGuide)
 		fs, a, _ := validate.CheckScriptSource(context.Background(), iface, iface.Contract.EntryPoint, []byte(src))
 		if a == nil || !a.Main.HasExpectedSignature() {
 			t.Errorf("%s: stub has no proper main: %+v", name, fs)
@@ -129,7 +139,7 @@ func TestInitWritesAnAlignedProject(t *testing.T) {
 		t.Fatal(err)
 	}
 	root := newRoot(t)
-	res, err := Init(root, cat, schemas, Options{Name: "fraud", Framework: "XGBoost", CreatedAt: "2026-01-01T00:00:00Z"})
+	res, err := Init(root, cat, schemas, Options{Guide: testGuide, Name: "fraud", Framework: "XGBoost", CreatedAt: "2026-01-01T00:00:00Z"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,7 +192,7 @@ func TestInitWritesAnAlignedProject(t *testing.T) {
 
 	// A second init without overwrite is refused and changes nothing.
 	before, _ := root.ReadFile("projects/fraud_xgboost/README.md")
-	_, err = Init(root, cat, schemas, Options{Name: "fraud", Framework: "xgboost"})
+	_, err = Init(root, cat, schemas, Options{Guide: testGuide, Name: "fraud", Framework: "xgboost"})
 	var exists *workspace.ExistsError
 	if !errors.As(err, &exists) {
 		t.Errorf("err = %v, want ExistsError", err)
@@ -191,7 +201,7 @@ func TestInitWritesAnAlignedProject(t *testing.T) {
 	if string(before) != string(after) {
 		t.Error("a refused init changed files")
 	}
-	if _, err := Init(root, cat, schemas, Options{Name: "fraud", Framework: "xgboost", Overwrite: true}); err != nil {
+	if _, err := Init(root, cat, schemas, Options{Guide: testGuide, Name: "fraud", Framework: "xgboost", Overwrite: true}); err != nil {
 		t.Errorf("overwrite: %v", err)
 	}
 }
@@ -239,14 +249,14 @@ func TestInitRefusesEscapes(t *testing.T) {
 		}
 	}
 	// An absolute target inside the root is fine.
-	res, err := Init(root, cat, nil, Options{Name: "abs", Framework: "pytorch", TargetDir: filepath.Join(root.Dir(), "inside")})
+	res, err := Init(root, cat, nil, Options{Guide: testGuide, Name: "abs", Framework: "pytorch", TargetDir: filepath.Join(root.Dir(), "inside")})
 	if err != nil || res.TargetPath != "inside/abs_pytorch" {
 		t.Errorf("absolute inside: %v %+v", err, res)
 	}
 }
 
 func TestStarterDAGForBedrockIsEmpty(t *testing.T) {
-	d, note := StarterDAG("bedrock", loadCatalog(t))
+	d, note := StarterDAG("bedrock", loadCatalog(t), testGuide)
 	if len(d.Nodes) != 0 || note == "" {
 		t.Errorf("bedrock starter = %+v %q", d, note)
 	}
@@ -269,7 +279,7 @@ func (h hiding) Get(st string) (*steps.Interface, bool) {
 // no config template, and a note saying why.
 func TestInitWithoutStarterWritesAnEmptyDAG(t *testing.T) {
 	root := newRoot(t)
-	res, err := Init(root, hiding{loadCatalog(t), "LightGBMModelEval"}, nil, Options{Name: "gen", Framework: "lightgbm"})
+	res, err := Init(root, hiding{loadCatalog(t), "LightGBMModelEval"}, nil, Options{Guide: testGuide, Name: "gen", Framework: "lightgbm"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -297,13 +307,13 @@ func TestFrameworksComeFromTheCatalog(t *testing.T) {
 		t.Fatalf("Frameworks() = %v, want %v", got, want)
 	}
 	for _, f := range Frameworks() {
-		if d, note := StarterDAG(f, loadCatalog(t)); len(d.Nodes) == 0 || note != "" {
+		if d, note := StarterDAG(f, loadCatalog(t), testGuide); len(d.Nodes) == 0 || note != "" {
 			t.Errorf("%s: no starter DAG (%q)", f, note)
 		}
 	}
 	root := newRoot(t)
 	for _, f := range []string{"bedrock", "lightgbmmt"} {
-		if _, err := Init(root, loadCatalog(t), nil, Options{Name: "p", Framework: f}); err == nil {
+		if _, err := Init(root, loadCatalog(t), nil, Options{Guide: testGuide, Name: "p", Framework: f}); err == nil {
 			t.Errorf("framework %s accepted", f)
 		}
 	}
@@ -316,7 +326,7 @@ func TestReadmeShowsTheRunScriptsCallForTheProject(t *testing.T) {
 		t.Fatal(err)
 	}
 	root := newRoot(t)
-	res, err := Init(root, cat, schemas, Options{Name: "run", Framework: "xgboost"})
+	res, err := Init(root, cat, schemas, Options{Guide: testGuide, Name: "run", Framework: "xgboost"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -341,7 +351,7 @@ func TestScriptsShipTheRequirementsTheirImageLacks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, files, err := Render(cat, schemas, Options{Name: "lgb", Framework: "lightgbm"})
+	_, files, err := Render(cat, schemas, Options{Guide: testGuide, Name: "lgb", Framework: "lightgbm"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -349,7 +359,7 @@ func TestScriptsShipTheRequirementsTheirImageLacks(t *testing.T) {
 	if !ok || !strings.Contains(req, "lightgbm>=") || strings.Count(req, "lightgbm>=") != 1 {
 		t.Errorf("the LightGBM project's scripts/requirements.txt = %q (present %v), want lightgbm listed once", req, ok)
 	}
-	_, files, err = Render(cat, schemas, Options{Name: "xgb", Framework: "xgboost"})
+	_, files, err = Render(cat, schemas, Options{Guide: testGuide, Name: "xgb", Framework: "xgboost"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -67,17 +67,19 @@ type stubData struct {
 	Required    []string
 	Optional    []stubVar
 	Flags       []jobFlag
+	Guide       Guide // the tool names the docstring gives
 }
 
 // ScriptStub renders a Python script for iface that satisfies its
 // contract: main(input_paths, output_paths, environ_vars, job_args) reads
 // every declared input and environment variable, writes a manifest into
 // every declared output, and the __main__ block parses every declared
-// job-argument flag. The logic itself is left to the author (TODO).
-func ScriptStub(iface *steps.Interface) string {
+// job-argument flag. The logic itself is left to the author (TODO). Its
+// docstring names g's Scaffold and RunScripts tools.
+func ScriptStub(iface *steps.Interface, g Guide) string {
 	c := iface.Contract
 	d := stubData{StepType: iface.StepType, Description: strings.ReplaceAll(c.Description, `"""`, `'''`),
-		Required: c.EnvVars.Required, Flags: jobFlags(iface)}
+		Required: c.EnvVars.Required, Flags: jobFlags(iface), Guide: g}
 	for _, name := range c.Inputs.Keys() {
 		p, _ := c.Inputs.Get(name)
 		d.Inputs = append(d.Inputs, stubPort{Name: name, Path: p.Path, Required: p.IsRequired()})

@@ -62,11 +62,11 @@ func TestScriptStubMatchesGolden(t *testing.T) {
 	var digests strings.Builder
 	for _, name := range cat.Names() {
 		if NeedsScript(cat[name]) {
-			fmt.Fprintf(&digests, "%x %s\n", sha256.Sum256([]byte(ScriptStub(cat[name]))), name)
+			fmt.Fprintf(&digests, "%x %s\n", sha256.Sum256([]byte(ScriptStub(cat[name], testGuide))), name)
 		}
 	}
 	golden := map[string]string{
-		filepath.Join("testdata", "stubs", "StubEdges.py"): ScriptStub(edges),
+		filepath.Join("testdata", "stubs", "StubEdges.py"): ScriptStub(edges, testGuide),
 		filepath.Join("testdata", "stubs", "digests.txt"):  digests.String(),
 	}
 	if strings.Count(digests.String(), "\n") < 5 {
