@@ -74,13 +74,28 @@ type liveCatalogs struct {
 func loadCatalogs(dirs, dagDirs []string, interval time.Duration) (*liveCatalogs, error) {
 	l := &liveCatalogs{dirs: dirs, dagDirs: dagDirs, interval: interval, build: buildView,
 		stamp: steps.DirsStamp(dirs), dagStamp: pipelines.DirsStamp(dagDirs)}
+	// The shared DAGs do not depend on the step catalog: they load on
+	// another core meanwhile.
+	type dagLoad struct {
+		cat      *pipelines.Catalog
+		problems []pipelines.Problem
+		err      error
+	}
+	dagsDone := make(chan dagLoad, 1)
+	go func() {
+		var d dagLoad
+		d.cat, d.problems, d.err = pipelines.Load(dagDirs...)
+		dagsDone <- d
+	}()
 	view, err := l.build(dirs)
+	dags := <-dagsDone
 	if err != nil {
 		return nil, err
 	}
-	if view.DAGs, view.DAGProblems, err = pipelines.Load(dagDirs...); err != nil {
-		return nil, fmt.Errorf("pipeline catalog: %w", err)
+	if dags.err != nil {
+		return nil, fmt.Errorf("pipeline catalog: %w", dags.err)
 	}
+	view.DAGs, view.DAGProblems = dags.cat, dags.problems
 	l.current.Store(view)
 	l.checked.Store(time.Now().UnixNano())
 	return l, nil
