@@ -69,21 +69,70 @@ type liveCatalogs struct {
 	// stamp and dagStamp digest the step and pipeline directories as
 	// last loaded.
 	stamp, dagStamp string
+	// ready is closed when the first load has ended, loadErr its error
+	// (startCatalogs); nothing reads current before.
+	ready   chan struct{}
+	loadErr error
 }
 
+// loadCatalogs loads the catalogs and returns when they are loaded.
 func loadCatalogs(dirs, dagDirs []string, interval time.Duration) (*liveCatalogs, error) {
-	l := &liveCatalogs{dirs: dirs, dagDirs: dagDirs, interval: interval, build: buildView,
-		stamp: steps.DirsStamp(dirs), dagStamp: pipelines.DirsStamp(dagDirs)}
+	l := startCatalogs(dirs, dagDirs, interval)
+	<-l.ready
+	if l.loadErr != nil {
+		return nil, l.loadErr
+	}
+	return l, nil
+}
+
+// startCatalogs starts loading the catalogs on another goroutine, so that
+// start-up can build the tool registry meanwhile; every read of the
+// catalogs waits for the load to end.
+func startCatalogs(dirs, dagDirs []string, interval time.Duration) *liveCatalogs {
+	l := &liveCatalogs{dirs: dirs, dagDirs: dagDirs, interval: interval, build: buildView, ready: make(chan struct{})}
+	go func() {
+		defer close(l.ready)
+		l.loadErr = l.load()
+	}()
+	return l
+}
+
+// loaded is the current catalogs once the first load has ended (nil if
+// it failed).
+func (l *liveCatalogs) loaded() *catalogView {
+	<-l.ready
+	return l.current.Load()
+}
+
+// load is the first load of the catalogs.
+func (l *liveCatalogs) load() error {
+	dirs, dagDirs := l.dirs, l.dagDirs
+	l.stamp, l.dagStamp = steps.DirsStamp(dirs), pipelines.DirsStamp(dagDirs)
+	// The shared DAGs do not depend on the step catalog: they load on
+	// another core meanwhile.
+	type dagLoad struct {
+		cat      *pipelines.Catalog
+		problems []pipelines.Problem
+		err      error
+	}
+	dagsDone := make(chan dagLoad, 1)
+	go func() {
+		var d dagLoad
+		d.cat, d.problems, d.err = pipelines.Load(dagDirs...)
+		dagsDone <- d
+	}()
 	view, err := l.build(dirs)
+	dags := <-dagsDone
 	if err != nil {
-		return nil, err
+		return err
 	}
-	if view.DAGs, view.DAGProblems, err = pipelines.Load(dagDirs...); err != nil {
-		return nil, fmt.Errorf("pipeline catalog: %w", err)
+	if dags.err != nil {
+		return fmt.Errorf("pipeline catalog: %w", dags.err)
 	}
+	view.DAGs, view.DAGProblems = dags.cat, dags.problems
 	l.current.Store(view)
 	l.checked.Store(time.Now().UnixNano())
-	return l, nil
+	return nil
 }
 
 func buildView(dirs []string) (*catalogView, error) {
@@ -102,6 +151,7 @@ func buildView(dirs []string) (*catalogView, error) {
 // a directory changed, if the reload ends before ctx does. A reload that
 // fails keeps the last good catalogs and says why in ReloadError.
 func (l *liveCatalogs) view(ctx context.Context) *catalogView {
+	<-l.ready
 	if len(l.dirs) == 0 && len(l.dagDirs) == 0 {
 		return l.current.Load()
 	}

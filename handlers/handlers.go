@@ -97,13 +97,24 @@ type Options struct {
 
 // NewDeps loads the engine's catalogs once.
 func NewDeps(opts Options) (*Deps, error) {
-	root, err := workspace.New(opts.WorkspaceRoot, workspace.WithMaxFileBytes(opts.MaxFileBytes))
-	if err != nil {
-		return nil, fmt.Errorf("workspace root: %w", err)
-	}
-	live, err := loadCatalogs(opts.StepDirs, opts.PipelineDirs, opts.stepReloadInterval())
+	d, loaded, err := StartDeps(opts)
 	if err != nil {
 		return nil, err
+	}
+	if err := loaded(); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// StartDeps is NewDeps that returns while the catalogs load: Namespaces
+// can be built from d meanwhile (building them reads no catalog), and
+// every tool, prompt and resource waits for the load. loaded waits for it
+// and says why it failed; d must not be used after a failed load.
+func StartDeps(opts Options) (d *Deps, loaded func() error, err error) {
+	root, err := workspace.New(opts.WorkspaceRoot, workspace.WithMaxFileBytes(opts.MaxFileBytes))
+	if err != nil {
+		return nil, nil, fmt.Errorf("workspace root: %w", err)
 	}
 	key, devKey := opts.WorkflowKey, len(opts.WorkflowKey) == 0
 	if devKey {
@@ -111,14 +122,16 @@ func NewDeps(opts Options) (*Deps, error) {
 	}
 	runs, err := workflows.NewSigner(key, opts.WorkflowTTL, nil, opts.WorkflowPreviousKeys...)
 	if err != nil {
-		return nil, fmt.Errorf("workflow.key: %w", err)
+		return nil, nil, fmt.Errorf("workflow.key: %w", err)
 	}
 	var spent workflows.SpentStore = workflows.NewSpent(0, nil)
 	if opts.SpentStore != nil {
 		spent = opts.SpentStore
 	}
-	return &Deps{Root: root, Opts: opts, live: live,
-		Scripts: newScriptRunner(opts), LocalRun: newLocalRunner(opts), Runs: runs, spent: spent, DevelopmentWorkflowKey: devKey}, nil
+	live := startCatalogs(opts.StepDirs, opts.PipelineDirs, opts.stepReloadInterval())
+	d = &Deps{Root: root, Opts: opts, live: live,
+		Scripts: newScriptRunner(opts), LocalRun: newLocalRunner(opts), Runs: runs, spent: spent, DevelopmentWorkflowKey: devKey}
+	return d, func() error { <-live.ready; return live.loadErr }, nil
 }
 
 // LoadProblem is a file of an operator's step or pipeline directory that
@@ -135,7 +148,7 @@ type LoadProblem struct {
 // tools.help and pipeline_catalog.list.
 func (d *Deps) LoadProblems() []LoadProblem {
 	var out []LoadProblem
-	view := d.live.current.Load()
+	view := d.live.loaded()
 	for _, p := range view.Problems {
 		file := p.File
 		if p.Path != "" {

@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
 )
@@ -36,20 +37,17 @@ import (
 // back through ctx: a handler that starts goroutines gathers what they
 // find and puts it in its reply itself.
 func Define[In, Out any](spec ToolDef, handle func(ctx context.Context, in In) (Reply[Out], error)) ToolDef {
-	in, err := inputSchema(reflect.TypeFor[In]())
+	in, err := derived(&inputSchemas, reflect.TypeFor[In](), inputSchema)
 	if err != nil {
 		spec.defineErr = err
 		return spec
 	}
-	data, err := deriveSchema(reflect.TypeFor[Out]())
-	if err == nil {
-		spec.DataSchema, err = schemaMap(data)
-	}
+	out, err := derived(&dataSchemas, reflect.TypeFor[Out](), dataSchema)
 	if err != nil {
 		spec.defineErr = err
 		return spec
 	}
-	spec.Schema, spec.OutputSchema = in, outputSchema(spec.DataSchema)
+	spec.Schema, spec.DataSchema, spec.OutputSchema = in, out.data, out.output
 	spec.call = func(ctx context.Context, args map[string]any, text []byte) (*Result, error) {
 		in, err := bind[In](args, text)
 		if err != nil {
@@ -111,6 +109,47 @@ func Plain[In, Out any](handle func(ctx context.Context, in In) (Out, error)) fu
 		out, err := handle(ctx, in)
 		return Reply[Out]{Out: out}, err
 	}
+}
+
+// Derived schemas by Go type, kept for the process: tools that share an
+// input or output type (every namespace's help tool, for one) share the
+// schema maps, derived once. The maps are read-only once Define returns
+// (ToolDef's schemas are never modified by their readers).
+var (
+	inputSchemas sync.Map // reflect.Type → derivedSchema[map[string]any]
+	dataSchemas  sync.Map // reflect.Type → derivedSchema[outputSchemas]
+)
+
+type derivedSchema[T any] struct {
+	v   T
+	err error
+}
+
+// derived is the cached schema of t, derived by derive at the first call
+// (concurrent first calls may each derive it; one answer is kept).
+func derived[T any](cache *sync.Map, t reflect.Type, derive func(reflect.Type) (T, error)) (T, error) {
+	if d, ok := cache.Load(t); ok {
+		return d.(derivedSchema[T]).v, d.(derivedSchema[T]).err
+	}
+	v, err := derive(t)
+	d, _ := cache.LoadOrStore(t, derivedSchema[T]{v: v, err: err})
+	return d.(derivedSchema[T]).v, d.(derivedSchema[T]).err
+}
+
+// outputSchemas are the schemas derived from a tool's output type: the
+// whole schema of its data and the envelope around it (outputSchema).
+type outputSchemas struct{ data, output map[string]any }
+
+func dataSchema(t reflect.Type) (outputSchemas, error) {
+	s, err := deriveSchema(t)
+	if err != nil {
+		return outputSchemas{}, err
+	}
+	data, err := schemaMap(s)
+	if err != nil {
+		return outputSchemas{}, err
+	}
+	return outputSchemas{data: data, output: outputSchema(data)}, nil
 }
 
 // inputSchema derives an argument schema: an object that allows no other

@@ -103,7 +103,9 @@ func newApp(cfg server.Config, stderr io.Writer) (*app, error) {
 	if spent != nil {
 		spentStore = spent
 	}
-	deps, err := handlers.NewDeps(handlers.Options{
+	// The catalogs load while the registry derives every tool's schemas
+	// (neither needs the other); newApp returns once both are done.
+	deps, loaded, err := handlers.StartDeps(handlers.Options{
 		WorkspaceRoot:          cfg.Workspace.Root,
 		StepDirs:               cfg.Workspace.StepDirs,
 		StepReloadInterval:     max(cfg.Workspace.StepReloadInterval, time.Millisecond),
@@ -132,18 +134,19 @@ func newApp(cfg server.Config, stderr io.Writer) (*app, error) {
 	if err != nil {
 		return nil, err
 	}
-
-	for _, p := range deps.LoadProblems() {
-		logger.Warn().Str("catalog", p.Catalog).Str("file", p.File).Str("rule", p.Rule).Msg("problem in a catalog directory: " + p.Message)
-	}
-
-	reg, err := registry.New(registry.Options{
+	reg, regErr := registry.New(registry.Options{
 		Policy: cfg.Policy(), GateHints: server.GateHints(), Timeout: cfg.Limits.ToolTimeout, PerToolTimeout: cfg.Limits.ToolTimeouts,
 		// Reports HTTP calls to the receiving server's metrics, traces and logs.
 		Observer: server.CallObserver(),
 	}, handlers.Namespaces(deps)...)
-	if err != nil {
+	if err := loaded(); err != nil {
 		return nil, err
+	}
+	for _, p := range deps.LoadProblems() {
+		logger.Warn().Str("catalog", p.Catalog).Str("file", p.File).Str("rule", p.Rule).Msg("problem in a catalog directory: " + p.Message)
+	}
+	if regErr != nil {
+		return nil, regErr
 	}
 	// A skipped namespace's tools are unknown to the policy check below, so
 	// say why first.

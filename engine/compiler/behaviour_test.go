@@ -313,7 +313,7 @@ func TestResolutionStrategies(t *testing.T) {
 		{"TabularPreprocessing_calib", "TabularPreprocessing", "calib", "TabularPreprocessing_calibration", MethodJobType},
 	}
 	for _, c := range cases {
-		r, err := resolveNode(c.node, c.step, c.job, in.Configs)
+		r, err := resolveNode(c.node, c.step, c.job, indexConfigs(in.Configs))
 		if err != nil {
 			t.Errorf("%s: %v", c.node, err)
 			continue
@@ -322,7 +322,7 @@ func TestResolutionStrategies(t *testing.T) {
 			t.Errorf("%s: got %s via %s (%.2f)", c.node, r.ConfigKey, r.Method, r.Confidence)
 		}
 	}
-	if _, err := resolveNode("Unrelated", "", "", in.Configs); err == nil {
+	if _, err := resolveNode("Unrelated", "", "", indexConfigs(in.Configs)); err == nil {
 		t.Error("unrelated node resolved")
 	}
 }

@@ -40,6 +40,10 @@ type builder struct {
 	// with its digest: nodes of one step type share their script, and a
 	// large DAG read and hashed it once per node.
 	scripts map[string]scriptFile
+	// images holds each framework image URI looked up so far: nodes of one
+	// step type ask for the same image, and the lookup builds a tag
+	// template replacer each time.
+	images map[sagemaker.ImageRequest]string
 }
 
 type scriptFile struct {
@@ -354,11 +358,19 @@ func (b *builder) image(n *node, scope, instanceType string) (string, error) {
 	if c.LockTrainingRegion {
 		region = "us-east-1"
 	}
-	uri, err := sagemaker.ImageURI(sagemaker.ImageRequest{Framework: framework, Version: version, Region: region,
-		Scope: scope, PyVersion: py, InstanceType: instanceType})
+	req := sagemaker.ImageRequest{Framework: framework, Version: version, Region: region,
+		Scope: scope, PyVersion: py, InstanceType: instanceType}
+	if uri, ok := b.images[req]; ok {
+		return uri, nil
+	}
+	uri, err := sagemaker.ImageURI(req)
 	if err != nil {
 		return "", err
 	}
+	if b.images == nil {
+		b.images = map[sagemaker.ImageRequest]string{}
+	}
+	b.images[req] = uri
 	return uri, nil
 }
 

@@ -15,7 +15,6 @@ import (
 	"maps"
 	"path"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/cursus-dev/cursus/engine/config"
@@ -333,11 +332,10 @@ func namingConfig(nodes map[string]*node, order []string) *config.Config {
 
 // bind resolves every node to its config (resolveNode), loads its interface
 // with the config's job type and routes it to a handler. Failures of all
-// nodes are collected. Each node is matched against every config, so bind
-// stops with ctx's error when ctx ends.
+// nodes are collected. A node that is not named after a config is matched
+// against every config, so bind stops with ctx's error when ctx ends.
 func bind(ctx context.Context, in Input) (map[string]*node, []NodeError, []error, []string, error) {
-	configs := append([]config.Config(nil), in.Configs...)
-	sort.Slice(configs, func(i, j int) bool { return configs[i].Key < configs[j].Key })
+	configs := indexConfigs(in.Configs)
 	known := map[string]string{}
 	for _, n := range in.Catalog.Names() {
 		known[steps.CanonicalKey(n)] = n
@@ -372,12 +370,7 @@ func bind(ctx context.Context, in Input) (map[string]*node, []NodeError, []error
 		if res.Confidence < AcceptedConfidence {
 			warnings = append(warnings, fmt.Sprintf("low confidence resolution for node %q: %.2f (config %q)", name, res.Confidence, res.ConfigKey))
 		}
-		var cfg *config.Config
-		for i := range configs {
-			if configs[i].Key == res.ConfigKey {
-				cfg = &configs[i]
-			}
-		}
+		cfg := configs.get(res.ConfigKey)
 		base, ok := in.Catalog.Get(cfg.StepType)
 		if !ok {
 			failures = append(failures, NodeError{Node: name, Message: fmt.Sprintf("node %q: config %q has step type %s, which is not in the step catalog", name, cfg.Key, cfg.StepType)})

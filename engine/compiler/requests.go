@@ -347,23 +347,50 @@ func init() {
 		"StratifiedSampling", "XGBoostModel", "XGBoostModelEval", "XGBoostModelInference", "XGBoostTraining", "XGBoostTuning", "DummyTraining"} {
 		UnusedConfigFields[st+".py_version"] = noPython
 	}
+	for k := range UnusedConfigFields {
+		st, field, ok := strings.Cut(k, ".")
+		if !ok {
+			st, field = "", k
+		}
+		unusedByStep[st] = append(unusedByStep[st], field)
+	}
 }
 
 // unusedFields lists, as "<field>: <reason>", the fields of a node's
 // config that no request reads; compile.with_report shows them per step.
+// It looks up the few listed fields in the config rather than every config
+// field in the list: sorting and looking up every field name of every node
+// was a tenth of a compile's allocations.
 func unusedFields(n *node) []string {
-	var out []string
-	for _, field := range slices.Sorted(maps.Keys(n.cfg.Values)) {
-		reason, ok := UnusedConfigFields[n.cfg.StepType+"."+field]
+	var fields []string
+	for _, f := range unusedByStep[""] {
+		if _, ok := n.cfg.Values[f]; ok {
+			fields = append(fields, f)
+		}
+	}
+	for _, f := range unusedByStep[n.cfg.StepType] {
+		if _, ok := n.cfg.Values[f]; ok && !slices.Contains(fields, f) {
+			fields = append(fields, f)
+		}
+	}
+	if len(fields) == 0 {
+		return nil
+	}
+	slices.Sort(fields)
+	out := make([]string, len(fields))
+	for i, f := range fields {
+		reason, ok := UnusedConfigFields[n.cfg.StepType+"."+f]
 		if !ok {
-			reason, ok = UnusedConfigFields[field]
+			reason = UnusedConfigFields[f]
 		}
-		if ok {
-			out = append(out, field+": "+reason)
-		}
+		out[i] = f + ": " + reason
 	}
 	return out
 }
+
+// unusedByStep holds the field names of UnusedConfigFields by step type
+// ("" for the fields listed for every step type).
+var unusedByStep = map[string][]string{}
 
 // modelStepOfFamily is the model step type whose built-in inference code
 // serves a model family.

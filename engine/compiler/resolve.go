@@ -77,21 +77,50 @@ type candidate struct {
 	reasons    []string
 }
 
-// resolveNode binds node to one of configs (sorted by key): a direct match
+// configIndex holds a compile's configs sorted by key and the position of
+// each key in that order (the first, should a key repeat), so that binding
+// a node to the config of its own name, and finding the config a
+// resolution names, take one lookup rather than a scan of every config
+// (which made binding quadratic in the number of nodes).
+type configIndex struct {
+	configs []config.Config
+	at      map[string]int
+}
+
+func indexConfigs(cs []config.Config) configIndex {
+	configs := append([]config.Config(nil), cs...)
+	sort.SliceStable(configs, func(i, j int) bool { return configs[i].Key < configs[j].Key })
+	at := make(map[string]int, len(configs))
+	for i := range configs {
+		if _, dup := at[configs[i].Key]; !dup {
+			at[configs[i].Key] = i
+		}
+	}
+	return configIndex{configs: configs, at: at}
+}
+
+// get is the config saved under key, or nil.
+func (ix configIndex) get(key string) *config.Config {
+	if i, ok := ix.at[key]; ok {
+		return &ix.configs[i]
+	}
+	return nil
+}
+
+// resolveNode binds node to one of the indexed configs: a direct match
 // first (confidence 1.0), otherwise the best of the job-type, semantic and
-// pattern strategies; the first maximum wins.
+// pattern strategies; the first maximum in key order wins.
 // nodeStep/nodeJob are the node's step type and suffix as the catalog
 // splits them ("" when the node names no step type).
-func resolveNode(node, nodeStep, nodeJob string, configs []config.Config) (NodeResolution, error) {
+func resolveNode(node, nodeStep, nodeJob string, ix configIndex) (NodeResolution, error) {
 	res := func(c *config.Config, conf float64, method string, reasons ...string) NodeResolution {
 		return NodeResolution{Node: node, ConfigKey: c.Key, ConfigClass: c.ConfigClass, StepType: c.StepType,
 			JobType: c.JobType, Confidence: conf, Method: method, Reasons: reasons}
 	}
-	for i := range configs {
-		if configs[i].Key == node {
-			return res(&configs[i], 1, MethodExactKey, fmt.Sprintf("config key %q equals the node name", node)), nil
-		}
+	if c := ix.get(node); c != nil {
+		return res(c, 1, MethodExactKey, fmt.Sprintf("config key %q equals the node name", node)), nil
 	}
+	configs := ix.configs
 	for i := range configs {
 		if strings.EqualFold(configs[i].Key, node) {
 			return res(&configs[i], 1, MethodCaseKey, fmt.Sprintf("config key %q equals the node name ignoring case", configs[i].Key)), nil
