@@ -75,16 +75,6 @@ type liveCatalogs struct {
 	loadErr error
 }
 
-// loadCatalogs loads the catalogs and returns when they are loaded.
-func loadCatalogs(dirs, dagDirs []string, interval time.Duration) (*liveCatalogs, error) {
-	l := startCatalogs(dirs, dagDirs, interval)
-	<-l.ready
-	if l.loadErr != nil {
-		return nil, l.loadErr
-	}
-	return l, nil
-}
-
 // startCatalogs starts loading the catalogs on another goroutine, so that
 // start-up can build the tool registry meanwhile; every read of the
 // catalogs waits for the load to end.
