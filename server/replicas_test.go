@@ -445,6 +445,34 @@ func oneSDKSession(ctx context.Context, url string) error {
 	if res.IsError || !bytes.Contains(raw, []byte(`"ok":true`)) {
 		return fmt.Errorf("tools/call envelope: %s", raw)
 	}
+	return otherSurfaces(ctx, cs)
+}
+
+// otherSurfaces asks a session for what is not a tool: prompts/list and
+// prompts/get, resources/list and resources/read, and completion/complete
+// of a prompt argument, each of which must answer with content.
+func otherSurfaces(ctx context.Context, cs *sdk.ClientSession) error {
+	prompts, err := cs.ListPrompts(ctx, nil)
+	if err != nil || len(prompts.Prompts) == 0 {
+		return fmt.Errorf("prompts/list: %v, %w", prompts, err)
+	}
+	prompt, err := cs.GetPrompt(ctx, &sdk.GetPromptParams{Name: "cursus-new-project", Arguments: map[string]string{"name": "demo", "framework": "xgboost"}})
+	if err != nil || len(prompt.Messages) == 0 {
+		return fmt.Errorf("prompts/get: %v, %w", prompt, err)
+	}
+	resources, err := cs.ListResources(ctx, nil)
+	if err != nil || len(resources.Resources) == 0 {
+		return fmt.Errorf("resources/list: %v, %w", resources, err)
+	}
+	read, err := cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: resources.Resources[0].URI})
+	if err != nil || len(read.Contents) == 0 {
+		return fmt.Errorf("resources/read %s: %v, %w", resources.Resources[0].URI, read, err)
+	}
+	done, err := cs.Complete(ctx, &sdk.CompleteParams{Ref: &sdk.CompleteReference{Type: "ref/prompt", Name: "cursus-new-project"},
+		Argument: sdk.CompleteParamsArgument{Name: "framework", Value: "x"}})
+	if err != nil || len(done.Completion.Values) == 0 {
+		return fmt.Errorf("completion/complete: %v, %w", done, err)
+	}
 	return nil
 }
 

@@ -128,6 +128,9 @@ func sessionOverSurface(ctx context.Context, url, caller string, progress bool) 
 	if _, err := okCall(ctx, cs, "tools__help", map[string]any{}, ""); err != nil {
 		return err
 	}
+	if err := otherSurfaces(ctx, cs); err != nil {
+		return err
+	}
 	if !progress {
 		return cs.Close()
 	}
