@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cursus-dev/cursus/engine/dag"
 	"github.com/cursus-dev/cursus/engine/pipelines"
 )
 
@@ -13,22 +14,10 @@ import (
 // for the DAG and reloaded from the saved file alike.
 func TestDAGFrameworkSetsModelClassOnEveryNode(t *testing.T) {
 	s := builtinSchemas(t)
-	cat, _, err := pipelines.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
 	checked := 0
-	for _, e := range cat.List() {
-		d := e.DAG()
-		family := s.dagFamily(d)
-		if family == "" || family == "xgboost" {
-			continue
-		}
+	for _, e := range nonXGBoostDAGs(t, s) {
 		checked++
-		rep, err := Requirements(context.Background(), d, s)
-		if err != nil {
-			t.Fatal(err)
-		}
+		d, rep, family := e.dag, e.rep, e.family
 		base, perNode, _ := SampleValues(rep)
 		configs, probs, err := s.BuildDAG(context.Background(), d, base, perNode)
 		if err != nil || len(probs) > 0 {
@@ -96,21 +85,9 @@ func TestModelClassConflictingWithTheTrainedFrameworkIsAFinding(t *testing.T) {
 // layer's xgboost.
 func TestRequirementsDefaultModelClassToTheDAGFramework(t *testing.T) {
 	s := builtinSchemas(t)
-	cat, _, err := pipelines.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
 	checked := 0
-	for _, e := range cat.List() {
-		d := e.DAG()
-		family := s.dagFamily(d)
-		if family == "" || family == "xgboost" {
-			continue
-		}
-		rep, err := Requirements(context.Background(), d, s)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, e := range nonXGBoostDAGs(t, s) {
+		rep, family := e.rep, e.family
 		check := func(where string, g FieldGroups) {
 			for _, fs := range [][]*Field{g.Essential, g.System, g.Derived} {
 				for _, f := range fs {
@@ -131,4 +108,36 @@ func TestRequirementsDefaultModelClassToTheDAGFramework(t *testing.T) {
 	if checked == 0 {
 		t.Fatal("no model_class field in any report")
 	}
+}
+
+// frameworkDAG is a shared DAG with its framework and requirements report.
+type frameworkDAG struct {
+	ID     string
+	dag    *dag.DAG
+	family string
+	rep    *RequirementsReport
+}
+
+// nonXGBoostDAGs are the shared DAGs that train a framework other than
+// xgboost, the base layer's default, each with its requirements report.
+func nonXGBoostDAGs(t *testing.T, s *Schemas) []frameworkDAG {
+	t.Helper()
+	cat, _, err := pipelines.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []frameworkDAG
+	for _, e := range cat.List() {
+		d := e.DAG()
+		family := s.dagFamily(d)
+		if family == "" || family == "xgboost" {
+			continue
+		}
+		rep, err := Requirements(context.Background(), d, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, frameworkDAG{ID: e.ID, dag: d, family: family, rep: rep})
+	}
+	return out
 }
