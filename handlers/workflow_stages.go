@@ -115,7 +115,7 @@ var workflowStageTools = map[string]map[string]stageTools{
 			{"compile.validate", "checks the step in a DAG", map[string]any{"dag": "<a DAG with the step>", "step_types": sentStepTypes}},
 		}, decides: []string{"author.preflight_step"}},
 		"Gaps": {tools: []stageTool{
-			{"validate.deps_resolve", "re-resolves the whole DAG", map[string]any{"dag_file": runArg("dag_file"), "step_types": sentStepTypes}},
+			{"validate.deps_resolve", "re-resolves the whole DAG", map[string]any{"dag": "<a DAG with the step>", "step_types": sentStepTypes}},
 		}},
 	},
 	workflows.NewProject: {
