@@ -61,11 +61,7 @@ func NewClient(ctx context.Context, o ClientOptions) (*Client, error) {
 			so.UsePathStyle = true
 		}
 	})
-	smc, err := newSageMakerAPI(ctx, cfg, o.SageMakerEndpoint)
-	if err != nil {
-		return nil, fmt.Errorf("SageMaker client: %w", err)
-	}
-	return &Client{s3: s3c, sm: smc}, nil
+	return &Client{s3: s3c, sm: newSageMakerAPI(ctx, cfg, o.SageMakerEndpoint)}, nil
 }
 
 // AWSError is a failed AWS call with its error code (e.g. AccessDenied,

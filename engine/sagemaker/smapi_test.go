@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -82,9 +83,9 @@ func testAPI(t *testing.T, url string, maxAttempts int, backoff retry.BackoffDel
 		Retryer: func() aws.Retryer {
 			return retry.NewStandard(func(o *retry.StandardOptions) { o.MaxAttempts, o.Backoff = maxAttempts, backoff })
 		}}
-	api, err := newSageMakerAPI(context.Background(), cfg, url)
-	if err != nil {
-		t.Fatal(err)
+	api := newSageMakerAPI(context.Background(), cfg, url)
+	if api.err != nil {
+		t.Fatal(api.err)
 	}
 	return api
 }
@@ -379,6 +380,9 @@ func TestConfiguredSageMakerEndpoint(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			if c.sm.err != nil {
+				t.Fatal(c.sm.err)
+			}
 			if got := c.sm.endpoint.String(); got != tc.want {
 				t.Fatalf("endpoint %q, want %q", got, tc.want)
 			}
@@ -399,5 +403,39 @@ func TestSageMakerEndpointFromEnvironment(t *testing.T) {
 	res, err := c.UpsertPipeline(context.Background(), PipelineRequest{Name: "p", Definition: []byte(`{"Version":"2020-12-01"}`), RoleARN: testRole})
 	if err != nil || !res.Created || f.Count("CreatePipeline") != 1 {
 		t.Fatalf("%+v %v %+v", res, err, f.Calls())
+	}
+}
+
+// TestSageMakerConfigurationErrorsFailCalls: a configuration the endpoint
+// rules refuse fails the SageMaker calls, not the client's construction
+// (S3 may still be usable), and nothing is sent.
+func TestSageMakerConfigurationErrorsFailCalls(t *testing.T) {
+	f := sagemakertest.NewFakeAWS(t)
+	cases := map[string]struct {
+		env    map[string]string
+		opts   ClientOptions
+		reason string
+	}{
+		"no region":       {map[string]string{"AWS_REGION": "", "AWS_DEFAULT_REGION": ""}, ClientOptions{}, "no AWS region"},
+		"FIPS and custom": {map[string]string{"AWS_USE_FIPS_ENDPOINT": "true"}, ClientOptions{Region: "us-east-1", SageMakerEndpoint: f.URL()}, "FIPS"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			isolateAWSConfig(t)
+			for k, v := range tc.env {
+				t.Setenv(k, v)
+			}
+			c, err := NewClient(context.Background(), tc.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = c.UpsertPipeline(context.Background(), PipelineRequest{Name: "p", Definition: []byte("{}"), RoleARN: testRole})
+			if err == nil || !strings.Contains(err.Error(), "SageMaker DescribePipeline") || !strings.Contains(err.Error(), tc.reason) {
+				t.Fatalf("got %v", err)
+			}
+		})
+	}
+	if n := len(f.Calls()); n != 0 {
+		t.Fatalf("%d calls sent", n)
 	}
 }
