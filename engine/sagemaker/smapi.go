@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -325,10 +326,25 @@ func (c *sageMakerAPI) call(ctx context.Context, operation string, input, output
 		if delayErr != nil {
 			return delayErr
 		}
-		if err := sleep(ctx, delay); err != nil {
+		if err := sleep(ctx, retryAfter(delay, err)); err != nil {
 			return &aws.RequestCanceledError{Err: err}
 		}
 	}
+}
+
+// retryAfter is the backoff delay adjusted to the X-Amz-Retry-After header
+// (milliseconds) of the failed answer, if any, as the SDK's retry
+// middleware adjusts it: never shorter than delay nor more than 5 s longer.
+func retryAfter(delay time.Duration, err error) time.Duration {
+	re, ok := errors.AsType[*smithyhttp.ResponseError](err)
+	if !ok || re.Response == nil || re.Response.Response == nil {
+		return delay
+	}
+	ms, perr := strconv.ParseInt(re.Response.Header.Get("X-Amz-Retry-After"), 10, 64)
+	if perr != nil || ms < 0 {
+		return delay
+	}
+	return min(max(time.Duration(ms)*time.Millisecond, delay), delay+5*time.Second)
 }
 
 // sleep waits d or until ctx is done, whichever comes first.

@@ -16,8 +16,10 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/smithy-go"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
 
 	"github.com/cursus-dev/cursus/engine/sagemaker/sagemakertest"
 )
@@ -252,6 +254,7 @@ func TestSageMakerMaxAttempts(t *testing.T) {
 // TestClientOptionsMaxAttempts: ClientOptions.MaxAttempts is the SageMaker
 // retryer's bound; 0 leaves the SDK's default of 3.
 func TestClientOptionsMaxAttempts(t *testing.T) {
+	isolateAWSConfig(t)
 	for opt, want := range map[int]int{0: retry.DefaultMaxAttempts, 1: 1, 7: 7} {
 		c, err := NewClient(context.Background(), ClientOptions{Region: "us-east-1", SageMakerEndpoint: "http://127.0.0.1:1", MaxAttempts: opt,
 			Credentials: credentials.NewStaticCredentialsProvider(sagemakertest.AccessKeyID, sagemakertest.SecretAccessKey, "")})
@@ -346,7 +349,7 @@ func isolateAWSConfig(t *testing.T) {
 	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
 	t.Setenv("AWS_CONFIG_FILE", filepath.Join(t.TempDir(), "none"))
 	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", filepath.Join(t.TempDir(), "none"))
-	for _, v := range []string{"AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_SAGEMAKER", "AWS_USE_FIPS_ENDPOINT", "AWS_USE_DUALSTACK_ENDPOINT", "AWS_IGNORE_CONFIGURED_ENDPOINT_URLS", "AWS_PROFILE"} {
+	for _, v := range []string{"AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_SAGEMAKER", "AWS_USE_FIPS_ENDPOINT", "AWS_USE_DUALSTACK_ENDPOINT", "AWS_IGNORE_CONFIGURED_ENDPOINT_URLS", "AWS_PROFILE", "AWS_MAX_ATTEMPTS", "AWS_RETRY_MODE"} {
 		t.Setenv(v, "")
 	}
 }
@@ -437,5 +440,35 @@ func TestSageMakerConfigurationErrorsFailCalls(t *testing.T) {
 	}
 	if n := len(f.Calls()); n != 0 {
 		t.Fatalf("%d calls sent", n)
+	}
+}
+
+// TestRetryAfter: an answer's X-Amz-Retry-After (milliseconds) sets the
+// wait before the retry, within [backoff, backoff + 5 s]; a missing or
+// malformed header leaves the backoff.
+func TestRetryAfter(t *testing.T) {
+	failed := func(header string) error {
+		resp := &http.Response{StatusCode: 503, Header: http.Header{}}
+		if header != "" {
+			resp.Header.Set("X-Amz-Retry-After", header)
+		}
+		return &retry.MaxAttemptsError{Err: &awshttp.ResponseError{ResponseError: &smithyhttp.ResponseError{
+			Response: &smithyhttp.Response{Response: resp}, Err: &smithy.GenericAPIError{Code: "ServiceUnavailable"}}}}
+	}
+	backoff := 200 * time.Millisecond
+	for header, want := range map[string]time.Duration{
+		"":      backoff,
+		"x":     backoff,
+		"-5":    backoff,
+		"1500":  1500 * time.Millisecond,
+		"50":    backoff,
+		"60000": backoff + 5*time.Second,
+	} {
+		if got := retryAfter(backoff, failed(header)); got != want {
+			t.Errorf("X-Amz-Retry-After %q: wait %v, want %v", header, got, want)
+		}
+	}
+	if got := retryAfter(backoff, errors.New("no answer")); got != backoff {
+		t.Errorf("no answer: wait %v", got)
 	}
 }
