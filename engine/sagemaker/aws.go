@@ -15,8 +15,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
-	sm "github.com/aws/aws-sdk-go-v2/service/sagemaker"
-	smtypes "github.com/aws/aws-sdk-go-v2/service/sagemaker/types"
 	"github.com/aws/smithy-go"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 )
@@ -37,11 +35,12 @@ type ClientOptions struct {
 // Client uploads code artifacts to S3 and creates or updates pipelines.
 type Client struct {
 	s3 *s3.Client
-	sm *sm.Client
+	sm *sageMakerAPI
 }
 
-// NewClient loads the AWS configuration and builds the S3 and SageMaker
-// clients.
+// NewClient loads the AWS configuration and builds the S3 client (the
+// SDK's) and the SageMaker one (sageMakerAPI, over the SDK's signer and
+// retryer).
 func NewClient(ctx context.Context, o ClientOptions) (*Client, error) {
 	opts := []func(*awsconfig.LoadOptions) error{awsconfig.WithRegion(o.Region)}
 	if o.Credentials != nil {
@@ -62,12 +61,7 @@ func NewClient(ctx context.Context, o ClientOptions) (*Client, error) {
 			so.UsePathStyle = true
 		}
 	})
-	smc := sm.NewFromConfig(cfg, func(so *sm.Options) {
-		if o.SageMakerEndpoint != "" {
-			so.BaseEndpoint = aws.String(o.SageMakerEndpoint)
-		}
-	})
-	return &Client{s3: s3c, sm: smc}, nil
+	return &Client{s3: s3c, sm: newSageMakerAPI(ctx, cfg, o.SageMakerEndpoint)}, nil
 }
 
 // AWSError is a failed AWS call with its error code (e.g. AccessDenied,
@@ -76,6 +70,9 @@ type AWSError struct {
 	Op      string
 	Code    string
 	Message string
+	// RequestID is the ID AWS gave the failed request ("" when unknown),
+	// what AWS support asks for.
+	RequestID string
 }
 
 func (e *AWSError) Error() string {
@@ -99,7 +96,12 @@ func (e *UnreachableError) Error() string {
 func wrapAWS(op string, err error) error {
 	var api smithy.APIError
 	if errors.As(err, &api) {
-		return &AWSError{Op: op, Code: api.ErrorCode(), Message: api.ErrorMessage()}
+		ae := &AWSError{Op: op, Code: api.ErrorCode(), Message: api.ErrorMessage()}
+		var withID interface{ ServiceRequestID() string }
+		if errors.As(err, &withID) {
+			ae.RequestID = withID.ServiceRequestID()
+		}
+		return ae
 	}
 	if _, unsent := errors.AsType[*smithyhttp.RequestSendError](err); unsent {
 		service, call, _ := strings.Cut(op, " ")
@@ -168,41 +170,46 @@ type UpsertResult struct {
 
 // UpsertPipeline creates the pipeline, or updates it when it already exists.
 func (c *Client) UpsertPipeline(ctx context.Context, r PipelineRequest) (UpsertResult, error) {
-	var body *string
-	var s3loc *smtypes.PipelineDefinitionS3Location
+	p := pipelineFields{PipelineName: r.Name, RoleArn: r.RoleARN, PipelineDescription: r.Description}
 	if r.DefinitionS3Key != "" {
-		s3loc = &smtypes.PipelineDefinitionS3Location{Bucket: aws.String(r.DefinitionS3Bucket), ObjectKey: aws.String(r.DefinitionS3Key)}
+		p.PipelineDefinitionS3Location = &pipelineS3Location{Bucket: r.DefinitionS3Bucket, ObjectKey: r.DefinitionS3Key}
 	} else {
-		body = aws.String(string(r.Definition))
+		p.PipelineDefinition = string(r.Definition)
 	}
-	var desc *string
-	if r.Description != "" {
-		desc = aws.String(r.Description)
-	}
-	_, err := c.sm.DescribePipeline(ctx, &sm.DescribePipelineInput{PipelineName: aws.String(r.Name)})
+	var out struct{ PipelineArn string }
+	err := c.sm.call(ctx, "DescribePipeline", struct{ PipelineName string }{r.Name}, nil)
 	if err != nil {
-		var api smithy.APIError
-		if !errors.As(err, &api) || api.ErrorCode() != "ResourceNotFound" {
+		if api, ok := errors.AsType[smithy.APIError](err); !ok || api.ErrorCode() != "ResourceNotFound" {
 			return UpsertResult{}, wrapAWS("SageMaker DescribePipeline", err)
 		}
-		out, err := c.sm.CreatePipeline(ctx, &sm.CreatePipelineInput{
-			PipelineName: aws.String(r.Name), PipelineDefinition: body, PipelineDefinitionS3Location: s3loc,
-			RoleArn: aws.String(r.RoleARN), PipelineDescription: desc,
-			ClientRequestToken: aws.String(requestToken(r)), Tags: awsTags(r.Tags),
-		})
-		if err != nil {
+		in := createPipelineInput{pipelineFields: p, ClientRequestToken: requestToken(r), Tags: r.Tags}
+		if err := c.sm.call(ctx, "CreatePipeline", in, &out); err != nil {
 			return UpsertResult{}, wrapAWS("SageMaker CreatePipeline", err)
 		}
-		return UpsertResult{PipelineARN: aws.ToString(out.PipelineArn), Created: true}, nil
+		return UpsertResult{PipelineARN: out.PipelineArn, Created: true}, nil
 	}
-	out, err := c.sm.UpdatePipeline(ctx, &sm.UpdatePipelineInput{
-		PipelineName: aws.String(r.Name), PipelineDefinition: body, PipelineDefinitionS3Location: s3loc,
-		RoleArn: aws.String(r.RoleARN), PipelineDescription: desc,
-	})
-	if err != nil {
+	if err := c.sm.call(ctx, "UpdatePipeline", p, &out); err != nil {
 		return UpsertResult{}, wrapAWS("SageMaker UpdatePipeline", err)
 	}
-	return UpsertResult{PipelineARN: aws.ToString(out.PipelineArn)}, nil
+	return UpsertResult{PipelineARN: out.PipelineArn}, nil
+}
+
+// pipelineFields are the members CreatePipeline and UpdatePipeline share
+// (UpdatePipeline takes just these).
+type pipelineFields struct {
+	PipelineName                 string
+	PipelineDefinition           string              `json:",omitempty"`
+	PipelineDefinitionS3Location *pipelineS3Location `json:",omitempty"`
+	PipelineDescription          string              `json:",omitempty"`
+	RoleArn                      string
+}
+
+type pipelineS3Location struct{ Bucket, ObjectKey string }
+
+type createPipelineInput struct {
+	pipelineFields
+	ClientRequestToken string
+	Tags               []Tag `json:",omitempty"`
 }
 
 // requestToken makes CreatePipeline idempotent for one name and definition:
@@ -214,14 +221,6 @@ func requestToken(r PipelineRequest) string {
 	h.Write(r.Definition)
 	h.Write([]byte(r.DefinitionS3Key))
 	return hex.EncodeToString(h.Sum(nil))
-}
-
-func awsTags(tags []Tag) []smtypes.Tag {
-	var out []smtypes.Tag
-	for _, t := range tags {
-		out = append(out, smtypes.Tag{Key: aws.String(t.Key), Value: aws.String(t.Value)})
-	}
-	return out
 }
 
 // ObjectInfo is one object of a listing.

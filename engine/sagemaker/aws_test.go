@@ -18,7 +18,7 @@ func fakeClient(t *testing.T, f *sagemakertest.FakeAWS) *Client {
 	t.Helper()
 	c, err := NewClient(context.Background(), ClientOptions{
 		Region: "us-east-1", S3Endpoint: f.URL(), SageMakerEndpoint: f.URL(), MaxAttempts: 1,
-		Credentials: credentials.NewStaticCredentialsProvider("AKIDEXAMPLE", "secret", ""),
+		Credentials: credentials.NewStaticCredentialsProvider(sagemakertest.AccessKeyID, sagemakertest.SecretAccessKey, ""),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -67,6 +67,9 @@ func TestUpsertCreatesThenUpdates(t *testing.T) {
 		t.Fatalf("calls: %+v", f.Calls())
 	}
 	for _, call := range f.Calls() {
+		if call.Service == "sagemaker" && call.ContentType != "application/x-amz-json-1.1" {
+			t.Errorf("%s sent as %q", call.Operation, call.ContentType)
+		}
 		if call.Operation != "CreatePipeline" {
 			continue
 		}

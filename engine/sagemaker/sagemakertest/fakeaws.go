@@ -17,8 +17,10 @@ import (
 )
 
 // FakeAWS is a local stand-in for the S3 (path-style) and SageMaker APIs.
-// It refuses requests without a SigV4 Authorization header, records every
-// call and keeps uploaded objects and pipelines in memory.
+// It refuses requests without a SigV4 Authorization header and SageMaker
+// requests whose signature VerifySigV4 rejects or that are not signed for
+// the sagemaker service; it records every call and keeps uploaded objects
+// and pipelines in memory.
 type FakeAWS struct {
 	Server *httptest.Server
 
@@ -35,6 +37,8 @@ type Call struct {
 	Operation string // HeadObject, PutObject, DescribePipeline, CreatePipeline, …
 	Target    string // bucket/key for S3, pipeline name for SageMaker
 	Body      []byte // payload (the object for PutObject, the JSON request for SageMaker)
+	// ContentType is the request's Content-Type header.
+	ContentType string
 }
 
 // NewFakeAWS starts the fake; it stops with the test.
@@ -120,7 +124,11 @@ func (f *FakeAWS) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if target := r.Header.Get("X-Amz-Target"); target != "" {
-		f.serveSageMaker(w, strings.TrimPrefix(target, "SageMaker."), body)
+		if sig, err := VerifySigV4(r, body); err != nil || sig.Service != "sagemaker" {
+			writeJSONError(w, http.StatusForbidden, "InvalidSignatureException", fmt.Sprintf("signature %+v: %v", sig, err))
+			return
+		}
+		f.serveSageMaker(w, strings.TrimPrefix(target, "SageMaker."), r.Header.Get("Content-Type"), body)
 		return
 	}
 	f.serveS3(w, r, body)
@@ -249,7 +257,7 @@ func xmlText(s string) string {
 	return b.String()
 }
 
-func (f *FakeAWS) serveSageMaker(w http.ResponseWriter, op string, body []byte) {
+func (f *FakeAWS) serveSageMaker(w http.ResponseWriter, op, contentType string, body []byte) {
 	var req struct {
 		PipelineName       string
 		PipelineDefinition string
@@ -259,7 +267,7 @@ func (f *FakeAWS) serveSageMaker(w http.ResponseWriter, op string, body []byte) 
 		writeJSONError(w, http.StatusBadRequest, "SerializationException", err.Error())
 		return
 	}
-	if code := f.record(Call{Service: "sagemaker", Operation: op, Target: req.PipelineName, Body: body}); code != "" {
+	if code := f.record(Call{Service: "sagemaker", Operation: op, Target: req.PipelineName, Body: body, ContentType: contentType}); code != "" {
 		writeJSONError(w, http.StatusBadRequest, code, "injected failure")
 		return
 	}
