@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/cursus-dev/cursus/engine/finding"
 	"github.com/cursus-dev/cursus/engine/scriptrun"
 	"github.com/cursus-dev/cursus/engine/steps"
 	"github.com/cursus-dev/cursus/engine/validate"
@@ -93,7 +94,7 @@ func TestExampleProjectPassesAlignment(t *testing.T) {
 		}
 		iface, _ := cat.Get(res.StepType)
 		for _, f := range rep.Findings {
-			if f.Level == validate.Critical || f.Level == validate.Error {
+			if f.Level == finding.Critical || f.Level == finding.Error {
 				t.Errorf("%s: %s finding %+v", nodes[i], f.Level, f)
 			}
 		}
