@@ -72,8 +72,8 @@ func Validate(iface *Interface) []finding.Finding {
 		}
 	}
 	sort.SliceStable(v.out, func(a, b int) bool {
-		if v.out[a].Level != v.out[b].Level {
-			return v.out[a].Level == finding.Error
+		if c := finding.CompareLevels(v.out[a].Level, v.out[b].Level); c != 0 {
+			return c < 0
 		}
 		return v.out[a].Path < v.out[b].Path
 	})

@@ -21,7 +21,8 @@ const (
 
 // Finding is one alignment result. Location is "file:line" for a script
 // finding and a dotted key path ("contract.outputs.model_output") for the
-// others.
+// others. It shares finding.Level but is not a finding.Finding: the tools
+// emit it as it is, with a category, one location and a fix.
 type Finding struct {
 	Level    finding.Level `json:"level"`
 	Rule     string        `json:"rule"`

@@ -7,7 +7,8 @@ import (
 	"github.com/cursus-dev/cursus/engine/validate"
 )
 
-// CriticalIssue is one blocking finding, named by its step.
+// CriticalIssue is one blocking alignment finding (validate.Finding),
+// named by its step, as the tools emit it.
 type CriticalIssue struct {
 	StepName string        `json:"step_name"`
 	StepType string        `json:"step_type"`
