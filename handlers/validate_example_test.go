@@ -9,7 +9,6 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/cursus-dev/cursus/engine/finding"
 	"github.com/cursus-dev/cursus/engine/scriptrun"
 	"github.com/cursus-dev/cursus/engine/steps"
 	"github.com/cursus-dev/cursus/engine/validate"
@@ -94,7 +93,7 @@ func TestExampleProjectPassesAlignment(t *testing.T) {
 		}
 		iface, _ := cat.Get(res.StepType)
 		for _, f := range rep.Findings {
-			if f.Level == finding.Critical || f.Level == finding.Error {
+			if f.Blocking() {
 				t.Errorf("%s: %s finding %+v", nodes[i], f.Level, f)
 			}
 		}
