@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/cursus-dev/cursus/engine/config"
+	"github.com/cursus-dev/cursus/engine/finding"
 	"github.com/cursus-dev/cursus/engine/pipelines"
 	"github.com/cursus-dev/cursus/engine/steps"
 	"github.com/cursus-dev/cursus/registry"
@@ -25,7 +26,7 @@ type catalogView struct {
 	Config *config.Schemas
 	// Problems are step files that could not join the catalog; schema
 	// defects are in Config.Problems().
-	Problems []steps.Problem
+	Problems []finding.Finding
 	// Dirs are the operator's step directories, as configured.
 	Dirs []string
 	// ReloadError says why the last reload of Dirs failed ("" when it
@@ -35,7 +36,7 @@ type catalogView struct {
 	// operator's pipeline directories; DAGProblems are DAG files of those
 	// directories that could not join it.
 	DAGs        *pipelines.Catalog
-	DAGProblems []pipelines.Problem
+	DAGProblems []finding.Finding
 	// Warnings are the findings of warning level in the step types the
 	// call sent, for its reply.
 	Warnings []string
@@ -102,7 +103,7 @@ func (l *liveCatalogs) load() error {
 	// another core meanwhile.
 	type dagLoad struct {
 		cat      *pipelines.Catalog
-		problems []pipelines.Problem
+		problems []finding.Finding
 		err      error
 	}
 	dagsDone := make(chan dagLoad, 1)
@@ -229,8 +230,8 @@ func (d *Deps) catalogsFor(ctx context.Context, in stepTypesArg) (*catalogView, 
 		docs := make([]steps.DocumentFindings, 0, len(problems))
 		for _, p := range problems {
 			i := slices.Index(names, p.StepType)
-			docs = append(docs, steps.DocumentFindings{Index: i, StepType: p.StepType, Errors: []steps.Finding{{
-				Level: steps.LevelError, File: steps.OverlaySource(i), Path: "config", Rule: "config_schema", Message: p.String()}}})
+			docs = append(docs, steps.DocumentFindings{Index: i, StepType: p.StepType, Errors: []finding.Finding{{
+				Level: finding.Error, File: steps.OverlaySource(i), Path: "config", Rule: "config_schema", Message: p.String()}}})
 		}
 		return nil, overlayError(&steps.OverlayError{Documents: docs})
 	}
@@ -295,9 +296,9 @@ func (o Options) stepReloadInterval() time.Duration {
 // stepDirStatus is what tools.help and catalog.list_steps say of one
 // operator step directory.
 type stepDirStatus struct {
-	Dir       string          `json:"dir"`
-	StepCount int             `json:"step_count"`
-	Problems  []steps.Problem `json:"problems"`
+	Dir       string            `json:"dir"`
+	StepCount int               `json:"step_count"`
+	Problems  []finding.Finding `json:"problems"`
 }
 
 // stepDirsStatus reports each step directory of v: how many step types
@@ -306,7 +307,7 @@ func (v *catalogView) stepDirsStatus() []stepDirStatus {
 	out := make([]stepDirStatus, 0, len(v.Dirs))
 	for _, dir := range v.Dirs {
 		prefix := dir + string(filepath.Separator)
-		st := stepDirStatus{Dir: dir, Problems: []steps.Problem{}}
+		st := stepDirStatus{Dir: dir, Problems: []finding.Finding{}}
 		for _, n := range v.Steps.Names() {
 			if iface, _ := v.Steps.Get(n); strings.HasPrefix(iface.Source, prefix) {
 				st.StepCount++

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cursus-dev/cursus/engine/finding"
 	"github.com/cursus-dev/cursus/engine/localrun"
 	"github.com/cursus-dev/cursus/engine/scriptrun"
 	"github.com/cursus-dev/cursus/engine/workflows"
@@ -138,9 +139,7 @@ func StartDeps(opts Options) (d *Deps, loaded func() error, err error) {
 // is not in its catalog as loaded now, or a remark about one that is.
 type LoadProblem struct {
 	Catalog string // "steps" or "pipelines"
-	File    string
-	Rule    string
-	Message string
+	finding.Finding
 }
 
 // LoadProblems are the problems of the catalogs as loaded now, for the
@@ -150,18 +149,10 @@ func (d *Deps) LoadProblems() []LoadProblem {
 	var out []LoadProblem
 	view := d.live.loaded()
 	for _, p := range view.Problems {
-		file := p.File
-		if p.Path != "" {
-			file += ": " + p.Path
-		}
-		out = append(out, LoadProblem{Catalog: "steps", File: file, Rule: p.Rule, Message: p.Message})
+		out = append(out, LoadProblem{Catalog: "steps", Finding: p})
 	}
 	for _, p := range view.DAGProblems {
-		file := p.File
-		if p.Path != "" {
-			file += ": " + p.Path
-		}
-		out = append(out, LoadProblem{Catalog: "pipelines", File: file, Rule: p.Rule, Message: p.Message})
+		out = append(out, LoadProblem{Catalog: "pipelines", Finding: p})
 	}
 	return out
 }

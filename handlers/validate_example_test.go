@@ -93,7 +93,7 @@ func TestExampleProjectPassesAlignment(t *testing.T) {
 		}
 		iface, _ := cat.Get(res.StepType)
 		for _, f := range rep.Findings {
-			if f.Level == validate.Critical || f.Level == validate.Error {
+			if f.Blocking() {
 				t.Errorf("%s: %s finding %+v", nodes[i], f.Level, f)
 			}
 		}

@@ -143,7 +143,7 @@ func newApp(cfg server.Config, stderr io.Writer) (*app, error) {
 		return nil, err
 	}
 	for _, p := range deps.LoadProblems() {
-		logger.Warn().Str("catalog", p.Catalog).Str("file", p.File).Str("rule", p.Rule).Msg("problem in a catalog directory: " + p.Message)
+		logger.Warn().Str("catalog", p.Catalog).Str("file", p.File).Str("path", p.Path).Str("rule", p.Rule).Msg("problem in a catalog directory: " + p.Message)
 	}
 	if regErr != nil {
 		return nil, regErr

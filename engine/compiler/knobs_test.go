@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cursus-dev/cursus/engine/finding"
 	"github.com/cursus-dev/cursus/engine/steps"
 	"github.com/cursus-dev/cursus/engine/strategies"
 )
@@ -43,7 +44,7 @@ func editedStepArgs(t *testing.T, file string, edit func(string) string, step st
 	if err != nil {
 		t.Fatal(err)
 	}
-	if fs := steps.Validate(iface); steps.HasErrors(fs) {
+	if fs := steps.Validate(iface); finding.AnyBlocking(fs) {
 		t.Fatalf("edited %s does not validate: %+v", file, fs)
 	}
 	in := sampleInput(t, e2eDAG())

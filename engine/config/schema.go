@@ -111,7 +111,9 @@ func (s *Schema) HasLayer(layer string) bool {
 }
 
 // SchemaProblem is a defect in a base or step config section. A defective
-// field is left out of the schema; the rest of the step stays usable.
+// field is left out of the schema; the rest of the step stays usable. It
+// is located by step type, config layer and field, not by a file and key
+// path as a finding.Finding is, and it reaches callers only as its String.
 type SchemaProblem struct {
 	StepType string `json:"step_type,omitempty"`
 	Layer    string `json:"layer"`

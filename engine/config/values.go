@@ -23,7 +23,10 @@ const (
 	KindRule    = "rule"    // a cross-field rule (e.g. max_parallel_jobs ≤ max_jobs)
 )
 
-// Problem is one thing wrong with a config value.
+// Problem is one thing wrong with a config value. It is not a
+// finding.Finding because the tools emit it as it is (a config file's
+// problems, in the details of the error that rejects it), with a node,
+// field and kind where a Finding has a file, key path and rule.
 type Problem struct {
 	// Node is the DAG node or config key the problem belongs to, when the
 	// check covered several configs.

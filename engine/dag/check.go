@@ -39,7 +39,9 @@ type NodeInfo struct {
 // unknown; its message (which may carry suggestions) is reported verbatim.
 type Lookup func(node string) (NodeInfo, error)
 
-// Issue is one integrity finding. Node, Edge or Cycle locate it.
+// Issue is one integrity finding. Node, Edge or Cycle locate it. It is not
+// a finding.Finding because the tools emit it as it is, with a category
+// and an edge or cycle where a Finding has a file and key path.
 type Issue struct {
 	Category string     `json:"category"`
 	Message  string     `json:"message"`

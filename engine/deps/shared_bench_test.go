@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cursus-dev/cursus/engine/finding"
 	"github.com/cursus-dev/cursus/engine/pipelines"
 	"github.com/cursus-dev/cursus/engine/steps"
 )
@@ -29,7 +30,7 @@ func BenchmarkWireShared(b *testing.B) {
 	entries := dags.List()
 	if dir := os.Getenv("BENCH_WIRE_DAGS"); dir != "" {
 		// Another set of Cursus-format DAG files (scripts/python-compare.sh).
-		var problems []pipelines.Problem
+		var problems []finding.Finding
 		entries, problems = pipelines.LoadFS(os.DirFS(dir), dir)
 		if len(entries) == 0 {
 			b.Fatalf("no DAGs in %s: %v", dir, problems)

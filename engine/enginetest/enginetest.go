@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/cursus-dev/cursus/engine/config"
+	"github.com/cursus-dev/cursus/engine/finding"
 	"github.com/cursus-dev/cursus/engine/steps"
 )
 
@@ -24,7 +25,7 @@ var (
 func Catalog(t testing.TB) (*steps.Catalog, *config.Schemas) {
 	t.Helper()
 	once.Do(func() {
-		var problems []steps.Problem
+		var problems []finding.Finding
 		catalog, problems, loadErr = steps.LoadCatalog()
 		if loadErr == nil && len(problems) > 0 {
 			loadErr = fmt.Errorf("built-in step files do not load: %v", problems)

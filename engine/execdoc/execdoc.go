@@ -230,7 +230,8 @@ func registrationConfig(c *config.Config) map[string]any {
 	return out
 }
 
-// Issue is one problem found by Validate.
+// Issue is one finding of Validate. It is not a finding.Finding because
+// the tools emit it as it is, located by step name alone.
 type Issue struct {
 	Step    string `json:"step,omitempty"`
 	Rule    string `json:"rule"`

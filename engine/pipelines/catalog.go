@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/cursus-dev/cursus/engine/dag"
+	"github.com/cursus-dev/cursus/engine/finding"
 	"github.com/cursus-dev/cursus/engine/workspace"
 )
 
@@ -73,22 +74,6 @@ type ConfigGuidance struct {
 	CommonPitfalls  []string `json:"common_pitfalls"`
 }
 
-// Problem is a file that could not be used; the rest of the catalog loads.
-type Problem struct {
-	File    string `json:"file"`
-	Path    string `json:"path,omitempty"` // key path inside the file
-	Rule    string `json:"rule"`
-	Message string `json:"message"`
-}
-
-func (p Problem) String() string {
-	loc := p.File
-	if p.Path != "" {
-		loc += ": " + p.Path
-	}
-	return fmt.Sprintf("%s: %s (%s)", loc, p.Message, p.Rule)
-}
-
 // Catalog is an immutable set of entries, sorted by id.
 type Catalog struct {
 	entries []*Entry
@@ -106,7 +91,7 @@ const MaxFileSize = 4 << 20
 // symlink leading outside its directory is a problem too, found without
 // blocking on it or reading it. The error is non-nil only if the built-in
 // set itself cannot be read.
-func Load(extraDirs ...string) (*Catalog, []Problem, error) {
+func Load(extraDirs ...string) (*Catalog, []finding.Finding, error) {
 	sub, err := fs.Sub(builtin, "shared_dags")
 	if err != nil {
 		return nil, nil, err
@@ -120,12 +105,12 @@ func Load(extraDirs ...string) (*Catalog, []Problem, error) {
 	for _, dir := range extraDirs {
 		info, err := os.Stat(dir)
 		if err != nil || !info.IsDir() {
-			problems = append(problems, Problem{File: dir, Rule: "directory", Message: "extra pipeline directory is missing or not a directory"})
+			problems = append(problems, finding.Finding{File: dir, Rule: "directory", Message: "extra pipeline directory is missing or not a directory"})
 			continue
 		}
 		root, err := workspace.OpenDir(dir, MaxFileSize)
 		if err != nil {
-			problems = append(problems, Problem{File: dir, Rule: "directory", Message: err.Error()})
+			problems = append(problems, finding.Finding{File: dir, Rule: "directory", Message: err.Error()})
 			continue
 		}
 		more, ps := LoadFS(root.FS(), dir)
@@ -193,8 +178,8 @@ type fileMeta struct {
 // with metadata from catalog_index.json when it lists the file, else from
 // the file's own "metadata". Node and edge counts are always recomputed;
 // a stated count that disagrees is reported.
-func LoadFS(fsys fs.FS, source string) ([]*Entry, []Problem) {
-	var problems []Problem
+func LoadFS(fsys fs.FS, source string) ([]*Entry, []finding.Finding) {
+	var problems []finding.Finding
 	indexed := map[string]*Entry{}
 	data, err := fs.ReadFile(fsys, IndexFile)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -203,11 +188,11 @@ func LoadFS(fsys fs.FS, source string) ([]*Entry, []Problem) {
 	if err == nil {
 		var idx indexDoc
 		if err := json.Unmarshal(data, &idx); err != nil {
-			problems = append(problems, Problem{File: path.Join(source, IndexFile), Rule: "json", Message: err.Error()})
+			problems = append(problems, finding.Finding{File: path.Join(source, IndexFile), Rule: "json", Message: err.Error()})
 		} else {
 			for i, e := range idx.DAGs {
 				if e == nil || e.ID == "" || e.Path == "" {
-					problems = append(problems, Problem{File: path.Join(source, IndexFile), Path: fmt.Sprintf("dags[%d]", i), Rule: "required", Message: "index entry needs id and path"})
+					problems = append(problems, finding.Finding{File: path.Join(source, IndexFile), Path: fmt.Sprintf("dags[%d]", i), Rule: "required", Message: "index entry needs id and path"})
 					continue
 				}
 				indexed[path.Clean(e.Path)] = e
@@ -225,7 +210,7 @@ func LoadFS(fsys fs.FS, source string) ([]*Entry, []Problem) {
 			continue
 		}
 		if prev, dup := seen[e.ID]; dup {
-			problems = append(problems, Problem{File: path.Join(source, f), Rule: "unique_id", Message: fmt.Sprintf("id %q is also used by %s; this file is skipped", e.ID, prev)})
+			problems = append(problems, finding.Finding{File: path.Join(source, f), Rule: "unique_id", Message: fmt.Sprintf("id %q is also used by %s; this file is skipped", e.ID, prev)})
 			continue
 		}
 		seen[e.ID] = f
@@ -233,7 +218,7 @@ func LoadFS(fsys fs.FS, source string) ([]*Entry, []Problem) {
 	}
 	for p := range indexed {
 		if !slicesContains(files, p) {
-			problems = append(problems, Problem{File: path.Join(source, IndexFile), Path: p, Rule: "missing_file", Message: "index lists a DAG file that does not exist"})
+			problems = append(problems, finding.Finding{File: path.Join(source, IndexFile), Path: p, Rule: "missing_file", Message: "index lists a DAG file that does not exist"})
 		}
 	}
 	sort.Slice(problems, func(i, j int) bool { return problems[i].String() < problems[j].String() })
@@ -245,13 +230,13 @@ func LoadFS(fsys fs.FS, source string) ([]*Entry, []Problem) {
 // its files under ..data and a timestamped ..<date> directory as well as
 // the visible names. A framework directory that cannot be listed (a
 // symlink leading outside) is a problem.
-func dagFiles(fsys fs.FS, source string) ([]string, []Problem) {
+func dagFiles(fsys fs.FS, source string) ([]string, []finding.Finding) {
 	top, err := fs.ReadDir(fsys, ".")
 	if err != nil {
-		return nil, []Problem{skipped(source, err)}
+		return nil, []finding.Finding{skipped(source, err)}
 	}
 	var files []string
-	var problems []Problem
+	var problems []finding.Finding
 	for _, d := range top {
 		name := d.Name()
 		if strings.HasPrefix(name, ".") || (!d.IsDir() && d.Type()&fs.ModeSymlink == 0) {
@@ -277,20 +262,20 @@ func dagFiles(fsys fs.FS, source string) ([]string, []Problem) {
 }
 
 // skipped is the problem of a file or directory that could not be read.
-func skipped(where string, err error) Problem {
+func skipped(where string, err error) finding.Finding {
 	rule, reason := workspace.Skipped(err)
-	return Problem{File: where, Rule: rule, Message: reason + "; it is skipped"}
+	return finding.Finding{File: where, Rule: rule, Message: reason + "; it is skipped"}
 }
 
-func loadFile(fsys fs.FS, f, source string, fromIndex *Entry) (*Entry, []Problem) {
+func loadFile(fsys fs.FS, f, source string, fromIndex *Entry) (*Entry, []finding.Finding) {
 	where := path.Join(source, f)
 	data, err := fs.ReadFile(fsys, f)
 	if err != nil {
-		return nil, []Problem{skipped(where, err)}
+		return nil, []finding.Finding{skipped(where, err)}
 	}
 	d, err := dag.Parse(data)
 	if err != nil {
-		return nil, []Problem{{File: where, Rule: "dag", Message: err.Error()}}
+		return nil, []finding.Finding{{File: where, Rule: "dag", Message: err.Error()}}
 	}
 	var e Entry
 	if fromIndex != nil {
@@ -298,7 +283,7 @@ func loadFile(fsys fs.FS, f, source string, fromIndex *Entry) (*Entry, []Problem
 	} else {
 		var doc fileDoc
 		if err := json.Unmarshal(data, &doc); err != nil {
-			return nil, []Problem{{File: where, Path: "metadata", Rule: "metadata", Message: err.Error()}}
+			return nil, []finding.Finding{{File: where, Path: "metadata", Rule: "metadata", Message: err.Error()}}
 		}
 		if doc.Metadata != nil {
 			e = doc.Metadata.Entry
@@ -320,19 +305,19 @@ func loadFile(fsys fs.FS, f, source string, fromIndex *Entry) (*Entry, []Problem
 		e.Complexity = "standard"
 	}
 	e.Path, e.Source, e.dag = f, source, d
-	var problems []Problem
+	var problems []finding.Finding
 	if integrity := d.Check(); !integrity.Valid {
 		for _, is := range integrity.Issues {
-			problems = append(problems, Problem{File: where, Path: "dag", Rule: is.Category, Message: is.Message})
+			problems = append(problems, finding.Finding{File: where, Path: "dag", Rule: is.Category, Message: is.Message})
 		}
 		return nil, problems
 	}
 	stats := d.Stats()
 	if e.NodeCount != 0 && e.NodeCount != stats.NodeCount {
-		problems = append(problems, Problem{File: where, Path: "metadata.node_count", Rule: "count", Message: fmt.Sprintf("says %d, the DAG has %d nodes", e.NodeCount, stats.NodeCount)})
+		problems = append(problems, finding.Finding{File: where, Path: "metadata.node_count", Rule: "count", Message: fmt.Sprintf("says %d, the DAG has %d nodes", e.NodeCount, stats.NodeCount)})
 	}
 	if e.EdgeCount != 0 && e.EdgeCount != stats.EdgeCount {
-		problems = append(problems, Problem{File: where, Path: "metadata.edge_count", Rule: "count", Message: fmt.Sprintf("says %d, the DAG has %d edges", e.EdgeCount, stats.EdgeCount)})
+		problems = append(problems, finding.Finding{File: where, Path: "metadata.edge_count", Rule: "count", Message: fmt.Sprintf("says %d, the DAG has %d edges", e.EdgeCount, stats.EdgeCount)})
 	}
 	e.NodeCount, e.EdgeCount = stats.NodeCount, stats.EdgeCount
 	e.fillAbsent()

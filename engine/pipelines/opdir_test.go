@@ -7,6 +7,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/cursus-dev/cursus/engine/finding"
 )
 
 // within runs f and fails the test if it has not returned after limit, so
@@ -69,7 +71,7 @@ func TestLoadSkipsFilesThatAreNotRegularOrInside(t *testing.T) {
 	}
 
 	var c *Catalog
-	var problems []Problem
+	var problems []finding.Finding
 	var err error
 	within(t, 20*time.Second, func() { c, problems, err = Load(dir) })
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/cursus-dev/cursus/engine/config"
 	"github.com/cursus-dev/cursus/engine/dag"
+	"github.com/cursus-dev/cursus/engine/finding"
 	"github.com/cursus-dev/cursus/engine/scriptrun"
 	"github.com/cursus-dev/cursus/engine/steps"
 	"github.com/cursus-dev/cursus/engine/validate"
@@ -102,7 +103,7 @@ func TestEveryBuiltinScriptStubIsAligned(t *testing.T) {
 			t.Errorf("%s: stub has no proper main: %+v", name, fs)
 		}
 		for _, f := range fs {
-			if f.Level != validate.Info {
+			if f.Level != finding.Info {
 				t.Errorf("%s: stub finding %+v", name, f)
 			}
 		}

@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cursus-dev/cursus/engine/finding"
 	"github.com/cursus-dev/cursus/engine/sampledata"
 	"github.com/cursus-dev/cursus/engine/stepcode"
 	"github.com/cursus-dev/cursus/engine/steps"
@@ -486,7 +487,7 @@ func TestModelScriptsAlignWithContracts(t *testing.T) {
 			t.Fatalf("%s: %v", file, err)
 		}
 		for _, f := range findings {
-			if f.Blocking() || f.Level == validate.Warning {
+			if f.Blocking() || f.Level == finding.Warning {
 				t.Errorf("%s (%s): %s %s: %s", file, stepType, f.Level, f.Rule, f.Message)
 			}
 		}

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/cursus-dev/cursus/engine/finding"
 	"github.com/cursus-dev/cursus/engine/workspace"
 	"github.com/cursus-dev/cursus/internal/textdist"
 )
@@ -22,23 +23,6 @@ var builtinFS embed.FS
 
 // BuiltinPrefix marks the Source of an interface shipped in the binary.
 const BuiltinPrefix = "builtin:"
-
-// Problem is a file that could not join the catalog (or, from Warnings, a
-// non-blocking remark about one that did).
-type Problem struct {
-	File    string `json:"file"`
-	Path    string `json:"path"`
-	Rule    string `json:"rule"`
-	Message string `json:"message"`
-}
-
-func (p Problem) String() string {
-	loc := p.File
-	if p.Path != "" {
-		loc += ": " + p.Path
-	}
-	return fmt.Sprintf("%s [%s]: %s", loc, p.Rule, p.Message)
-}
 
 // Catalog is the set of known step types: the embedded built-ins plus any
 // extra directories. It is immutable after LoadCatalog and safe for
@@ -50,21 +34,21 @@ type Catalog struct {
 	byKey    map[string]string // CanonicalKey → step type
 	byConfig map[string]string // config class → step type
 	byBuild  map[string]string // builder name → step type
-	warnings []Problem
+	warnings []finding.Finding
 	sources  map[string]int // step type → number of other steps listing it as a compatible source
 }
 
 // LoadCatalog loads the built-in step types, then each extra directory in
 // order; a later file with the same step_type overrides an earlier one. A
-// file that does not parse or fails validation becomes a Problem and is
+// file that does not parse or fails validation becomes a problem and is
 // skipped; the others still load. Extra directories are read through
 // workspace.OpenDir: a file that is not a regular file (a named pipe, a
 // device), is larger than MaxFileSize, or is a symlink leading outside its
-// directory is a Problem too, found without blocking or reading it. The
+// directory is a problem too, found without blocking or reading it. The
 // error is for a directory that cannot be read at all.
-func LoadCatalog(extraDirs ...string) (*Catalog, []Problem, error) {
+func LoadCatalog(extraDirs ...string) (*Catalog, []finding.Finding, error) {
 	c := &Catalog{ifaces: map[string]*Interface{}}
-	var problems []Problem
+	var problems []finding.Finding
 	builtin, err := fs.Sub(builtinFS, "catalog")
 	if err != nil {
 		return nil, nil, err
@@ -91,10 +75,10 @@ func LoadCatalog(extraDirs ...string) (*Catalog, []Problem, error) {
 
 // loadDir adds every *.step.yaml of fsys; prefix turns file names into the
 // Source shown to users.
-func (c *Catalog) loadDir(fsys fs.FS, prefix string) []Problem {
+func (c *Catalog) loadDir(fsys fs.FS, prefix string) []finding.Finding {
 	entries, err := fs.ReadDir(fsys, ".")
 	if err != nil {
-		return []Problem{{File: prefix, Rule: "read", Message: err.Error()}}
+		return []finding.Finding{{File: prefix, Rule: "read", Message: err.Error()}}
 	}
 	var names []string
 	for _, e := range entries {
@@ -106,7 +90,7 @@ func (c *Catalog) loadDir(fsys fs.FS, prefix string) []Problem {
 	// start-up), then added in directory order as before.
 	type loaded struct {
 		iface    *Interface
-		findings []Finding
+		findings []finding.Finding
 		readErr  error
 		err      error
 	}
@@ -130,13 +114,13 @@ func (c *Catalog) loadDir(fsys fs.FS, prefix string) []Problem {
 		}()
 	}
 	wg.Wait()
-	var problems []Problem
+	var problems []finding.Finding
 	fromThisDir := map[string]string{}
 	for j, name := range names {
 		file := prefix + name
 		if err := results[j].readErr; err != nil {
 			rule, reason := workspace.Skipped(err)
-			problems = append(problems, Problem{File: file, Rule: rule, Message: reason + "; the file is skipped"})
+			problems = append(problems, finding.Finding{File: file, Rule: rule, Message: reason + "; the file is skipped"})
 			continue
 		}
 		iface, err := results[j].iface, results[j].err
@@ -144,38 +128,38 @@ func (c *Catalog) loadDir(fsys fs.FS, prefix string) []Problem {
 			var le *LoadError
 			if errors.As(err, &le) {
 				for _, f := range le.Findings {
-					problems = append(problems, Problem{File: file, Path: f.Path, Rule: f.Rule, Message: f.Message})
+					problems = append(problems, finding.Finding{File: file, Path: f.Path, Rule: f.Rule, Message: f.Message})
 				}
 				continue
 			}
-			problems = append(problems, Problem{File: file, Rule: "load", Message: err.Error()})
+			problems = append(problems, finding.Finding{File: file, Rule: "load", Message: err.Error()})
 			continue
 		}
 		findings := results[j].findings
-		if HasErrors(findings) {
+		if finding.AnyBlocking(findings) {
 			for _, f := range findings {
-				if f.Level == LevelError {
-					problems = append(problems, Problem{File: file, Path: f.Path, Rule: f.Rule, Message: f.Message})
+				if f.Level == finding.Error {
+					problems = append(problems, finding.Finding{File: file, Path: f.Path, Rule: f.Rule, Message: f.Message})
 				}
 			}
 			continue
 		}
 		if prev, ok := fromThisDir[iface.StepType]; ok {
-			problems = append(problems, Problem{File: file, Path: "step_type", Rule: "duplicate_step_type",
+			problems = append(problems, finding.Finding{File: file, Path: "step_type", Rule: "duplicate_step_type",
 				Message: fmt.Sprintf("step %s is already defined by %s in the same directory", iface.StepType, prev)})
 			continue
 		}
 		if clash := c.keyClash(iface.StepType); clash != "" {
-			problems = append(problems, Problem{File: file, Path: "step_type", Rule: "canonical_key_clash",
+			problems = append(problems, finding.Finding{File: file, Path: "step_type", Rule: "canonical_key_clash",
 				Message: fmt.Sprintf("step %s differs from existing step %s only in case or punctuation; rename it or use %s to override", iface.StepType, clash, clash)})
 			continue
 		}
 		fromThisDir[iface.StepType] = file
 		for _, f := range findings {
-			c.warnings = append(c.warnings, Problem{File: file, Path: f.Path, Rule: f.Rule, Message: f.Message})
+			c.warnings = append(c.warnings, finding.Finding{File: file, Path: f.Path, Rule: f.Rule, Message: f.Message})
 		}
 		if prev, ok := c.ifaces[iface.StepType]; ok {
-			c.warnings = append(c.warnings, Problem{File: file, Path: "step_type", Rule: "override",
+			c.warnings = append(c.warnings, finding.Finding{File: file, Path: "step_type", Rule: "override",
 				Message: fmt.Sprintf("overrides %s from %s", iface.StepType, prev.Source)})
 		}
 		c.ifaces[iface.StepType] = iface
@@ -253,7 +237,7 @@ func (c *Catalog) Get(stepType string) (*Interface, bool) {
 
 // Warnings are non-blocking findings of the loaded files (unknown keys,
 // overrides, …).
-func (c *Catalog) Warnings() []Problem { return append([]Problem(nil), c.warnings...) }
+func (c *Catalog) Warnings() []finding.Finding { return append([]finding.Finding(nil), c.warnings...) }
 
 // ConsumerCount is how many other step types list stepType among their
 // compatible sources: a rough measure of how central the step is.

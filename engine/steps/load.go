@@ -6,40 +6,18 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/cursus-dev/cursus/engine/finding"
 )
 
 // FileSuffix is the extension every step interface file carries.
 const FileSuffix = ".step.yaml"
 
-// Finding is one validation result. Path is the dotted key path inside the
-// file ("spec.outputs.model_output.property_path"), Rule a stable rule name.
-type Finding struct {
-	Level   string `json:"level"` // "error" | "warning"
-	File    string `json:"file,omitempty"`
-	Path    string `json:"path"`
-	Rule    string `json:"rule"`
-	Message string `json:"message"`
-}
-
-// Finding levels.
-const (
-	LevelError   = "error"
-	LevelWarning = "warning"
-)
-
-func (f Finding) String() string {
-	loc := f.Path
-	if f.File != "" {
-		loc = f.File + ": " + f.Path
-	}
-	return fmt.Sprintf("%s: %s [%s]: %s", f.Level, loc, f.Rule, f.Message)
-}
-
 // LoadError says why a file could not be read as a step interface. Every
 // finding names the file, the key path and the rule.
 type LoadError struct {
 	File     string
-	Findings []Finding
+	Findings []finding.Finding
 }
 
 func (e *LoadError) Error() string {
@@ -59,15 +37,15 @@ func (e *LoadError) Error() string {
 // stop the load with a *LoadError.
 func Parse(file string, data []byte) (*Interface, error) {
 	if len(data) > MaxFileSize {
-		return nil, &LoadError{File: file, Findings: []Finding{{
-			Level: LevelError, File: file, Rule: "file_size",
+		return nil, &LoadError{File: file, Findings: []finding.Finding{{
+			Level: finding.Error, File: file, Rule: "file_size",
 			Message: fmt.Sprintf("file is %d bytes; step interface files are limited to %d", len(data), MaxFileSize),
 		}}}
 	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, &LoadError{File: file, Findings: []Finding{{
-			Level: LevelError, File: file, Path: "", Rule: "yaml_syntax", Message: err.Error(),
+		return nil, &LoadError{File: file, Findings: []finding.Finding{{
+			Level: finding.Error, File: file, Path: "", Rule: "yaml_syntax", Message: err.Error(),
 		}}}
 	}
 	root := &doc
@@ -75,8 +53,8 @@ func Parse(file string, data []byte) (*Interface, error) {
 		root = root.Content[0]
 	}
 	if root.Kind != yaml.MappingNode {
-		return nil, &LoadError{File: file, Findings: []Finding{{
-			Level: LevelError, File: file, Path: "", Rule: "document_mapping",
+		return nil, &LoadError{File: file, Findings: []finding.Finding{{
+			Level: finding.Error, File: file, Path: "", Rule: "document_mapping",
 			Message: "a step interface file must be a YAML mapping of sections",
 		}}}
 	}
@@ -84,8 +62,8 @@ func Parse(file string, data []byte) (*Interface, error) {
 	// to billions of nodes; refuse documents that grow past a sane size
 	// before anything walks or copies them.
 	if expandedSize(root, map[*yaml.Node]int{}) > maxExpandedNodes {
-		return nil, &LoadError{File: file, Findings: []Finding{{
-			Level: LevelError, File: file, Rule: "yaml_aliases",
+		return nil, &LoadError{File: file, Findings: []finding.Finding{{
+			Level: finding.Error, File: file, Rule: "yaml_aliases",
 			Message: fmt.Sprintf("the document expands to more than %d nodes through aliases", maxExpandedNodes),
 		}}}
 	}
@@ -96,8 +74,8 @@ func Parse(file string, data []byte) (*Interface, error) {
 	}
 	iface, err := decodeInterface(root)
 	if err != nil {
-		return nil, &LoadError{File: file, Findings: []Finding{{
-			Level: LevelError, File: file, Rule: "decode", Message: err.Error(),
+		return nil, &LoadError{File: file, Findings: []finding.Finding{{
+			Level: finding.Error, File: file, Rule: "decode", Message: err.Error(),
 		}}}
 	}
 	iface.Source = file
@@ -246,7 +224,7 @@ var (
 
 type shapeWalker struct {
 	file    string
-	errs    []Finding
+	errs    []finding.Finding
 	unknown []string
 }
 
@@ -258,8 +236,8 @@ func joinPath(base, key string) string {
 }
 
 func (w *shapeWalker) bad(p, rule, msg string, n *yaml.Node) {
-	w.errs = append(w.errs, Finding{
-		Level: LevelError, File: w.file, Path: p, Rule: rule,
+	w.errs = append(w.errs, finding.Finding{
+		Level: finding.Error, File: w.file, Path: p, Rule: rule,
 		Message: fmt.Sprintf("%s (line %d)", msg, n.Line),
 	})
 }

@@ -7,6 +7,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/cursus-dev/cursus/engine/finding"
 )
 
 // within runs f and fails the test if it has not returned after limit, so
@@ -65,7 +67,7 @@ func TestLoadCatalogSkipsFilesThatAreNotRegularOrInside(t *testing.T) {
 	}
 
 	var cat *Catalog
-	var problems []Problem
+	var problems []finding.Finding
 	var err error
 	within(t, 20*time.Second, func() { cat, problems, err = LoadCatalog(dir) })
 	if err != nil {
@@ -107,7 +109,7 @@ func TestLoadCatalogSkipsSymlinkToPipeInside(t *testing.T) {
 	if err := os.Symlink("fifo", filepath.Join(dir, "via_link.step.yaml")); err != nil {
 		t.Fatal(err)
 	}
-	var problems []Problem
+	var problems []finding.Finding
 	within(t, 20*time.Second, func() { _, problems, _ = LoadCatalog(dir) })
 	if len(problems) != 1 || problems[0].Rule != "not_regular" || !strings.Contains(problems[0].Message, "named pipe") {
 		t.Fatalf("problems: %v", problems)

@@ -5,15 +5,17 @@ import (
 	"fmt"
 	"maps"
 	"strings"
+
+	"github.com/cursus-dev/cursus/engine/finding"
 )
 
 // DocumentFindings are the findings of one document of an overlay; Index
 // is its position in the list the caller sent.
 type DocumentFindings struct {
-	Index    int       `json:"index"`
-	StepType string    `json:"step_type,omitempty"`
-	Errors   []Finding `json:"errors"`
-	Warnings []Finding `json:"warnings,omitempty"`
+	Index    int               `json:"index"`
+	StepType string            `json:"step_type,omitempty"`
+	Errors   []finding.Finding `json:"errors"`
+	Warnings []finding.Finding `json:"warnings,omitempty"`
 }
 
 // OverlayError lists every document that cannot join an overlay. Nothing
@@ -64,7 +66,7 @@ func ParseDocuments(ctx context.Context, docs []string) ([]*Interface, []Documen
 		src := OverlaySource(i)
 		iface, err := Parse(src, []byte(doc))
 		if err != nil {
-			df := DocumentFindings{Index: i, Errors: []Finding{{Level: LevelError, File: src, Rule: "parse", Message: err.Error()}}}
+			df := DocumentFindings{Index: i, Errors: []finding.Finding{{Level: finding.Error, File: src, Rule: "parse", Message: err.Error()}}}
 			if le, ok := err.(*LoadError); ok {
 				df.Errors = le.Findings
 			}
@@ -75,10 +77,10 @@ func ParseDocuments(ctx context.Context, docs []string) ([]*Interface, []Documen
 		iface.Source = ""
 		findings := Validate(iface)
 		iface.Source = src
-		df := DocumentFindings{Index: i, StepType: iface.StepType, Errors: []Finding{}}
+		df := DocumentFindings{Index: i, StepType: iface.StepType, Errors: []finding.Finding{}}
 		for _, f := range findings {
 			f.File = src
-			if f.Level == LevelError {
+			if f.Level == finding.Error {
 				df.Errors = append(df.Errors, f)
 			} else {
 				df.Warnings = append(df.Warnings, f)
@@ -107,13 +109,13 @@ func (c *Catalog) Overlay(ifaces []*Interface) (*Catalog, error) {
 	if len(ifaces) == 0 {
 		return c, nil
 	}
-	out := &Catalog{ifaces: maps.Clone(c.ifaces), warnings: append([]Problem(nil), c.warnings...)}
+	out := &Catalog{ifaces: maps.Clone(c.ifaces), warnings: append([]finding.Finding(nil), c.warnings...)}
 	var failed []DocumentFindings
 	seen := map[string]int{}
 	for i, iface := range ifaces {
 		fail := func(rule, format string, args ...any) {
-			failed = append(failed, DocumentFindings{Index: i, StepType: iface.StepType, Errors: []Finding{{
-				Level: LevelError, File: iface.Source, Path: "step_type", Rule: rule, Message: fmt.Sprintf(format, args...)}}})
+			failed = append(failed, DocumentFindings{Index: i, StepType: iface.StepType, Errors: []finding.Finding{{
+				Level: finding.Error, File: iface.Source, Path: "step_type", Rule: rule, Message: fmt.Sprintf(format, args...)}}})
 		}
 		if prev, ok := seen[iface.StepType]; ok {
 			fail("duplicate_step_type", "step %s is already sent as %s", iface.StepType, OverlaySource(prev))
@@ -125,7 +127,7 @@ func (c *Catalog) Overlay(ifaces []*Interface) (*Catalog, error) {
 			continue
 		}
 		if prev, ok := out.ifaces[iface.StepType]; ok {
-			out.warnings = append(out.warnings, Problem{File: iface.Source, Path: "step_type", Rule: "override",
+			out.warnings = append(out.warnings, finding.Finding{File: iface.Source, Path: "step_type", Rule: "override",
 				Message: fmt.Sprintf("overrides %s from %s for this call", iface.StepType, prev.Source)})
 		}
 		out.ifaces[iface.StepType] = iface

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	sm "github.com/aws/aws-sdk-go-v2/service/sagemaker"
+
+	"github.com/cursus-dev/cursus/engine/finding"
 )
 
 // awsPropertyShapes are the responses each step type's properties come
@@ -166,7 +168,7 @@ func TestInventedTuningPropertyIsRejected(t *testing.T) {
 	if !ok {
 		t.Fatal("the invented path was accepted")
 	}
-	if f.Level != LevelError || f.Path != "spec.outputs.best_model.property_path" {
+	if f.Level != finding.Error || f.Path != "spec.outputs.best_model.property_path" {
 		t.Errorf("finding %+v", f)
 	}
 	for _, want := range []string{"Tuning step", "DescribeHyperParameterTuningJob", "nearest valid paths: properties.BestTrainingJob.",

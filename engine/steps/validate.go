@@ -7,6 +7,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/cursus-dev/cursus/engine/finding"
 )
 
 // Closed value sets of the .step.yaml format: a value outside one is an
@@ -43,9 +45,9 @@ var processingOutputPath = regexp.MustCompile(`^properties\.ProcessingOutputConf
 // spec, property paths) and its config section. Each variant is
 // merged and checked too; its findings carry a "variants.<job_type>: "
 // path prefix. Findings are sorted errors first, then by path.
-func Validate(iface *Interface) []Finding {
+func Validate(iface *Interface) []finding.Finding {
 	if iface == nil {
-		return []Finding{{Level: LevelError, Rule: "required", Message: "no interface"}}
+		return []finding.Finding{{Level: finding.Error, Rule: "required", Message: "no interface"}}
 	}
 	v := &validator{file: iface.Source}
 	v.check(iface)
@@ -56,7 +58,7 @@ func Validate(iface *Interface) []Finding {
 	for _, jt := range iface.JobTypes() {
 		merged, _, err := iface.WithJobType(jt)
 		if err != nil {
-			v.add(LevelError, "variants."+jt, "variant_merge", "%s", err.Error())
+			v.add(finding.Error, "variants."+jt, "variant_merge", "%s", err.Error())
 			continue
 		}
 		sub := &validator{file: iface.Source}
@@ -70,34 +72,29 @@ func Validate(iface *Interface) []Finding {
 		}
 	}
 	sort.SliceStable(v.out, func(a, b int) bool {
-		if v.out[a].Level != v.out[b].Level {
-			return v.out[a].Level == LevelError
+		if c := finding.CompareLevels(v.out[a].Level, v.out[b].Level); c != 0 {
+			return c < 0
 		}
 		return v.out[a].Path < v.out[b].Path
 	})
 	return v.out
 }
 
-// HasErrors reports whether any finding is an error.
-func HasErrors(findings []Finding) bool {
-	return slices.ContainsFunc(findings, func(f Finding) bool { return f.Level == LevelError })
-}
-
 type validator struct {
 	file string
-	out  []Finding
+	out  []finding.Finding
 }
 
-func (v *validator) add(level, p, rule, format string, args ...any) {
-	v.out = append(v.out, Finding{Level: level, File: v.file, Path: p, Rule: rule, Message: fmt.Sprintf(format, args...)})
+func (v *validator) add(level finding.Level, p, rule, format string, args ...any) {
+	v.out = append(v.out, finding.Finding{Level: level, File: v.file, Path: p, Rule: rule, Message: fmt.Sprintf(format, args...)})
 }
 
 func (v *validator) errorf(p, rule, format string, args ...any) {
-	v.add(LevelError, p, rule, format, args...)
+	v.add(finding.Error, p, rule, format, args...)
 }
 
 func (v *validator) warnf(p, rule, format string, args ...any) {
-	v.add(LevelWarning, p, rule, format, args...)
+	v.add(finding.Warning, p, rule, format, args...)
 }
 
 func (v *validator) enum(p, value string, allowed []string, rule string) {

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/cursus-dev/cursus/engine/finding"
 )
 
 const demoYAML = `step_type: Demo
@@ -40,13 +42,13 @@ func mustParse(t *testing.T, doc string) *Interface {
 	return i
 }
 
-func findRule(fs []Finding, rule string) (Finding, bool) {
+func findRule(fs []finding.Finding, rule string) (finding.Finding, bool) {
 	for _, f := range fs {
 		if f.Rule == rule {
 			return f, true
 		}
 	}
-	return Finding{}, false
+	return finding.Finding{}, false
 }
 
 func TestDemoIsClean(t *testing.T) {
@@ -188,7 +190,7 @@ func TestValidationRules(t *testing.T) {
 			if !ok {
 				t.Fatalf("bad document: want rule %s, got %v", c.rule, bad)
 			}
-			if f.Path != c.path || f.Level != c.level || f.File != "demo.step.yaml" {
+			if f.Path != c.path || string(f.Level) != c.level || f.File != "demo.step.yaml" {
 				t.Fatalf("bad document: finding %+v, want path %q level %s file demo.step.yaml", f, c.path, c.level)
 			}
 			good := Validate(mustParse(t, c.good))
@@ -288,7 +290,7 @@ func TestVariantDeepMerge(t *testing.T) {
 	if tc, warns, _ := base.WithJobType("Training"); len(warns) != 1 || tc.Spec.Dependencies.Len() != 2 {
 		t.Fatalf("case-folded match: %v", warns)
 	}
-	if fs := Validate(base); HasErrors(fs) {
+	if fs := Validate(base); finding.AnyBlocking(fs) {
 		t.Fatalf("variant doc should validate: %v", fs)
 	}
 }

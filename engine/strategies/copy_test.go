@@ -7,6 +7,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/cursus-dev/cursus/engine/finding"
 	"github.com/cursus-dev/cursus/engine/steps"
 )
 
@@ -66,7 +67,7 @@ func TestPatternsCopiedIntoANewStepValidate(t *testing.T) {
 			t.Fatalf("%s: %v", name, err)
 		}
 		for _, f := range steps.Validate(copied) {
-			if f.Level == steps.LevelError {
+			if f.Level == finding.Error {
 				t.Errorf("%s: patterns copied into a new step: %s: [%s] %s", name, f.Path, f.Rule, f.Message)
 			}
 		}

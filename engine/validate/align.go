@@ -7,18 +7,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/cursus-dev/cursus/engine/finding"
 	"github.com/cursus-dev/cursus/engine/steps"
-)
-
-// Level is a finding's severity. Critical and error fail a check.
-type Level string
-
-// Finding levels, most severe first.
-const (
-	Critical Level = "critical"
-	Error    Level = "error"
-	Warning  Level = "warning"
-	Info     Level = "info"
 )
 
 // Categories: which pair of artefacts a finding compares.
@@ -31,38 +21,27 @@ const (
 
 // Finding is one alignment result. Location is "file:line" for a script
 // finding and a dotted key path ("contract.outputs.model_output") for the
-// others.
+// others. It shares finding.Level but is not a finding.Finding: the tools
+// emit it as it is, with a category, one location and a fix.
 type Finding struct {
-	Level    Level  `json:"level"`
-	Rule     string `json:"rule"`
-	Category string `json:"category"`
-	Location string `json:"location"`
-	Message  string `json:"message"`
-	Fix      string `json:"fix"`
+	Level    finding.Level `json:"level"`
+	Rule     string        `json:"rule"`
+	Category string        `json:"category"`
+	Location string        `json:"location"`
+	Message  string        `json:"message"`
+	Fix      string        `json:"fix"`
 }
 
 // Blocking reports whether the finding fails the check.
-func (f Finding) Blocking() bool { return f.Level == Critical || f.Level == Error }
-
-func levelRank(l Level) int {
-	switch l {
-	case Critical:
-		return 0
-	case Error:
-		return 1
-	case Warning:
-		return 2
-	}
-	return 3
-}
+func (f Finding) Blocking() bool { return f.Level.Blocking() }
 
 // SortFindings orders findings most severe first, then by category,
 // location and rule, so reports are stable.
 func SortFindings(fs []Finding) {
 	sort.SliceStable(fs, func(a, b int) bool {
 		x, y := fs[a], fs[b]
-		if levelRank(x.Level) != levelRank(y.Level) {
-			return levelRank(x.Level) < levelRank(y.Level)
+		if c := finding.CompareLevels(x.Level, y.Level); c != 0 {
+			return c < 0
 		}
 		if x.Category != y.Category {
 			return x.Category < y.Category
@@ -124,11 +103,11 @@ func CheckScriptSource(ctx context.Context, iface *steps.Interface, file string,
 	if err != nil {
 		var se *ScriptAnalysisError
 		if errors.As(err, &se) {
-			return []Finding{{Level: Critical, Rule: "script_syntax_error", Category: CatScriptContract,
+			return []Finding{{Level: finding.Critical, Rule: "script_syntax_error", Category: CatScriptContract,
 				Location: fmt.Sprintf("%s:%d", file, se.Line), Message: se.Message,
 				Fix: "fix the syntax error; `python3 -m py_compile " + file + "` shows the same line"}}, nil, nil
 		}
-		return []Finding{{Level: Critical, Rule: "script_unreadable", Category: CatScriptContract, Location: file,
+		return []Finding{{Level: finding.Critical, Rule: "script_unreadable", Category: CatScriptContract, Location: file,
 			Message: err.Error(), Fix: "make the script readable UTF-8 Python source"}}, nil, nil
 	}
 	return CheckScript(iface, a), a, nil
@@ -181,7 +160,7 @@ type scriptCheck struct {
 }
 
 // add records a finding at a line of the script (the file when line is 0).
-func (sc *scriptCheck) add(level Level, rule string, line int, fix, format string, args ...any) {
+func (sc *scriptCheck) add(level finding.Level, rule string, line int, fix, format string, args ...any) {
 	loc := sc.a.File
 	if line > 0 {
 		loc = fmt.Sprintf("%s:%d", sc.a.File, line)
@@ -190,7 +169,7 @@ func (sc *scriptCheck) add(level Level, rule string, line int, fix, format strin
 }
 
 // addAt records a finding at a location in the contract.
-func (sc *scriptCheck) addAt(level Level, rule, location, fix, message string) {
+func (sc *scriptCheck) addAt(level finding.Level, rule, location, fix, message string) {
 	sc.out = append(sc.out, Finding{Level: level, Rule: rule, Category: CatScriptContract, Location: location, Message: message, Fix: fix})
 }
 
@@ -198,10 +177,10 @@ func (sc *scriptCheck) mainFunction() {
 	entry := "def main(input_paths, output_paths, environ_vars, job_args)"
 	switch a := sc.a; {
 	case a.Main == nil:
-		sc.add(Critical, "missing_main_function", 0, "add a module-level `"+entry+":` and call it from the `if __name__ == \"__main__\":` block",
+		sc.add(finding.Critical, "missing_main_function", 0, "add a module-level `"+entry+":` and call it from the `if __name__ == \"__main__\":` block",
 			"the script has no module-level main() function")
 	case !a.Main.HasExpectedSignature():
-		sc.add(Error, "invalid_main_signature", a.Main.Line, "declare it as `"+entry+"`",
+		sc.add(finding.Error, "invalid_main_signature", a.Main.Line, "declare it as `"+entry+"`",
 			"main(%s) must take exactly (input_paths, output_paths, environ_vars, job_args)", strings.Join(a.Main.Params, ", "))
 	}
 }
@@ -209,7 +188,7 @@ func (sc *scriptCheck) mainFunction() {
 func (sc *scriptCheck) undeclaredInputs() {
 	for _, u := range sc.a.InputNames {
 		if _, ok := sc.c.Inputs.Get(u.Name); !ok {
-			sc.add(Error, "undeclared_input_path", u.Line, fmt.Sprintf("declare contract.inputs.%s (and spec.dependencies.%s), or read one of: %s", u.Name, u.Name, keyList(sc.c.Inputs.Keys())),
+			sc.add(finding.Error, "undeclared_input_path", u.Line, fmt.Sprintf("declare contract.inputs.%s (and spec.dependencies.%s), or read one of: %s", u.Name, u.Name, keyList(sc.c.Inputs.Keys())),
 				"the script reads input %q, which the contract does not declare", u.Name)
 		}
 	}
@@ -218,7 +197,7 @@ func (sc *scriptCheck) undeclaredInputs() {
 func (sc *scriptCheck) undeclaredOutputs() {
 	for _, u := range sc.a.OutputNames {
 		if _, ok := sc.c.Outputs.Get(u.Name); !ok {
-			sc.add(Error, "undeclared_output_path", u.Line, fmt.Sprintf("declare contract.outputs.%s (and spec.outputs.%s), or write one of: %s", u.Name, u.Name, keyList(sc.c.Outputs.Keys())),
+			sc.add(finding.Error, "undeclared_output_path", u.Line, fmt.Sprintf("declare contract.outputs.%s (and spec.outputs.%s), or write one of: %s", u.Name, u.Name, keyList(sc.c.Outputs.Keys())),
 				"the script writes output %q, which the contract does not declare", u.Name)
 		}
 	}
@@ -239,11 +218,11 @@ func (sc *scriptCheck) undeclaredEnvVars() {
 		}
 		seen[name] = true
 		if strings.HasPrefix(name, "SM_") {
-			sc.add(Info, "sagemaker_runtime_env_var", line, "nothing to do if the step runs under the SageMaker training toolkit",
+			sc.add(finding.Info, "sagemaker_runtime_env_var", line, "nothing to do if the step runs under the SageMaker training toolkit",
 				"the script reads %s, which SageMaker sets at run time", name)
 			return
 		}
-		sc.add(Warning, "undeclared_env_var", line, fmt.Sprintf("add %s to contract.env_vars.optional (with a default) or contract.env_vars.required", name),
+		sc.add(finding.Warning, "undeclared_env_var", line, fmt.Sprintf("add %s to contract.env_vars.optional (with a default) or contract.env_vars.required", name),
 			"the script reads environment variable %s, which the contract does not declare", name)
 	}
 	for _, r := range sc.a.EnvReads {
@@ -266,7 +245,7 @@ func (sc *scriptCheck) undeclaredJobArgs() {
 			continue
 		}
 		seen[n] = true
-		sc.add(Warning, "undeclared_job_arg", u.Line, fmt.Sprintf("add {flag: --%s, source: <config field>} to contract.job_arguments", u.Name),
+		sc.add(finding.Warning, "undeclared_job_arg", u.Line, fmt.Sprintf("add {flag: --%s, source: <config field>} to contract.job_arguments", u.Name),
 			"the script reads job_args.%s, which contract.job_arguments does not declare", u.Name)
 	}
 }
@@ -295,7 +274,7 @@ func (sc *scriptCheck) unwrittenOutputs() {
 		if sc.uses(sc.a.OutputNames, name, port.Path) {
 			continue
 		}
-		sc.addAt(Error, "unwritten_output_path", "contract.outputs."+name,
+		sc.addAt(finding.Error, "unwritten_output_path", "contract.outputs."+name,
 			fmt.Sprintf("write the output under output_paths[%q] in main(), or remove it from contract.outputs and spec.outputs", name),
 			fmt.Sprintf("the contract declares output %q (%s) but the script never writes it (no output_paths[%q])", name, port.Path, name))
 	}
@@ -307,9 +286,9 @@ func (sc *scriptCheck) unreadInputs() {
 		if sc.uses(sc.a.InputNames, name, port.Path) {
 			continue
 		}
-		level := Warning
+		level := finding.Warning
 		if !port.IsRequired() {
-			level = Info
+			level = finding.Info
 		}
 		sc.addAt(level, "unread_input_path", "contract.inputs."+name,
 			fmt.Sprintf("read input_paths[%q] in main() (use .get for an optional input), or drop the input", name),
@@ -329,7 +308,7 @@ func (sc *scriptCheck) unreadRequiredEnvVars() {
 	}
 	for _, n := range sc.c.EnvVars.Required {
 		if !consumed[n] {
-			sc.addAt(Error, "unread_required_env_var", "contract.env_vars.required",
+			sc.addAt(finding.Error, "unread_required_env_var", "contract.env_vars.required",
 				fmt.Sprintf("read environ_vars[%q] in main(), or move %s to contract.env_vars.optional", n, n),
 				fmt.Sprintf("required environment variable %s is never read by the script", n))
 		}
@@ -341,7 +320,7 @@ func (sc *scriptCheck) unparsedJobArgs() {
 		return
 	}
 	if sc.iface.Registry.SageMakerStepType != steps.SMProcessing {
-		sc.addAt(Info, "reverse_arg_check_skipped_non_processing", "contract.job_arguments", "none needed",
+		sc.addAt(finding.Info, "reverse_arg_check_skipped_non_processing", "contract.job_arguments", "none needed",
 			"job arguments are only passed on the command line to Processing jobs; the argparse check is skipped")
 		return
 	}
@@ -349,10 +328,10 @@ func (sc *scriptCheck) unparsedJobArgs() {
 		if sc.a.HasFlag(ja.Flag) {
 			continue
 		}
-		level := Error
+		level := finding.Error
 		msg := fmt.Sprintf("contract flag %s is never declared with parser.add_argument", ja.Flag)
 		if sc.a.DynamicArguments {
-			level = Warning
+			level = finding.Warning
 			msg += " (some add_argument calls use computed flags, so this may be a false alarm)"
 		}
 		sc.addAt(level, "unparsed_declared_arg", fmt.Sprintf("contract.job_arguments[%d]", i),
@@ -379,7 +358,7 @@ func (sc *scriptCheck) undeclaredContainerPaths() {
 			continue
 		}
 		seen[p.Path] = true
-		sc.add(Warning, "undeclared_container_path", p.Line, "declare the path in contract.inputs or contract.outputs, or read it from input_paths/output_paths",
+		sc.add(finding.Warning, "undeclared_container_path", p.Line, "declare the path in contract.inputs or contract.outputs, or read it from input_paths/output_paths",
 			"the script uses container path %s, which is not under any path the contract declares", p.Path)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/cursus-dev/cursus/engine/enginetest"
+	"github.com/cursus-dev/cursus/engine/finding"
 	"github.com/cursus-dev/cursus/engine/steps"
 )
 
@@ -46,45 +47,45 @@ func TestCheckScriptRules(t *testing.T) {
 		name     string
 		script   string
 		rule     string
-		level    Level
+		level    finding.Level
 		location string
 	}{
 		{"env var the contract lacks",
 			strings.Replace(goodScript, `    out = output_paths`, "    debug = os.environ.get(\"DEBUG_MODE\")\n    out = output_paths", 1),
-			"undeclared_env_var", Warning, "scripts/toy_preprocessing.py:10"},
+			"undeclared_env_var", finding.Warning, "scripts/toy_preprocessing.py:10"},
 		{"output the script never writes",
 			strings.Replace(goodScript, `    out = output_paths["processed_data"]`, `    out = None`, 1),
-			"unwritten_output_path", Error, "contract.outputs.processed_data"},
+			"unwritten_output_path", finding.Error, "contract.outputs.processed_data"},
 		{"syntax error",
 			strings.Replace(goodScript, `    label = environ_vars["LABEL_FIELD"]`, `    label = environ_vars["LABEL_FIELD"`, 1),
-			"script_syntax_error", Critical, "scripts/toy_preprocessing.py:8"},
+			"script_syntax_error", finding.Critical, "scripts/toy_preprocessing.py:8"},
 		{"no main",
 			strings.Replace(strings.Replace(goodScript, "def main(", "def run(", 1), "    main(\n", "    run(\n", 1),
-			"missing_main_function", Critical, "scripts/toy_preprocessing.py"},
+			"missing_main_function", finding.Critical, "scripts/toy_preprocessing.py"},
 		{"wrong main signature",
 			strings.Replace(goodScript, "def main(input_paths, output_paths, environ_vars, job_args):", "def main(input_paths, output_paths):", 1),
-			"invalid_main_signature", Error, "scripts/toy_preprocessing.py:5"},
+			"invalid_main_signature", finding.Error, "scripts/toy_preprocessing.py:5"},
 		{"undeclared input",
 			strings.Replace(goodScript, `    sig = input_paths.get("signature")`, "    sig = input_paths.get(\"signature\")\n    extra = input_paths[\"lookup_table\"]", 1),
-			"undeclared_input_path", Error, "scripts/toy_preprocessing.py:8"},
+			"undeclared_input_path", finding.Error, "scripts/toy_preprocessing.py:8"},
 		{"undeclared output",
 			strings.Replace(goodScript, `    out = output_paths["processed_data"]`, "    out = output_paths[\"processed_data\"]\n    rep = output_paths[\"report\"]", 1),
-			"undeclared_output_path", Error, "scripts/toy_preprocessing.py:11"},
+			"undeclared_output_path", finding.Error, "scripts/toy_preprocessing.py:11"},
 		{"undeclared job arg",
 			strings.Replace(goodScript, `{"job_type": job_args.job_type}`, `{"job_type": job_args.job_type, "seed": job_args.seed}`, 1),
-			"undeclared_job_arg", Warning, "scripts/toy_preprocessing.py:11"},
+			"undeclared_job_arg", finding.Warning, "scripts/toy_preprocessing.py:11"},
 		{"declared flag not parsed",
 			strings.Replace(goodScript, `parser.add_argument("--job_type", required=True)`, `parser.add_argument("--mode")`, 1),
-			"unparsed_declared_arg", Error, "contract.job_arguments[0]"},
+			"unparsed_declared_arg", finding.Error, "contract.job_arguments[0]"},
 		{"required env var never read",
 			strings.Replace(goodScript, `    label = environ_vars["LABEL_FIELD"]`, `    label = "label"`, 1),
-			"unread_required_env_var", Error, "contract.env_vars.required"},
+			"unread_required_env_var", finding.Error, "contract.env_vars.required"},
 		{"required input never read",
 			strings.Replace(goodScript, `    src = input_paths["input_data"]`, `    src = None`, 1),
-			"unread_input_path", Warning, "contract.inputs.input_data"},
+			"unread_input_path", finding.Warning, "contract.inputs.input_data"},
 		{"undeclared container path",
 			strings.Replace(goodScript, `    out = output_paths`, "    cache = \"/opt/ml/processing/cache\"\n    out = output_paths", 1),
-			"undeclared_container_path", Warning, "scripts/toy_preprocessing.py:10"},
+			"undeclared_container_path", finding.Warning, "scripts/toy_preprocessing.py:10"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -108,7 +109,7 @@ func TestDynamicArgparseDowngrades(t *testing.T) {
 	src := strings.Replace(goodScript, `parser.add_argument("--job_type", required=True)`, `parser.add_argument(FLAG_NAME)`, 1)
 	fs, _ := checkSource(t, iface, "s.py", src)
 	f, ok := findRule(fs, "unparsed_declared_arg")
-	if !ok || f.Level != Warning {
+	if !ok || f.Level != finding.Warning {
 		t.Errorf("want warning-level unparsed_declared_arg, got %+v", fs)
 	}
 }
@@ -120,7 +121,7 @@ func TestNonProcessingSkipsReverseArgCheck(t *testing.T) {
 	if _, ok := findRule(fs, "unparsed_declared_arg"); ok {
 		t.Errorf("Training step got the Processing-only argparse check: %+v", fs)
 	}
-	if f, ok := findRule(fs, "reverse_arg_check_skipped_non_processing"); !ok || f.Level != Info {
+	if f, ok := findRule(fs, "reverse_arg_check_skipped_non_processing"); !ok || f.Level != finding.Info {
 		t.Errorf("want the info finding, got %+v", fs)
 	}
 }
@@ -162,8 +163,8 @@ spec:
 	// source the config lacks, an entry point that disagrees.
 	bad := map[string]any{"processing_entry_point": "other.py"}
 	rep = checkStep(t, StepCheck{Interface: iface, ScriptFile: "s.py", Script: []byte(goodScript), ConfigFields: bad})
-	for rule, level := range map[string]Level{"config_field_missing": Error, "job_argument_source_missing": Warning,
-		"entry_point_mismatch": Warning, "env_var_unsourced": Info, "dependency_check_skipped": Info} {
+	for rule, level := range map[string]finding.Level{"config_field_missing": finding.Error, "job_argument_source_missing": finding.Warning,
+		"entry_point_mismatch": finding.Warning, "env_var_unsourced": finding.Info, "dependency_check_skipped": finding.Info} {
 		if f, ok := findRule(rep.Findings, rule); !ok || f.Level != level {
 			t.Errorf("rule %s: got %+v (ok=%v), want level %s", rule, f, ok, level)
 		}
@@ -175,10 +176,10 @@ spec:
 	// A required dependency nothing provides.
 	lonely := func(steps.Dependency, string, steps.Output, string, string) float64 { return 0.1 }
 	rep = checkStep(t, StepCheck{Interface: iface, ConfigFields: fields, Providers: []*steps.Interface{source}, Score: lonely})
-	if f, ok := findRule(rep.Findings, "dependency_resolution"); !ok || f.Level != Error || f.Location != "spec.dependencies.input_data" {
+	if f, ok := findRule(rep.Findings, "dependency_resolution"); !ok || f.Level != finding.Error || f.Location != "spec.dependencies.input_data" {
 		t.Errorf("want error dependency_resolution on input_data, got %+v", rep.Findings)
 	}
-	if f, ok := findRule(rep.Findings, "script_not_found"); !ok || f.Level != Info {
+	if f, ok := findRule(rep.Findings, "script_not_found"); !ok || f.Level != finding.Info {
 		t.Errorf("missing script should be an info finding, got %+v", rep.Findings)
 	}
 

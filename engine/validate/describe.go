@@ -1,13 +1,15 @@
 package validate
 
+import "github.com/cursus-dev/cursus/engine/finding"
+
 // What the checks are, in words, for tools that explain them.
 var (
 	// LevelMeanings says what each finding level means.
-	LevelMeanings = map[Level]string{
-		Critical: "the step cannot work (no main(), syntax error)",
-		Error:    "a mismatch that breaks the step at build or run time",
-		Warning:  "likely a mistake; does not fail the check",
-		Info:     "for the record",
+	LevelMeanings = map[finding.Level]string{
+		finding.Critical: "the step cannot work (no main(), syntax error)",
+		finding.Error:    "a mismatch that breaks the step at build or run time",
+		finding.Warning:  "likely a mistake; does not fail the check",
+		finding.Info:     "for the record",
 	}
 	// CategoryMeanings says what each category compares.
 	CategoryMeanings = map[string]string{

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/cursus-dev/cursus/engine/finding"
 	"github.com/cursus-dev/cursus/engine/steps"
 )
 
@@ -105,11 +106,11 @@ func CheckStep(ctx context.Context, c StepCheck) (StepReport, error) {
 func (c StepCheck) scriptFindings(ctx context.Context, r *StepReport) ([]Finding, error) {
 	iface := c.Interface
 	if iface.Registry.Requires == sdkDelegated {
-		return []Finding{{Level: Info, Rule: "script_check_skipped", Category: CatScriptContract, Location: "registry.requires",
+		return []Finding{{Level: finding.Info, Rule: "script_check_skipped", Category: CatScriptContract, Location: "registry.requires",
 			Message: "the step's script lives in an external SDK; there is nothing to check", Fix: "none needed"}}, nil
 	}
 	if iface.Contract.EntryPoint == "" && c.ScriptFile == "" {
-		return []Finding{{Level: Info, Rule: "script_check_skipped", Category: CatScriptContract, Location: "contract.entry_point",
+		return []Finding{{Level: finding.Info, Rule: "script_check_skipped", Category: CatScriptContract, Location: "contract.entry_point",
 			Message: "the contract names no entry point", Fix: "none needed"}}, nil
 	}
 	if c.ScriptFile == "" {
@@ -117,7 +118,7 @@ func (c StepCheck) scriptFindings(ctx context.Context, r *StepReport) ([]Finding
 		if len(c.ScriptSearched) > 0 {
 			where = " (looked in " + strings.Join(c.ScriptSearched, ", ") + ")"
 		}
-		return []Finding{{Level: Info, Rule: "script_not_found", Category: CatScriptContract, Location: "contract.entry_point",
+		return []Finding{{Level: finding.Info, Rule: "script_not_found", Category: CatScriptContract, Location: "contract.entry_point",
 			Message: fmt.Sprintf("script %s was not found%s; script checks skipped", iface.Contract.EntryPoint, where),
 			Fix:     "pass the script path (script_path) or the directory holding it (source_dir)"}}, nil
 	}
@@ -129,7 +130,7 @@ func (c StepCheck) scriptFindings(ctx context.Context, r *StepReport) ([]Finding
 func (c StepCheck) configFindings() []Finding {
 	iface := c.Interface
 	if c.ConfigFields == nil {
-		return []Finding{{Level: Info, Rule: "config_check_skipped", Category: CatConfigContract, Location: "config",
+		return []Finding{{Level: finding.Info, Rule: "config_check_skipped", Category: CatConfigContract, Location: "config",
 			Message: "no config schema is known for this step; config checks skipped", Fix: "load the step through the catalog so its config schema is known"}}
 	}
 	var out []Finding
@@ -142,7 +143,7 @@ func (c StepCheck) configFindings() []Finding {
 		if has(strings.ToLower(n)) || has("hyperparameters") {
 			continue
 		}
-		out = append(out, Finding{Level: Info, Rule: "env_var_unsourced", Category: CatConfigContract, Location: "contract.env_vars.required",
+		out = append(out, Finding{Level: finding.Info, Rule: "env_var_unsourced", Category: CatConfigContract, Location: "contract.env_vars.required",
 			Message: fmt.Sprintf("required environment variable %s has no config field %s to take its value from", n, strings.ToLower(n)),
 			Fix:     fmt.Sprintf("declare config field %s, or set it through the config's env overrides", strings.ToLower(n))})
 	}
@@ -153,7 +154,7 @@ func (c StepCheck) configFindings() []Finding {
 			continue
 		}
 		if s, isStr := def.(string); isStr && s != "" && s != ep {
-			out = append(out, Finding{Level: Warning, Rule: "entry_point_mismatch", Category: CatConfigContract, Location: "config.fields." + field,
+			out = append(out, Finding{Level: finding.Warning, Rule: "entry_point_mismatch", Category: CatConfigContract, Location: "config.fields." + field,
 				Message: fmt.Sprintf("config %s defaults to %q but contract.entry_point is %q; the compiled step runs the config's script", field, s, ep),
 				Fix:     fmt.Sprintf("make config.fields.%s default to %q", field, ep)})
 		}
@@ -170,7 +171,7 @@ func (c StepCheck) builderFindings() []Finding {
 		out = append(out, c.unsupported("registry.sagemaker_step_type", sm+" is an Amazon-internal step kind and is not compiled"))
 		return out
 	case steps.SMBase, steps.SMLambda, steps.SMUtility:
-		return []Finding{{Level: Info, Rule: "builder_check_skipped", Category: CatBuilderConfig, Location: "registry.sagemaker_step_type",
+		return []Finding{{Level: finding.Info, Rule: "builder_check_skipped", Category: CatBuilderConfig, Location: "registry.sagemaker_step_type",
 			Message: sm + " steps bind no builder", Fix: "none needed"}}
 	}
 	if iface.Registry.Requires == sdkDelegated {
@@ -178,14 +179,14 @@ func (c StepCheck) builderFindings() []Finding {
 		return out
 	}
 	if iface.Patterns.StepAssembly == "delegation" {
-		out = append(out, Finding{Level: Error, Rule: "handler_unbound", Category: CatBuilderConfig, Location: "patterns.step_assembly",
+		out = append(out, Finding{Level: finding.Error, Rule: "handler_unbound", Category: CatBuilderConfig, Location: "patterns.step_assembly",
 			Message: "step_assembly delegation hands the step to an external SDK; no builder binds it",
 			Fix:     "use step_assembly code or step_args"})
 	}
 	// A RegisterModel step only records a model package: it runs nothing,
 	// so it needs no compute section.
 	if sm != steps.SMRegisterModel && (iface.Compute == nil || iface.Compute.Kind == "") {
-		out = append(out, Finding{Level: Error, Rule: "missing_compute", Category: CatBuilderConfig, Location: "compute.kind",
+		out = append(out, Finding{Level: finding.Error, Rule: "missing_compute", Category: CatBuilderConfig, Location: "compute.kind",
 			Message: sm + " steps need a compute section naming how SageMaker runs them",
 			Fix:     "add compute.kind (sklearn, xgboost, framework, script, estimator, model, transformer or byo_container)"})
 	}
@@ -200,7 +201,7 @@ func (c StepCheck) builderFindings() []Finding {
 			{"security_group_ids_field", cp.SecurityGroupIDsField}, {"enable_network_isolation_field", cp.EnableNetworkIsolationField},
 		} {
 			if ref.field != "" && !has(ref.field) {
-				out = append(out, Finding{Level: Error, Rule: "config_field_missing", Category: CatBuilderConfig, Location: "compute." + ref.key,
+				out = append(out, Finding{Level: finding.Error, Rule: "config_field_missing", Category: CatBuilderConfig, Location: "compute." + ref.key,
 					Message: fmt.Sprintf("compute.%s names config field %q, which the step's config does not have", ref.key, ref.field),
 					Fix:     fmt.Sprintf("declare %s under config.fields, or point compute.%s at an existing field", ref.field, ref.key)})
 			}
@@ -209,14 +210,14 @@ func (c StepCheck) builderFindings() []Finding {
 	for _, logical := range iface.Contract.InputSourceOverrides.Keys() {
 		field, _ := iface.Contract.InputSourceOverrides.Get(logical)
 		if !has(field) {
-			out = append(out, Finding{Level: Error, Rule: "config_field_missing", Category: CatBuilderConfig, Location: "contract.input_source_overrides." + logical,
+			out = append(out, Finding{Level: finding.Error, Rule: "config_field_missing", Category: CatBuilderConfig, Location: "contract.input_source_overrides." + logical,
 				Message: fmt.Sprintf("input %q is taken from config field %q, which the step's config does not have", logical, field),
 				Fix:     fmt.Sprintf("declare %s under config.fields", field)})
 		}
 	}
 	for i, ja := range iface.Contract.JobArguments {
 		if ja.Source != "" && !has(ja.Source) {
-			out = append(out, Finding{Level: Warning, Rule: "job_argument_source_missing", Category: CatBuilderConfig, Location: fmt.Sprintf("contract.job_arguments[%d].source", i),
+			out = append(out, Finding{Level: finding.Warning, Rule: "job_argument_source_missing", Category: CatBuilderConfig, Location: fmt.Sprintf("contract.job_arguments[%d].source", i),
 				Message: fmt.Sprintf("flag %s takes its value from config field %q, which the step's config does not have", ja.Flag, ja.Source),
 				Fix:     fmt.Sprintf("declare %s under config.fields, or change the source", ja.Source)})
 		}
@@ -231,13 +232,13 @@ func (c StepCheck) unsupported(loc, why string) Finding {
 			fix = "use " + rep + " instead"
 		}
 	}
-	return Finding{Level: Error, Rule: "unsupported_step_type", Category: CatBuilderConfig, Location: loc, Message: why, Fix: fix}
+	return Finding{Level: finding.Error, Rule: "unsupported_step_type", Category: CatBuilderConfig, Location: loc, Message: why, Fix: fix}
 }
 
 func (c StepCheck) dependencyFindings() []Finding {
 	iface := c.Interface
 	if c.Providers == nil || c.Score == nil {
-		return []Finding{{Level: Info, Rule: "dependency_check_skipped", Category: CatSpecDependency, Location: "spec.dependencies",
+		return []Finding{{Level: finding.Info, Rule: "dependency_check_skipped", Category: CatSpecDependency, Location: "spec.dependencies",
 			Message: "no catalog was given to score dependencies against", Fix: "none needed"}}
 	}
 	known := map[string]bool{}
@@ -258,7 +259,7 @@ func (c StepCheck) dependencyFindings() []Finding {
 				continue
 			}
 			if exact, ok := lower[strings.ToLower(src)]; ok {
-				out = append(out, Finding{Level: Warning, Rule: "compatible_source_case", Category: CatSpecDependency, Location: loc + ".compatible_sources",
+				out = append(out, Finding{Level: finding.Warning, Rule: "compatible_source_case", Category: CatSpecDependency, Location: loc + ".compatible_sources",
 					Message: fmt.Sprintf("%q looks like a case typo of %q; compatible sources are matched exactly", src, exact),
 					Fix:     fmt.Sprintf("write %q", exact)})
 			}
@@ -297,15 +298,15 @@ func (c StepCheck) dependencyFindings() []Finding {
 		case best >= scorePass:
 			continue
 		case best >= scoreResolution:
-			out = append(out, Finding{Level: Info, Rule: "dependency_compatibility", Category: CatSpecDependency, Location: loc,
+			out = append(out, Finding{Level: finding.Info, Rule: "dependency_compatibility", Category: CatSpecDependency, Location: loc,
 				Message: fmt.Sprintf("best provider %s resolves but scores below %.1f", alts[0], scorePass),
 				Fix:     "add the provider to compatible_sources or share semantic keywords / an alias"})
 		case !dep.IsRequired():
-			out = append(out, Finding{Level: Info, Rule: "dependency_resolution", Category: CatSpecDependency, Location: loc,
+			out = append(out, Finding{Level: finding.Info, Rule: "dependency_resolution", Category: CatSpecDependency, Location: loc,
 				Message: fmt.Sprintf("optional dependency %q has no provider scoring ≥ %.1f (best: %s)", depName, scoreResolution, strings.Join(alts, ", ")),
 				Fix:     "none needed unless the input should be wired automatically"})
 		case best >= scoreWarn:
-			out = append(out, Finding{Level: Warning, Rule: "dependency_compatibility", Category: CatSpecDependency, Location: loc,
+			out = append(out, Finding{Level: finding.Warning, Rule: "dependency_compatibility", Category: CatSpecDependency, Location: loc,
 				Message: fmt.Sprintf("required dependency %q only matches below the resolution threshold %.1f: %s", depName, scoreResolution, strings.Join(alts, ", ")),
 				Fix:     "list the intended provider in compatible_sources and align the type / semantic keywords"})
 		default:
@@ -313,7 +314,7 @@ func (c StepCheck) dependencyFindings() []Finding {
 			if len(alts) > 0 {
 				msg += "; closest: " + strings.Join(alts, ", ")
 			}
-			out = append(out, Finding{Level: Error, Rule: "dependency_resolution", Category: CatSpecDependency, Location: loc, Message: msg,
+			out = append(out, Finding{Level: finding.Error, Rule: "dependency_resolution", Category: CatSpecDependency, Location: loc, Message: msg,
 				Fix: "add a step whose spec output matches this dependency's type, or fix compatible_sources"})
 		}
 	}

@@ -3,18 +3,20 @@ package verify
 import (
 	"context"
 
+	"github.com/cursus-dev/cursus/engine/finding"
 	"github.com/cursus-dev/cursus/engine/validate"
 )
 
-// CriticalIssue is one blocking finding, named by its step.
+// CriticalIssue is one blocking alignment finding (validate.Finding),
+// named by its step, as the tools emit it.
 type CriticalIssue struct {
-	StepName string         `json:"step_name"`
-	StepType string         `json:"step_type"`
-	Level    validate.Level `json:"level"`
-	Rule     string         `json:"rule"`
-	Location string         `json:"location"`
-	Message  string         `json:"message"`
-	Fix      string         `json:"fix"`
+	StepName string        `json:"step_name"`
+	StepType string        `json:"step_type"`
+	Level    finding.Level `json:"level"`
+	Rule     string        `json:"rule"`
+	Location string        `json:"location"`
+	Message  string        `json:"message"`
+	Fix      string        `json:"fix"`
 }
 
 // AlignmentReport aggregates the alignment reports of several steps.

@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"github.com/cursus-dev/cursus/engine/finding"
 	"github.com/cursus-dev/cursus/engine/scriptrun"
 	"github.com/cursus-dev/cursus/engine/steps"
 	"github.com/cursus-dev/cursus/engine/validate"
@@ -15,7 +16,7 @@ type Info struct {
 
 // ValidationInfo describes the alignment checks and the builder test.
 type ValidationInfo struct {
-	Levels               map[validate.Level]string   `json:"levels"`
+	Levels               map[finding.Level]string    `json:"levels"`
 	Categories           map[string]string           `json:"categories"`
 	Rulesets             map[string]validate.Ruleset `json:"rulesets"` // per SageMaker step type
 	ScriptRules          map[string]string           `json:"script_rules"`

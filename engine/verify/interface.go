@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/cursus-dev/cursus/engine/finding"
 	"github.com/cursus-dev/cursus/engine/steps"
 	"github.com/cursus-dev/cursus/engine/workspace"
 )
@@ -19,12 +20,12 @@ const maxInterfaceBytes = 1 << 20
 
 // InterfaceResult is the validation of one step interface.
 type InterfaceResult struct {
-	Step     string          `json:"step"`
-	Source   string          `json:"source,omitempty"`
-	JobType  string          `json:"job_type,omitempty"`
-	OK       bool            `json:"ok"`
-	Errors   []steps.Finding `json:"errors"`
-	Warnings []steps.Finding `json:"warnings"`
+	Step     string            `json:"step"`
+	Source   string            `json:"source,omitempty"`
+	JobType  string            `json:"job_type,omitempty"`
+	OK       bool              `json:"ok"`
+	Errors   []finding.Finding `json:"errors"`
+	Warnings []finding.Finding `json:"warnings"`
 }
 
 // InterfaceRequest names the interfaces to validate: exactly one of a
@@ -170,17 +171,17 @@ func (s *Suite) checkDocument(source, doc, jobType string) InterfaceResult {
 		return parseFailure(source, err)
 	}
 	r := s.CheckInterface(iface, jobType)
-	r.Warnings = slices.DeleteFunc(r.Warnings, func(f steps.Finding) bool { return f.Rule == "file_name" })
+	r.Warnings = slices.DeleteFunc(r.Warnings, func(f finding.Finding) bool { return f.Rule == "file_name" })
 	return r
 }
 
 func parseFailure(source string, err error) InterfaceResult {
-	r := InterfaceResult{Step: "", Source: source, Errors: []steps.Finding{}, Warnings: []steps.Finding{}}
+	r := InterfaceResult{Step: "", Source: source, Errors: []finding.Finding{}, Warnings: []finding.Finding{}}
 	var le *steps.LoadError
 	if errors.As(err, &le) {
 		r.Errors = append(r.Errors, le.Findings...)
 	} else {
-		r.Errors = append(r.Errors, steps.Finding{Level: steps.LevelError, File: source, Rule: "parse", Message: err.Error()})
+		r.Errors = append(r.Errors, finding.Finding{Level: finding.Error, File: source, Rule: "parse", Message: err.Error()})
 	}
 	return r
 }
@@ -189,21 +190,21 @@ func parseFailure(source string, err error) InterfaceResult {
 // when given) and adds the catalog-level warning: a compatible source that
 // is a case typo of a known step.
 func (s *Suite) CheckInterface(iface *steps.Interface, jobType string) InterfaceResult {
-	r := InterfaceResult{Step: iface.StepType, Source: iface.Source, JobType: jobType, Errors: []steps.Finding{}, Warnings: []steps.Finding{}}
+	r := InterfaceResult{Step: iface.StepType, Source: iface.Source, JobType: jobType, Errors: []finding.Finding{}, Warnings: []finding.Finding{}}
 	target := iface
 	if jobType != "" {
 		merged, warns, err := iface.WithJobType(jobType)
 		if err != nil {
-			r.Errors = append(r.Errors, steps.Finding{Level: steps.LevelError, Path: "variants." + jobType, Rule: "variant_merge", Message: err.Error()})
+			r.Errors = append(r.Errors, finding.Finding{Level: finding.Error, Path: "variants." + jobType, Rule: "variant_merge", Message: err.Error()})
 		} else {
 			target = merged
 			for _, w := range warns {
-				r.Warnings = append(r.Warnings, steps.Finding{Level: steps.LevelWarning, Path: "variants", Rule: "job_type", Message: w})
+				r.Warnings = append(r.Warnings, finding.Finding{Level: finding.Warning, Path: "variants", Rule: "job_type", Message: w})
 			}
 		}
 	}
 	for _, f := range steps.Validate(target) {
-		if f.Level == steps.LevelError {
+		if f.Level == finding.Error {
 			r.Errors = append(r.Errors, f)
 		} else {
 			r.Warnings = append(r.Warnings, f)
@@ -216,12 +217,12 @@ func (s *Suite) CheckInterface(iface *steps.Interface, jobType string) Interface
 
 // sourceCaseTypos warns of compatible sources that match a catalog step
 // only when case is ignored.
-func (s *Suite) sourceCaseTypos(file string, iface *steps.Interface) []steps.Finding {
+func (s *Suite) sourceCaseTypos(file string, iface *steps.Interface) []finding.Finding {
 	lower := map[string]string{}
 	for _, n := range s.Steps.Names() {
 		lower[strings.ToLower(n)] = n
 	}
-	var out []steps.Finding
+	var out []finding.Finding
 	for _, depName := range iface.Spec.Dependencies.Keys() {
 		dep, _ := iface.Spec.Dependencies.Get(depName)
 		for _, src := range dep.CompatibleSources {
@@ -229,7 +230,7 @@ func (s *Suite) sourceCaseTypos(file string, iface *steps.Interface) []steps.Fin
 				continue
 			}
 			if exact, ok := lower[strings.ToLower(src)]; ok {
-				out = append(out, steps.Finding{Level: steps.LevelWarning, File: file,
+				out = append(out, finding.Finding{Level: finding.Warning, File: file,
 					Path: "spec.dependencies." + depName + ".compatible_sources", Rule: "compatible_source_case",
 					Message: fmt.Sprintf("%q looks like a case typo of %q; compatible sources are matched exactly", src, exact)})
 			}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cursus-dev/cursus/engine/finding"
 	"github.com/cursus-dev/cursus/engine/steps"
 )
 
@@ -37,7 +38,7 @@ func TestInterfaceChecksRejectInventedPropertyPaths(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var found *steps.Finding
+	var found *finding.Finding
 	for i, f := range rep.Results[0].Errors {
 		if f.Rule == "property_path_unknown" {
 			found = &rep.Results[0].Errors[i]
