@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -179,9 +180,12 @@ func TestConfigFieldInfo(t *testing.T) {
 		t.Errorf("categorized = %+v", data)
 	}
 	res := call(t, reg, "config.field_info", `{"config_class":"XGBoostTrainingConfg"}`)
-	mustFail(t, res, registry.CodeNotFound)
-	if d := cfgDetails(t, res); d["available"] == nil {
-		t.Errorf("details = %v", d)
+	d := failure[struct {
+		Available   []string `json:"available"`
+		Suggestions []string `json:"suggestions"`
+	}](t, res, registry.CodeNotFound)
+	if len(d.Available) == 0 || !slices.Contains(d.Suggestions, "XGBoostTraining") {
+		t.Errorf("details = %+v", d)
 	}
 	mustFail(t, call(t, reg, "config.field_info", `{"config_class":""}`), registry.CodeInvalidInput)
 	mustFail(t, call(t, reg, "config.field_info", `{"config_class":3}`), registry.CodeInvalidInput)
