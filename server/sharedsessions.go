@@ -312,11 +312,9 @@ func (s *sharedSessions) attach(parent context.Context, id, owner string) (conte
 	}
 	l.n++
 	s.mu.Unlock()
-	ctx, cancel := context.WithCancel(parent)
-	stop := context.AfterFunc(l.ctx, cancel)
+	ctx, end := until(parent, l.ctx)
 	return ctx, func() {
-		stop()
-		cancel()
+		end()
 		s.mu.Lock()
 		if l.n--; l.n == 0 && s.streams[id] == l {
 			delete(s.streams, id)
