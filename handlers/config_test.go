@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -179,9 +180,12 @@ func TestConfigFieldInfo(t *testing.T) {
 		t.Errorf("categorized = %+v", data)
 	}
 	res := call(t, reg, "config.field_info", `{"config_class":"XGBoostTrainingConfg"}`)
-	mustFail(t, res, registry.CodeNotFound)
-	if d := cfgDetails(t, res); d["available"] == nil {
-		t.Errorf("details = %v", d)
+	d := failure[struct {
+		Available   []string `json:"available"`
+		Suggestions []string `json:"suggestions"`
+	}](t, res, registry.CodeNotFound)
+	if len(d.Available) == 0 || !slices.Contains(d.Suggestions, "XGBoostTraining") {
+		t.Errorf("details = %+v", d)
 	}
 	mustFail(t, call(t, reg, "config.field_info", `{"config_class":""}`), registry.CodeInvalidInput)
 	mustFail(t, call(t, reg, "config.field_info", `{"config_class":3}`), registry.CodeInvalidInput)
@@ -255,11 +259,10 @@ func TestConfigMergeSaveProblems(t *testing.T) {
 	args := map[string]any{"dag": json.RawMessage(twoNodeDAG), "base": base,
 		"per_node": map[string]any{"XGBoostTraining": map[string]any{"training_instance_count": 0}}, "output_file": "out.json"}
 	res := call(t, reg, "config.merge_save", cfgJSONArg(t, args))
-	mustFail(t, res, registry.CodeConfigInvalid)
-	probs := cfgDetails(t, res)["problems"].([]any)
+	probs := failure[configProblemsDetails](t, res, registry.CodeConfigInvalid).Problems
 	kinds := map[string]bool{}
 	for _, p := range probs {
-		kinds[p.(map[string]any)["kind"].(string)] = true
+		kinds[p.Kind] = true
 	}
 	for _, k := range []string{"missing", "pattern", "enum", "type", "range", "unknown"} {
 		if !kinds[k] {
@@ -325,9 +328,8 @@ func TestConfigHostileInput(t *testing.T) {
 	mustFail(t, call(t, reg, "config.load", `{"config_file":"junk.json"}`), registry.CodeInvalidInput)
 	cfgWriteFile(t, deps.Root.Dir(), "bad.json", `{"configuration":{"shared":{},"specific":{"XGBoostModel":{"__model_type__":"XGBoostModelStepConfig","region":"Mars"}}},"metadata":{"config_types":{"XGBoostModel":"XGBoostModelStepConfig"}}}`)
 	res = call(t, reg, "config.load", `{"config_file":"bad.json"}`)
-	mustFail(t, res, registry.CodeConfigInvalid)
-	if n := len(cfgDetails(t, res)["problems"].([]any)); n != 6 { // region + five missing essentials
-		t.Errorf("problems = %v", cfgDetails(t, res)["problems"])
+	if probs := failure[configProblemsDetails](t, res, registry.CodeConfigInvalid).Problems; len(probs) != 6 { // region + five missing essentials
+		t.Errorf("problems = %+v", probs)
 	}
 }
 
@@ -338,15 +340,14 @@ func TestConfigMergeSaveWritesOnlyThroughTheGate(t *testing.T) {
 	reg, deps := configEnv(t)
 	const values = `"dag": {"nodes": ["XGBoostModel"], "edges": []}, "base": {"author": "jdoe", "bucket": "my-bucket", ` +
 		`"role": "arn:aws:iam::123456789012:role/SageMakerRole", "region": "NA", "service_name": "fraud", "pipeline_version": "1.0.0"}`
-	data := cfgOK(t, callRemote(t, reg, "config.merge_save", `{`+values+`}`))
-	if data["written"] != nil || data["document"] == nil {
-		t.Fatalf("written = %v, document = %v", data["written"], data["document"])
+	data := answer[configMergeSaveOut](t, callRemote(t, reg, "config.merge_save", `{`+values+`}`))
+	if data.Written != nil || len(data.Document.RawMessage) == 0 {
+		t.Fatalf("written = %v, document = %s", data.Written, data.Document.RawMessage)
 	}
 	res := callRemote(t, reg, "config.merge_save", `{`+values+`, "output_file": "config.json"}`)
-	mustFail(t, res, registry.CodeToolDisabled)
-	details := cfgDetails(t, res)
-	if alt, _ := details["alternative"].(map[string]any); alt["tool"] != "config.merge_save" || details["gate"] != "writes" {
-		t.Errorf("details = %v", details)
+	details := failure[gateDetails](t, res, registry.CodeToolDisabled)
+	if details.Alternative == nil || details.Alternative.Tool != "config.merge_save" || details.Gate != "writes" {
+		t.Errorf("details = %+v", details)
 	}
 	if _, err := os.Stat(filepath.Join(deps.Root.Dir(), "config.json")); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("config.json: %v, want not written", err)
@@ -364,9 +365,9 @@ func TestConfigSharedDAGsThroughTools(t *testing.T) {
 	for i, e := range cat.List() {
 		d := e.DAG()
 		dagJSON := cfgJSONArg(t, map[string]any{"nodes": d.Nodes, "edges": d.Edges})
-		req := cfgOK(t, call(t, reg, "config.requirements", `{"dag":`+dagJSON+`}`))
-		if len(req["unresolved"].([]any)) > 0 {
-			t.Errorf("%s: unresolved %v", e.ID, req["unresolved"])
+		req := answer[configRequirementsOut](t, call(t, reg, "config.requirements", `{"dag":`+dagJSON+`}`))
+		if len(req.Unresolved) > 0 {
+			t.Errorf("%s: unresolved %+v", e.ID, req.Unresolved)
 			continue
 		}
 		base, perNode := cfgSampleArgs(t, deps, d.Nodes)
@@ -375,9 +376,9 @@ func TestConfigSharedDAGsThroughTools(t *testing.T) {
 			"output_file": out, "created_at": "2025-01-01T00:00:00Z"})
 		mustOK(t, call(t, reg, "config.merge_save", args))
 		first, _ := os.ReadFile(filepath.Join(deps.Root.Dir(), out))
-		loaded := cfgOK(t, call(t, reg, "config.load", `{"config_file":"`+out+`"}`))
-		if int(loaded["step_count"].(float64)) != len(d.Nodes) {
-			t.Errorf("%s: %v steps for %d nodes", e.ID, loaded["step_count"], len(d.Nodes))
+		loaded := answer[configLoadOut](t, call(t, reg, "config.load", `{"config_file":"`+out+`"}`))
+		if loaded.StepCount != len(d.Nodes) {
+			t.Errorf("%s: %d steps for %d nodes", e.ID, loaded.StepCount, len(d.Nodes))
 		}
 		var overwrite map[string]any
 		_ = json.Unmarshal([]byte(args), &overwrite)
@@ -390,13 +391,24 @@ func TestConfigSharedDAGsThroughTools(t *testing.T) {
 	}
 }
 
-// okJSON is mustOK with the data as a client sees it (decoded JSON).
-func cfgOK(t *testing.T, res *registry.Result) map[string]any {
-	t.Helper()
-	mustOK(t, res)
-	var env map[string]any
-	if err := json.Unmarshal(res.Encode(), &env); err != nil {
-		t.Fatal(err)
-	}
-	return env["data"].(map[string]any)
+// configProblemsDetails is config_invalid's details from config.merge_save
+// and config.load: each problem with its field, kind and message.
+type configProblemsDetails struct {
+	Path         string `json:"path"`
+	ProblemCount int    `json:"problem_count"`
+	Problems     []struct {
+		Node    string `json:"node"`
+		Field   string `json:"field"`
+		Kind    string `json:"kind"`
+		Message string `json:"message"`
+	} `json:"problems"`
+}
+
+// gateDetails is the details of a call a gate refuses.
+type gateDetails struct {
+	Gate           string                `json:"gate"`
+	RequiredScope  string                `json:"required_scope"`
+	WriteArguments []string              `json:"write_arguments"`
+	Setting        string                `json:"setting"`
+	Alternative    *registry.Alternative `json:"alternative"`
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cursus-dev/cursus/engine/compiler"
+	"github.com/cursus-dev/cursus/engine/verify"
 	"github.com/cursus-dev/cursus/registry"
 )
 
@@ -72,25 +74,23 @@ func TestCompileValidateReportsConfigProblemsAsFindings(t *testing.T) {
 	args, _ := json.Marshal(map[string]any{"config": cfg, "dag": dagDoc})
 
 	res := call(t, reg, "compile.validate", string(args))
-	data := mustOK(t, res)
-	if data["is_valid"] != false {
-		t.Fatalf("is_valid: %v", data["is_valid"])
+	data := answer[compiler.ValidationResult](t, res)
+	if data.IsValid {
+		t.Fatalf("is_valid: %v", data.IsValid)
 	}
-	errs, _ := data["config_errors"].(map[string]any)
 	for node, want := range map[string]string{
 		"XGBoostTraining":           "training_instance_count",
 		"Payload":                   "expected_tps",
 		"CradleDataLoading_testing": "DummyDataLoading",
 	} {
-		list, _ := errs[node].([]any)
-		if len(list) == 0 || !strings.Contains(list[0].(string), want) {
-			t.Errorf("config_errors[%s] = %v, want a finding naming %s", node, errs[node], want)
+		if list := data.ConfigErrors[node]; len(list) == 0 || !strings.Contains(list[0], want) {
+			t.Errorf("config_errors[%s] = %v, want a finding naming %s", node, list, want)
 		}
 	}
-	if got := data["unresolvable_builders"].([]any); len(got) != 1 || !strings.HasPrefix(got[0].(string), "CradleDataLoading_testing") {
+	if got := data.UnresolvableBuilders; len(got) != 1 || !strings.HasPrefix(got[0], "CradleDataLoading_testing") {
 		t.Errorf("unresolvable_builders: %v", got)
 	}
-	if got := data["missing_configs"].([]any); len(got) != 0 {
+	if got := data.MissingConfigs; len(got) != 0 {
 		t.Errorf("a config with invalid values is not missing: %v", got)
 	}
 	// The same document still fails a compile, which must not use it.
@@ -131,27 +131,25 @@ func TestListBuildersAgreesWithCompile(t *testing.T) {
 	reg, _ := exampleRegistry(t, "")
 	withEdx := stepTypesArgs(t, []string{edxUploading}, nil)
 	res := call(t, reg, "catalog.list_builders", withEdx)
-	data := mustOK(t, res)
+	data := answer[listBuildersOut](t, res)
 	implemented, sawEdx := 0, false
-	for _, row := range data["builders"].([]any) {
-		b := row.(map[string]any)
-		name := b["step_name"].(string)
+	for _, b := range data.Builders {
+		name := b.StepName
 		if name == "EdxUploading" {
 			sawEdx = true
-			if b["implemented"] != false {
-				t.Errorf("EdxUploading is listed as implemented: %v", b)
+			if b.Implemented {
+				t.Errorf("EdxUploading is listed as implemented: %+v", b)
 			}
 			continue
 		}
-		if b["implemented"] != true {
+		if !b.Implemented {
 			continue
 		}
 		implemented++
-		rep := mustOK(t, call(t, reg, "validate.builder", `{"step_name": "`+name+`", "enable_scoring": false}`))
-		comps := rep["components"].(map[string]any)
+		rep := answer[verify.BuilderReport](t, call(t, reg, "validate.builder", `{"step_name": "`+name+`", "enable_scoring": false}`))
 		for _, c := range []string{"integration_testing", "step_creation"} {
-			if st := comps[c].(map[string]any)["status"]; st != "COMPLETED" {
-				t.Errorf("%s is listed as implemented but its %s is %v: %v", name, c, st, comps[c])
+			if comp := rep.Components[c]; comp == nil || comp.Status != "COMPLETED" {
+				t.Errorf("%s is listed as implemented but its %s is %+v", name, c, comp)
 			}
 		}
 	}
@@ -162,12 +160,12 @@ func TestListBuildersAgreesWithCompile(t *testing.T) {
 		t.Errorf("no warning names EdxUploading: %v", res.Warnings)
 	}
 	// And compile does refuse it.
-	v := mustOK(t, call(t, reg, "compile.validate", stepTypesArgs(t, []string{edxUploading}, map[string]any{
+	v := answer[compiler.ValidationResult](t, call(t, reg, "compile.validate", stepTypesArgs(t, []string{edxUploading}, map[string]any{
 		"config_file": "examples/xgboost-tabular/config.json",
 		"dag":         map[string]any{"nodes": []string{"XGBoostTraining", "EdxUploading"}, "edges": [][2]string{{"XGBoostTraining", "EdxUploading"}}},
 	})))
-	if got, _ := v["unresolvable_builders"].([]any); len(got) != 1 || !strings.HasPrefix(got[0].(string), "EdxUploading") {
-		t.Errorf("compile.validate unresolvable_builders: %v", v["unresolvable_builders"])
+	if got := v.UnresolvableBuilders; len(got) != 1 || !strings.HasPrefix(got[0], "EdxUploading") {
+		t.Errorf("compile.validate unresolvable_builders: %v", got)
 	}
 }
 

@@ -51,9 +51,7 @@ func TestDAGValidateIntegrity(t *testing.T) {
 		t.Errorf("cycle not named: %s", res.Error)
 	}
 	res = call(t, reg, "dag.validate_integrity", `{"nodes": ["TabularPreprocessing", "XGBoostTraining"], "edges": [["TabularPreprocessing", "XGBoostTrainng"]]}`)
-	mustFail(t, res, registry.CodeValidationFailed)
-	details, _ := res.Meta["details"].(map[string]any)
-	if details == nil {
+	if details := failure[map[string]any](t, res, registry.CodeValidationFailed); len(details) == 0 {
 		t.Fatalf("no details: %v", res.Meta)
 	}
 	enc := string(res.Encode())

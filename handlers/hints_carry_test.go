@@ -65,11 +65,14 @@ func TestHintsCarryTheInlineContentForward(t *testing.T) {
 // topic's rules.
 func TestAuthorRulesWithoutTopicAnswersEveryTopic(t *testing.T) {
 	reg, _ := newTestRegistry(t)
-	data := mustOK(t, callRemote(t, reg, "author.rules", `{}`))
-	rules, _ := data["rules"].(map[string]any)
+	// Each topic's rules are an object: a topic that is not fails the decode.
+	data := answer[struct {
+		Topic string                    `json:"topic"`
+		Rules map[string]map[string]any `json:"rules"`
+	}](t, callRemote(t, reg, "author.rules", `{}`))
 	for _, topic := range []string{"naming", "packaging", "closure"} {
-		if _, ok := rules[topic].(map[string]any); !ok {
-			t.Errorf("author.rules {} has no %s rules: %v", topic, data)
+		if _, ok := data.Rules[topic]; !ok {
+			t.Errorf("author.rules {} has no %s rules: %+v", topic, data)
 		}
 	}
 }
@@ -103,17 +106,18 @@ func TestAutoSelectHintsTheDAGAndWhatAddsALackingFeature(t *testing.T) {
 	sel := callRemote(t, reg, "pipeline_catalog.auto_select", `{"framework": "lightgbm", "features": ["imputation", "calibration", "registration"]}`)
 	mustOK(t, sel)
 	_, hint := hintOf(t, sel, "config.requirements")
-	loaded := jsonData(t, call(t, reg, "pipeline_catalog.load_dag", `{"dag_id": "lightgbm_complete_e2e"}`))
-	b, _ := json.Marshal(hint["dag"])
-	var dag map[string]any
-	_ = json.Unmarshal(b, &dag)
-	for _, k := range []string{"nodes", "edges", "metadata"} {
-		if got, want := mustMarshal(t, dag[k]), mustMarshal(t, loaded[k]); got != want {
-			t.Errorf("auto_select's config.requirements hint has %s %s, load_dag answers %s", k, got, want)
-		}
+	loaded := answer[pcLoadedDAG](t, call(t, reg, "pipeline_catalog.load_dag", `{"dag_id": "lightgbm_complete_e2e"}`))
+	type carriedDAG struct {
+		Nodes    []string      `json:"nodes"`
+		Edges    [][2]string   `json:"edges"`
+		Metadata pcDAGMetadata `json:"metadata"`
 	}
-	lacks, _ := jsonData(t, sel)["lacks"].(map[string]any)
-	if types, _ := lacks["imputation"].([]any); len(types) == 0 || types[0] != "MissingValueImputation" || len(lacks) != 1 {
+	dag := hintAs[carriedDAG](t, hint["dag"])
+	if got, want := mustMarshal(t, dag), mustMarshal(t, carriedDAG{loaded.Nodes, loaded.Edges, loaded.Metadata}); got != want {
+		t.Errorf("auto_select's config.requirements hint has dag %s, load_dag answers %s", got, want)
+	}
+	lacks := answer[pcAutoSelected](t, sel).Lacks
+	if types := lacks["imputation"]; len(types) == 0 || types[0] != "MissingValueImputation" || len(lacks) != 1 {
 		t.Errorf("lacks = %v, want imputation → MissingValueImputation first and nothing else", lacks)
 	}
 }
@@ -136,18 +140,20 @@ func TestNewStepTypeHintsCarryFilesAndSourceDir(t *testing.T) {
 		t.Fatalf("config.merge_save with step_types: %s", merged.Encode())
 	}
 
-	list := jsonData(t, call(t, reg, "author.checklist", `{"sagemaker_step_type": "Processing"}`))
+	list := answer[authorChecklistOut](t, call(t, reg, "author.checklist", `{"sagemaker_step_type": "Processing"}`))
 	var scriptsDir, sourceDir string
-	for _, s := range list["steps"].([]any) {
-		step := s.(map[string]any)
-		hint, _ := step["args_hint"].(map[string]any)
-		if files, ok := hint["files"].(map[string]any); ok {
-			for p := range files {
-				scriptsDir = p[:strings.LastIndex(p, "/")]
-			}
+	for _, step := range list.Steps {
+		hint := hintAs[struct {
+			Files map[string]string `json:"files"`
+			Base  struct {
+				SourceDir string `json:"source_dir"`
+			} `json:"base"`
+		}](t, step.ArgsHint)
+		for p := range hint.Files {
+			scriptsDir = p[:strings.LastIndex(p, "/")]
 		}
-		if base, ok := hint["base"].(map[string]any); ok && step["tool"] == "config.merge_save" {
-			sourceDir, _ = base["source_dir"].(string)
+		if step.Tool == "config.merge_save" && hint.Base.SourceDir != "" {
+			sourceDir = hint.Base.SourceDir
 		}
 	}
 	if scriptsDir == "" || sourceDir != scriptsDir {
@@ -159,11 +165,18 @@ func TestNewStepTypeHintsCarryFilesAndSourceDir(t *testing.T) {
 // requires, so starting one is one call.
 func TestToolsHelpStartsWorkflowsWithTheirRequiredArguments(t *testing.T) {
 	reg, _ := newTestRegistry(t)
-	for _, w := range jsonData(t, call(t, reg, "tools.help", `{}`))["workflows"].([]any) {
-		wf := w.(map[string]any)
-		if wf["name"] == "cursus-new-project" && !strings.Contains(wf["run"].(string), `"args": {"name": "…", "framework": "…"}`) {
-			t.Errorf("tools.help starts cursus-new-project with %q", wf["run"])
+	found := false
+	for _, wf := range answer[helpData](t, call(t, reg, "tools.help", `{}`)).Workflows {
+		if wf.Name != "cursus-new-project" {
+			continue
 		}
+		found = true
+		if !strings.Contains(wf.Run, `"args": {"name": "…", "framework": "…"}`) {
+			t.Errorf("tools.help starts cursus-new-project with %q", wf.Run)
+		}
+	}
+	if !found {
+		t.Error("tools.help lists no cursus-new-project workflow")
 	}
 }
 
@@ -174,4 +187,19 @@ func mustMarshal(t *testing.T, v any) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// hintAs reads the parts of a next step's args_hint (JSON data) that T
+// names; a part of the wrong type fails the test.
+func hintAs[T any](t *testing.T, v any) T {
+	t.Helper()
+	var out T
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatalf("args_hint does not read as %T: %v\n%s", out, err, b)
+	}
+	return out
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cursus-dev/cursus/engine/config"
 	"github.com/cursus-dev/cursus/registry"
 )
 
@@ -18,37 +19,50 @@ func TestConfigFieldInfoShowsHyperparameters(t *testing.T) {
 		"PyTorchTraining":       {"pytorch", "lr", "batch_size", "max_epochs", "model_class"},
 	} {
 		for _, categorized := range []string{"false", "true"} {
-			data := cfgOK(t, call(t, reg, "config.field_info", `{"config_class":"`+step+`","categorized":`+categorized+`}`))
-			hp, ok := data["hyperparameters"].(map[string]any)
-			if !ok || hp["framework"] != want[0] {
-				t.Fatalf("%s: hyperparameters = %v", step, data["hyperparameters"])
+			data := answer[configFieldInfoOut](t, call(t, reg, "config.field_info", `{"config_class":"`+step+`","categorized":`+categorized+`}`))
+			hp := data.Hyperparameters
+			if hp == nil || hp.Framework != want[0] {
+				t.Fatalf("%s: hyperparameters = %+v", step, hp)
 			}
-			byName := map[string]map[string]any{}
-			for _, f := range hp["fields"].([]any) {
-				m := f.(map[string]any)
-				byName[m["name"].(string)] = m
+			byName := map[string]*config.Hyperparameter{}
+			for _, f := range hp.Fields {
+				byName[f.Name] = f
 			}
 			for _, k := range want[1:] {
-				if f := byName[k]; f == nil || f["type"] == nil || f["description"] == "" {
-					t.Errorf("%s: field %s = %v", step, k, f)
+				if f := byName[k]; f == nil || f.Type == "" || f.Description == "" {
+					t.Errorf("%s: field %s = %+v", step, k, f)
 				}
 			}
 		}
-		data := cfgOK(t, call(t, reg, "config.field_info", `{"config_class":"`+step+`"}`))
-		for _, f := range data["requirements"].([]any) {
-			if m := f.(map[string]any); m["name"] == "hyperparameters" && !strings.Contains(m["description"].(string), "config.field_info") {
-				t.Errorf("%s: hyperparameters description does not point at the schema: %v", step, m["description"])
+		data := answer[configFieldInfoOut](t, call(t, reg, "config.field_info", `{"config_class":"`+step+`"}`))
+		if data.Requirements == nil {
+			t.Fatalf("%s: no requirements", step)
+		}
+		for _, f := range *data.Requirements {
+			if f.Name == "hyperparameters" && !strings.Contains(f.Description, "config.field_info") {
+				t.Errorf("%s: hyperparameters description does not point at the schema: %v", step, f.Description)
 			}
 		}
 	}
-	eta := cfgOK(t, call(t, reg, "config.field_info", `{"config_class":"XGBoostTraining"}`))["hyperparameters"].(map[string]any)["fields"].([]any)
-	for _, f := range eta {
-		if m := f.(map[string]any); m["name"] == "eta" && (m["minimum"] != 0.0 || m["maximum"] != 1.0 || m["default"] != 0.3) {
-			t.Errorf("eta = %v", m)
+	xgb := answer[configFieldInfoOut](t, call(t, reg, "config.field_info", `{"config_class":"XGBoostTraining"}`)).Hyperparameters
+	if xgb == nil {
+		t.Fatal("XGBoostTraining shows no hyperparameters")
+	}
+	sawEta := false
+	for _, f := range xgb.Fields {
+		if f.Name != "eta" {
+			continue
+		}
+		sawEta = true
+		if f.Minimum == nil || *f.Minimum != 0 || f.Maximum == nil || *f.Maximum != 1 || f.Default != 0.3 {
+			t.Errorf("eta = %+v", f)
 		}
 	}
-	if data := cfgOK(t, call(t, reg, "config.field_info", `{"config_class":"TabularPreprocessing"}`)); data["hyperparameters"] != nil {
-		t.Errorf("a processing step shows hyperparameters: %v", data["hyperparameters"])
+	if !sawEta {
+		t.Error("no eta among XGBoostTraining's hyperparameters")
+	}
+	if data := answer[configFieldInfoOut](t, call(t, reg, "config.field_info", `{"config_class":"TabularPreprocessing"}`)); data.Hyperparameters != nil {
+		t.Errorf("a processing step shows hyperparameters: %+v", data.Hyperparameters)
 	}
 }
 

@@ -102,9 +102,9 @@ func TestExampleCompilesAlikeInlineAndFromFiles(t *testing.T) {
 // example workspace: its artifact key changes, the others stay.
 func TestInlineFileHidesTheWorkspaceFile(t *testing.T) {
 	reg, _ := exampleRegistry(t, "")
-	plain := mustOK(t, call(t, reg, "compile.with_report", `{`+exampleArgs+`}`))["manifest"].(map[string]any)
-	changed := mustOK(t, call(t, reg, "compile.with_report",
-		`{`+exampleArgs+`, "files": {"examples/xgboost-tabular/scripts/payload.py": "print('inline payload')\n"}}`))["manifest"].(map[string]any)
+	plain := answer[compileReport](t, call(t, reg, "compile.with_report", `{`+exampleArgs+`}`)).Manifest
+	changed := answer[compileReport](t, call(t, reg, "compile.with_report",
+		`{`+exampleArgs+`, "files": {"examples/xgboost-tabular/scripts/payload.py": "print('inline payload')\n"}}`)).Manifest
 	if len(plain) != len(changed) {
 		t.Fatalf("manifests have different entries: %v vs %v", plain, changed)
 	}

@@ -80,6 +80,20 @@ func (d *Deps) pcEntry(ctx context.Context, id string) (*pipelines.Entry, error)
 	return e, nil
 }
 
+// pcReply answers a pipeline_catalog tool about one shared DAG: it finds
+// the DAG (not_found naming the ids there are), names it in meta and lets
+// answer fill in the rest of the reply.
+func pcReply[Out any](ctx context.Context, d *Deps, id string, answer func(*pipelines.Entry, *registry.Reply[Out])) (registry.Reply[Out], error) {
+	var reply registry.Reply[Out]
+	e, err := d.pcEntry(ctx, id)
+	if err != nil {
+		return reply, err
+	}
+	reply.WithMeta("dag_id", e.ID)
+	answer(e, &reply)
+	return reply, nil
+}
+
 // pcNodesEdges is a shared DAG's nodes and edges as lists: a DAG without
 // edges answers [], not null.
 func pcNodesEdges(e *pipelines.Entry) ([]string, [][2]string) {
@@ -358,14 +372,9 @@ func pcGetDAGTool(d *Deps) registry.ToolDef {
 }
 
 func (d *Deps) pcGetDAG(ctx context.Context, in pcDAGIDIn) (registry.Reply[pcDAG], error) {
-	var reply registry.Reply[pcDAG]
-	e, err := d.pcEntry(ctx, in.DAGID)
-	if err != nil {
-		return reply, err
-	}
-	reply.WithMeta("dag_id", e.ID)
-	reply.Out = newPCDAG(e)
-	return reply, nil
+	return pcReply(ctx, d, in.DAGID, func(e *pipelines.Entry, reply *registry.Reply[pcDAG]) {
+		reply.Out = newPCDAG(e)
+	})
 }
 
 // newPCDAG is a shared DAG as pipeline_catalog.get_dag and the
@@ -406,18 +415,13 @@ func pcLoadDAGTool(d *Deps) registry.ToolDef {
 }
 
 func (d *Deps) pcLoadDAG(ctx context.Context, in pcDAGIDIn) (registry.Reply[pcLoadedDAG], error) {
-	var reply registry.Reply[pcLoadedDAG]
-	e, err := d.pcEntry(ctx, in.DAGID)
-	if err != nil {
-		return reply, err
-	}
-	nodes, edges := pcNodesEdges(e)
-	reply.WithMeta("dag_id", e.ID)
-	reply.Next(registry.NextStep{Tool: "dag.resolve_plan", When: "next", Why: "see how the steps are wired", ArgsHint: map[string]any{"nodes": nodes, "edges": edges}},
-		registry.NextStep{Tool: "config.requirements", When: "then", Why: "the configuration it needs", ArgsHint: map[string]any{"dag": map[string]any{"nodes": nodes, "edges": edges}}})
-	reply.Out = pcLoadedDAG{DAGID: e.ID, Nodes: nodes, Edges: edges, NodeCount: e.NodeCount, EdgeCount: e.EdgeCount,
-		Metadata: pcDAGMetadata{Name: e.ID}}
-	return reply, nil
+	return pcReply(ctx, d, in.DAGID, func(e *pipelines.Entry, reply *registry.Reply[pcLoadedDAG]) {
+		nodes, edges := pcNodesEdges(e)
+		reply.Next(registry.NextStep{Tool: "dag.resolve_plan", When: "next", Why: "see how the steps are wired", ArgsHint: map[string]any{"nodes": nodes, "edges": edges}},
+			registry.NextStep{Tool: "config.requirements", When: "then", Why: "the configuration it needs", ArgsHint: map[string]any{"dag": map[string]any{"nodes": nodes, "edges": edges}}})
+		reply.Out = pcLoadedDAG{DAGID: e.ID, Nodes: nodes, Edges: edges, NodeCount: e.NodeCount, EdgeCount: e.EdgeCount,
+			Metadata: pcDAGMetadata{Name: e.ID}}
+	})
 }
 
 type pcGuidance struct {
@@ -441,16 +445,11 @@ func pcConfigGuidanceTool(d *Deps) registry.ToolDef {
 }
 
 func (d *Deps) pcConfigGuidance(ctx context.Context, in pcDAGIDIn) (registry.Reply[pcGuidance], error) {
-	var reply registry.Reply[pcGuidance]
-	e, err := d.pcEntry(ctx, in.DAGID)
-	if err != nil {
-		return reply, err
-	}
-	ac := e.AgentContext
-	nodes, edges := pcNodesEdges(e)
-	reply.WithMeta("dag_id", e.ID)
-	reply.Next(registry.NextStep{Tool: "config.requirements", When: "next", Why: "exact fields per node", ArgsHint: map[string]any{"dag": map[string]any{"nodes": nodes, "edges": edges}}})
-	reply.Out = pcGuidance{pcStatus: pcSuccess("get_config_guidance"), NextStep: "Fill the fields config.requirements lists for this DAG's nodes.", DAGID: e.ID, Prerequisites: ac.Prerequisites, ConfigGuidance: ac.ConfigGuidance,
-		CommonPitfalls: ac.ConfigGuidance.CommonPitfalls, DecisionTree: ac.DecisionTree}
-	return reply, nil
+	return pcReply(ctx, d, in.DAGID, func(e *pipelines.Entry, reply *registry.Reply[pcGuidance]) {
+		ac := e.AgentContext
+		nodes, edges := pcNodesEdges(e)
+		reply.Next(registry.NextStep{Tool: "config.requirements", When: "next", Why: "exact fields per node", ArgsHint: map[string]any{"dag": map[string]any{"nodes": nodes, "edges": edges}}})
+		reply.Out = pcGuidance{pcStatus: pcSuccess("get_config_guidance"), NextStep: "Fill the fields config.requirements lists for this DAG's nodes.", DAGID: e.ID, Prerequisites: ac.Prerequisites, ConfigGuidance: ac.ConfigGuidance,
+			CommonPitfalls: ac.ConfigGuidance.CommonPitfalls, DecisionTree: ac.DecisionTree}
+	})
 }

@@ -34,10 +34,10 @@ func TestStepTypeWarningsReachTheReply(t *testing.T) {
 	}
 
 	const n = 6
-	started := mustOK(t, call(t, reg, "workflow.start", `{"workflow": "cursus-author-step", "args": {"intent": "explain predictions", "name": "ShapExplain"}, "items": [{}, {}, {}, {}, {}, {}]}`))
+	started := answer[workflowOut](t, call(t, reg, "workflow.start", `{"workflow": "cursus-author-step", "args": {"intent": "explain predictions", "name": "ShapExplain"}, "items": [{}, {}, {}, {}, {}, {}]}`))
 	var items []map[string]any
-	for _, run := range started["items"].([]any) {
-		items = append(items, map[string]any{"run": run.(map[string]any)["run"], "content": content})
+	for _, run := range started.Items {
+		items = append(items, map[string]any{"run": run.Run, "content": content})
 	}
 	res = call(t, reg, "workflow.submit", jsonArgs(t, map[string]any{"stage": "Validate", "items": items}))
 	if mustOK(t, res); unknownKeys(res.Warnings) != n {

@@ -2,26 +2,11 @@ package handlers
 
 import (
 	"context"
-	"encoding/json"
 	"strings"
 	"testing"
 
 	"github.com/cursus-dev/cursus/registry"
 )
-
-func dataOf(t *testing.T, res *registry.Result) map[string]any {
-	t.Helper()
-	if !res.OK {
-		t.Fatalf("call failed: %s (%s)", res.Error, res.Code)
-	}
-	// Round-trip so typed payloads read as plain JSON.
-	var out map[string]any
-	b, _ := json.Marshal(res.Data)
-	if err := json.Unmarshal(b, &out); err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
 
 func TestToolsHelpListsEveryTool(t *testing.T) {
 	reg, _ := newTestRegistry(t)
@@ -99,18 +84,18 @@ func TestToolsHelpListsDisabledToolsForRemoteCallers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	data := dataOf(t, callRemote(t, reg, "tools.help", `{}`))
-	disabled := data["disabled"].([]any)
-	if len(disabled) != 1 || !strings.Contains(disabled[0].(map[string]any)["enable_with"].(string), "CURSUS_MCP_ENABLE_DESTRUCTIVE") ||
-		disabled[0].(map[string]any)["count"] != 1.0 || disabled[0].(map[string]any)["gate"] != "writes" {
-		t.Fatalf("disabled = %v", disabled)
+	data := answer[helpData](t, callRemote(t, reg, "tools.help", `{}`))
+	disabled := data.Disabled
+	if len(disabled) != 1 || !strings.Contains(disabled[0].EnableWith, "CURSUS_MCP_ENABLE_DESTRUCTIVE") ||
+		disabled[0].Count != 1 || disabled[0].Gate != "writes" {
+		t.Fatalf("disabled = %+v", disabled)
 	}
 	// The closed tool is counted, never named.
 	if body := string(callRemote(t, reg, "tools.help", `{}`).Encode()); strings.Contains(body, "zz_gated") {
 		t.Fatalf("tools.help names a closed tool: %s", body)
 	}
-	if int(data["shown"].(float64)) != int(data["total_tools"].(float64))-1 {
-		t.Fatalf("shown %v of %v", data["shown"], data["total_tools"])
+	if data.Shown != data.TotalTools-1 {
+		t.Fatalf("shown %d of %d", data.Shown, data.TotalTools)
 	}
 }
 

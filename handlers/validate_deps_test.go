@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cursus-dev/cursus/engine/deps"
 	"github.com/cursus-dev/cursus/registry"
 )
 
@@ -36,13 +37,11 @@ func TestValidateDepsResolve(t *testing.T) {
 	mustFail(t, call(t, reg, "validate.deps_resolve", `{"step_names": ["A"], "nodes": ["A"]}`), registry.CodeInvalidInput)
 	mustFail(t, call(t, reg, "validate.deps_resolve", `{"step_names": [1]}`), registry.CodeInvalidInput)
 
-	data := mustOK(t, call(t, reg, "validate.deps_resolve", `{"step_names": ["TabularPreprocessing_training", "XGBoostTraining", "XGBoostModelEval_calibration", "Nope"]}`))
-	if data["mode"] != "step_set" || fmt.Sprint(data["missing_specs"]) != "[Nope]" {
-		t.Errorf("data = %v", data)
+	data := answer[deps.Report](t, call(t, reg, "validate.deps_resolve", `{"step_names": ["TabularPreprocessing_training", "XGBoostTraining", "XGBoostModelEval_calibration", "Nope"]}`))
+	if data.Mode != "step_set" || fmt.Sprint(data.MissingSpecs) != "[Nope]" {
+		t.Errorf("data = %+v", data)
 	}
-	details := data["report"].(map[string]any)["step_details"].(map[string]any)
-	eval := details["XGBoostModelEval_calibration"].(map[string]any)["resolved_dependencies"].(map[string]any)
-	if eval["model_input"] != "XGBoostTraining.model_output" {
+	if eval := data.Report.StepDetails["XGBoostModelEval_calibration"].ResolvedDependencies; eval["model_input"] != "XGBoostTraining.model_output" {
 		t.Errorf("eval wiring = %v", eval)
 	}
 	res = call(t, reg, "validate.deps_resolve", `{"step_names": ["Nope", "Zilch"]}`)
@@ -50,10 +49,9 @@ func TestValidateDepsResolve(t *testing.T) {
 
 	// DAG mode: wired along the edges.
 	res = call(t, reg, "validate.deps_resolve", `{"dag": {"nodes": ["XGBoostTraining", "Package"], "edges": [["XGBoostTraining", "Package"]]}}`)
-	data = mustOK(t, res)
-	sum := data["report"].(map[string]any)["resolution_summary"].(map[string]any)
-	if data["mode"] != "dag" || sum["steps_with_errors"] != float64(1) { // XGBoostTraining has no input
-		t.Errorf("summary = %v", sum)
+	data = answer[deps.Report](t, res)
+	if sum := data.Report.ResolutionSummary; data.Mode != "dag" || sum.StepsWithErrors != 1 { // XGBoostTraining has no input
+		t.Errorf("mode %s, summary = %+v", data.Mode, sum)
 	}
 	mustFail(t, call(t, reg, "validate.deps_resolve", `{"dag_file": "../x.json"}`), registry.CodeInvalidInput)
 	mustFail(t, call(t, reg, "validate.deps_resolve", `{"dag_file": "missing.json"}`), registry.CodeNotFound)
@@ -61,13 +59,12 @@ func TestValidateDepsResolve(t *testing.T) {
 
 func TestValidateDepsExplain(t *testing.T) {
 	reg := depsRegistry(t)
-	data := mustOK(t, call(t, reg, "validate.deps_explain", `{"name1": "model_input", "name2": "model_output"}`))
-	if v := data["overall_score"].(float64); v < 0.6306 || v > 0.6307 {
+	names := answer[deps.Explanation](t, call(t, reg, "validate.deps_explain", `{"name1": "model_input", "name2": "model_output"}`))
+	if v := names.Overall; v < 0.6306 || v > 0.6307 {
 		t.Errorf("overall = %v", v)
 	}
 	res := call(t, reg, "validate.deps_explain", `{"consumer": "XGBoostTraining", "dependency": "input_path", "producer": "TabularPreprocessing_training", "output": "processed_data"}`)
-	data = mustOK(t, res)
-	if data["viable"] != true || !strings.Contains(string(res.Encode()), `"type_match":"compatible"`) {
+	if pair := answer[depsPairScore](t, res); !pair.Viable || !strings.Contains(string(res.Encode()), `"type_match":"compatible"`) {
 		t.Errorf("pair = %s", res.Encode())
 	}
 	for _, bad := range []string{`{}`, `{"name1": "a"}`, `{"name1": "  ", "name2": "b"}`, `{"name1": "a", "consumer": "X"}`, `{"consumer": "XGBoostTraining"}`} {

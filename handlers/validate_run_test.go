@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cursus-dev/cursus/engine/localrun"
 	"github.com/cursus-dev/cursus/engine/sandbox"
 	"github.com/cursus-dev/cursus/registry"
 )
@@ -31,9 +32,9 @@ func TestRunPipelineIsGatedLikeRunScripts(t *testing.T) {
 
 func TestRunPipelineRefusesBadInput(t *testing.T) {
 	reg, _ := exampleRegistry(t, "")
-	compiled := mustOK(t, call(t, reg, "compile.with_report", `{"dag_file": "examples/xgboost-tabular/dag.json", "config_file": "examples/xgboost-tabular/config.json"}`))
-	def, _ := json.Marshal(compiled["definition"])
-	manifest := compiled["manifest"].(map[string]any)
+	compiled := answer[compileReport](t, call(t, reg, "compile.with_report", `{"dag_file": "examples/xgboost-tabular/dag.json", "config_file": "examples/xgboost-tabular/config.json"}`))
+	def, _ := json.Marshal(compiled.Definition)
+	manifest := compiled.Manifest
 	var dropped string
 	for k := range manifest {
 		// The training artifact: its tarball holds the config's
@@ -94,18 +95,17 @@ func TestRunPipelineRunsTheExampleProject(t *testing.T) {
 		"sample_data": map[string]string{"tabular.csv": string(data)}})
 	var notes []string
 	ctx := registry.WithProgress(context.Background(), func(done, total float64, msg string) { notes = append(notes, msg) })
-	rep := mustOK(t, callAs(t, ctx, reg, "validate.run_pipeline", string(args)))
-	steps := rep["steps"].([]any)
-	if len(steps) != 9 || len(notes) != 18 {
-		t.Fatalf("%d steps, %d progress notes: %q", len(steps), len(notes), notes)
+	rep := answer[localrun.Report](t, callAs(t, ctx, reg, "validate.run_pipeline", string(args)))
+	if len(rep.Steps) != 9 || len(notes) != 18 {
+		t.Fatalf("%d steps, %d progress notes: %q", len(rep.Steps), len(notes), notes)
 	}
-	for _, s := range steps {
-		if st := s.(map[string]any); st["status"] != "succeeded" {
-			t.Errorf("step %v: %v %v", st["name"], st["status"], st["error"])
+	for _, st := range rep.Steps {
+		if st.Status != "succeeded" {
+			t.Errorf("step %v: %v %v", st.Name, st.Status, st.Error)
 		}
 	}
-	if rep["ok"] != true {
-		t.Errorf("report not ok: %v", rep["first_failure"])
+	if !rep.OK {
+		t.Errorf("report not ok: %+v", rep.FirstFailure)
 	}
 }
 
@@ -150,20 +150,18 @@ func TestRunPipelineWithS3(t *testing.T) {
 		t.Errorf("flags without S3: %v", def.Flags())
 	}
 
-	answer := func(reg *registry.Registry) (map[string]any, string) {
+	firstFailure := func(reg *registry.Registry) (localrun.Failure, string) {
 		res := call(t, reg, "validate.run_pipeline", `{`+exampleArgs+`}`)
 		raw, _ := json.Marshal(res)
-		rep := mustOK(t, res)
-		f, _ := rep["first_failure"].(map[string]any)
-		if rep["ok"] != false || f == nil {
+		rep := answer[localrun.Report](t, res)
+		if rep.OK || rep.FirstFailure == nil {
 			t.Fatalf("answer: %s", raw)
 		}
-		return f, string(raw)
+		return *rep.FirstFailure, string(raw)
 	}
-	f, raw := answer(reg)
-	uri, _ := f["reason"].(string)
-	if !strings.Contains(uri, "s3://") || !strings.Contains(f["remedy"].(string), "upload the input to s3://") {
-		t.Errorf("missing input: %v", f)
+	f, raw := firstFailure(reg)
+	if !strings.Contains(f.Reason, "s3://") || !strings.Contains(f.Remedy, "upload the input to s3://") {
+		t.Errorf("missing input: %+v", f)
 	}
 	if fake.Count("ListObjectsV2") == 0 {
 		t.Error("the run never asked S3 for its input")
@@ -179,9 +177,9 @@ func TestRunPipelineWithS3(t *testing.T) {
 	}
 	dead := l.Addr().String()
 	l.Close()
-	f, raw = answer(s3Registry(t, "http://"+dead))
-	if !strings.Contains(f["reason"].(string), "could not reach S3") || !strings.Contains(f["remedy"].(string), "could not be reached") {
-		t.Errorf("unreachable: %v", f)
+	f, raw = firstFailure(s3Registry(t, "http://"+dead))
+	if !strings.Contains(f.Reason, "could not reach S3") || !strings.Contains(f.Remedy, "could not be reached") {
+		t.Errorf("unreachable: %+v", f)
 	}
 	if strings.Contains(raw, dead) || strings.Contains(raw, "127.0.0.1") {
 		t.Errorf("the answer names the endpoint: %s", raw)

@@ -231,7 +231,7 @@ func (d *Deps) workflowSubmit(ctx context.Context, in workflowSubmitIn) (registr
 		return reply, registry.Errorf(registry.CodeInvalidInput, "give run (one run) or items (a batch), not both")
 	}
 	if len(in.Items) == 0 {
-		run, err := d.submitRun(ctx, in.Run, in.Stage, in.Content, reply.Warn)
+		run, code, err := d.submitRun(ctx, in.Run, in.Stage, in.Content, reply.Warn)
 		if err != nil {
 			return reply, err
 		}
@@ -239,18 +239,20 @@ func (d *Deps) workflowSubmit(ctx context.Context, in workflowSubmitIn) (registr
 			reply.Next(registry.NextStep{Tool: "workflow.submit", When: run.Status, Why: "stage " + run.Next.Name + " is next",
 				ArgsHint: map[string]any{"run": run.Run, "stage": run.Next.Name}})
 		}
+		reply.Next(codeNext(code.StandIns, code.MissingCode)...)
 		reply.Out = workflowOut{workflowRun: run}
 		return reply, nil
 	}
 	items := make([]workflowRun, len(in.Items))
-	var mu sync.Mutex // the items' warnings, in the order their loads end
+	var mu sync.Mutex // the items' warnings and code, in the order their loads end
 	var warnings []string
+	var code workflows.Code
 	warn := func(msgs ...string) { mu.Lock(); warnings = append(warnings, msgs...); mu.Unlock() }
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(batchParallel)
 	for i, item := range in.Items {
 		g.Go(func() error {
-			run, err := d.submitRun(gctx, item.Run, in.Stage, item.Content, warn)
+			run, c, err := d.submitRun(gctx, item.Run, in.Stage, item.Content, warn)
 			if gctx.Err() != nil {
 				return gctx.Err()
 			}
@@ -258,6 +260,10 @@ func (d *Deps) workflowSubmit(ctx context.Context, in workflowSubmitIn) (registr
 				run = workflowRun{Run: string(item.Run), Status: "refused", Stage: in.Stage, Error: err.Error()}
 			}
 			items[i] = run // each goroutine writes its own element
+			mu.Lock()
+			code.StandIns = append(code.StandIns, c.StandIns...)
+			code.MissingCode = append(code.MissingCode, c.MissingCode...)
+			mu.Unlock()
 			return nil
 		})
 	}
@@ -265,37 +271,40 @@ func (d *Deps) workflowSubmit(ctx context.Context, in workflowSubmitIn) (registr
 		return reply, err
 	}
 	reply.Warn(warnings...)
+	reply.Next(codeNext(code.StandIns, code.MissingCode)...)
 	reply.Out = workflowOut{workflowRun: workflowRun{Stage: in.Stage, Status: "batch"}, Items: items, Summary: summarizeBatch(items)}
 	return reply, nil
 }
 
 // submitRun submits one run's stage; warn receives the warnings of the
-// step types the submission sent.
-func (d *Deps) submitRun(ctx context.Context, token runToken, stage string, c workflowContent, warn func(...string)) (workflowRun, error) {
+// step types the submission sent. It returns what the gate's compile
+// found of the steps' code besides the run.
+func (d *Deps) submitRun(ctx context.Context, token runToken, stage string, c workflowContent, warn func(...string)) (workflowRun, workflows.Code, error) {
 	st, err := d.openRun(token)
 	if err != nil {
-		return workflowRun{}, err
+		return workflowRun{}, workflows.Code{}, err
 	}
 	id := workflows.SpentID(string(token))
 	if was, err := d.spent.Was(ctx, id); err != nil {
-		return workflowRun{}, spentStoreError(err)
+		return workflowRun{}, workflows.Code{}, spentStoreError(err)
 	} else if was {
-		return workflowRun{}, spentError()
+		return workflowRun{}, workflows.Code{}, spentError()
 	}
 	t, err := workflows.Submit(ctx, st, stage, c.engine(), d.workflowLoader(warn))
 	if err != nil {
-		return workflowRun{}, runError(err)
+		return workflowRun{}, workflows.Code{}, runError(err)
 	}
 	// Two submissions racing with one token: the first to spend it wins.
 	// A store that cannot answer fails the submission closed: admitting it
 	// could let a replay through on another replica, and the caller loses
 	// nothing by sending the same token again.
 	if spent, err := d.spent.Spend(ctx, id, time.Unix(st.Expires, 0)); err != nil {
-		return workflowRun{}, spentStoreError(err)
+		return workflowRun{}, workflows.Code{}, spentStoreError(err)
 	} else if !spent {
-		return workflowRun{}, spentError()
+		return workflowRun{}, workflows.Code{}, spentError()
 	}
-	return d.sealed(ctx, t)
+	run, err := d.sealed(ctx, t)
+	return run, t.Code, err
 }
 
 // spentError refuses a token a submission already used.

@@ -537,6 +537,63 @@ func TestWorkflowGreenPassesOnTheCompileWarnings(t *testing.T) {
 	}
 }
 
+// TestWorkflowStandInPointsAtStepsCode: a stage whose compile runs a
+// step type's built-in code in place of a script the files lack points at
+// steps.code for that step type, as the compile tools do (the engine's
+// warning names no tool); in a batch too. With every script sent, no stage
+// points there.
+func TestWorkflowStandInPointsAtStepsCode(t *testing.T) {
+	reg, _ := newTestRegistry(t)
+	showsCode := func(res *registry.Result) bool {
+		for _, n := range res.NextSteps {
+			if n.Tool == "steps.code" && n.ArgsHint["step_type"] == "TabularPreprocessing" &&
+				strings.Contains(n.When, examplePath+"/scripts/tabular_preprocessing.py") {
+				return true
+			}
+		}
+		return false
+	}
+	submit := func(r *runner, stage string, content map[string]any) *registry.Result {
+		t.Helper()
+		res := r.raw(stage, content)
+		r.run = answer[workflowOut](t, res).Run
+		return res
+	}
+	c := exampleContent(t, examplePath+"/scripts")
+	delete(c["files"].(map[string]any), examplePath+"/scripts/tabular_preprocessing.py")
+	r := startRun(t, reg, "cursus-configure-pipeline", nil)
+	submit(r, "Constrain", pick(c, "dag"))
+	if res := submit(r, "Validate", pick(c, "dag", "config")); !showsCode(res) {
+		t.Errorf("Validate: no steps.code next step for the built-in TabularPreprocessing code: %+v", res.NextSteps)
+	}
+	if res := submit(r, "DagCheck", c); !showsCode(res) {
+		t.Errorf("DagCheck: no steps.code next step for the built-in TabularPreprocessing code: %+v", res.NextSteps)
+	}
+	b := startRun(t, reg, "cursus-configure-pipeline", nil)
+	submit(b, "Constrain", pick(c, "dag"))
+	submit(b, "Validate", pick(c, "dag", "config"))
+	batch := call(t, reg, "workflow.submit", jsonArgs(t, map[string]any{"stage": "DagCheck",
+		"items": []any{map[string]any{"run": b.run, "content": c}}}))
+	if items := answer[workflowOut](t, batch).Items; len(items) != 1 || items[0].Status != "green" {
+		t.Fatalf("batch: %+v", items)
+	}
+	if !showsCode(batch) {
+		t.Errorf("batch: no steps.code next step for the built-in TabularPreprocessing code: %+v", batch.NextSteps)
+	}
+
+	// Validate takes no files, so built-in code stands in for every
+	// script there; DagCheck takes them all.
+	full := exampleContent(t, examplePath+"/scripts")
+	r = startRun(t, reg, "cursus-configure-pipeline", nil)
+	submit(r, "Constrain", pick(full, "dag"))
+	submit(r, "Validate", pick(full, "dag", "config"))
+	for _, n := range submit(r, "DagCheck", full).NextSteps {
+		if n.Tool == "steps.code" {
+			t.Errorf("DagCheck: steps.code next step with every script sent: %+v", n)
+		}
+	}
+}
+
 // TestWorkflowReplayedTokenIsRefused: each token moves its run once. An
 // earlier token, replayed to submit a stage that passed again or to win
 // back the fix attempts a failure used, is refused as run_token_spent;

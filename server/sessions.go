@@ -129,11 +129,9 @@ func (t *sessions) attach(parent context.Context, id, owner string) (ctx context
 		return nil, nil, false
 	}
 	s.streams++
-	ctx, cancel := context.WithCancel(parent)
-	stop := context.AfterFunc(s.ctx, cancel)
+	ctx, end := until(parent, s.ctx)
 	return ctx, func() {
-		stop()
-		cancel()
+		end()
 		t.mu.Lock()
 		s.streams--
 		s.lastUsed = t.now()

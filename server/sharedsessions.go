@@ -208,36 +208,42 @@ func (s *sharedSessions) ctx(parent context.Context) (context.Context, context.C
 	return context.WithTimeout(context.WithoutCancel(parent), s.timeout)
 }
 
+// keepLua defines keep, the tail startScript and touchScript share: the
+// session record (KEYS[1]) expires ttl ms from now (ARGV[1]), its member
+// id in the all and owner's sets (KEYS[2], KEYS[3]) is scored with that
+// expiry, and the owner's set itself lives ownerTTL ms.
+const keepLua = `
+local function keep(ttl, id, ownerTTL)
+  redis.call('PEXPIRE', KEYS[1], ttl)
+  local exp = tonumber(ARGV[1]) + tonumber(ttl)
+  redis.call('ZADD', KEYS[2], exp, id)
+  redis.call('ZADD', KEYS[3], exp, id)
+  redis.call('PEXPIRE', KEYS[3], ownerTTL)
+end
+`
+
 // startScript opens a session: it drops expired members from the session
 // sets, checks the caps, and writes the record with the unused TTL. Each
 // set member's score is the session's expiry (unix ms).
 // KEYS: session, all, owner's. ARGV: now, ttl, idle, total cap,
 // per-caller cap, owner, id. 1/2: over the per-caller/total cap.
-var startScript = redis.NewScript(`
+var startScript = redis.NewScript(keepLua + `
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', ARGV[1])
 redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', ARGV[1])
 if tonumber(ARGV[5]) > 0 and redis.call('ZCARD', KEYS[3]) >= tonumber(ARGV[5]) then return 1 end
 if tonumber(ARGV[4]) > 0 and redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[4]) then return 2 end
 redis.call('HSET', KEYS[1], 'owner', ARGV[6], 'used', '0')
-redis.call('PEXPIRE', KEYS[1], ARGV[2])
-local exp = tonumber(ARGV[1]) + tonumber(ARGV[2])
-redis.call('ZADD', KEYS[2], exp, ARGV[7])
-redis.call('ZADD', KEYS[3], exp, ARGV[7])
-redis.call('PEXPIRE', KEYS[3], ARGV[3])
+keep(ARGV[2], ARGV[7], ARGV[3])
 return 0
 `)
 
 // touchScript is the owner's use of a session: it now expires idle after
 // its last use. 0: no such session of this owner.
 // KEYS: session, all, owner's. ARGV: now, idle, owner, id.
-var touchScript = redis.NewScript(`
+var touchScript = redis.NewScript(keepLua + `
 if redis.call('HGET', KEYS[1], 'owner') ~= ARGV[3] then return 0 end
 redis.call('HSET', KEYS[1], 'used', '1')
-redis.call('PEXPIRE', KEYS[1], ARGV[2])
-local exp = tonumber(ARGV[1]) + tonumber(ARGV[2])
-redis.call('ZADD', KEYS[2], exp, ARGV[4])
-redis.call('ZADD', KEYS[3], exp, ARGV[4])
-redis.call('PEXPIRE', KEYS[3], ARGV[2])
+keep(ARGV[2], ARGV[4], ARGV[2])
 return 1
 `)
 
@@ -306,11 +312,9 @@ func (s *sharedSessions) attach(parent context.Context, id, owner string) (conte
 	}
 	l.n++
 	s.mu.Unlock()
-	ctx, cancel := context.WithCancel(parent)
-	stop := context.AfterFunc(l.ctx, cancel)
+	ctx, end := until(parent, l.ctx)
 	return ctx, func() {
-		stop()
-		cancel()
+		end()
 		s.mu.Lock()
 		if l.n--; l.n == 0 && s.streams[id] == l {
 			delete(s.streams, id)

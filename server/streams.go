@@ -47,14 +47,21 @@ func (s *streams) track(next http.Handler) http.Handler {
 			return
 		}
 		defer s.open.give(key)
-		ctx, cancel := context.WithCancel(r.Context())
-		stop := context.AfterFunc(s.closing, cancel)
-		defer func() {
-			stop()
-			cancel()
-		}()
+		ctx, release := until(r.Context(), s.closing)
+		defer release()
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})
+}
+
+// until is a context that ends when parent or done does; release frees
+// what ties it to done.
+func until(parent, done context.Context) (ctx context.Context, release func()) {
+	ctx, cancel := context.WithCancel(parent)
+	stop := context.AfterFunc(done, cancel)
+	return ctx, func() {
+		stop()
+		cancel()
+	}
 }
 
 // quota counts what callers hold (open streams, sessions) against a cap

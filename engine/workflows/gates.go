@@ -125,14 +125,27 @@ func (s *Subject) compilerInput() compiler.Input {
 	return compiler.Input{DAG: s.DAG, Configs: s.Config.Configs, Unloaded: s.Config.Unloaded, Catalog: s.Suite.Steps, Sources: s.Suite.Files, DAGName: s.DAGName}
 }
 
+// Code is what a compile found of the steps' code: the steps built with
+// built-in code in place of the script their config names, and the steps
+// with no code at all (also in the warnings and findings, as text).
+type Code struct {
+	StandIns    []compiler.StandIn
+	MissingCode []compiler.MissingCode
+}
+
+// codeOf is what the compiler's validation found of the steps' code.
+func codeOf(v compiler.ValidationResult) Code {
+	return Code{StandIns: v.StandIns, MissingCode: v.MissingCode}
+}
+
 func configGate(ctx context.Context, _ map[string]string, s *Subject) (Verdict, error) {
 	v := compiler.Validate(ctx, s.compilerInput())
 	out := append([]string{}, prefixed("missing config: ", v.MissingConfigs)...)
 	out = append(out, keyed(v.ConfigErrors)...)
 	if len(out) > 0 {
-		return Verdict{Findings: out, Warnings: v.Warnings, Remedy: "Fill the listed fields and submit the config again."}, nil
+		return Verdict{Findings: out, Warnings: v.Warnings, Code: codeOf(v), Remedy: "Fill the listed fields and submit the config again."}, nil
 	}
-	return Verdict{Passed: true, Warnings: v.Warnings}, nil
+	return Verdict{Passed: true, Warnings: v.Warnings, Code: codeOf(v)}, nil
 }
 
 // compileGate is the compiler's validation of the DAG and configs; with
@@ -150,16 +163,17 @@ func compileGate(definition bool) check {
 		issues = append(issues, keyed(v.ConfigErrors)...)
 		issues = append(issues, v.DependencyIssues...)
 		if len(issues) > 0 {
-			return Verdict{Findings: issues, Warnings: v.Warnings, Remedy: "Fix the DAG or configs and submit again."}, nil
+			return Verdict{Findings: issues, Warnings: v.Warnings, Code: codeOf(v), Remedy: "Fix the DAG or configs and submit again."}, nil
 		}
 		if !definition {
-			return Verdict{Passed: true, Warnings: v.Warnings, Outcome: map[string]any{"compile_ready_config": s.Sent.Config}}, nil
+			return Verdict{Passed: true, Warnings: v.Warnings, Code: codeOf(v), Outcome: map[string]any{"compile_ready_config": s.Sent.Config}}, nil
 		}
 		res, err := compiler.Compile(ctx, in)
 		if err != nil {
-			return Verdict{Findings: []string{err.Error()}, Warnings: v.Warnings, Remedy: "Fix what the compiler names and submit again."}, ctx.Err()
+			return Verdict{Findings: []string{err.Error()}, Warnings: v.Warnings, Code: codeOf(v), Remedy: "Fix what the compiler names and submit again."}, ctx.Err()
 		}
-		return Verdict{Passed: true, Warnings: res.Warnings, Outcome: map[string]any{"pipeline_name": res.PipelineName, "definition": rawJSON(res.JSON)}}, nil
+		return Verdict{Passed: true, Warnings: res.Warnings, Code: Code{StandIns: res.StandIns},
+			Outcome: map[string]any{"pipeline_name": res.PipelineName, "definition": rawJSON(res.JSON)}}, nil
 	}
 }
 

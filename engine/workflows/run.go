@@ -135,6 +135,8 @@ type Verdict struct {
 	Warnings []string
 	// Outcome is what the last gate issues when it passes.
 	Outcome any
+	// Code is what the gate's compile found of the steps' code.
+	Code Code
 }
 
 // check is a gate's function: an engine check of a submission.
@@ -164,7 +166,9 @@ type Transition struct {
 	// Certified are the content hashes the outcome stands on, per stage.
 	Certified map[string]map[string]string `json:"certified,omitempty"`
 	Outcome   any                          `json:"outcome,omitempty"`
-	State     State                        `json:"-"`
+	// Code is the gate's Code.
+	Code  Code  `json:"-"`
+	State State `json:"-"`
 }
 
 // RunError refuses a submission without running a gate; Reason is one of
@@ -269,7 +273,7 @@ func Submit(ctx context.Context, st State, stage string, c Content, load Loader)
 	}
 	next := st
 	next.Passed = slices.Clone(st.Passed)
-	t := Transition{Stage: expected.Name, Findings: v.Findings, Remedy: v.Remedy, Warnings: v.Warnings}
+	t := Transition{Stage: expected.Name, Findings: v.Findings, Remedy: v.Remedy, Warnings: v.Warnings, Code: v.Code}
 	switch {
 	case v.Passed:
 		next.Passed = append(next.Passed, hashes)
