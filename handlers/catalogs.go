@@ -70,27 +70,60 @@ type liveCatalogs struct {
 	// stamp and dagStamp digest the step and pipeline directories as
 	// last loaded.
 	stamp, dagStamp string
-	// ready is closed when the first load has ended, loadErr its error
-	// (startCatalogs); nothing reads current before.
+	// start begins the first load; ready is closed when it has ended,
+	// loadErr its error. Nothing reads current before.
+	start   sync.Once
+	begun   atomic.Bool // the first load has started
 	ready   chan struct{}
 	loadErr error
 }
 
-// startCatalogs starts loading the catalogs on another goroutine, so that
-// start-up can build the tool registry meanwhile; every read of the
-// catalogs waits for the load to end.
+// startCatalogs prepares the catalogs. With operator step or pipeline
+// directories it starts loading them at once, on another goroutine, so
+// that start-up can build the tool registry meanwhile and still fail (or
+// log) on a bad directory before it serves. Without, there is only the
+// built-in, embedded content, which the package tests check and so cannot
+// fail at run time: it is parsed on first use (the first read waits for
+// it), and a server that is never asked about steps or DAGs never parses
+// them.
 func startCatalogs(dirs, dagDirs []string, interval time.Duration) *liveCatalogs {
 	l := &liveCatalogs{dirs: dirs, dagDirs: dagDirs, interval: interval, build: buildView, ready: make(chan struct{})}
-	go func() {
-		defer close(l.ready)
-		l.loadErr = l.load()
-	}()
+	if l.operatorDirs() {
+		l.begin()
+	}
 	return l
 }
 
+// operatorDirs says whether the operator configured step or pipeline
+// directories (whose first load start-up waits for).
+func (l *liveCatalogs) operatorDirs() bool { return len(l.dirs) > 0 || len(l.dagDirs) > 0 }
+
+// begin starts the first load on another goroutine, once.
+func (l *liveCatalogs) begin() {
+	l.start.Do(func() {
+		l.begun.Store(true)
+		go func() {
+			defer close(l.ready)
+			l.loadErr = l.load()
+		}()
+	})
+}
+
+// startupLoad is what start-up waits for: the first load when the
+// operator configured directories (its error fails start-up), nothing
+// when the built-in catalogs load on first use.
+func (l *liveCatalogs) startupLoad() error {
+	if !l.operatorDirs() {
+		return nil
+	}
+	<-l.ready
+	return l.loadErr
+}
+
 // loaded is the current catalogs once the first load has ended (nil if
-// it failed).
+// it failed), starting that load if no read has yet.
 func (l *liveCatalogs) loaded() *catalogView {
+	l.begin()
 	<-l.ready
 	return l.current.Load()
 }
@@ -142,9 +175,9 @@ func buildView(dirs []string) (*catalogView, error) {
 // a directory changed, if the reload ends before ctx does. A reload that
 // fails keeps the last good catalogs and says why in ReloadError.
 func (l *liveCatalogs) view(ctx context.Context) *catalogView {
-	<-l.ready
-	if len(l.dirs) == 0 && len(l.dagDirs) == 0 {
-		return l.current.Load()
+	cur := l.loaded()
+	if !l.operatorDirs() {
+		return cur
 	}
 	now := time.Now()
 	if now.UnixNano()-l.checked.Load() < int64(l.interval) || !l.mu.TryLock() {

@@ -82,7 +82,7 @@ func TestCursusArgumentsAccepted(t *testing.T) {
 			t.Errorf("%s: no such tool", name)
 			continue
 		}
-		props, _ := tool.Schema["properties"].(map[string]any)
+		props, _ := tool.Schema()["properties"].(map[string]any)
 		for _, arg := range want.Args {
 			if _, ok := props[arg]; !ok {
 				t.Errorf("%s: argument %q is not accepted", name, arg)

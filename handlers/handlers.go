@@ -96,7 +96,9 @@ type Options struct {
 	SpentStore workflows.SpentStore
 }
 
-// NewDeps loads the engine's catalogs once.
+// NewDeps is StartDeps that returns once the operator's step and
+// pipeline directories have loaded (the built-in catalogs load on first
+// use).
 func NewDeps(opts Options) (*Deps, error) {
 	d, loaded, err := StartDeps(opts)
 	if err != nil {
@@ -110,8 +112,11 @@ func NewDeps(opts Options) (*Deps, error) {
 
 // StartDeps is NewDeps that returns while the catalogs load: Namespaces
 // can be built from d meanwhile (building them reads no catalog), and
-// every tool, prompt and resource waits for the load. loaded waits for it
-// and says why it failed; d must not be used after a failed load.
+// every tool, prompt and resource waits for the load. loaded waits for the
+// load of the operator's step and pipeline directories and says why it
+// failed; d must not be used after a failed load. Without such
+// directories there is nothing to wait for: the built-in catalogs are
+// parsed on first use (see startCatalogs).
 func StartDeps(opts Options) (d *Deps, loaded func() error, err error) {
 	root, err := workspace.New(opts.WorkspaceRoot, workspace.WithMaxFileBytes(opts.MaxFileBytes))
 	if err != nil {
@@ -132,7 +137,7 @@ func StartDeps(opts Options) (d *Deps, loaded func() error, err error) {
 	live := startCatalogs(opts.StepDirs, opts.PipelineDirs, opts.stepReloadInterval())
 	d = &Deps{Root: root, Opts: opts, live: live,
 		Scripts: newScriptRunner(opts), LocalRun: newLocalRunner(opts), Runs: runs, spent: spent, DevelopmentWorkflowKey: devKey}
-	return d, func() error { <-live.ready; return live.loadErr }, nil
+	return d, live.startupLoad, nil
 }
 
 // LoadProblem is a file of an operator's step or pipeline directory that
@@ -144,8 +149,13 @@ type LoadProblem struct {
 
 // LoadProblems are the problems of the catalogs as loaded now, for the
 // server to log at start-up; calls see them in catalog.list_steps,
-// tools.help and pipeline_catalog.list.
+// tools.help and pipeline_catalog.list. Only the operator's directories
+// have any (tests keep the built-in catalogs clean), so without them
+// LoadProblems is empty and loads nothing.
 func (d *Deps) LoadProblems() []LoadProblem {
+	if !d.live.operatorDirs() {
+		return nil
+	}
 	var out []LoadProblem
 	view := d.live.loaded()
 	for _, p := range view.Problems {

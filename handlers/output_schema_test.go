@@ -54,11 +54,11 @@ func TestEveryToolAnswersItsOutputSchema(t *testing.T) {
 	reg, _ := exampleRegistry(t, fakeAWS(t).URL())
 	for _, tool := range reg.Tools("") {
 		t.Run(tool.Name, func(t *testing.T) {
-			if tool.OutputSchema == nil {
+			if tool.OutputSchema() == nil {
 				t.Fatal("no outputSchema")
 			}
-			schema := compileSchema(t, tool.Name+".output", tool.OutputSchema)
-			dataSchema := compileSchema(t, tool.Name+".data", tool.DataSchema)
+			schema := compileSchema(t, tool.Name+".output", tool.OutputSchema())
+			dataSchema := compileSchema(t, tool.Name+".data", tool.DataSchema())
 			calls := goldenPath[tool.Name]
 			if calls == nil {
 				calls = exampleArgsOf(tool)

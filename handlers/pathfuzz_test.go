@@ -52,7 +52,7 @@ func firstExampleArgs(t *registry.ToolDef) map[string]any {
 // stringArgs are t's top-level string arguments without enum or pattern:
 // the ones a path can be passed in.
 func stringArgs(t *registry.ToolDef) []string {
-	props, _ := t.Schema["properties"].(map[string]any)
+	props, _ := t.Schema()["properties"].(map[string]any)
 	var out []string
 	for name, p := range props {
 		p, _ := p.(map[string]any)

@@ -19,8 +19,8 @@ func TestEveryToolRejectsBadArguments(t *testing.T) {
 			if !strings.Contains(res.Error, "definitely_not_an_argument") {
 				t.Errorf("unknown-argument message does not name it: %s", res.Error)
 			}
-			props, _ := tool.Schema["properties"].(map[string]any)
-			if req, ok := tool.Schema["required"].([]string); ok && len(req) > 0 {
+			props, _ := tool.Schema()["properties"].(map[string]any)
+			if req, ok := tool.Schema()["required"].([]string); ok && len(req) > 0 {
 				mustFail(t, call(t, reg, tool.Name, `{}`), registry.CodeInvalidInput)
 			}
 			for name, p := range props {

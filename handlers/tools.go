@@ -81,7 +81,7 @@ func summarize(t *registry.ToolDef, withSchema bool) toolSummary {
 		Tags: nonNilStrings(t.Tags), Destructive: t.Destructive, Flags: t.Flags(), When: t.When, Examples: t.Examples,
 	}
 	if withSchema {
-		s.Schema = t.Schema
+		s.Schema = t.Schema()
 	}
 	return s
 }
@@ -369,7 +369,7 @@ func toolsDescribe(ctx context.Context, in describeIn) (toolDescription, error) 
 			WithDetails(map[string]any{"available": names}).
 			Suggest("Call tools.help for the full tool list, or tools.by_phase to find the tool for your phase.", "tools.help", "tools.by_phase")
 	}
-	return toolDescription{toolSummary: summarize(t, true), OutputSchema: t.OutputSchema, DataSchema: t.DataSchema, Annotations: t.Annotations(), Enabled: true}, nil
+	return toolDescription{toolSummary: summarize(t, true), OutputSchema: t.OutputSchema(), DataSchema: t.DataSchema(), Annotations: t.Annotations(), Enabled: true}, nil
 }
 
 // runnable is workflows with how to run each (run), for a caller that may

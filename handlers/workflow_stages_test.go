@@ -56,7 +56,7 @@ func TestWorkflowStageToolsCoverTheModel(t *testing.T) {
 					t.Errorf("%s/%s names unknown tool %s", w.Name, s.Name, tool.Tool)
 					continue
 				}
-				props, _ := def.Schema["properties"].(map[string]any)
+				props, _ := def.Schema()["properties"].(map[string]any)
 				for k := range tool.ArgsHint {
 					if _, ok := props[k]; !ok {
 						t.Errorf("%s/%s: %s takes no argument %q", w.Name, s.Name, tool.Tool, k)

@@ -3,6 +3,7 @@ package registry
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"strconv"
@@ -37,17 +38,14 @@ import (
 // back through ctx: a handler that starts goroutines gathers what they
 // find and puts it in its reply itself.
 func Define[In, Out any](spec ToolDef, handle func(ctx context.Context, in In) (Reply[Out], error)) ToolDef {
-	in, err := derived(&inputSchemas, reflect.TypeFor[In](), inputSchema)
-	if err != nil {
-		spec.defineErr = err
-		return spec
+	spec.schemas = &lazySchemas{
+		input: sync.OnceValues(func() (map[string]any, error) {
+			return derived(&inputSchemas, reflect.TypeFor[In](), inputSchema)
+		}),
+		data: sync.OnceValues(func() (outputSchemas, error) {
+			return derived(&dataSchemas, reflect.TypeFor[Out](), dataSchema)
+		}),
 	}
-	out, err := derived(&dataSchemas, reflect.TypeFor[Out](), dataSchema)
-	if err != nil {
-		spec.defineErr = err
-		return spec
-	}
-	spec.Schema, spec.DataSchema, spec.OutputSchema = in, out.data, out.output
 	spec.call = func(ctx context.Context, args map[string]any, text []byte) (*Result, error) {
 		in, err := bind[In](args, text)
 		if err != nil {
@@ -109,6 +107,63 @@ func Plain[In, Out any](handle func(ctx context.Context, in In) (Out, error)) fu
 		out, err := handle(ctx, in)
 		return Reply[Out]{Out: out}, err
 	}
+}
+
+// lazySchemas are a tool's schemas, derived from Define's types when they
+// are first needed (a listing, a description, the first call's argument
+// check) rather than at start-up: answering initialize or /readyz needs
+// none. The argument schema and the output schemas are derived apart (a
+// call's check needs only the first). Copies of a ToolDef share them.
+type lazySchemas struct {
+	input func() (map[string]any, error)
+	data  func() (outputSchemas, error)
+}
+
+var errNotDefined = errors.New("not declared with Define")
+
+func (t *ToolDef) inputSchema() (map[string]any, error) {
+	if t.schemas == nil {
+		return nil, errNotDefined
+	}
+	return t.schemas.input()
+}
+
+func (t *ToolDef) dataSchemas() (outputSchemas, error) {
+	if t.schemas == nil {
+		return outputSchemas{}, errNotDefined
+	}
+	return t.schemas.data()
+}
+
+// Schema is the JSON Schema of the tool's arguments: an object schema with
+// additionalProperties false, derived from Define's input struct at the
+// first need (nil if it cannot be: SchemaError says why).
+func (t *ToolDef) Schema() map[string]any {
+	s, _ := t.inputSchema()
+	return s
+}
+
+// OutputSchema is the MCP outputSchema: the envelope, with data's keys and
+// their types.
+func (t *ToolDef) OutputSchema() map[string]any {
+	s, _ := t.dataSchemas()
+	return s.output
+}
+
+// DataSchema is the whole schema of the envelope's data.
+func (t *ToolDef) DataSchema() map[string]any {
+	s, _ := t.dataSchemas()
+	return s.data
+}
+
+// SchemaError says why the tool's schemas could not be derived from its
+// types (nil when they were). Registry.CompileSchemas reports it too.
+func (t *ToolDef) SchemaError() error {
+	if _, err := t.inputSchema(); err != nil {
+		return err
+	}
+	_, err := t.dataSchemas()
+	return err
 }
 
 // Derived schemas by Go type, kept for the process: tools that share an

@@ -53,7 +53,8 @@ func greetTool() ToolDef {
 }
 
 func TestDefineDerivesTheInputSchema(t *testing.T) {
-	got, _ := json.Marshal(greetTool().Schema)
+	def := greetTool()
+	got, _ := json.Marshal(def.Schema())
 	want := `{"additionalProperties":false,"properties":{` +
 		`"count":{"maximum":3,"minimum":0,"type":"integer"},` +
 		`"edges":{"items":{"items":{"pattern":"^[A-Z]","type":"string"},"maxItems":2,"minItems":2,"type":"array"},"type":"array"},` +
@@ -71,7 +72,8 @@ func TestDefineDerivesTheInputSchema(t *testing.T) {
 }
 
 func TestDefineOutputSchemaIsTheEnvelope(t *testing.T) {
-	out := greetTool().OutputSchema
+	greet := greetTool()
+	out := greet.OutputSchema()
 	props := out["properties"].(map[string]any)
 	data := props["data"].(map[string]any)
 	if out["type"] != "object" || !reflect.DeepEqual(out["required"], []any{"ok"}) {
@@ -84,7 +86,7 @@ func TestDefineOutputSchemaIsTheEnvelope(t *testing.T) {
 	if detail := data["properties"].(map[string]any)["detail"]; !reflect.DeepEqual(detail, map[string]any{"type": "object"}) {
 		t.Fatalf("listed detail = %v", detail)
 	}
-	full := greetTool().DataSchema["properties"].(map[string]any)["detail"].(map[string]any)
+	full := greet.DataSchema()["properties"].(map[string]any)["detail"].(map[string]any)
 	if !reflect.DeepEqual(full["required"], []any{"depth"}) {
 		t.Fatalf("full detail = %v", full)
 	}
@@ -117,8 +119,25 @@ func TestDefineReportsBadTags(t *testing.T) {
 	}
 	def := Define(ToolDef{Name: "t.bad", Description: "d", When: "w", Examples: []string{"t.bad {}"}},
 		Plain(func(context.Context, bad) (struct{}, error) { return struct{}{}, nil }))
-	if err := def.check(); err == nil || !strings.Contains(err.Error(), `unknown schema keyword "minLenght"`) {
-		t.Fatalf("check = %v", err)
+	if err := def.SchemaError(); err == nil || !strings.Contains(err.Error(), `unknown schema keyword "minLenght"`) {
+		t.Fatalf("SchemaError = %v", err)
+	}
+	if def.Schema() != nil {
+		t.Error("an argument schema beside its derivation error")
+	}
+	// The registry refuses every call to it, and CompileSchemas (which
+	// the handler tests run over every tool) names it.
+	r, err := New(Options{}, func() (Namespace, error) {
+		return Namespace{Name: "t", Description: "d", Tools: []ToolDef{def}}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res := r.Call(context.Background(), "t.bad", map[string]any{"x": "y"}); res.OK || !strings.Contains(string(res.Encode()), "minLenght") {
+		t.Errorf("call = %s", res.Encode())
+	}
+	if err := r.CompileSchemas(); err == nil || !strings.Contains(err.Error(), "t.bad") || !strings.Contains(err.Error(), "minLenght") {
+		t.Errorf("CompileSchemas = %v", err)
 	}
 }
 

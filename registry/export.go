@@ -36,9 +36,9 @@ type MCPTool struct {
 func ExportOpenAI(tools []*ToolDef, strict bool) []OpenAITool {
 	out := make([]OpenAITool, 0, len(tools))
 	for _, t := range tools {
-		f := OpenAIFunction{Name: t.WireName(), Description: t.RenderDescription(), Parameters: t.Schema}
+		f := OpenAIFunction{Name: t.WireName(), Description: t.RenderDescription(), Parameters: t.Schema()}
 		if strict {
-			f.Parameters, f.Strict = StrictSchema(t.Schema), true
+			f.Parameters, f.Strict = StrictSchema(t.Schema()), true
 		}
 		if len(t.Tags) > 0 {
 			f.Metadata = &OpenAIMetadata{Tags: t.Tags}
@@ -55,8 +55,8 @@ func ExportMCP(tools []*ToolDef) []MCPTool {
 		out = append(out, MCPTool{
 			Name:         t.WireName(),
 			Description:  t.RenderDescription(),
-			InputSchema:  t.Schema,
-			OutputSchema: t.OutputSchema,
+			InputSchema:  t.Schema(),
+			OutputSchema: t.OutputSchema(),
 			Annotations:  t.Annotations(),
 		})
 	}
@@ -76,7 +76,7 @@ type GeminiFunction struct {
 func ExportGemini(tools []*ToolDef) []GeminiFunction {
 	out := make([]GeminiFunction, 0, len(tools))
 	for _, t := range tools {
-		out = append(out, GeminiFunction{Name: t.WireName(), Description: t.RenderDescription(), Parameters: GeminiSchema(t.Schema)})
+		out = append(out, GeminiFunction{Name: t.WireName(), Description: t.RenderDescription(), Parameters: GeminiSchema(t.Schema())})
 	}
 	return out
 }
@@ -92,7 +92,7 @@ func ExportOpenAILean(tools []*ToolDef, strict bool) []OpenAITool {
 	out := ExportOpenAI(tools, false)
 	for i, t := range tools {
 		f := &out[i].Function
-		f.Description, f.Parameters = t.Summary(), LeanSchema(t.Schema)
+		f.Description, f.Parameters = t.Summary(), LeanSchema(t.Schema())
 		if strict {
 			f.Parameters, f.Strict = StrictSchema(f.Parameters), true
 		}
@@ -112,7 +112,7 @@ type MCPLeanTool struct {
 func ExportMCPLean(tools []*ToolDef) []MCPLeanTool {
 	out := make([]MCPLeanTool, 0, len(tools))
 	for _, t := range tools {
-		out = append(out, MCPLeanTool{Name: t.WireName(), Description: t.Summary(), InputSchema: LeanSchema(t.Schema), Annotations: t.LeanAnnotations()})
+		out = append(out, MCPLeanTool{Name: t.WireName(), Description: t.Summary(), InputSchema: LeanSchema(t.Schema()), Annotations: t.LeanAnnotations()})
 	}
 	return out
 }
@@ -121,7 +121,7 @@ func ExportMCPLean(tools []*ToolDef) []MCPLeanTool {
 func ExportGeminiLean(tools []*ToolDef) []GeminiFunction {
 	out := make([]GeminiFunction, 0, len(tools))
 	for _, t := range tools {
-		out = append(out, GeminiFunction{Name: t.WireName(), Description: t.Summary(), Parameters: GeminiSchema(LeanSchema(t.Schema))})
+		out = append(out, GeminiFunction{Name: t.WireName(), Description: t.Summary(), Parameters: GeminiSchema(LeanSchema(t.Schema()))})
 	}
 	return out
 }

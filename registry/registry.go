@@ -87,7 +87,14 @@ type entry struct {
 
 // checker is the tool's compiled argument validator.
 func (e *entry) checker() (*validator, error) {
-	e.compile.Do(func() { e.validator, e.schemaErr = compileSchema(e.def.Name, e.def.Schema) })
+	e.compile.Do(func() {
+		schema, err := e.def.inputSchema()
+		if err != nil {
+			e.schemaErr = fmt.Errorf("tool %q: %w", e.def.Name, err)
+			return
+		}
+		e.validator, e.schemaErr = compileSchema(e.def.Name, schema)
+	})
 	return e.validator, e.schemaErr
 }
 
@@ -101,10 +108,14 @@ func (e *entry) validate(args map[string]any) []ArgError {
 	return v.validate(args)
 }
 
-// CompileSchemas compiles every tool's argument schema now instead of at
-// its first call, and reports the first that does not compile.
+// CompileSchemas derives every tool's schemas and compiles its argument
+// schema now instead of at its first listing or call, and reports the
+// first that cannot be derived or does not compile.
 func (r *Registry) CompileSchemas() error {
 	for _, t := range r.sorted {
+		if err := t.SchemaError(); err != nil {
+			return fmt.Errorf("tool %q: %w", t.Name, err)
+		}
 		if _, err := r.tools[t.Name].checker(); err != nil {
 			return err
 		}

@@ -287,7 +287,7 @@ func TestToolChecks(t *testing.T) {
 	bad := []ToolDef{
 		{Name: "nodot"},
 		{Name: "a.b__c"},
-		{Name: "a.b", Description: "d", When: "w", Examples: []string{"x"}, Schema: map[string]any{"type": "object"}}, // not declared with Define
+		{Name: "a.b", Description: "d", When: "w", Examples: []string{"x"}}, // not declared with Define
 		Define(ToolDef{Name: "a." + strings.Repeat("x", 70), Description: "d", When: "w", Examples: []string{"x"}}, Plain(okHandler)),
 		Define(ToolDef{Name: "a.b", Description: "d", When: "w"}, Plain(okHandler)), // no examples
 	}

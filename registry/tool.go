@@ -52,21 +52,13 @@ func RegistryFrom(ctx context.Context) *Registry {
 
 // ToolDef declares one tool.
 type ToolDef struct {
-	Name        string   // dotted: <namespace>.<verb>
-	Description string   // what it does
-	When        string   // one-line trigger cue
-	Examples    []string // `name {json}  # note`
-	Tags        []string // phases
-	// Schema is the JSON Schema of the arguments: an object schema with
-	// additionalProperties false, derived by Define from the input struct.
-	Schema map[string]any
-	// OutputSchema is the MCP outputSchema: the envelope, with data's keys
-	// and their types. DataSchema is the whole schema of data.
-	OutputSchema map[string]any
-	DataSchema   map[string]any
-
-	call      callFunc // the typed handler's adapter (Define)
-	defineErr error    // why Define could not derive the schemas
+	Name        string       // dotted: <namespace>.<verb>
+	Description string       // what it does
+	When        string       // one-line trigger cue
+	Examples    []string     // `name {json}  # note`
+	Tags        []string     // phases
+	call        callFunc     // the typed handler's adapter (Define)
+	schemas     *lazySchemas // Define's types' schemas (Schema, OutputSchema, DataSchema)
 
 	Destructive bool // mutates external state (e.g. a SageMaker upsert)
 	Writes      bool // writes the local filesystem
@@ -181,16 +173,22 @@ func (t *ToolDef) check() error {
 	if t.Description == "" || t.When == "" || len(t.Examples) == 0 {
 		return fmt.Errorf("tool %q: description, when and examples are required", t.Name)
 	}
-	if t.defineErr != nil {
-		return fmt.Errorf("tool %q: %w", t.Name, t.defineErr)
-	}
 	if t.call == nil {
 		return fmt.Errorf("tool %q: not declared with Define", t.Name)
 	}
 	if t.Writes && len(t.WritesWith) > 0 {
 		return fmt.Errorf("tool %q: set writes or writes_with, not both", t.Name)
 	}
-	props, _ := t.Schema["properties"].(map[string]any)
+	var props map[string]any
+	if len(t.WritesWith) > 0 {
+		// The few tools with writes_with derive their argument schema
+		// here, to check it; the rest at their first listing or call.
+		in, err := t.inputSchema()
+		if err != nil {
+			return fmt.Errorf("tool %q: %w", t.Name, err)
+		}
+		props, _ = in["properties"].(map[string]any)
+	}
 	for _, arg := range t.WritesWith {
 		if _, ok := props[arg]; !ok {
 			return fmt.Errorf("tool %q: writes_with names %q, which is not an argument", t.Name, arg)

@@ -310,7 +310,8 @@ func cursusBinary(b *testing.B) string {
 var listeningAddr = regexp.MustCompile(`"addr":"(127\.0\.0\.1:\d+)"[^\n]*"message":"listening"`)
 
 // BenchmarkColdStart is the time from starting `cursus serve` to its first
-// 200 from /readyz (load the catalogs, build the registry and router, bind).
+// 200 from /readyz (build the registry and router, bind; the built-in
+// catalogs and the tool schemas wait for their first use).
 // The floor is starting the same binary for `cursus version`: the process
 // start-up no server can avoid.
 func BenchmarkColdStart(b *testing.B) {

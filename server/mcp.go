@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"runtime/debug"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -35,6 +36,11 @@ func NewMCPServer(deps Deps) *mcpserver.MCPServer {
 	resources := &mcpResources{reg: reg, resources: deps.Resources, prompts: prompts}
 	hooks := &mcpserver.Hooks{}
 	resources.hooks(hooks)
+	// listed builds each tool as tools/list shows it, at the first
+	// listing: mcp-go holds only a name for each tool, so start-up derives
+	// no schema (initialize needs none); the hook below swaps the listed
+	// form in.
+	listed := map[string]func() mcp.Tool{}
 	hooks.AddAfterListTools(func(ctx context.Context, _ any, _ *mcp.ListToolsRequest, result *mcp.ListToolsResult) {
 		st := stateFrom(ctx)
 		caller, selected := callerOf(st), st.selectedToolsets()
@@ -42,7 +48,7 @@ func NewMCPServer(deps Deps) *mcpserver.MCPServer {
 		for _, t := range result.Tools {
 			if def, ok := reg.Lookup(t.Name); ok {
 				if selected.has(def) && reg.Admit(caller, def).Allowed {
-					kept = append(kept, t)
+					kept = append(kept, listed[t.Name]())
 				}
 			}
 		}
@@ -68,12 +74,13 @@ func NewMCPServer(deps Deps) *mcpserver.MCPServer {
 	}
 	s := mcpserver.NewMCPServer("cursus", cursus.Version, opts...)
 	resources.register(s)
+	build := leanMCPTool
+	if cfg.ToolList == toolListFull {
+		build = mcpTool
+	}
 	for _, t := range reg.Tools("") {
-		tool := leanMCPTool(t)
-		if cfg.ToolList == toolListFull {
-			tool = mcpTool(t)
-		}
-		s.AddTool(tool, toolHandler(reg, s, t.Name))
+		listed[t.WireName()] = sync.OnceValue(func() mcp.Tool { return build(t) })
+		s.AddTool(mcp.Tool{Name: t.WireName()}, toolHandler(reg, s, t.Name))
 	}
 	s.AddTool(mcp.NewTool(unknownToolRoute), toolHandler(reg, s, ""))
 	for _, p := range prompts {
@@ -126,7 +133,7 @@ func requestedTool(req mcp.CallToolRequest) string {
 // is {"type": "object"}, which tells a client nothing, and the envelope's
 // typed schema is served by tools.describe_tool.
 func leanMCPTool(t *registry.ToolDef) mcp.Tool {
-	schema, _ := json.Marshal(registry.LeanSchema(t.Schema))
+	schema, _ := json.Marshal(registry.LeanSchema(t.Schema()))
 	h := t.LeanAnnotations()
 	return mcp.Tool{
 		Name:           t.WireName(),
@@ -142,7 +149,7 @@ func leanMCPTool(t *registry.ToolDef) mcp.Tool {
 // mcpTool is t with its whole description, input schema and outputSchema
 // (mcp.tool_list: full).
 func mcpTool(t *registry.ToolDef) mcp.Tool {
-	schema, _ := json.Marshal(t.Schema)
+	schema, _ := json.Marshal(t.Schema())
 	a := t.Annotations()
 	tool := mcp.Tool{
 		Name:           t.WireName(),
@@ -156,8 +163,8 @@ func mcpTool(t *registry.ToolDef) mcp.Tool {
 			OpenWorldHint:   mcp.ToBoolPtr(a.OpenWorldHint),
 		},
 	}
-	if t.OutputSchema != nil {
-		tool.RawOutputSchema, _ = json.Marshal(t.OutputSchema)
+	if out := t.OutputSchema(); out != nil {
+		tool.RawOutputSchema, _ = json.Marshal(out)
 	}
 	return tool
 }

@@ -211,7 +211,7 @@ func variantArgs(r *http.Request, t *registry.ToolDef, args map[string]any) (_ m
 	default:
 		return nil, false, registry.Fail(registry.CodeInvalidInput, "format on /call must be openai (with strict=true) or gemini: the schema variant the arguments were written against").ForTool(t.Name)
 	}
-	out, err := registry.FromVariantArgs(t.Schema, args)
+	out, err := registry.FromVariantArgs(t.Schema(), args)
 	if err != nil {
 		return nil, false, registry.Fail(registry.CodeInvalidInput, fmt.Sprintf("invalid arguments for '%s': %v", t.Name, err)).ForTool(t.Name)
 	}

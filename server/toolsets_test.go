@@ -118,7 +118,7 @@ func TestLeanToolListFitsBudget(t *testing.T) {
 		if err := json.Unmarshal(raw, &described); err != nil {
 			t.Fatal(err)
 		}
-		want, _ := json.Marshal(def.Schema)
+		want, _ := json.Marshal(def.Schema())
 		got, _ := json.Marshal(described.Data.Schema)
 		if string(got) != string(want) || !slices.Equal(described.Data.Examples, def.Examples) || described.Data.OutputSchema == nil {
 			t.Errorf("%s: tools.describe_tool lost detail the full listing had", name)
@@ -136,7 +136,7 @@ func TestToolListFullMode(t *testing.T) {
 	_, list := sdkSession(t, ctx, env.ts.URL+"/mcp", nil)
 	for _, tool := range list.Tools {
 		def, _ := reg.Lookup(tool.Name)
-		want, _ := json.Marshal(def.Schema)
+		want, _ := json.Marshal(def.Schema())
 		got, _ := json.Marshal(tool.InputSchema)
 		if tool.Description != def.RenderDescription() || string(got) != string(want) || tool.OutputSchema == nil {
 			t.Errorf("%s: full listing differs from the tool's full rendering", tool.Name)

@@ -103,8 +103,10 @@ func newApp(cfg server.Config, stderr io.Writer) (*app, error) {
 	if spent != nil {
 		spentStore = spent
 	}
-	// The catalogs load while the registry derives every tool's schemas
-	// (neither needs the other); newApp returns once both are done.
+	// The operator's step and pipeline directories load while the registry
+	// is built (neither needs the other); newApp returns once both are
+	// done, so a bad directory fails start-up or is logged before the
+	// server is ready. The built-in catalogs are parsed on first use.
 	deps, loaded, err := handlers.StartDeps(handlers.Options{
 		WorkspaceRoot:          cfg.Workspace.Root,
 		StepDirs:               cfg.Workspace.StepDirs,

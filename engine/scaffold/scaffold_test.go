@@ -304,6 +304,13 @@ func TestInitWithoutStarterWritesAnEmptyDAG(t *testing.T) {
 // catalog trains: lightgbm, not lightgbmmt or bedrock, which no step
 // trains.
 func TestFrameworksComeFromTheCatalog(t *testing.T) {
+	builtin, _, err := steps.LoadCatalog()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := Frameworks(), builtin.ModelFamilies(); !slices.Equal(got, want) {
+		t.Fatalf("Frameworks() = %v, the catalog trains %v", got, want)
+	}
 	if got, want := Frameworks(), []string{"lightgbm", "pytorch", "xgboost"}; !slices.Equal(got, want) {
 		t.Fatalf("Frameworks() = %v, want %v", got, want)
 	}
