@@ -147,7 +147,8 @@ type LoadProblem struct {
 	finding.Finding
 }
 
-// LoadProblems are the problems of the catalogs as loaded now, for the
+// LoadProblems are the problems of the catalogs as loaded now, and the
+// step files' warnings (a built-in step type overridden, …), for the
 // server to log at start-up; calls see them in catalog.list_steps,
 // tools.help and pipeline_catalog.list. Only the operator's directories
 // have any (tests keep the built-in catalogs clean), so without them
@@ -159,6 +160,9 @@ func (d *Deps) LoadProblems() []LoadProblem {
 	var out []LoadProblem
 	view := d.live.loaded()
 	for _, p := range view.Problems {
+		out = append(out, LoadProblem{Catalog: "steps", Finding: p})
+	}
+	for _, p := range view.Steps.Warnings() {
 		out = append(out, LoadProblem{Catalog: "steps", Finding: p})
 	}
 	for _, p := range view.DAGProblems {

@@ -35,3 +35,31 @@ func TestLoadProblemsKeepTheKeyPath(t *testing.T) {
 		t.Errorf("pipeline problem: %+v", p)
 	}
 }
+
+// TestLoadProblemsCarryOverrides: an operator's step file that overrides a
+// built-in step type joins the catalog, and start-up's list says so as a
+// warning-level remark (the operator may not know the name was taken).
+func TestLoadProblemsCarryOverrides(t *testing.T) {
+	builtin, err := os.ReadFile(filepath.Join("..", "engine", "steps", "catalog", "xgboost_training.step.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stepDir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(stepDir, "mine.step.yaml"), builtin, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d, err := NewDeps(Options{WorkspaceRoot: t.TempDir(), StepDirs: []string{stepDir}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var overrides []finding.Finding
+	for _, p := range d.LoadProblems() {
+		if p.Catalog == "steps" && p.Rule == "override" {
+			overrides = append(overrides, p.Finding)
+		}
+	}
+	if len(overrides) != 1 || overrides[0].Level != finding.Warning || !strings.HasSuffix(overrides[0].File, "mine.step.yaml") ||
+		!strings.Contains(overrides[0].Message, "XGBoostTraining") {
+		t.Errorf("override remarks: %+v, want one warning naming XGBoostTraining from mine.step.yaml", overrides)
+	}
+}

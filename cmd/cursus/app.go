@@ -10,6 +10,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/cursus-dev/cursus/engine/finding"
 	"github.com/cursus-dev/cursus/engine/localrun"
 	"github.com/cursus-dev/cursus/engine/workflows"
 	"github.com/cursus-dev/cursus/handlers"
@@ -145,7 +146,11 @@ func newApp(cfg server.Config, stderr io.Writer) (*app, error) {
 		return nil, err
 	}
 	for _, p := range deps.LoadProblems() {
-		logger.Warn().Str("catalog", p.Catalog).Str("file", p.File).Str("path", p.Path).Str("rule", p.Rule).Msg("problem in a catalog directory: " + p.Message)
+		what := "problem in a catalog directory: "
+		if p.Level == finding.Warning {
+			what = "remark on a catalog directory's file: "
+		}
+		logger.Warn().Str("catalog", p.Catalog).Str("file", p.File).Str("path", p.Path).Str("rule", p.Rule).Msg(what + p.Message)
 	}
 	if regErr != nil {
 		return nil, regErr

@@ -156,10 +156,10 @@ func (c *Catalog) loadDir(fsys fs.FS, prefix string) []finding.Finding {
 		}
 		fromThisDir[iface.StepType] = file
 		for _, f := range findings {
-			c.warnings = append(c.warnings, finding.Finding{File: file, Path: f.Path, Rule: f.Rule, Message: f.Message})
+			c.warnings = append(c.warnings, finding.Finding{Level: finding.Warning, File: file, Path: f.Path, Rule: f.Rule, Message: f.Message})
 		}
 		if prev, ok := c.ifaces[iface.StepType]; ok {
-			c.warnings = append(c.warnings, finding.Finding{File: file, Path: "step_type", Rule: "override",
+			c.warnings = append(c.warnings, finding.Finding{Level: finding.Warning, File: file, Path: "step_type", Rule: "override",
 				Message: fmt.Sprintf("overrides %s from %s", iface.StepType, prev.Source)})
 		}
 		c.ifaces[iface.StepType] = iface
@@ -236,7 +236,7 @@ func (c *Catalog) Get(stepType string) (*Interface, bool) {
 }
 
 // Warnings are non-blocking findings of the loaded files (unknown keys,
-// overrides, …).
+// overrides, …), each of warning level.
 func (c *Catalog) Warnings() []finding.Finding { return append([]finding.Finding(nil), c.warnings...) }
 
 // ConsumerCount is how many other step types list stepType among their
