@@ -32,7 +32,7 @@ build() { # build TREE NAME: the test binaries of one tree
 	(cd "$tree" && go test -c -o "$out/$name-cmd.test" ./cmd/cursus &&
 		go test -c -o "$out/$name-server.test" ./server &&
 		go test -c -o "$out/$name-compiler.test" ./engine/compiler &&
-		go build -o "$out/$name-cursus" ./cmd/cursus)
+		scripts/build.sh "$out/$name-cursus")
 }
 
 # idle TREE NAME: VmRSS, RssAnon and RssFile (kB) of `cursus serve` after 3 s idle.

@@ -42,7 +42,7 @@ dags=${PYPROJECT_DAGS:-$proj/src/cursus/pipeline_catalog/shared_dags}
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-(cd "$root" && go build -o "$work/cursus" ./cmd/cursus && go test -c -o "$work/deps.test" ./engine/deps)
+(cd "$root" && scripts/build.sh "$work/cursus" && go test -c -o "$work/deps.test" ./engine/deps)
 
 now() { date +%s.%N; }
 for ((r = 1; r <= rounds; r++)); do

@@ -23,9 +23,9 @@ package scaffold
 
 import (
 	_ "embed"
+	"fmt"
 	"strconv"
 	"strings"
-	"text/template"
 
 	"github.com/cursus-dev/cursus/engine/steps"
 )
@@ -45,58 +45,86 @@ func NeedsScript(iface *steps.Interface) bool {
 //go:embed stub.py.tmpl
 var stubText string
 
-// stubTemplate renders ScriptStub; py quotes a Go string as a Python
-// string literal (ASCII only, so the file's encoding never matters).
-var stubTemplate = template.Must(template.New("stub.py").Funcs(template.FuncMap{"py": strconv.QuoteToASCII}).Parse(stubText))
-
-// stubPort is a contract input or output as the stub template reads it.
-type stubPort struct {
-	Name, Path string
-	Required   bool
-}
-
-// stubVar is an optional environment variable and its default.
-type stubVar struct{ Name, Value string }
-
-// stubData is what the stub template renders.
-type stubData struct {
-	StepType    string
-	Description string // the contract's, with """ made ''' so it stays inside the docstring
-	Inputs      []stubPort
-	Outputs     []stubPort
-	Required    []string
-	Optional    []stubVar
-	Flags       []jobFlag
-	Guide       Guide // the tool names the docstring gives
-}
-
 // ScriptStub renders a Python script for iface that satisfies its
 // contract: main(input_paths, output_paths, environ_vars, job_args) reads
 // every declared input and environment variable, writes a manifest into
 // every declared output, and the __main__ block parses every declared
 // job-argument flag. The logic itself is left to the author (TODO). Its
 // docstring names g's Scaffold and RunScripts tools.
+//
+// The script is stub.py.tmpl with each <<name>> replaced; the repeated
+// parts are built here line by line. It is not a text/template: executing
+// one looks methods up by name through reflection, which makes the linker
+// keep every exported method of every type in the binary (about 15 MB of
+// the cursus binary's 43, and as much resident memory).
 func ScriptStub(iface *steps.Interface, g Guide) string {
 	c := iface.Contract
-	d := stubData{StepType: iface.StepType, Description: strings.ReplaceAll(c.Description, `"""`, `'''`),
-		Required: c.EnvVars.Required, Flags: jobFlags(iface), Guide: g}
+	py := strconv.QuoteToASCII
+	var containerInputs, containerOutputs, readInputs, writeOutputs lines
 	for _, name := range c.Inputs.Keys() {
 		p, _ := c.Inputs.Get(name)
-		d.Inputs = append(d.Inputs, stubPort{Name: name, Path: p.Path, Required: p.IsRequired()})
+		if p.Path != "" {
+			containerInputs.add("%s: %s,", py(name), py(p.Path))
+		}
+		if p.IsRequired() {
+			readInputs.add("inputs[%s] = _list_files(input_paths[%s])", py(name), py(name))
+		} else {
+			readInputs.add("inputs[%s] = _list_files(input_paths.get(%s))", py(name), py(name))
+		}
 	}
 	for _, name := range c.Outputs.Keys() {
 		p, _ := c.Outputs.Get(name)
-		d.Outputs = append(d.Outputs, stubPort{Name: name, Path: p.Path})
+		if p.Path != "" {
+			containerOutputs.add("%s: %s,", py(name), py(p.Path))
+		}
+		writeOutputs.add("_write_manifest(output_paths[%s], manifest)", py(name))
 	}
-	for _, k := range c.EnvVars.Optional.Keys() {
-		v, _ := c.EnvVars.Optional.Get(k)
-		d.Optional = append(d.Optional, stubVar{Name: k, Value: v})
+	var required []string
+	var optionalEnv, readSettings, readArguments, addArguments lines
+	for _, name := range c.EnvVars.Required {
+		required = append(required, py(name))
+		readSettings.add("settings[%s] = environ_vars[%s]", py(name), py(name))
 	}
-	var b strings.Builder
-	if err := stubTemplate.Execute(&b, d); err != nil {
-		panic("scaffold: the stub template does not render: " + err.Error()) // a bug in stub.py.tmpl, which its golden test catches
+	for _, name := range c.EnvVars.Optional.Keys() {
+		v, _ := c.EnvVars.Optional.Get(name)
+		optionalEnv.add("%s: %s,", py(name), py(v))
+		readSettings.add("settings[%s] = environ_vars.get(%s, %s)", py(name), py(name), py(v))
 	}
-	return b.String()
+	for _, f := range jobFlags(iface) {
+		readArguments.add("arguments[%s] = getattr(job_args, %s, None)", py(f.Attr), py(f.Attr))
+		addArguments.add("parser.add_argument(%s, type=str, default=None)", py(f.Flag))
+	}
+	contract := ""
+	if c.Description != "" {
+		// """ inside the docstring would end it.
+		contract = "Contract: " + strings.ReplaceAll(c.Description, `"""`, `'''`) + "\n\n"
+	}
+	return strings.NewReplacer(
+		"<<step_type>>", iface.StepType,
+		"<<step_type_py>>", py(iface.StepType),
+		"<<description_py>>", py(iface.StepType+" step"),
+		"<<scaffold_tool>>", g.Scaffold,
+		"<<run_scripts_tool>>", g.RunScripts,
+		"<<contract>>", contract,
+		"<<container_inputs>>", containerInputs.String(),
+		"<<container_outputs>>", containerOutputs.String(),
+		"<<required_env>>", strings.Join(required, ", "),
+		"<<optional_env>>", optionalEnv.String(),
+		"<<read_inputs>>", readInputs.String(),
+		"<<read_settings>>", readSettings.String(),
+		"<<read_arguments>>", readArguments.String(),
+		"<<write_outputs>>", writeOutputs.String(),
+		"<<add_arguments>>", addArguments.String(),
+	).Replace(stubText)
+}
+
+// lines are the lines of a repeated part of the stub, each indented by
+// four spaces and led by a newline, as they follow the line they extend.
+type lines struct{ strings.Builder }
+
+func (l *lines) add(format string, args ...any) {
+	l.WriteString("\n    ")
+	fmt.Fprintf(&l.Builder, format, args...)
 }
 
 // jobFlag is a contract flag as the script parses it (Flag) and reads it
