@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
 	"runtime/debug"
 	"slices"
 	"sort"
@@ -126,31 +125,14 @@ func (r *Registry) CompileSchemas() error {
 // New assembles a registry from namespaces in the given order.
 func New(opts Options, namespaces ...NamespaceFunc) (*Registry, error) {
 	r := &Registry{opts: opts, tools: map[string]*entry{}, byWireName: map[string]*entry{}, namespaces: map[string]string{}}
-	// Namespaces are built (their schemas derived) on every core, then
-	// added in the order given.
-	type built struct {
-		ns  Namespace
-		err error
-	}
-	results := make([]built, len(namespaces))
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
-	for j, build := range namespaces {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			results[j].ns, results[j].err = safeBuild(build)
-		}()
-	}
-	wg.Wait()
-	for _, b := range results {
-		ns, err := b.ns, b.err
-		if err != nil {
-			r.skipped = append(r.skipped, err)
-			continue
+	// Building a namespace derives no schema (they are derived at first
+	// use), so one core builds them all in the order given.
+	for _, build := range namespaces {
+		ns, err := safeBuild(build)
+		if err == nil {
+			err = r.addNamespace(ns)
 		}
-		if err := r.addNamespace(ns); err != nil {
+		if err != nil {
 			r.skipped = append(r.skipped, err)
 		}
 	}
