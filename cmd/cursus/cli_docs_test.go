@@ -214,7 +214,7 @@ func TestReadmeCursusCommandsAreReal(t *testing.T) {
 	doc, langs, texts, offsets := readmeCodeBlocks(t)
 	firstUse, install, n := -1, -1, 0
 	for i, text := range texts {
-		if j := strings.Index(text, "go install ./cmd/cursus"); j >= 0 && install < 0 {
+		if j := strings.Index(text, "go install -tags grpcnotrace ./cmd/cursus"); j >= 0 && install < 0 {
 			install = offsets[i] + j
 		}
 		for _, m := range cursusCommand.FindAllStringSubmatchIndex(text, -1) {
@@ -266,6 +266,6 @@ func TestReadmeCursusCommandsAreReal(t *testing.T) {
 		t.Fatalf("found only %d cursus commands in README.md", n)
 	}
 	if firstUse >= 0 && (install < 0 || install > firstUse) {
-		t.Errorf("README.md runs the installed cursus (at byte %d) before it says go install ./cmd/cursus (at %d)", firstUse, install)
+		t.Errorf("README.md runs the installed cursus (at byte %d) before it says go install -tags grpcnotrace ./cmd/cursus (at %d)", firstUse, install)
 	}
 }
