@@ -15,9 +15,11 @@
 // of concurrent overwrites the last swap wins whole. The replaced
 // directory is then removed; a kill before that leaves it under a
 // .cursus-tmp- name beside the project, which a later write sweeps away.
-// No lock is needed, across goroutines or processes. On a file system
-// without RENAME_EXCHANGE (NFS) the swap is two renames, and a kill
-// between them leaves the project missing with the old one under a
+// Overwrites in one directory take turns (an flock on it, from staging to
+// swap, which the kernel drops with a killed process): one that carried
+// files over from a version another was removing would lose them. On a
+// file system without RENAME_EXCHANGE (NFS) the swap is two renames, and
+// a kill between them leaves the project missing with the old one under a
 // .cursus-tmp-old- name beside it: still never a mix.
 package scaffold
 

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // project is an existing directory with files a new version replaces, a
@@ -162,5 +163,65 @@ func TestStageReplaceRefusesSymlinksOnTheSet(t *testing.T) {
 	var esc *EscapeError
 	if _, err := r.StageReplace("proj"); !errors.As(err, &esc) {
 		t.Fatalf("a symlinked directory: %v, want an EscapeError", err)
+	}
+}
+
+// TestStageReplaceTakesTurns: a second replacement in the same directory
+// waits until the first is committed, so its Keep never reads a version
+// the first is removing (which lost the user's files under load in
+// scaffold's TestKilledConcurrentOverwritesNeverMix). An abort releases
+// the turn too.
+func TestStageReplaceTakesTurns(t *testing.T) {
+	dir := t.TempDir()
+	project(t, dir)
+	r, err := New(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	first, err := r.StageReplace("proj")
+	if err != nil {
+		t.Fatal(err)
+	}
+	second := make(chan *Staged)
+	go func() {
+		s, err := r.StageReplace("proj")
+		if err != nil {
+			t.Error(err)
+		}
+		second <- s
+	}()
+	// A second replacement that did not wait would be back at once; one
+	// that waits is back only after the first commits.
+	select {
+	case s := <-second:
+		s.Abort()
+		t.Fatal("a second replacement was staged while the first was open")
+	case <-time.After(200 * time.Millisecond):
+	}
+	if err := first.Keep([]string{"conf/dag.json"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := first.WriteFile("conf/dag.json", []byte("first")); err != nil {
+		t.Fatal(err)
+	}
+	if err := first.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	s := <-second
+	if s == nil {
+		t.FailNow()
+	}
+	if err := s.Keep(nil); err != nil {
+		t.Fatal(err)
+	}
+	s.Abort()
+	third, err := r.StageReplace("proj")
+	if err != nil {
+		t.Fatal(err)
+	}
+	third.Abort()
+	if data, err := os.ReadFile(filepath.Join(dir, "proj/notes/deep/mine.txt")); err != nil || string(data) != "mine" {
+		t.Errorf("the user's file after the turns: %q %v", data, err)
 	}
 }

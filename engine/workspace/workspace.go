@@ -606,6 +606,9 @@ type Staged struct {
 	// replace is set by StageReplace: Commit swaps the new directory with
 	// the existing one instead of renaming it into an empty place.
 	replace bool
+	// lock is the parent directory, opened and flock'ed by StageReplace
+	// until the swap is done (see replaceLock).
+	lock *os.File
 }
 
 // Stage starts building the new directory p (which must not exist yet) in
@@ -674,6 +677,11 @@ func (r *Root) StageReplace(p string) (*Staged, error) {
 		w.dir.Close()
 		return nil, &FileError{Path: p, Reason: "is not a directory"}
 	}
+	lock, err := replaceLock(w)
+	if err != nil {
+		w.dir.Close()
+		return nil, err
+	}
 	w.sweep()
 	tmp := TempPrefix + rand.Text()[:12]
 	err = w.fault("mkdir", tmp)
@@ -681,10 +689,45 @@ func (r *Root) StageReplace(p string) (*Staged, error) {
 		err = w.dir.Mkdir(tmp, fi.Mode().Perm())
 	}
 	if err != nil {
+		lock.Close()
 		w.dir.Close()
 		return nil, w.fail(err)
 	}
-	return &Staged{w: w, tmp: tmp, base: base, replace: true}, nil
+	return &Staged{w: w, tmp: tmp, base: base, replace: true, lock: lock}, nil
+}
+
+// replaceLock takes an exclusive flock on the directory w, held until the
+// Staged that takes it is committed or aborted. Replacements in one
+// directory run one at a time: Keep reads the directory being replaced
+// through a handle, and a concurrent replacement that swapped that
+// directory out and removed it under the handle would leave Keep a listing
+// without the user's files, which its swap would then drop. The kernel
+// releases the lock of a killed process; concurrent replacements in a
+// process each open their own handle, so they exclude one another too.
+func replaceLock(w dirWriter) (*os.File, error) {
+	d, err := w.dir.Open(".")
+	if err != nil {
+		return nil, w.fail(err)
+	}
+	for {
+		err = unix.Flock(int(d.Fd()), unix.LOCK_EX)
+		if !errors.Is(err, syscall.EINTR) {
+			break
+		}
+	}
+	if err != nil {
+		d.Close()
+		return nil, w.fail(err)
+	}
+	return d, nil
+}
+
+// unlock releases the replacement lock, if this Staged holds one.
+func (s *Staged) unlock() {
+	if s.lock != nil {
+		s.lock.Close()
+		s.lock = nil
+	}
 }
 
 // Keep carries every entry of the directory being replaced over into the
@@ -845,6 +888,7 @@ func (s *Staged) exchange() error {
 // at s.tmp) and releases the parent.
 func (s *Staged) dropOld() error {
 	defer s.w.dir.Close()
+	defer s.unlock()
 	err := s.w.sync()
 	_ = s.w.dir.RemoveAll(s.tmp)
 	return err
@@ -876,6 +920,7 @@ func (s *Staged) renameAside() error {
 // Abort removes the staged directory.
 func (s *Staged) Abort() {
 	_ = s.w.dir.RemoveAll(s.tmp)
+	s.unlock()
 	s.w.dir.Close()
 }
 
