@@ -608,6 +608,9 @@ def main():
         if h["kind"] == "handler":
             h["kind"] = "model_load"
         traceback.print_exc()
+        # The reply carries the traceback itself: the log read from
+        # stderr may not have caught up with it when the reply arrives.
+        h.setdefault("traceback", traceback.format_exc()[-4000:])
         send(h)
         return
     send(dict(info, ok=True))
