@@ -607,7 +607,8 @@ type Staged struct {
 	// the existing one instead of renaming it into an empty place.
 	replace bool
 	// lock is the parent directory, opened and flock'ed by StageReplace
-	// until the swap is done (see replaceLock).
+	// until the swap is done (see replaceLock); nil where the file system
+	// cannot lock it.
 	lock *os.File
 }
 
@@ -689,7 +690,9 @@ func (r *Root) StageReplace(p string) (*Staged, error) {
 		err = w.dir.Mkdir(tmp, fi.Mode().Perm())
 	}
 	if err != nil {
-		lock.Close()
+		if lock != nil {
+			lock.Close()
+		}
 		w.dir.Close()
 		return nil, w.fail(err)
 	}
@@ -704,6 +707,9 @@ func (r *Root) StageReplace(p string) (*Staged, error) {
 // without the user's files, which its swap would then drop. The kernel
 // releases the lock of a killed process; concurrent replacements in a
 // process each open their own handle, so they exclude one another too.
+// Where the file system cannot lock a directory (NFS turns flock into a
+// POSIX lock, which needs a file open for writing), replacements go on
+// without taking turns, as they would without this lock.
 func replaceLock(w dirWriter) (*os.File, error) {
 	d, err := w.dir.Open(".")
 	if err != nil {
@@ -715,7 +721,11 @@ func replaceLock(w dirWriter) (*os.File, error) {
 			break
 		}
 	}
-	if err != nil {
+	switch {
+	case errors.Is(err, syscall.EBADF), errors.Is(err, syscall.ENOLCK), errors.Is(err, syscall.EOPNOTSUPP), errors.Is(err, syscall.EINVAL):
+		d.Close()
+		return nil, nil
+	case err != nil:
 		d.Close()
 		return nil, w.fail(err)
 	}
