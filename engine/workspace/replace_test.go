@@ -225,3 +225,43 @@ func TestStageReplaceTakesTurns(t *testing.T) {
 		t.Errorf("the user's file after the turns: %q %v", data, err)
 	}
 }
+
+// TestStageReplaceWithoutDirectoryLocks: where the file system cannot lock
+// a directory (NFS answers flock on one with EBADF), a replacement goes on
+// without taking turns; any other lock error fails it and changes nothing.
+func TestStageReplaceWithoutDirectoryLocks(t *testing.T) {
+	for _, tc := range []struct {
+		lockErr error
+		ok      bool
+	}{{syscall.EBADF, true}, {syscall.ENOLCK, true}, {syscall.EIO, false}} {
+		dir := t.TempDir()
+		project(t, dir)
+		before, err := os.Stat(filepath.Join(dir, "proj/notes/deep/mine.txt"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := New(dir, WithFaults(func(op, name string) error {
+			if op == "flock" {
+				return tc.lockErr
+			}
+			return nil
+		}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = replaceProject(r)
+		r.Close()
+		switch {
+		case tc.ok && err != nil:
+			t.Errorf("%v: %v, want the replacement made without a lock", tc.lockErr, err)
+		case tc.ok:
+			checkReplaced(t, dir, before)
+		case err == nil:
+			t.Errorf("%v: replaced, want the lock's error", tc.lockErr)
+		default:
+			if data, _ := os.ReadFile(filepath.Join(dir, "proj/conf/dag.json")); string(data) != "old dag" {
+				t.Errorf("%v: the failed replacement changed dag.json to %q", tc.lockErr, data)
+			}
+		}
+	}
+}

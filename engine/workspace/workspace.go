@@ -90,9 +90,10 @@ func (e *StorageError) Error() string { return fmt.Sprintf("cannot write %s: %v"
 func (e *StorageError) Unwrap() error { return e.Err }
 
 // Faults injects errors into the write path, named by operation ("mkdir",
-// "create", "write", "sync", "rename", "exchange"). It is the seam for
-// tests of a full disk, a read-only mount or a file system without
-// RENAME_EXCHANGE, which an unprivileged test cannot create.
+// "create", "write", "sync", "rename", "exchange", "flock"). It is the
+// seam for tests of a full disk, a read-only mount or a file system
+// without RENAME_EXCHANGE or directory locks, which an unprivileged test
+// cannot create.
 type Faults func(op, name string) error
 
 // Option configures a Root.
@@ -715,11 +716,13 @@ func replaceLock(w dirWriter) (*os.File, error) {
 	if err != nil {
 		return nil, w.fail(err)
 	}
-	for {
+	err = w.fault("flock", ".")
+	for err == nil {
 		err = unix.Flock(int(d.Fd()), unix.LOCK_EX)
 		if !errors.Is(err, syscall.EINTR) {
 			break
 		}
+		err = nil
 	}
 	switch {
 	case errors.Is(err, syscall.EBADF), errors.Is(err, syscall.ENOLCK), errors.Is(err, syscall.EOPNOTSUPP), errors.Is(err, syscall.EINVAL):
