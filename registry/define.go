@@ -168,7 +168,7 @@ func (t *ToolDef) SchemaError() error {
 
 // Derived schemas by Go type, kept for the process: tools that share an
 // input or output type (every namespace's help tool, for one) share the
-// schema maps, derived once. The maps are read-only once Define returns
+// schema maps, derived once. The maps are read-only once derived
 // (ToolDef's schemas are never modified by their readers).
 var (
 	inputSchemas sync.Map // reflect.Type → derivedSchema[map[string]any]

@@ -386,7 +386,10 @@ func (c *sageMakerAPI) attempt(ctx context.Context, operation string, payload []
 		return &smithyhttp.RequestSendError{Err: err}
 	}
 	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswerBytes+1))
+	if err == nil && len(data) > maxAnswerBytes {
+		err = fmt.Errorf("the answer is over %d bytes", maxAnswerBytes)
+	}
 	if err == nil && (resp.StatusCode < 200 || resp.StatusCode >= 300) {
 		err = decodeError(resp.Header, data)
 	} else if err == nil && output != nil && len(bytes.TrimSpace(data)) > 0 {
@@ -404,6 +407,11 @@ func (c *sageMakerAPI) attempt(ctx context.Context, operation string, payload []
 	}
 	return nil
 }
+
+// maxAnswerBytes bounds the body of a SageMaker answer read into memory.
+// The largest cursus reads is DescribePipeline's, whose definition
+// SageMaker caps at 1 MB.
+const maxAnswerBytes = 16 << 20
 
 // requestID is the request ID of an AWS answer.
 func requestID(h http.Header) string {

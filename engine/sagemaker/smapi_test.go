@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -470,5 +471,18 @@ func TestRetryAfter(t *testing.T) {
 	}
 	if got := retryAfter(backoff, errors.New("no answer")); got != backoff {
 		t.Errorf("no answer: wait %v", got)
+	}
+}
+
+// TestSageMakerAnswerSizeCap: an answer over maxAnswerBytes is refused
+// after reading the cap, not read whole into memory.
+func TestSageMakerAnswerSizeCap(t *testing.T) {
+	rec := newRecorder(t, func(_ int, w http.ResponseWriter, _ received) {
+		answerJSON(w, 200, `{"PipelineArn":"`+strings.Repeat("a", maxAnswerBytes)+`"}`)
+	})
+	c := &Client{sm: testAPI(t, rec.srv.URL, 1, noBackoff)}
+	_, err := c.UpsertPipeline(context.Background(), PipelineRequest{Name: "p", Definition: []byte("{}"), RoleARN: testRole})
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("over %d bytes", maxAnswerBytes)) {
+		t.Fatalf("got %v, want the answer refused as over the cap", err)
 	}
 }
